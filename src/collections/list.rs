@@ -1,0 +1,229 @@
+//! An intrusive doubly linked FIFO list whose links are slab keys.
+//!
+//! The list owns nothing: its entries live in a [`Slab`] and carry their own
+//! [`Links`]. The list itself is two keys (oldest and newest) and a length,
+//! so appending, removing any entry and popping the oldest are all O(1) and
+//! allocate nothing. Like Node's `lib/internal/linkedlist.js`, it knows
+//! nothing about what it links.
+//!
+//! Ground rules:
+//! - an entry is in at most one list at a time, and the caller knows which
+//!   one (the list does not record it);
+//! - [`List::append`] unlinks nothing: appending an entry that is already
+//!   linked is a caller bug, caught by a debug assertion;
+//! - removing an entry from a list it is not in is a caller bug too.
+
+use slab::Slab;
+
+/// The "no entry" key.
+const NIL: u32 = u32::MAX;
+
+/// The links an entry embeds to be a member of a [`List`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Links {
+    prev: u32,
+    next: u32,
+    linked: bool,
+}
+
+impl Default for Links {
+    fn default() -> Self {
+        Links {
+            prev: NIL,
+            next: NIL,
+            linked: false,
+        }
+    }
+}
+
+impl Links {
+    /// Whether the entry is currently in a list.
+    pub fn is_linked(&self) -> bool {
+        self.linked
+    }
+}
+
+/// An entry type that can be linked into a [`List`].
+pub trait Linked {
+    /// The entry's embedded links.
+    fn links(&self) -> &Links;
+    /// The entry's embedded links, mutably.
+    fn links_mut(&mut self) -> &mut Links;
+}
+
+/// A FIFO list threaded through the entries of a slab.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct List {
+    /// Oldest entry.
+    head: u32,
+    /// Newest entry.
+    tail: u32,
+    len: u32,
+}
+
+impl Default for List {
+    fn default() -> Self {
+        List {
+            head: NIL,
+            tail: NIL,
+            len: 0,
+        }
+    }
+}
+
+fn key32(key: usize) -> u32 {
+    u32::try_from(key)
+        .ok()
+        .filter(|&k| k != NIL)
+        .expect("slab key does not fit the list's 32-bit links")
+}
+
+fn opt(key: u32) -> Option<usize> {
+    (key != NIL).then_some(key as usize)
+}
+
+impl List {
+    /// An empty list.
+    pub const fn new() -> Self {
+        List {
+            head: NIL,
+            tail: NIL,
+            len: 0,
+        }
+    }
+
+    /// Whether the list has no entries.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// The oldest entry, if any.
+    pub fn peek(&self) -> Option<usize> {
+        opt(self.head)
+    }
+
+    /// The entry after `key` (towards the newest end).
+    pub fn next_of<T: Linked>(slab: &Slab<T>, key: usize) -> Option<usize> {
+        opt(slab[key].links().next)
+    }
+
+    /// Appends `key` at the newest end.
+    pub fn append<T: Linked>(&mut self, slab: &mut Slab<T>, key: usize) {
+        let k = key32(key);
+        let tail = self.tail;
+        {
+            let links = slab[key].links_mut();
+            debug_assert!(!links.linked, "entry {key} appended while linked");
+            *links = Links {
+                prev: tail,
+                next: NIL,
+                linked: true,
+            };
+        }
+        match opt(tail) {
+            Some(t) => slab[t].links_mut().next = k,
+            None => self.head = k,
+        }
+        self.tail = k;
+        self.len += 1;
+    }
+
+    /// Unlinks `key`, which must be in this list.
+    pub fn remove<T: Linked>(&mut self, slab: &mut Slab<T>, key: usize) {
+        let links = std::mem::take(slab[key].links_mut());
+        debug_assert!(links.linked, "entry {key} removed while not linked");
+        match opt(links.prev) {
+            Some(p) => slab[p].links_mut().next = links.next,
+            None => self.head = links.next,
+        }
+        match opt(links.next) {
+            Some(n) => slab[n].links_mut().prev = links.prev,
+            None => self.tail = links.prev,
+        }
+        self.len -= 1;
+    }
+
+    /// Unlinks and returns the oldest entry.
+    pub fn pop_front<T: Linked>(&mut self, slab: &mut Slab<T>) -> Option<usize> {
+        let head = self.peek()?;
+        self.remove(slab, head);
+        Some(head)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Default)]
+    struct E(u32, Links);
+    impl Linked for E {
+        fn links(&self) -> &Links {
+            &self.1
+        }
+        fn links_mut(&mut self) -> &mut Links {
+            &mut self.1
+        }
+    }
+
+    fn collect(list: &List, slab: &Slab<E>) -> Vec<u32> {
+        let mut out = vec![];
+        let mut cur = list.peek();
+        while let Some(k) = cur {
+            out.push(slab[k].0);
+            cur = List::next_of(slab, k);
+        }
+        out
+    }
+
+    #[test]
+    fn fifo_order_and_removal_anywhere() {
+        let mut slab = Slab::new();
+        let mut list = List::new();
+        let keys: Vec<usize> = (0..5).map(|i| slab.insert(E(i, Links::default()))).collect();
+        for &k in &keys {
+            list.append(&mut slab, k);
+        }
+        assert_eq!(collect(&list, &slab), [0, 1, 2, 3, 4]);
+        list.remove(&mut slab, keys[2]); // middle
+        list.remove(&mut slab, keys[0]); // head
+        list.remove(&mut slab, keys[4]); // tail
+        assert_eq!(collect(&list, &slab), [1, 3]);
+        assert_eq!(list.len(), 2);
+        assert!(!slab[keys[2]].links().is_linked());
+        // Re-append moves to the newest end.
+        list.remove(&mut slab, keys[1]);
+        list.append(&mut slab, keys[1]);
+        assert_eq!(collect(&list, &slab), [3, 1]);
+        assert_eq!(list.pop_front(&mut slab), Some(keys[3]));
+        assert_eq!(list.pop_front(&mut slab), Some(keys[1]));
+        assert_eq!(list.pop_front(&mut slab), None);
+        assert!(list.is_empty());
+        assert_eq!(list, List::default());
+    }
+
+    #[test]
+    fn two_lists_share_one_slab() {
+        let mut slab = Slab::new();
+        let (mut a, mut b) = (List::new(), List::new());
+        for i in 0..6 {
+            let k = slab.insert(E(i, Links::default()));
+            if i % 2 == 0 {
+                a.append(&mut slab, k);
+            } else {
+                b.append(&mut slab, k);
+            }
+        }
+        assert_eq!(collect(&a, &slab), [0, 2, 4]);
+        assert_eq!(collect(&b, &slab), [1, 3, 5]);
+        let moved = b.pop_front(&mut slab).unwrap();
+        a.append(&mut slab, moved);
+        assert_eq!(collect(&a, &slab), [0, 2, 4, 1]);
+        assert_eq!(collect(&b, &slab), [3, 5]);
+    }
+}

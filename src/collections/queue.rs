@@ -1,0 +1,232 @@
+//! A binary min-heap of small integer ids that tracks each id's position.
+//!
+//! Each entry is an `id` (a slab key, so ids are dense) with an ordered key.
+//! The heap keeps a position table indexed by id, so an arbitrary entry can
+//! be removed or re-keyed in O(log n), which is what both Node's
+//! `PriorityQueue` (`priorityQueuePosition`) and libuv's intrusive timer heap
+//! provide. Like Node's `lib/internal/priority_queue.js`, it knows nothing of
+//! timers.
+//!
+//! Ground rules:
+//! - an id is in the heap at most once;
+//! - keys are totally ordered and callers make them unique (a list id, a
+//!   start id), so the minimum is never ambiguous and the heap's shape can
+//!   never change which entry is seen first.
+
+const ABSENT: u32 = u32::MAX;
+
+/// An indexed binary min-heap; see the [module docs](self).
+#[derive(Clone, Debug)]
+pub struct PriorityQueue<K> {
+    heap: Vec<(K, u32)>,
+    pos: Vec<u32>,
+}
+
+impl<K> Default for PriorityQueue<K> {
+    fn default() -> Self {
+        PriorityQueue {
+            heap: Vec::new(),
+            pos: Vec::new(),
+        }
+    }
+}
+
+fn id32(id: usize) -> u32 {
+    u32::try_from(id)
+        .ok()
+        .filter(|&i| i != ABSENT)
+        .expect("heap id does not fit 32 bits")
+}
+
+impl<K: Ord + Copy> PriorityQueue<K> {
+    /// An empty heap.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    /// Whether the heap is empty.
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+
+    /// The minimum entry as `(id, key)`.
+    pub fn peek(&self) -> Option<(usize, K)> {
+        self.heap.first().map(|&(k, id)| (id as usize, k))
+    }
+
+    /// Whether `id` is in the heap.
+    pub fn contains(&self, id: usize) -> bool {
+        self.pos.get(id).is_some_and(|&p| p != ABSENT)
+    }
+
+    /// The key of `id`, if it is in the heap.
+    pub fn key(&self, id: usize) -> Option<K> {
+        let p = *self.pos.get(id)?;
+        (p != ABSENT).then(|| self.heap[p as usize].0)
+    }
+
+    /// Inserts `id` with `key`. `id` must not be in the heap.
+    pub fn insert(&mut self, id: usize, key: K) {
+        let id32 = id32(id);
+        if self.pos.len() <= id {
+            self.pos.resize(id + 1, ABSENT);
+        }
+        debug_assert_eq!(self.pos[id], ABSENT, "id {id} inserted twice");
+        let at = self.heap.len();
+        self.heap.push((key, id32));
+        self.pos[id] = at as u32;
+        self.sift_up(at);
+    }
+
+    /// Removes `id`, returning its key, or `None` if it was not there.
+    pub fn remove(&mut self, id: usize) -> Option<K> {
+        let at = *self.pos.get(id)?;
+        if at == ABSENT {
+            return None;
+        }
+        let at = at as usize;
+        let last = self.heap.len() - 1;
+        self.heap.swap(at, last);
+        let (key, _) = self.heap.pop().expect("heap is not empty");
+        self.pos[id] = ABSENT;
+        if at < self.heap.len() {
+            self.pos[self.heap[at].1 as usize] = at as u32;
+            self.restore(at);
+        }
+        Some(key)
+    }
+
+    /// Removes and returns the minimum entry.
+    pub fn pop(&mut self) -> Option<(usize, K)> {
+        let (id, key) = self.peek()?;
+        self.remove(id);
+        Some((id, key))
+    }
+
+    /// Gives `id` a new key and moves it to its place. `id` must be present.
+    pub fn set_key(&mut self, id: usize, key: K) {
+        let at = self.pos[id];
+        debug_assert_ne!(at, ABSENT, "set_key of absent id {id}");
+        let at = at as usize;
+        self.heap[at].0 = key;
+        self.restore(at);
+    }
+
+    fn restore(&mut self, at: usize) {
+        if at > 0 && self.heap[at].0 < self.heap[(at - 1) / 2].0 {
+            self.sift_up(at);
+        } else {
+            self.sift_down(at);
+        }
+    }
+
+    fn place(&mut self, at: usize, entry: (K, u32)) {
+        self.pos[entry.1 as usize] = at as u32;
+        self.heap[at] = entry;
+    }
+
+    fn sift_up(&mut self, mut at: usize) {
+        let entry = self.heap[at];
+        while at > 0 {
+            let parent = (at - 1) / 2;
+            if self.heap[parent].0 <= entry.0 {
+                break;
+            }
+            let p = self.heap[parent];
+            self.place(at, p);
+            at = parent;
+        }
+        self.place(at, entry);
+    }
+
+    fn sift_down(&mut self, mut at: usize) {
+        let entry = self.heap[at];
+        let len = self.heap.len();
+        loop {
+            let left = 2 * at + 1;
+            if left >= len {
+                break;
+            }
+            let right = left + 1;
+            let child = if right < len && self.heap[right].0 < self.heap[left].0 {
+                right
+            } else {
+                left
+            };
+            if entry.0 <= self.heap[child].0 {
+                break;
+            }
+            let c = self.heap[child];
+            self.place(at, c);
+            at = child;
+        }
+        self.place(at, entry);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small deterministic generator so the test needs no crates.
+    fn lcg(state: &mut u64) -> u64 {
+        *state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        *state >> 33
+    }
+
+    #[test]
+    fn pops_in_key_order() {
+        let mut q = PriorityQueue::new();
+        for (id, key) in [(0, 5), (1, 3), (2, 9), (3, 1), (4, 7)] {
+            q.insert(id, (key, id));
+        }
+        let order: Vec<usize> = std::iter::from_fn(|| q.pop().map(|(id, _)| id)).collect();
+        assert_eq!(order, [3, 1, 0, 4, 2]);
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn remove_and_rekey_anywhere_against_a_model() {
+        let mut q = PriorityQueue::new();
+        let mut model: Vec<Option<(u64, usize)>> = vec![None; 64];
+        let mut s = 42;
+        for _ in 0..20_000 {
+            let id = (lcg(&mut s) % 64) as usize;
+            let key = (lcg(&mut s) % 100, id);
+            match lcg(&mut s) % 4 {
+                0 | 1 => {
+                    if model[id].is_none() {
+                        q.insert(id, key);
+                        model[id] = Some(key);
+                    } else {
+                        q.set_key(id, key);
+                        model[id] = Some(key);
+                    }
+                }
+                2 => assert_eq!(q.remove(id), model[id].take()),
+                _ => {
+                    let want = model
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(i, k)| k.map(|k| (k, i)))
+                        .min();
+                    assert_eq!(q.peek().map(|(i, k)| (k, i)), want);
+                    if let Some((_, i)) = want {
+                        q.pop();
+                        model[i] = None;
+                    }
+                }
+            }
+            assert_eq!(q.len(), model.iter().flatten().count());
+            assert_eq!(q.contains(id), model[id].is_some());
+            assert_eq!(q.key(id), model[id]);
+        }
+    }
+}

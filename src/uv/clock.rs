@@ -1,0 +1,243 @@
+//! Clocks: where the loop's time comes from, and what "waiting" means.
+//!
+//! The loop never reads a clock directly except through [`Clock`]. It caches
+//! the reading in whole milliseconds (libuv's `loop->time`) and refreshes it
+//! only at the points libuv does. Two clocks come with the crate:
+//!
+//! - [`SystemClock`]: the monotonic clock ([`std::time::Instant`]); waiting
+//!   for the next timer really sleeps in the poller.
+//! - [`VirtualClock`]: time moves only when told to ([`VirtualClock::advance`]),
+//!   by [`Clock::block`], or when the loop would otherwise wait, in which case
+//!   it jumps straight to the deadline it would have waited for. A program
+//!   driven by a virtual clock gives the same order every run and finishes
+//!   at once, whatever the machine's speed.
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// A source of monotonic time for the loop.
+///
+/// Implement it to drive a loop from your own notion of time; most programs
+/// use [`SystemClock`] or [`VirtualClock`].
+pub trait Clock: fmt::Debug + 'static {
+    /// Time elapsed since the clock's origin. Must never decrease.
+    fn now(&self) -> Duration;
+
+    /// The loop's poll phase would block until `deadline` (a [`Clock::now`]
+    /// value; `None` means "until an event arrives"). Returns how long the
+    /// poller may really block: the real clock answers the time left, a
+    /// virtual clock moves itself to `deadline` and answers zero.
+    ///
+    /// `work_in_flight` is true while some other thread owes the loop a
+    /// completion; a virtual clock then waits for it for real instead of
+    /// moving time, so that such work takes no virtual time.
+    fn wait_until(&self, deadline: Option<Duration>, work_in_flight: bool) -> Option<Duration>;
+
+    /// Lets `d` pass on the calling thread, as a busy callback would: the
+    /// real clock spins, a virtual clock advances.
+    fn block(&self, d: Duration);
+
+    /// Whether this clock is virtual (time moves only when told to).
+    fn is_virtual(&self) -> bool {
+        false
+    }
+}
+
+/// The monotonic system clock.
+///
+/// # Examples
+///
+/// ```
+/// use timerloop::uv::{Clock, SystemClock};
+/// let c = SystemClock::new();
+/// let a = c.now();
+/// assert!(c.now() >= a);
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct SystemClock {
+    origin: Instant,
+}
+
+impl SystemClock {
+    /// A clock whose origin is now.
+    pub fn new() -> Self {
+        SystemClock {
+            origin: Instant::now(),
+        }
+    }
+}
+
+impl Default for SystemClock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Clock for SystemClock {
+    fn now(&self) -> Duration {
+        self.origin.elapsed()
+    }
+
+    fn wait_until(&self, deadline: Option<Duration>, _work_in_flight: bool) -> Option<Duration> {
+        deadline.map(|d| d.saturating_sub(self.now()))
+    }
+
+    fn block(&self, d: Duration) {
+        let end = Instant::now() + d;
+        while Instant::now() < end {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// Why a [`VirtualClock`] refused to move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClockError {
+    /// The requested time is before the clock's current time; monotonic
+    /// clocks never go backwards.
+    Backwards {
+        /// The clock's time when asked.
+        now: Duration,
+        /// The time that was asked for.
+        requested: Duration,
+    },
+}
+
+impl fmt::Display for ClockError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClockError::Backwards { now, requested } => write!(
+                f,
+                "virtual clock cannot go backwards from {now:?} to {requested:?}; \
+                 use advance() to move it forwards"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ClockError {}
+
+/// A clock that moves only when told to, or when the loop would wait.
+///
+/// Clones share one time, so a test can keep a clone and advance the clock
+/// of a loop that owns another. The clock is `Send + Sync`.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use timerloop::uv::{Clock, VirtualClock};
+/// let c = VirtualClock::new();
+/// c.advance(Duration::from_millis(5));
+/// assert_eq!(c.now(), Duration::from_millis(5));
+/// assert!(c.set(Duration::from_millis(1)).is_err());
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct VirtualClock {
+    nanos: Arc<AtomicU64>,
+}
+
+fn to_nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+impl VirtualClock {
+    /// A virtual clock at time zero.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Moves the clock forwards by `d` (saturating at about 584 years).
+    pub fn advance(&self, d: Duration) {
+        let d = to_nanos(d);
+        // fetch_update cannot fail with a closure that always returns Some.
+        let _ = self
+            .nanos
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                Some(n.saturating_add(d))
+            });
+    }
+
+    /// Moves the clock to `t`, which must not be before its current time.
+    ///
+    /// # Errors
+    ///
+    /// [`ClockError::Backwards`] if `t` is earlier than now; the clock is
+    /// left unchanged.
+    pub fn set(&self, t: Duration) -> Result<(), ClockError> {
+        let want = to_nanos(t);
+        self.nanos
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (want >= n).then_some(want)
+            })
+            .map(|_| ())
+            .map_err(|n| ClockError::Backwards {
+                now: Duration::from_nanos(n),
+                requested: t,
+            })
+    }
+
+    fn advance_to(&self, t: Duration) {
+        self.nanos.fetch_max(to_nanos(t), Ordering::SeqCst);
+    }
+}
+
+impl Clock for VirtualClock {
+    fn now(&self) -> Duration {
+        Duration::from_nanos(self.nanos.load(Ordering::SeqCst))
+    }
+
+    fn wait_until(&self, deadline: Option<Duration>, work_in_flight: bool) -> Option<Duration> {
+        match deadline {
+            _ if work_in_flight => None,
+            Some(t) => {
+                self.advance_to(t);
+                Some(Duration::ZERO)
+            }
+            None => None,
+        }
+    }
+
+    fn block(&self, d: Duration) {
+        self.advance(d);
+    }
+
+    fn is_virtual(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn virtual_clock_jumps_to_deadline_only_forwards() {
+        let c = VirtualClock::new();
+        c.advance(Duration::from_millis(7));
+        assert_eq!(
+            c.wait_until(Some(Duration::from_millis(5)), false),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(c.now(), Duration::from_millis(7), "never moves back");
+        c.wait_until(Some(Duration::from_millis(12)), false);
+        assert_eq!(c.now(), Duration::from_millis(12));
+        assert_eq!(c.wait_until(Some(Duration::from_millis(99)), true), None);
+        assert_eq!(c.now(), Duration::from_millis(12), "work in flight holds time");
+        let err = c.set(Duration::from_millis(1)).unwrap_err();
+        assert!(err.to_string().contains("backwards"), "{err}");
+        c.advance(Duration::MAX);
+        assert_eq!(c.now(), Duration::from_nanos(u64::MAX), "saturates");
+    }
+
+    #[test]
+    fn system_clock_waits_for_the_time_left() {
+        let c = SystemClock::new();
+        let left = c.wait_until(Some(Duration::from_secs(3600)), false).unwrap();
+        assert!(left > Duration::from_secs(3000));
+        assert_eq!(c.wait_until(Some(Duration::ZERO), false), Some(Duration::ZERO));
+        assert_eq!(c.wait_until(None, false), None);
+    }
+}

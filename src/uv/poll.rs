@@ -1,0 +1,375 @@
+//! The poll phase: mio readiness for registered I/O sources, and work that
+//! other threads queue for the loop ([`Remote`], [`Completion`]).
+//!
+//! Cross-thread work arrives through one shared queue and one
+//! [`mio::Waker`]. A [`Completion`] is a *request*: while one is in flight
+//! the loop stays alive, and a virtual clock waits for it for real instead
+//! of jumping ahead, so off-thread work takes no virtual time and completes
+//! in the first poll phase that can see it.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use mio::event::Source;
+use mio::{Events, Interest, Poll, Token, Waker};
+use slab::Slab;
+
+use super::{Handle, Host, IoCb, Kind, Loop, OnceCb, UvError};
+
+const WAKER: Token = Token(usize::MAX);
+
+/// What an I/O source is ready for, copied out of a [`mio::event::Event`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Readiness {
+    /// Readable.
+    pub readable: bool,
+    /// Writable.
+    pub writable: bool,
+    /// An error condition.
+    pub error: bool,
+    /// The read half was closed by the peer.
+    pub read_closed: bool,
+    /// The write half was closed.
+    pub write_closed: bool,
+}
+
+impl Readiness {
+    fn of(ev: &mio::event::Event) -> Self {
+        Readiness {
+            readable: ev.is_readable(),
+            writable: ev.is_writable(),
+            error: ev.is_error(),
+            read_closed: ev.is_read_closed(),
+            write_closed: ev.is_write_closed(),
+        }
+    }
+}
+
+type SendCb<H> = Box<dyn FnOnce(&mut H) + Send>;
+
+enum Msg<H> {
+    Run(SendCb<H>),
+    Complete(usize),
+    Cancel(usize),
+}
+
+struct Shared<H> {
+    queue: Mutex<VecDeque<Msg<H>>>,
+    has_msgs: AtomicBool,
+    waker: Waker,
+}
+
+impl<H> Shared<H> {
+    fn lock(&self) -> MutexGuard<'_, VecDeque<Msg<H>>> {
+        // A poisoned queue is still a valid VecDeque: nothing panics while
+        // holding the lock except allocation failure.
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn send(&self, msg: Msg<H>) -> std::io::Result<()> {
+        self.lock().push_back(msg);
+        self.has_msgs.store(true, Ordering::Release);
+        self.waker.wake()
+    }
+}
+
+/// A `Send + Clone` way for other threads to run work on the loop's thread,
+/// in its poll phase (like libuv's `uv_async_send`, carrying a closure).
+///
+/// A `Remote` does not keep the loop alive: work posted while the loop is
+/// not running waits for the next run. For work the loop must wait for, use
+/// a [`Completion`].
+pub struct Remote<H> {
+    shared: Arc<Shared<H>>,
+}
+
+impl<H> Clone for Remote<H> {
+    fn clone(&self) -> Self {
+        Remote {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+impl<H> fmt::Debug for Remote<H> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Remote").finish_non_exhaustive()
+    }
+}
+
+impl<H: 'static> Remote<H> {
+    /// Queues `f` to run on the loop's thread in a poll phase, and wakes
+    /// the loop.
+    ///
+    /// # Errors
+    ///
+    /// The operating system's error if the waker could not be signalled.
+    pub fn post(&self, f: impl FnOnce(&mut H) + Send + 'static) -> std::io::Result<()> {
+        self.shared.send(Msg::Run(Box::new(f)))
+    }
+}
+
+/// A request in flight: created on the loop's thread with the callback to
+/// run, sent to another thread, and completed from there. The callback
+/// itself never leaves the loop's thread, so it need not be `Send`.
+///
+/// While a `Completion` exists the loop is alive. Dropping it without
+/// calling [`Completion::complete`] cancels the request: the callback is
+/// dropped unrun and the loop is released, so a lost request never hangs
+/// the loop.
+pub struct Completion {
+    key: usize,
+    done: bool,
+    signal: Arc<dyn Signal>,
+}
+
+impl fmt::Debug for Completion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Completion").field("key", &self.key).finish()
+    }
+}
+
+trait Signal: Send + Sync {
+    fn signal(&self, key: usize, complete: bool);
+}
+
+impl<H: 'static> Signal for Shared<H> {
+    fn signal(&self, key: usize, complete: bool) {
+        let msg = if complete {
+            Msg::Complete(key)
+        } else {
+            Msg::Cancel(key)
+        };
+        // If the waker fails the message is still queued; the next poll
+        // phase that checks the queue will see it.
+        let _ = self.send(msg);
+    }
+}
+
+impl Completion {
+    /// Completes the request: its callback runs in the loop's next poll phase.
+    pub fn complete(mut self) {
+        self.done = true;
+        self.signal.signal(self.key, true);
+    }
+}
+
+impl Drop for Completion {
+    fn drop(&mut self) {
+        if !self.done {
+            self.signal.signal(self.key, false);
+        }
+    }
+}
+
+pub(super) struct Io<H> {
+    poll: Poll,
+    events: Events,
+    shared: Arc<Shared<H>>,
+    requests: Slab<Option<OnceCb<H>>>,
+    /// Readiness fetched but not yet delivered (the loop was halted).
+    undelivered: VecDeque<(usize, Readiness)>,
+}
+
+impl<H: 'static> Io<H> {
+    pub(super) fn new() -> std::io::Result<Self> {
+        let poll = Poll::new()?;
+        let waker = Waker::new(poll.registry(), WAKER)?;
+        Ok(Io {
+            poll,
+            events: Events::with_capacity(256),
+            shared: Arc::new(Shared {
+                queue: Mutex::new(VecDeque::new()),
+                has_msgs: AtomicBool::new(false),
+                waker,
+            }),
+            requests: Slab::new(),
+            undelivered: VecDeque::new(),
+        })
+    }
+
+    pub(super) fn forget(&mut self, key: usize) {
+        self.undelivered.retain(|&(k, _)| k != key);
+    }
+}
+
+impl<H: Host> Loop<H> {
+    /// A [`Remote`] for this loop.
+    pub fn remote(&self) -> Remote<H> {
+        Remote {
+            shared: self.io.shared.clone(),
+        }
+    }
+
+    /// Starts a request whose callback `cb` runs in a poll phase once the
+    /// returned [`Completion`] is completed (from any thread).
+    pub fn request(&mut self, cb: impl FnOnce(&mut H) + 'static) -> Completion {
+        let key = self.io.requests.insert(Some(Box::new(cb)));
+        Completion {
+            key,
+            done: false,
+            signal: self.io.shared.clone(),
+        }
+    }
+
+    /// Registers an I/O source; `cb` runs in the poll phase with its
+    /// readiness. The handle is active and refed until closed with
+    /// [`Loop::io_close`].
+    ///
+    /// # Errors
+    ///
+    /// The operating system's error if the source cannot be registered.
+    pub fn io_register<S: Source + ?Sized>(
+        &mut self,
+        source: &mut S,
+        interest: Interest,
+        cb: impl FnMut(&mut H, Readiness) + 'static,
+    ) -> std::io::Result<Handle> {
+        let h = self.insert(Kind::Io {
+            cb: Some(Box::new(cb) as IoCb<H>),
+        });
+        let key = h.key as usize;
+        if let Err(e) = self.io.poll.registry().register(source, Token(key), interest) {
+            self.handles.remove(key);
+            return Err(e);
+        }
+        self.activate(key);
+        Ok(h)
+    }
+
+    /// Deregisters the source and closes its handle.
+    ///
+    /// # Errors
+    ///
+    /// [`UvError::StaleHandle`] / [`UvError::WrongKind`] / [`UvError::Closing`]
+    /// for a bad handle; deregistration errors from the OS are ignored, as
+    /// the source may already be closed.
+    pub fn io_close<S: Source + ?Sized>(
+        &mut self,
+        h: Handle,
+        source: &mut S,
+    ) -> Result<(), UvError> {
+        if !matches!(self.rec(h)?.kind, Kind::Io { .. }) {
+            return Err(UvError::WrongKind);
+        }
+        let _ = self.io.poll.registry().deregister(source);
+        self.close(h, None)
+    }
+}
+
+/// `uv__io_poll`: waits up to `timeout` ms past the loop time at entry
+/// (`None`: until something happens), then runs what arrived.
+pub(super) fn io_poll<H: Host>(host: &mut H, timeout: Option<u64>) {
+    let lp = host.uv();
+    let base = lp.time;
+    let deadline = timeout.map(|t| base.saturating_add(t));
+    loop {
+        let lp = host.uv();
+        let pending_work = lp.io.has_work();
+        let wait = if timeout == Some(0) || pending_work {
+            Some(Duration::ZERO)
+        } else {
+            let until = deadline.map(Duration::from_millis);
+            lp.clock.wait_until(until, lp.io.requests() > 0)
+        };
+        let io = &mut lp.io;
+        match io.poll.poll(&mut io.events, wait) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            // The poller itself failing (EBADF, ENOMEM) leaves nothing to
+            // wait on; treat it as a spurious wake-up rather than spinning
+            // silently forever: the deadline check below still ends the wait.
+            Err(_) => {}
+        }
+        for ev in io.events.iter() {
+            if ev.token() != WAKER {
+                io.undelivered.push_back((ev.token().0, Readiness::of(ev)));
+            }
+        }
+        lp.update_time();
+        let delivered = dispatch(host);
+        if delivered || timeout == Some(0) || host.uv().halted {
+            return;
+        }
+        if let Some(d) = deadline
+            && host.uv().time >= d
+        {
+            return;
+        }
+    }
+}
+
+impl<H> Io<H> {
+    pub(super) fn requests(&self) -> usize {
+        self.requests.len()
+    }
+
+    fn has_work(&self) -> bool {
+        !self.undelivered.is_empty() || self.shared.has_msgs.load(Ordering::Acquire)
+    }
+}
+
+/// Delivers queued readiness and cross-thread messages. Returns whether
+/// anything ran.
+fn dispatch<H: Host>(host: &mut H) -> bool {
+    let mut ran = false;
+    while let Some((key, readiness)) = host.uv().io.undelivered.pop_front() {
+        let lp = host.uv();
+        let Some(rec) = lp.handles.get_mut(key) else {
+            continue;
+        };
+        if rec.closing {
+            continue;
+        }
+        let generation = rec.generation;
+        let Kind::Io { cb } = &mut rec.kind else {
+            continue;
+        };
+        let Some(mut f) = cb.take() else { continue };
+        f(host, readiness);
+        ran = true;
+        if let Some(rec) = host.uv().handles.get_mut(key)
+            && rec.generation == generation
+            && let Kind::Io { cb } = &mut rec.kind
+        {
+            *cb = Some(f);
+        }
+        if host.uv().halted {
+            return ran;
+        }
+    }
+    loop {
+        let lp = host.uv();
+        let msg = {
+            let mut q = lp.io.shared.lock();
+            let m = q.pop_front();
+            if q.is_empty() {
+                lp.io.shared.has_msgs.store(false, Ordering::Release);
+            }
+            m
+        };
+        let Some(msg) = msg else { break };
+        match msg {
+            Msg::Run(f) => {
+                f(host);
+                ran = true;
+            }
+            Msg::Complete(key) => {
+                if let Some(Some(cb)) = lp.io.requests.try_remove(key) {
+                    cb(host);
+                    ran = true;
+                }
+            }
+            Msg::Cancel(key) => {
+                lp.io.requests.try_remove(key);
+            }
+        }
+        if host.uv().halted {
+            break;
+        }
+    }
+    ran
+}

@@ -1,0 +1,197 @@
+//! Unit tests of the loop layer, driven by a virtual clock.
+
+use super::*;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+struct Host0 {
+    uv: Loop<Host0>,
+    log: Rc<RefCell<Vec<String>>>,
+}
+
+impl Host for Host0 {
+    fn uv(&mut self) -> &mut Loop<Self> {
+        &mut self.uv
+    }
+}
+
+fn host() -> (Host0, VirtualClock) {
+    let clock = VirtualClock::new();
+    let uv = Loop::new(Box::new(clock.clone())).unwrap();
+    (
+        Host0 {
+            uv,
+            log: Rc::default(),
+        },
+        clock,
+    )
+}
+
+fn log(h: &mut Host0, s: impl Into<String>) {
+    let t = h.uv.now();
+    h.log.borrow_mut().push(format!("{}@{t}", s.into()));
+}
+
+#[test]
+fn timers_fire_by_timeout_then_start_id() {
+    let (mut h, _c) = host();
+    for (name, ms) in [("a", 10), ("b", 5), ("c", 10), ("d", 5)] {
+        let t = h.uv.timer_init(move |h: &mut Host0| log(h, name));
+        h.uv.timer_start(t, ms, 0).unwrap();
+    }
+    assert!(run(&mut h, RunMode::Default).unwrap() == false);
+    assert_eq!(*h.log.borrow(), ["b@5", "d@5", "a@10", "c@10"]);
+}
+
+#[test]
+fn repeat_restarts_from_loop_time_without_drift_correction() {
+    let (mut h, c) = host();
+    let count = Rc::new(RefCell::new(0));
+    let k = count.clone();
+    let t = h.uv.timer_init(move |h: &mut Host0| {
+        log(h, "r");
+        *k.borrow_mut() += 1;
+        // A 3 ms busy callback: the next expiry is still 10 ms after the
+        // loop time at which this one was due (uv_timer_again before cb).
+        h.uv.clock().block(Duration::from_millis(3));
+    });
+    h.uv.timer_start(t, 10, 10).unwrap();
+    let c2 = count.clone();
+    let stopper = h.uv.timer_init(move |h: &mut Host0| {
+        let _ = h.uv.timer_stop(t);
+        assert_eq!(*c2.borrow(), 3);
+    });
+    h.uv.timer_start(stopper, 35, 0).unwrap();
+    run(&mut h, RunMode::Default).unwrap();
+    assert_eq!(*h.log.borrow(), ["r@10", "r@20", "r@30"]);
+    assert!(c.now() >= Duration::from_millis(35));
+}
+
+#[test]
+fn deadlines_saturate_and_timeout_is_capped() {
+    let (mut h, _c) = host();
+    let t = h.uv.timer_init(|_: &mut Host0| {});
+    h.uv.timer_start(t, u64::MAX, 0).unwrap();
+    assert_eq!(h.uv.next_timeout(), Some(i32::MAX as u64));
+    assert_eq!(h.uv.timer_due_in(t).unwrap(), u64::MAX - h.uv.now());
+    let never = h.uv.timer_init(|_: &mut Host0| {});
+    assert_eq!(h.uv.timer_again(never), Err(UvError::NeverStarted));
+}
+
+#[test]
+fn phase_order_of_one_iteration() {
+    let (mut h, _c) = host();
+    let idle = h.uv.idle_init(|h: &mut Host0| {
+        log(h, "idle");
+    });
+    h.uv.watcher_start(idle).unwrap();
+    let prep = h.uv.prepare_init(|h: &mut Host0| log(h, "prepare"));
+    h.uv.watcher_start(prep).unwrap();
+    let check = h.uv.check_init(move |h: &mut Host0| {
+        log(h, "check");
+        let _ = h.uv.watcher_stop(idle);
+        let _ = h.uv.watcher_stop(prep);
+    });
+    h.uv.watcher_start(check).unwrap();
+    h.uv.unref_handle(check).unwrap();
+    let t = h.uv.timer_init(|h: &mut Host0| log(h, "timer"));
+    h.uv.timer_start(t, 0, 0).unwrap();
+    h.uv.defer(|h: &mut Host0| log(h, "pending"));
+    let doomed = h.uv.idle_init(|_: &mut Host0| {});
+    h.uv.close(doomed, Some(Box::new(|h: &mut Host0| log(h, "close"))))
+        .unwrap();
+    run(&mut h, RunMode::Default).unwrap();
+    // Pre-loop timer pass first (libuv >= 1.45), then one iteration.
+    assert_eq!(
+        *h.log.borrow(),
+        ["timer@0", "pending@0", "idle@0", "prepare@0", "check@0", "close@0"]
+    );
+}
+
+#[test]
+fn alive_follows_refs_and_unrefed_timers_still_bound_the_poll() {
+    let (mut h, c) = host();
+    let t = h.uv.timer_init(|h: &mut Host0| log(h, "unrefed"));
+    h.uv.timer_start(t, 10, 0).unwrap();
+    h.uv.unref_handle(t).unwrap();
+    assert!(!h.uv.alive());
+    let keep = h.uv.timer_init(|h: &mut Host0| log(h, "refed"));
+    h.uv.timer_start(keep, 30, 0).unwrap();
+    assert!(h.uv.alive());
+    assert_eq!(h.uv.backend_timeout(), Some(10));
+    run(&mut h, RunMode::Default).unwrap();
+    assert_eq!(*h.log.borrow(), ["unrefed@10", "refed@30"]);
+    assert_eq!(c.now(), Duration::from_millis(30));
+}
+
+#[test]
+fn stale_handles_never_reach_a_reused_slot() {
+    let (mut h, _c) = host();
+    let a = h.uv.timer_init(|_: &mut Host0| {});
+    h.uv.close(a, None).unwrap();
+    run(&mut h, RunMode::NoWait).unwrap();
+    let b = h.uv.timer_init(|_: &mut Host0| {});
+    assert_eq!(a.key, b.key, "slot reused");
+    assert_eq!(h.uv.timer_start(a, 1, 0), Err(UvError::StaleHandle));
+    assert_eq!(h.uv.watcher_start(b), Err(UvError::WrongKind));
+    assert!(!h.uv.is_active(b).unwrap());
+}
+
+#[test]
+fn run_modes_and_reentrancy() {
+    let (mut h, _c) = host();
+    let t = h.uv.timer_init(|h: &mut Host0| {
+        assert_eq!(run(h, RunMode::NoWait), Err(UvError::Reentrant));
+        log(h, "t");
+    });
+    h.uv.timer_start(t, 5, 0).unwrap();
+    // NoWait: no waiting, so the virtual clock does not move.
+    assert!(run(&mut h, RunMode::NoWait).unwrap());
+    assert!(h.log.borrow().is_empty());
+    // Once: waits (jumps) to the timer.
+    assert!(!run(&mut h, RunMode::Once).unwrap());
+    assert_eq!(*h.log.borrow(), ["t@5"]);
+}
+
+#[test]
+fn completions_run_in_the_poll_phase_and_take_no_virtual_time() {
+    let (mut h, c) = host();
+    let t = h.uv.timer_init(|h: &mut Host0| log(h, "timer"));
+    h.uv.timer_start(t, 50, 0).unwrap();
+    let done = h.uv.request(|h: &mut Host0| log(h, "io"));
+    let cancelled = h.uv.request(|h: &mut Host0| log(h, "never"));
+    let worker = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(20));
+        done.complete();
+        drop(cancelled);
+    });
+    let remote = h.uv.remote();
+    remote.post(|h: &mut Host0| log(h, "posted")).unwrap();
+    run(&mut h, RunMode::Default).unwrap();
+    worker.join().unwrap();
+    assert_eq!(*h.log.borrow(), ["posted@0", "io@0", "timer@50"]);
+    assert_eq!(c.now(), Duration::from_millis(50));
+}
+
+#[test]
+fn io_sources_deliver_readiness() {
+    use std::io::Write;
+    let (mut h, _c) = host();
+    let (mut tx, mut rx) = mio::net::UnixStream::pair().unwrap();
+    let cell: Rc<RefCell<Option<Handle>>> = Rc::default();
+    let c2 = cell.clone();
+    let hd = h
+        .uv
+        .io_register(&mut rx, mio::Interest::READABLE, move |h: &mut Host0, r| {
+            assert!(r.readable);
+            log(h, "readable");
+            let hd = c2.borrow().unwrap();
+            h.uv.close(hd, None).unwrap();
+        })
+        .unwrap();
+    *cell.borrow_mut() = Some(hd);
+    tx.write_all(b"x").unwrap();
+    run(&mut h, RunMode::Default).unwrap();
+    assert_eq!(*h.log.borrow(), ["readable@0"]);
+    assert!(!h.uv.alive());
+}
