@@ -4,4 +4,11 @@
 
 pub mod collections;
 pub mod script;
+pub mod timers;
 pub mod uv;
+
+pub use timers::{
+    BoxError, CallbackError, CallbackKind, CallbackResult, Cause, Delay, Error, EventLoop,
+    Immediate, Remote, Stats, TIMEOUT_MAX, Timeout, TimerError, Warning,
+};
+pub use uv::{Clock, Completion, Readiness, SystemClock, VirtualClock};

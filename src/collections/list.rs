@@ -185,7 +185,9 @@ mod tests {
     fn fifo_order_and_removal_anywhere() {
         let mut slab = Slab::new();
         let mut list = List::new();
-        let keys: Vec<usize> = (0..5).map(|i| slab.insert(E(i, Links::default()))).collect();
+        let keys: Vec<usize> = (0..5)
+            .map(|i| slab.insert(E(i, Links::default())))
+            .collect();
         for &k in &keys {
             list.append(&mut slab, k);
         }

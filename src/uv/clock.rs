@@ -225,7 +225,11 @@ mod tests {
         c.wait_until(Some(Duration::from_millis(12)), false);
         assert_eq!(c.now(), Duration::from_millis(12));
         assert_eq!(c.wait_until(Some(Duration::from_millis(99)), true), None);
-        assert_eq!(c.now(), Duration::from_millis(12), "work in flight holds time");
+        assert_eq!(
+            c.now(),
+            Duration::from_millis(12),
+            "work in flight holds time"
+        );
         let err = c.set(Duration::from_millis(1)).unwrap_err();
         assert!(err.to_string().contains("backwards"), "{err}");
         c.advance(Duration::MAX);
@@ -235,9 +239,14 @@ mod tests {
     #[test]
     fn system_clock_waits_for_the_time_left() {
         let c = SystemClock::new();
-        let left = c.wait_until(Some(Duration::from_secs(3600)), false).unwrap();
+        let left = c
+            .wait_until(Some(Duration::from_secs(3600)), false)
+            .unwrap();
         assert!(left > Duration::from_secs(3000));
-        assert_eq!(c.wait_until(Some(Duration::ZERO), false), Some(Duration::ZERO));
+        assert_eq!(
+            c.wait_until(Some(Duration::ZERO), false),
+            Some(Duration::ZERO)
+        );
         assert_eq!(c.wait_until(None, false), None);
     }
 }

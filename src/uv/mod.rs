@@ -228,7 +228,10 @@ impl<H: Host> Loop<H> {
 
     /// Whether the loop is alive (`uv__loop_alive`).
     pub fn alive(&self) -> bool {
-        self.active_refed > 0 || self.io.requests() > 0 || !self.pending.is_empty() || !self.closing.is_empty()
+        self.active_refed > 0
+            || self.io.requests() > 0
+            || !self.pending.is_empty()
+            || !self.closing.is_empty()
     }
 
     /// Whether [`run`] is executing (true inside the loop's callbacks).

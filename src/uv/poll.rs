@@ -128,7 +128,9 @@ pub struct Completion {
 
 impl fmt::Debug for Completion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Completion").field("key", &self.key).finish()
+        f.debug_struct("Completion")
+            .field("key", &self.key)
+            .finish()
     }
 }
 
@@ -232,7 +234,12 @@ impl<H: Host> Loop<H> {
             cb: Some(Box::new(cb) as IoCb<H>),
         });
         let key = h.key as usize;
-        if let Err(e) = self.io.poll.registry().register(source, Token(key), interest) {
+        if let Err(e) = self
+            .io
+            .poll
+            .registry()
+            .register(source, Token(key), interest)
+        {
             self.handles.remove(key);
             return Err(e);
         }

@@ -39,7 +39,7 @@ fn timers_fire_by_timeout_then_start_id() {
         let t = h.uv.timer_init(move |h: &mut Host0| log(h, name));
         h.uv.timer_start(t, ms, 0).unwrap();
     }
-    assert!(run(&mut h, RunMode::Default).unwrap() == false);
+    assert!(!run(&mut h, RunMode::Default).unwrap());
     assert_eq!(*h.log.borrow(), ["b@5", "d@5", "a@10", "c@10"]);
 }
 
@@ -104,7 +104,14 @@ fn phase_order_of_one_iteration() {
     // Pre-loop timer pass first (libuv >= 1.45), then one iteration.
     assert_eq!(
         *h.log.borrow(),
-        ["timer@0", "pending@0", "idle@0", "prepare@0", "check@0", "close@0"]
+        [
+            "timer@0",
+            "pending@0",
+            "idle@0",
+            "prepare@0",
+            "check@0",
+            "close@0"
+        ]
     );
 }
 
@@ -180,9 +187,8 @@ fn io_sources_deliver_readiness() {
     let (mut tx, mut rx) = mio::net::UnixStream::pair().unwrap();
     let cell: Rc<RefCell<Option<Handle>>> = Rc::default();
     let c2 = cell.clone();
-    let hd = h
-        .uv
-        .io_register(&mut rx, mio::Interest::READABLE, move |h: &mut Host0, r| {
+    let hd =
+        h.uv.io_register(&mut rx, mio::Interest::READABLE, move |h: &mut Host0, r| {
             assert!(r.readable);
             log(h, "readable");
             let hd = c2.borrow().unwrap();

@@ -1,0 +1,175 @@
+//! Delays, and Node's coercion of them.
+//!
+//! Node computes `after *= 1` and then, unless `1 <= after <= 2^31 - 1`,
+//! uses 1 ms, emitting a `TimeoutOverflowWarning` when `after` was too
+//! large. Below 1, negative and NaN become 1 silently (Node 20 has no
+//! warning for them). Fractions are kept, but the timer is listed under the
+//! truncated duration, so 1.9 ms shares the 1 ms list.
+
+use std::fmt;
+use std::time::Duration;
+
+/// The largest delay Node accepts: `2^31 - 1` ms (about 24.8 days).
+pub const TIMEOUT_MAX: f64 = 2_147_483_647.0;
+
+/// A timer delay in milliseconds, as given (possibly fractional, negative,
+/// NaN or infinite); see [`Delay::coerced`] for what the loop makes of it.
+///
+/// Every numeric type and [`Duration`] converts into a `Delay`, so
+/// `set_timeout(10, ..)`, `set_timeout(2.5, ..)` and
+/// `set_timeout(Duration::from_secs(1), ..)` all work.
+///
+/// ```
+/// use std::time::Duration;
+/// use timerloop::Delay;
+/// assert_eq!(Delay::from(Duration::from_millis(1500)).coerced(), 1500.0);
+/// assert_eq!(Delay::from(0).coerced(), 1.0);
+/// assert_eq!(Delay::from(f64::NAN).coerced(), 1.0);
+/// assert_eq!(Delay::from(1.9).coerced(), 1.9);
+/// assert_eq!(Delay::from(2_147_483_648u64).coerced(), 1.0); // and a warning
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Delay(f64);
+
+impl Delay {
+    /// A delay of `ms` milliseconds.
+    pub const fn from_ms(ms: f64) -> Self {
+        Delay(ms)
+    }
+
+    /// The delay as given, in milliseconds.
+    pub fn as_ms(self) -> f64 {
+        self.0
+    }
+
+    /// The delay the loop uses: Node's coercion.
+    pub fn coerced(self) -> f64 {
+        coerce(self.0).0
+    }
+}
+
+macro_rules! delay_from {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Delay {
+            fn from(ms: $t) -> Self {
+                // Integers beyond 2^53 lose precision, but anything that
+                // large coerces to 1 ms anyway.
+                Delay(ms as f64)
+            }
+        }
+    )*};
+}
+delay_from!(
+    u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64
+);
+
+impl From<Duration> for Delay {
+    fn from(d: Duration) -> Self {
+        Delay(d.as_secs_f64() * 1000.0)
+    }
+}
+
+/// A warning the loop reports through
+/// [`set_warning_handler`](crate::EventLoop::set_warning_handler) instead of
+/// printing it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Warning {
+    /// The warning's name, as Node's (`"TimeoutOverflowWarning"`).
+    pub name: &'static str,
+    /// The warning's text, as Node prints it.
+    pub message: String,
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.name, self.message)
+    }
+}
+
+/// Formats a number as JavaScript's `String(n)` does for the values a
+/// warning can carry.
+fn js_number(n: f64) -> String {
+    if n.is_nan() {
+        "NaN".into()
+    } else if n.is_infinite() {
+        if n > 0.0 { "Infinity" } else { "-Infinity" }.into()
+    } else if n.abs() >= 1e21 {
+        let s = format!("{n:e}");
+        // Rust prints 1e21 / 1.5e300; JavaScript prints 1e+21 / 1.5e+300.
+        match s.split_once('e') {
+            Some((m, e)) if !e.starts_with('-') => format!("{m}e+{e}"),
+            _ => s,
+        }
+    } else {
+        format!("{n}")
+    }
+}
+
+/// Node's delay coercion: the delay to use, and the warning to report.
+pub(crate) fn coerce(after: f64) -> (f64, Option<Warning>) {
+    if (1.0..=TIMEOUT_MAX).contains(&after) {
+        return (after, None);
+    }
+    let warning = (after > TIMEOUT_MAX).then(|| Warning {
+        name: "TimeoutOverflowWarning",
+        message: format!(
+            "{} does not fit into a 32-bit signed integer.\nTimeout duration was set to 1.",
+            js_number(after)
+        ),
+    });
+    (1.0, warning)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_coercion_table() {
+        // R3.2, verified on Node v20.20.2.
+        for v in [0.0, 0.5, -0.5, -1.0, f64::NAN, f64::NEG_INFINITY, 1.0] {
+            assert_eq!(coerce(v), (1.0, None), "{v}");
+        }
+        for v in [f64::INFINITY, 2147483648.0, 2147483647.5, 1e300] {
+            let (d, w) = coerce(v);
+            assert_eq!(d, 1.0);
+            assert!(w.is_some(), "{v} warns");
+        }
+        for v in [5.7, 1.9, 2147483647.0, 10.0] {
+            assert_eq!(coerce(v), (v, None));
+        }
+    }
+
+    #[test]
+    fn warning_text_matches_node() {
+        let w = coerce(2147483648.0).1.unwrap();
+        assert_eq!(w.name, "TimeoutOverflowWarning");
+        assert_eq!(
+            w.message,
+            "2147483648 does not fit into a 32-bit signed integer.\nTimeout duration was set to 1."
+        );
+        assert!(
+            coerce(f64::INFINITY)
+                .1
+                .unwrap()
+                .message
+                .starts_with("Infinity ")
+        );
+        assert!(
+            coerce(2147483647.5)
+                .1
+                .unwrap()
+                .message
+                .starts_with("2147483647.5 ")
+        );
+        assert!(coerce(1e21).1.unwrap().message.starts_with("1e+21 "));
+    }
+
+    #[test]
+    fn conversions() {
+        assert_eq!(Delay::from(Duration::MAX).coerced(), 1.0);
+        assert_eq!(Delay::from(u64::MAX).coerced(), 1.0);
+        assert_eq!(Delay::from(-5i32).coerced(), 1.0);
+        assert_eq!(Delay::from(Duration::from_micros(2500)).as_ms(), 2.5);
+    }
+}

@@ -1,0 +1,217 @@
+//! Errors: what a callback can fail with, and what running the loop returns.
+
+use std::any::Any;
+use std::fmt;
+
+/// The error type callbacks may return: anything that converts into a boxed
+/// error (`&str`, `String`, `std::io::Error`, your own error types, ...).
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// What a callback may return: `()` for callbacks that cannot fail, or
+/// `Result<(), E>` for any `E` that converts into a [`BoxError`].
+///
+/// ```
+/// use timerloop::EventLoop;
+/// let mut lp = EventLoop::with_virtual_clock();
+/// lp.set_timeout(1, |_| {});                                // returns ()
+/// lp.set_timeout(2, |_| -> Result<(), std::io::Error> { Ok(()) });
+/// lp.set_timeout(3, |_| Err::<(), _>("went wrong"));           // &str errors
+/// let err = lp.run().unwrap_err();
+/// assert_eq!(err.to_string(), "uncaught error in a timeout callback: went wrong");
+/// ```
+pub trait CallbackResult {
+    /// Converts the callback's return value into a result.
+    fn into_result(self) -> Result<(), BoxError>;
+}
+
+impl CallbackResult for () {
+    fn into_result(self) -> Result<(), BoxError> {
+        Ok(())
+    }
+}
+
+impl<E: Into<BoxError>> CallbackResult for Result<(), E> {
+    fn into_result(self) -> Result<(), BoxError> {
+        self.map_err(Into::into)
+    }
+}
+
+/// Which kind of callback failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CallbackKind {
+    /// A [`set_timeout`](crate::EventLoop::set_timeout) callback.
+    Timeout,
+    /// A [`set_interval`](crate::EventLoop::set_interval) callback.
+    Interval,
+    /// A [`set_immediate`](crate::EventLoop::set_immediate) callback.
+    Immediate,
+    /// A [`next_tick`](crate::EventLoop::next_tick) callback.
+    Tick,
+    /// A [`queue_microtask`](crate::EventLoop::queue_microtask) callback.
+    Microtask,
+    /// An I/O callback: a completion, a posted closure or a readiness callback.
+    Io,
+    /// A closure run by [`enter`](crate::EventLoop::enter) (the "main body").
+    Main,
+}
+
+impl fmt::Display for CallbackKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CallbackKind::Timeout => "timeout",
+            CallbackKind::Interval => "interval",
+            CallbackKind::Immediate => "immediate",
+            CallbackKind::Tick => "nextTick",
+            CallbackKind::Microtask => "microtask",
+            CallbackKind::Io => "I/O",
+            CallbackKind::Main => "main",
+        })
+    }
+}
+
+/// Why a callback failed: it returned an error, or it panicked.
+#[derive(Debug)]
+pub enum Cause {
+    /// The callback returned `Err`.
+    Error(BoxError),
+    /// The callback panicked; the panic's message, if it had one.
+    Panic(String),
+}
+
+/// A callback that returned an error or panicked: Node's "uncaught
+/// exception".
+#[derive(Debug)]
+pub struct CallbackError {
+    kind: CallbackKind,
+    cause: Cause,
+}
+
+impl CallbackError {
+    pub(crate) fn new(kind: CallbackKind, cause: Cause) -> Self {
+        CallbackError { kind, cause }
+    }
+
+    /// Which kind of callback failed.
+    pub fn kind(&self) -> CallbackKind {
+        self.kind
+    }
+
+    /// Whether the callback panicked (rather than returned an error).
+    pub fn is_panic(&self) -> bool {
+        matches!(self.cause, Cause::Panic(_))
+    }
+
+    /// The error or panic message alone, without the kind of callback (as
+    /// Node's `err.message`).
+    pub fn message(&self) -> String {
+        match &self.cause {
+            Cause::Error(e) => e.to_string(),
+            Cause::Panic(m) => m.clone(),
+        }
+    }
+
+    /// The cause.
+    pub fn cause(&self) -> &Cause {
+        &self.cause
+    }
+
+    /// The cause, by value.
+    pub fn into_cause(self) -> Cause {
+        self.cause
+    }
+}
+
+impl fmt::Display for CallbackError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.cause {
+            Cause::Error(e) => write!(f, "uncaught error in a {} callback: {e}", self.kind),
+            Cause::Panic(m) => write!(f, "a {} callback panicked: {m}", self.kind),
+        }
+    }
+}
+
+impl std::error::Error for CallbackError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.cause {
+            Cause::Error(e) => Some(&**e),
+            Cause::Panic(_) => None,
+        }
+    }
+}
+
+pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic with a non-string payload".to_owned()
+    }
+}
+
+/// What running the loop can fail with.
+#[derive(Debug)]
+pub enum Error {
+    /// A callback failed and no uncaught-error handler is installed. The
+    /// loop stopped right after that callback; it is consistent and can be
+    /// run again, which resumes where it stopped.
+    Uncaught(CallbackError),
+    /// [`run`](crate::EventLoop::run) (or a sibling) was called from inside
+    /// one of the loop's own callbacks. Nothing ran.
+    Reentrant,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Uncaught(e) => e.fmt(f),
+            Error::Reentrant => f.write_str(
+                "the loop is already running: run() cannot be called from one of its callbacks; \
+                 schedule the work with set_immediate or next_tick instead",
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Uncaught(e) => Some(e),
+            Error::Reentrant => None,
+        }
+    }
+}
+
+impl Error {
+    /// The callback error, if this is [`Error::Uncaught`].
+    pub fn into_callback_error(self) -> Option<CallbackError> {
+        match self {
+            Error::Uncaught(e) => Some(e),
+            Error::Reentrant => None,
+        }
+    }
+}
+
+/// Why a timer operation did nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimerError {
+    /// The handle's timer is gone: it fired (and was not
+    /// [retained](crate::EventLoop::retain)) or was cleared. Its slot may
+    /// now hold another timer, which the handle never touches.
+    Stale,
+    /// The handle was made by another [`EventLoop`](crate::EventLoop).
+    ForeignLoop,
+}
+
+impl fmt::Display for TimerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TimerError::Stale => {
+                "the timer already fired or was cleared (retain() a timeout to refresh it after it fires)"
+            }
+            TimerError::ForeignLoop => "the handle belongs to another EventLoop",
+        })
+    }
+}
+
+impl std::error::Error for TimerError {}
