@@ -1,4 +1,11 @@
 //! Timer scripts (`.tl`): a tiny language of timer operations whose output
-//! can be compared against real Node.js (see `/work/shared/timer-scripts.md`).
+//! can be compared against real Node.js.
+//!
+//! [`parse`](mod@parse) turns a script into a tree, reporting
+//! `FILE:LINE:COL: message` for malformed input; [`run`](mod@run) executes
+//! it on an [`EventLoop`](crate::EventLoop) with the real or the virtual
+//! clock. The same script runs on Node through `fixtures/node/tl.js`, and the
+//! two outputs must be identical.
 
 pub mod parse;
+pub mod run;

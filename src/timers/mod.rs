@@ -509,9 +509,9 @@ impl EventLoop {
         }
     }
 
-    /// A top-level entry from the loop into user code (Node's
-    /// `MakeCallback`): the callback runs, then — unless it failed or this
-    /// entry is nested — ticks and microtasks drain.
+    /// A top-level entry from the loop into user code (an I/O callback or
+    /// the main body): the callback runs, then — unless this entry is nested
+    /// or failed fatally — ticks and microtasks drain.
     pub(crate) fn callback_scope(
         &mut self,
         kind: CallbackKind,
@@ -523,12 +523,15 @@ impl EventLoop {
         self.depth += 1;
         let r = self.invoke(f);
         self.depth -= 1;
-        match r {
-            Ok(()) => self.close_scope(),
-            Err(cause) => {
-                self.uncaught(Thrown::Error(CallbackError::new(kind, cause)));
-            }
+        // A failure is reported first; then, if it was handled, ticks and
+        // microtasks drain as after a normal return. (Verified on Node for
+        // an fs callback: `io1 uncaught tick micro immediate`.)
+        if let Err(cause) = r
+            && !self.uncaught(Thrown::Error(CallbackError::new(kind, cause)))
+        {
+            return;
         }
+        self.close_scope();
     }
 
     /// Node's `InternalCallbackScope::Close` at the outermost level: drain

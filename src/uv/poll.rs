@@ -171,7 +171,9 @@ pub(super) struct Io<H> {
     poll: Poll,
     events: Events,
     shared: Arc<Shared<H>>,
-    requests: Slab<Option<OnceCb<H>>>,
+    /// Requests in flight: (request id, callback).
+    requests: Slab<(u64, Option<OnceCb<H>>)>,
+    next_request: u64,
     /// Readiness fetched but not yet delivered (the loop was halted).
     undelivered: VecDeque<(usize, Readiness)>,
 }
@@ -189,6 +191,7 @@ impl<H: 'static> Io<H> {
                 waker,
             }),
             requests: Slab::new(),
+            next_request: 0,
             undelivered: VecDeque::new(),
         })
     }
@@ -209,7 +212,9 @@ impl<H: Host> Loop<H> {
     /// Starts a request whose callback `cb` runs in a poll phase once the
     /// returned [`Completion`] is completed (from any thread).
     pub fn request(&mut self, cb: impl FnOnce(&mut H) + 'static) -> Completion {
-        let key = self.io.requests.insert(Some(Box::new(cb)));
+        let id = self.io.next_request;
+        self.io.next_request += 1;
+        let key = self.io.requests.insert((id, Some(Box::new(cb))));
         Completion {
             key,
             done: false,
@@ -269,14 +274,25 @@ impl<H: Host> Loop<H> {
 
 /// `uv__io_poll`: waits up to `timeout` ms past the loop time at entry
 /// (`None`: until something happens), then runs what arrived.
+///
+/// On a virtual clock, requests already in flight when the poll phase
+/// starts are waited for (in real time, with virtual time standing still)
+/// and completed in this poll phase: off-thread work takes no virtual time,
+/// so the order of a virtual run never depends on a worker's speed.
 pub(super) fn io_poll<H: Host>(host: &mut H, timeout: Option<u64>) {
     let lp = host.uv();
     let base = lp.time;
     let deadline = timeout.map(|t| base.saturating_add(t));
+    let owed = lp.clock.is_virtual().then_some(lp.io.next_request);
     loop {
         let lp = host.uv();
         let pending_work = lp.io.has_work();
-        let wait = if timeout == Some(0) || pending_work {
+        let waiting_for_work = owed.is_some_and(|id| lp.io.in_flight_before(id));
+        let wait = if pending_work {
+            Some(Duration::ZERO)
+        } else if waiting_for_work {
+            None
+        } else if timeout == Some(0) {
             Some(Duration::ZERO)
         } else {
             let until = deadline.map(Duration::from_millis);
@@ -298,7 +314,11 @@ pub(super) fn io_poll<H: Host>(host: &mut H, timeout: Option<u64>) {
         }
         lp.update_time();
         let delivered = dispatch(host);
-        if delivered || timeout == Some(0) || host.uv().halted {
+        let lp = host.uv();
+        if owed.is_some_and(|id| lp.io.in_flight_before(id)) && !lp.halted {
+            continue;
+        }
+        if delivered || timeout == Some(0) || lp.halted {
             return;
         }
         if let Some(d) = deadline
@@ -312,6 +332,11 @@ pub(super) fn io_poll<H: Host>(host: &mut H, timeout: Option<u64>) {
 impl<H> Io<H> {
     pub(super) fn requests(&self) -> usize {
         self.requests.len()
+    }
+
+    /// Whether a request started before request id `id` is still in flight.
+    fn in_flight_before(&self, id: u64) -> bool {
+        self.requests.iter().any(|(_, &(rid, _))| rid < id)
     }
 
     fn has_work(&self) -> bool {
@@ -365,7 +390,7 @@ fn dispatch<H: Host>(host: &mut H) -> bool {
                 ran = true;
             }
             Msg::Complete(key) => {
-                if let Some(Some(cb)) = lp.io.requests.try_remove(key) {
+                if let Some((_, Some(cb))) = lp.io.requests.try_remove(key) {
                     cb(host);
                     ran = true;
                 }

@@ -1,0 +1,237 @@
+//! The interpreter: runs a parsed [`Script`] on an [`EventLoop`].
+//!
+//! Each statement maps onto the crate's public API exactly as the Node
+//! translator (`fixtures/node/tl.js`) maps it onto Node's, so that both
+//! print the same lines:
+//!
+//! | statement | here |
+//! |---|---|
+//! | `timeout`/`interval` | [`EventLoop::set_timeout`] / [`EventLoop::set_interval`], then [`EventLoop::retain`] (a Node `Timeout` object outlives its firing) |
+//! | `immediate` | [`EventLoop::set_immediate`] |
+//! | `tick` / `microtask` | [`EventLoop::next_tick`] / [`EventLoop::queue_microtask`] |
+//! | `io` | an [`EventLoop::completion`] completed from a new thread, so the body runs in a poll phase |
+//! | `block MS` | [`EventLoop::block`]: busy-wait, or advance the virtual clock |
+//! | `throw WORD` | the callback returns `Err(WORD)` |
+//!
+//! Every callback made by a `timeout`/`interval`/`immediate`/`tick`/
+//! `microtask`/`io` statement counts its own runs, which `nth` reads.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use super::parse::{Script, Stmt};
+use crate::{BoxError, Delay, Error, EventLoop, Immediate, Timeout};
+
+/// What a name is bound to.
+#[derive(Clone, Copy, Debug)]
+enum Binding {
+    Timer(Timeout),
+    /// A timeout the script cleared: the crate freed it, but a Node object
+    /// keeps its ref flag, which `hasref`/`ref`/`unref` still see.
+    ClearedTimer {
+        refed: bool,
+    },
+    Immediate(Immediate),
+}
+
+struct State {
+    names: Vec<Option<Binding>>,
+    display: Vec<String>,
+    out: Box<dyn FnMut(&str)>,
+}
+
+type Shared = Rc<RefCell<State>>;
+
+/// Runs `script` on `lp` to the end, sending each printed line to `out`.
+///
+/// Installs an uncaught-error handler that prints `uncaught MESSAGE` (as the
+/// Node translator's `process.on('uncaughtException')` does) and a warning
+/// handler that writes warnings to standard error. The script's top level
+/// runs through [`EventLoop::enter`], as Node's main module.
+///
+/// # Errors
+///
+/// What [`EventLoop::run`] returns; with the handler installed, only
+/// [`Error::Reentrant`] is possible, and only if `lp` is already running.
+///
+/// # Examples
+///
+/// ```
+/// use std::{cell::RefCell, rc::Rc};
+/// use timerloop::script::{parse::parse, run::run};
+/// use timerloop::EventLoop;
+///
+/// let script = parse("example.tl", "
+///     timeout a 10 { log a tick { log a-tick } microtask { log a-micro } }
+///     timeout b 10 { log b }
+/// ").unwrap();
+/// let lines = Rc::new(RefCell::new(Vec::new()));
+/// let l = lines.clone();
+/// let mut lp = EventLoop::with_virtual_clock();
+/// run(&script, &mut lp, move |s| l.borrow_mut().push(s.to_owned())).unwrap();
+/// assert_eq!(*lines.borrow(), ["a", "a-tick", "a-micro", "b"]);
+/// ```
+pub fn run(
+    script: &Script,
+    lp: &mut EventLoop,
+    out: impl FnMut(&str) + 'static,
+) -> Result<(), Error> {
+    let state: Shared = Rc::new(RefCell::new(State {
+        names: vec![None; script.names.len()],
+        display: script.names.iter().map(|n| n.name.clone()).collect(),
+        out: Box::new(out),
+    }));
+    let s = state.clone();
+    lp.set_uncaught_handler(move |_, err| {
+        let line = format!("uncaught {}", err.message());
+        (s.borrow_mut().out)(&line);
+    });
+    lp.set_warning_handler(|w| eprintln!("(timerloop) {w}"));
+    let body = script.body.clone();
+    let s = state.clone();
+    lp.enter(move |lp| exec(&body, 0, lp, &s))?;
+    lp.run()
+}
+
+/// Runs `script` on a fresh loop (virtual clock if `virtual_clock`) and
+/// returns the lines it printed.
+///
+/// # Errors
+///
+/// As [`run`].
+pub fn run_to_lines(script: &Script, virtual_clock: bool) -> Result<Vec<String>, Error> {
+    let lines = Rc::new(RefCell::new(Vec::new()));
+    let l = lines.clone();
+    let mut lp = if virtual_clock {
+        EventLoop::with_virtual_clock()
+    } else {
+        EventLoop::new()
+    };
+    run(script, &mut lp, move |s| l.borrow_mut().push(s.to_owned()))?;
+    drop(lp);
+    Ok(Rc::try_unwrap(lines)
+        .map(RefCell::into_inner)
+        .unwrap_or_else(|l| l.borrow().clone()))
+}
+
+fn print(state: &Shared, line: &str) {
+    (state.borrow_mut().out)(line);
+}
+
+/// A callback that counts its runs and executes `body` each time.
+fn callback(
+    body: &super::parse::Body,
+    state: &Shared,
+) -> impl FnMut(&mut EventLoop) -> Result<(), BoxError> + 'static {
+    let body = body.clone();
+    let state = state.clone();
+    let mut runs = 0u64;
+    move |lp| {
+        runs += 1;
+        exec(&body, runs, lp, &state)
+    }
+}
+
+fn exec(body: &[Stmt], runs: u64, lp: &mut EventLoop, state: &Shared) -> Result<(), BoxError> {
+    for stmt in body {
+        step(stmt, runs, lp, state)?;
+    }
+    Ok(())
+}
+
+fn binding(state: &Shared, name: usize) -> Option<Binding> {
+    state.borrow().names[name]
+}
+
+fn bind(state: &Shared, name: usize, b: Binding) {
+    state.borrow_mut().names[name] = Some(b);
+}
+
+fn step(stmt: &Stmt, runs: u64, lp: &mut EventLoop, state: &Shared) -> Result<(), BoxError> {
+    match stmt {
+        Stmt::Log(word) => print(state, word),
+        Stmt::Timeout { name, delay, body } | Stmt::Interval { name, delay, body } => {
+            let cb = callback(body, state);
+            let delay = Delay::from_ms(*delay);
+            let t = if matches!(stmt, Stmt::Interval { .. }) {
+                lp.set_interval(delay, cb)
+            } else {
+                lp.set_timeout(delay, cb)
+            };
+            // A fresh handle is never stale.
+            let _ = lp.retain(t);
+            bind(state, *name, Binding::Timer(t));
+        }
+        Stmt::Immediate { name, body } => {
+            let mut cb = callback(body, state);
+            let i = lp.set_immediate(move |lp| cb(lp));
+            bind(state, *name, Binding::Immediate(i));
+        }
+        Stmt::Tick(body) => {
+            let mut cb = callback(body, state);
+            lp.next_tick(move |lp| cb(lp));
+        }
+        Stmt::Microtask(body) => {
+            let mut cb = callback(body, state);
+            lp.queue_microtask(move |lp| cb(lp));
+        }
+        Stmt::Io(body) => {
+            let mut cb = callback(body, state);
+            let done = lp.completion(move |lp| cb(lp));
+            std::thread::spawn(move || done.complete());
+        }
+        Stmt::Clear(name) => match binding(state, *name) {
+            Some(Binding::Timer(t)) => {
+                let refed = lp.has_ref(t).unwrap_or(false);
+                lp.clear_timeout(t);
+                bind(state, *name, Binding::ClearedTimer { refed });
+            }
+            Some(Binding::Immediate(i)) => {
+                lp.clear_immediate(i);
+            }
+            Some(Binding::ClearedTimer { .. }) | None => {}
+        },
+        Stmt::Refresh(name) => {
+            if let Some(Binding::Timer(t)) = binding(state, *name) {
+                let _ = lp.refresh(t);
+            }
+        }
+        Stmt::Ref(name) | Stmt::Unref(name) => {
+            let on = matches!(stmt, Stmt::Ref(_));
+            match binding(state, *name) {
+                Some(Binding::Timer(t)) => {
+                    let _ = if on { lp.ref_(t) } else { lp.unref(t) };
+                }
+                Some(Binding::Immediate(i)) => {
+                    let _ = if on {
+                        lp.ref_immediate(i)
+                    } else {
+                        lp.unref_immediate(i)
+                    };
+                }
+                Some(Binding::ClearedTimer { .. }) => {
+                    bind(state, *name, Binding::ClearedTimer { refed: on });
+                }
+                None => {}
+            }
+        }
+        Stmt::HasRef(name) => {
+            let value = match binding(state, *name) {
+                None => "unbound".to_owned(),
+                Some(Binding::Timer(t)) => lp.has_ref(t).unwrap_or(false).to_string(),
+                Some(Binding::ClearedTimer { refed }) => refed.to_string(),
+                Some(Binding::Immediate(i)) => lp.immediate_has_ref(i).to_string(),
+            };
+            let line = format!("hasref {} {value}", state.borrow().display[*name]);
+            print(state, &line);
+        }
+        Stmt::Block(ms) => lp.block(*ms),
+        Stmt::Throw(word) => return Err(word.to_string().into()),
+        Stmt::Nth(n, body) => {
+            if runs == *n {
+                exec(body, runs, lp, state)?;
+            }
+        }
+    }
+    Ok(())
+}
