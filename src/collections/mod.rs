@@ -3,5 +3,6 @@
 //! crate build on them (Node's duration lists and list heap; libuv's timer
 //! heap).
 
+pub mod hash;
 pub mod list;
 pub mod queue;

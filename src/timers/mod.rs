@@ -362,6 +362,22 @@ impl EventLoop {
         self.run_mode(RunMode::NoWait)
     }
 
+    /// Makes the running [`run`](Self::run) return at the end of the
+    /// current loop iteration (`uv_stop`); pending work stays queued for the
+    /// next run.
+    ///
+    /// ```
+    /// use timerloop::EventLoop;
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// lp.set_interval(10, |lp| lp.stop());
+    /// lp.run().unwrap(); // returns after the first run of the interval
+    /// assert_eq!(lp.now(), 10);
+    /// assert!(lp.is_alive());
+    /// ```
+    pub fn stop(&mut self) {
+        self.uv.stop();
+    }
+
     fn run_mode(&mut self, mode: RunMode) -> Result<bool, Error> {
         if self.uv.is_running() || self.depth > 0 {
             return Err(Error::Reentrant);

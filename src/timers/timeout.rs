@@ -12,6 +12,7 @@ use slab::Slab;
 use super::coerce::{Delay, coerce};
 use super::error::{BoxError, CallbackError, CallbackKind, CallbackResult, TimerError};
 use super::{EventLoop, Flow, Thrown};
+use crate::collections::hash::BuildIntHasher;
 use crate::collections::list::{Linked, Links, List};
 use crate::collections::queue::PriorityQueue;
 use crate::uv;
@@ -84,7 +85,7 @@ pub(super) struct Timers {
     slab: Slab<Timer>,
     next_generation: u32,
     lists: Slab<TimersList>,
-    map: IndexMap<u64, usize>,
+    map: IndexMap<u64, usize, BuildIntHasher>,
     queue: PriorityQueue<(u64, u64)>,
     /// `timerListId`, bumped on list creation and on every reschedule.
     next_list_id: u64,
@@ -105,7 +106,7 @@ impl Timers {
             slab: Slab::new(),
             next_generation: 0,
             lists: Slab::new(),
-            map: IndexMap::new(),
+            map: IndexMap::default(),
             queue: PriorityQueue::new(),
             next_list_id: 0,
             next_serial: 0,
