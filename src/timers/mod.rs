@@ -319,14 +319,21 @@ impl EventLoop {
 
     /// Installs the warning handler, which receives warnings such as
     /// `TimeoutOverflowWarning` (Node prints them; the library does not).
+    /// As in Node, a warning is delivered from a `nextTick` callback queued
+    /// when it arises.
     pub fn set_warning_handler(&mut self, handler: impl FnMut(&Warning) + 'static) {
         self.warn = Some(Box::new(handler));
     }
 
+    /// Node's `process.emitWarning`: the warning is delivered from a tick,
+    /// not synchronously (and that tick exists even with no handler, as in
+    /// Node, where the default handler prints it).
     pub(crate) fn warn(&mut self, w: Warning) {
-        if let Some(h) = self.warn.as_mut() {
-            h(&w);
-        }
+        self.next_tick(move |lp| {
+            if let Some(h) = lp.warn.as_mut() {
+                h(&w);
+            }
+        });
     }
 
     // ----- running -----------------------------------------------------

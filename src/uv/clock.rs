@@ -124,6 +124,12 @@ impl std::error::Error for ClockError {}
 /// Clones share one time, so a test can keep a clone and advance the clock
 /// of a loop that owns another. The clock is `Send + Sync`.
 ///
+/// Work in flight on other threads ([`Completion`](crate::Completion)s)
+/// takes no virtual time: the poll phase waits for it in real time. So a
+/// worker must not wait for the loop to make progress before completing;
+/// on a virtual clock that deadlocks (on the real clock the loop would
+/// carry on).
+///
 /// # Examples
 ///
 /// ```

@@ -396,7 +396,10 @@ fn dispatch<H: Host>(host: &mut H) -> bool {
                 }
             }
             Msg::Cancel(key) => {
-                lp.io.requests.try_remove(key);
+                // Like a request ending with UV_ECANCELED: something
+                // happened, and the poll phase must not go back to sleep
+                // (the loop may have nothing left to wait for).
+                ran |= lp.io.requests.try_remove(key).is_some();
             }
         }
         if host.uv().halted {

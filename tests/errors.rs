@@ -1,0 +1,483 @@
+//! Failing callbacks (§7): errors and panics from every kind of callback;
+//! with an uncaught-error handler the loop goes on as Node does with
+//! `process.on('uncaughtException')` (R7.1-R7.3); without one, `run()`
+//! stops right after the failure and a later `run()` resumes. Also
+//! `run()` from inside a callback. Virtual clock only.
+
+use std::{cell::Cell, cell::RefCell, rc::Rc};
+
+use timerloop::{CallbackError, CallbackKind, Error, EventLoop, Stats, Timeout};
+
+type Log = Rc<RefCell<Vec<String>>>;
+
+fn new_log() -> Log {
+    Rc::default()
+}
+
+fn push(log: &Log, s: impl Into<String>) {
+    log.borrow_mut().push(s.into());
+}
+
+/// A one-shot callback that logs `name`.
+fn say(log: &Log, name: &'static str) -> impl FnOnce(&mut EventLoop) + 'static {
+    let log = log.clone();
+    move |_| push(&log, name)
+}
+
+/// A repeatable callback that logs `name@<loop time>`.
+fn at(log: &Log, name: &'static str) -> impl FnMut(&mut EventLoop) + 'static {
+    let log = log.clone();
+    move |lp| push(&log, format!("{name}@{}", lp.now()))
+}
+
+/// Installs a handler that logs `caught:<message>`.
+fn catch_into(lp: &mut EventLoop, log: &Log) {
+    let l = log.clone();
+    lp.set_uncaught_handler(move |_, e| push(&l, format!("caught:{}", e.message())));
+}
+
+/// The callback error of a failed run.
+fn uncaught(r: Result<(), Error>) -> CallbackError {
+    match r {
+        Err(Error::Uncaught(e)) => e,
+        other => panic!("expected Error::Uncaught, got {other:?}"),
+    }
+}
+
+/// §7 with a handler: every kind of callback reports its kind, its
+/// message, and whether it panicked; the loop then runs to completion.
+#[test]
+fn handler_sees_errors_and_panics_of_every_kind() {
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let mut lp = EventLoop::with_virtual_clock();
+    let s = seen.clone();
+    lp.set_uncaught_handler(move |_, e| {
+        s.borrow_mut()
+            .push(format!("{:?}:{}:{}", e.kind(), e.message(), e.is_panic()));
+    });
+    lp.set_timeout(1, |_| Err::<(), _>("timeout"));
+    lp.set_interval(2, |lp| -> Result<(), String> {
+        let me = lp.current_timeout().unwrap();
+        lp.clear_interval(me);
+        panic!("interval");
+    });
+    lp.set_immediate(|_| Err::<(), _>(std::io::Error::other("immediate")));
+    lp.set_timeout(3, |lp| {
+        lp.next_tick(|_| -> Result<(), &str> { panic!("tick") });
+    });
+    lp.set_timeout(4, |lp| {
+        lp.queue_microtask(|_| Err::<(), _>("microtask"));
+    });
+    let c = lp.completion(|_| Err::<(), _>("completion"));
+    c.complete();
+    lp.run().unwrap();
+    assert_eq!(
+        *seen.borrow(),
+        [
+            "Io:completion:false",
+            "Immediate:immediate:false",
+            "Timeout:timeout:false",
+            "Interval:interval:true",
+            "Tick:tick:true",
+            "Microtask:microtask:false",
+        ]
+    );
+    assert_eq!(lp.now(), 4);
+    assert_eq!(lp.stats(), Stats::default());
+}
+
+/// R7.2 (verified): after a handled throw, processTimers is re-called with
+/// the same `now`, and the next due timer runs before the ticks and
+/// microtasks queued by the thrower or the handler. Node:
+/// `A caught:A B tickA tickFromHandler pA C D imm`.
+///
+/// ```text
+/// t=0  A, B, C = setTimeout(1); D = setTimeout(2); setImmediate(imm); busy 5
+/// t=5  A throws -> handler -> [re-call] B | tickA tickFromHandler pA | C |
+///      D (list 2) ; check: imm
+/// ```
+#[test]
+fn handled_timer_error_runs_next_timer_before_ticks() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    let l = log.clone();
+    lp.set_uncaught_handler(move |lp, e| {
+        push(&l, format!("caught:{}", e.message()));
+        lp.next_tick(say(&l, "tickFromHandler"));
+    });
+    let l = log.clone();
+    lp.set_timeout(1, move |lp| {
+        push(&l, "A");
+        lp.next_tick(say(&l, "tickA"));
+        lp.queue_microtask(say(&l, "pA"));
+        Err::<(), _>("A")
+    });
+    let l = log.clone();
+    lp.set_timeout(1, move |_| push(&l, "B"));
+    let l = log.clone();
+    lp.set_timeout(1, move |_| push(&l, "C"));
+    let l = log.clone();
+    lp.set_timeout(2, move |_| push(&l, "D"));
+    lp.set_immediate(say(&log, "imm"));
+    lp.block(5);
+    lp.run().unwrap();
+    assert_eq!(
+        log.borrow().join(" "),
+        "A caught:A B tickA tickFromHandler pA C D imm"
+    );
+    assert_eq!(lp.stats(), Stats::default());
+}
+
+/// R7.3 (verified): after a handled throw in an immediate, the rest of the
+/// batch runs in the same check phase, the next immediate before the
+/// thrower's ticks; immediates queued by the batch wait. Node:
+/// `I1(throws) caught:I1 I2 tick1 I3 I4(next iteration)`.
+#[test]
+fn handled_immediate_error_runs_rest_of_batch() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    catch_into(&mut lp, &log);
+    let l = log.clone();
+    lp.set_immediate(move |lp| {
+        push(&l, "I1");
+        lp.next_tick(say(&l, "tick1"));
+        Err::<(), _>("I1")
+    });
+    let l = log.clone();
+    lp.set_immediate(move |lp| {
+        push(&l, "I2");
+        lp.set_immediate(say(&l, "I4"));
+    });
+    lp.set_immediate(say(&log, "I3"));
+    lp.run().unwrap();
+    assert_eq!(log.borrow().join(" "), "I1 caught:I1 I2 tick1 I3 I4");
+}
+
+/// R7.1 step 1 (test-timers-interval-throw.js): an interval keeps
+/// repeating after its callback throws.
+#[test]
+fn handled_interval_keeps_repeating() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    let handle: Rc<Cell<Option<Timeout>>> = Rc::default();
+    let (l, h) = (log.clone(), handle.clone());
+    lp.set_uncaught_handler(move |lp, e| {
+        push(&l, format!("caught:{}@{}", e.message(), lp.now()));
+        if l.borrow().len() == 6 {
+            assert!(lp.clear_interval(h.get().unwrap()));
+        }
+    });
+    let l = log.clone();
+    handle.set(Some(lp.set_interval(5, move |lp| {
+        push(&l, format!("iv@{}", lp.now()));
+        Err::<(), _>("iv")
+    })));
+    lp.run().unwrap();
+    assert_eq!(
+        *log.borrow(),
+        [
+            "iv@5",
+            "caught:iv@5",
+            "iv@10",
+            "caught:iv@10",
+            "iv@15",
+            "caught:iv@15"
+        ]
+    );
+    assert_eq!(lp.stats(), Stats::default());
+}
+
+/// test-next-tick-errors.js: a throwing tick is dropped; the next tick
+/// runs after the handler.
+#[test]
+fn handled_tick_error_drops_the_tick() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    catch_into(&mut lp, &log);
+    let l = log.clone();
+    lp.set_timeout(1, move |lp| {
+        let l1 = l.clone();
+        lp.next_tick(move |_| {
+            push(&l1, "tick1");
+            Err::<(), _>("tick1")
+        });
+        lp.next_tick(say(&l, "tick2"));
+    });
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["tick1", "caught:tick1", "tick2"]);
+    assert_eq!(lp.stats(), Stats::default());
+}
+
+/// R10.5: a failing microtask is reported where it happens; the rest of
+/// the checkpoint still runs.
+#[test]
+fn handled_microtask_error_lets_the_others_run() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    catch_into(&mut lp, &log);
+    let l = log.clone();
+    lp.set_immediate(move |lp| {
+        let l1 = l.clone();
+        lp.queue_microtask(move |_| -> Result<(), &str> {
+            push(&l1, "m1");
+            panic!("m1")
+        });
+        lp.queue_microtask(say(&l, "m2"));
+    });
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["m1", "caught:m1", "m2"]);
+}
+
+/// §7 without a handler, timeouts: run() returns the error with its kind
+/// right after the failing callback; nothing else ran; running again
+/// resumes with the rest of the pass and completes.
+#[test]
+fn unhandled_timeout_error_stops_and_resumes() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.set_timeout(1, at(&log, "A"));
+    let l = log.clone();
+    lp.set_timeout(1, move |lp| {
+        push(&l, format!("B@{}", lp.now()));
+        Err::<(), _>("B failed")
+    });
+    lp.set_timeout(1, at(&log, "C"));
+    lp.set_timeout(2, at(&log, "D"));
+    let e = uncaught(lp.run());
+    assert_eq!(e.kind(), CallbackKind::Timeout);
+    assert_eq!(e.message(), "B failed");
+    assert!(!e.is_panic());
+    assert_eq!(
+        e.to_string(),
+        "uncaught error in a timeout callback: B failed"
+    );
+    assert_eq!(*log.borrow(), ["A@1", "B@1"]);
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["A@1", "B@1", "C@1", "D@2"]);
+    assert_eq!(lp.stats(), Stats::default());
+}
+
+/// §7 without a handler, a panicking timeout: the panic is caught and
+/// reported as such.
+#[test]
+fn unhandled_timeout_panic_stops_and_resumes() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.set_timeout(1, |_| -> Result<(), &str> { panic!("kaboom {}", 7) });
+    lp.set_timeout(1, at(&log, "after"));
+    let e = uncaught(lp.run());
+    assert_eq!(e.kind(), CallbackKind::Timeout);
+    assert!(e.is_panic());
+    assert_eq!(e.message(), "kaboom 7");
+    assert!(log.borrow().is_empty());
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["after@1"]);
+}
+
+/// R7.1 without a handler, intervals: the failing interval was already
+/// re-inserted, so it keeps its grid when the loop is run again.
+#[test]
+fn unhandled_interval_error_stops_and_resumes() {
+    let times = Rc::new(RefCell::new(Vec::new()));
+    let mut lp = EventLoop::with_virtual_clock();
+    let t = times.clone();
+    lp.set_interval(5, move |lp| {
+        t.borrow_mut().push(lp.now());
+        let n = t.borrow().len();
+        if n == 4 {
+            let me = lp.current_timeout().unwrap();
+            lp.clear_interval(me);
+        }
+        if n == 2 { Err("second") } else { Ok(()) }
+    });
+    let e = uncaught(lp.run());
+    assert_eq!(e.kind(), CallbackKind::Interval);
+    assert_eq!(*times.borrow(), [5, 10]);
+    lp.run().unwrap();
+    assert_eq!(*times.borrow(), [5, 10, 15, 20]);
+    assert_eq!(lp.stats(), Stats::default());
+}
+
+/// Without a handler, immediates: the rest of the batch waits for the next
+/// run.
+#[test]
+fn unhandled_immediate_error_stops_and_resumes() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.set_immediate(say(&log, "I1"));
+    let l = log.clone();
+    lp.set_immediate(move |_| {
+        push(&l, "I2");
+        Err::<(), _>("I2")
+    });
+    lp.set_immediate(say(&log, "I3"));
+    lp.set_timeout(1, at(&log, "T"));
+    let e = uncaught(lp.run());
+    assert_eq!(e.kind(), CallbackKind::Immediate);
+    assert_eq!(*log.borrow(), ["I1", "I2"]);
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["I1", "I2", "I3", "T@1"]);
+    assert_eq!(lp.stats(), Stats::default());
+}
+
+/// Without a handler, ticks: the failing tick is dropped, the remaining
+/// ticks drain first when the loop is run again, then the pass goes on.
+#[test]
+fn unhandled_tick_error_stops_and_resumes() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    let l = log.clone();
+    lp.set_timeout(1, move |lp| {
+        push(&l, "T1");
+        let l1 = l.clone();
+        lp.next_tick(move |_| {
+            push(&l1, "tick1");
+            Err::<(), _>("tick1")
+        });
+        lp.next_tick(say(&l, "tick2"));
+    });
+    lp.set_timeout(1, at(&log, "T2"));
+    let e = uncaught(lp.run());
+    assert_eq!(e.kind(), CallbackKind::Tick);
+    assert_eq!(*log.borrow(), ["T1", "tick1"]);
+    assert_eq!(lp.stats().ticks, 1);
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["T1", "tick1", "tick2", "T2@1"]);
+    assert_eq!(lp.stats(), Stats::default());
+}
+
+/// Without a handler, microtasks.
+#[test]
+fn unhandled_microtask_error_stops_and_resumes() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    let l = log.clone();
+    lp.set_timeout(1, move |lp| {
+        push(&l, "T1");
+        lp.queue_microtask(|_| -> Result<(), &str> { panic!("micro") });
+        lp.queue_microtask(say(&l, "m2"));
+    });
+    lp.set_timeout(1, at(&log, "T2"));
+    let e = uncaught(lp.run());
+    assert_eq!(e.kind(), CallbackKind::Microtask);
+    assert!(e.is_panic());
+    assert_eq!(*log.borrow(), ["T1"]);
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["T1", "m2", "T2@1"]);
+    assert_eq!(lp.stats(), Stats::default());
+}
+
+/// Without a handler, a completion (I/O callback): the check phase that
+/// would follow the poll does not run until the loop is run again.
+#[test]
+fn unhandled_completion_error_stops_and_resumes() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    let l = log.clone();
+    let c = lp.completion(move |lp| {
+        push(&l, "io");
+        lp.set_immediate(say(&l, "imm"));
+        Err::<(), _>("io failed")
+    });
+    c.complete();
+    let e = uncaught(lp.run());
+    assert_eq!(e.kind(), CallbackKind::Io);
+    assert!(e.to_string().ends_with("I/O callback: io failed"), "{e}");
+    assert_eq!(*log.borrow(), ["io"]);
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["io", "imm"]);
+    assert_eq!(lp.stats(), Stats::default());
+}
+
+/// Without a handler, the main body run by `enter` reports `Main`.
+#[test]
+fn unhandled_main_body_error() {
+    let mut lp = EventLoop::with_virtual_clock();
+    let e = uncaught(lp.enter(|_| Err::<(), _>("main")));
+    assert_eq!(e.kind(), CallbackKind::Main);
+    assert_eq!(e.message(), "main");
+}
+
+/// A panicking uncaught-error handler is fatal, as a throwing
+/// `uncaughtException` listener is in Node.
+#[test]
+fn panicking_handler_is_fatal() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.set_uncaught_handler(|_, _| panic!("handler"));
+    lp.set_timeout(1, |_| Err::<(), _>("first"));
+    lp.set_timeout(1, at(&log, "second"));
+    let e = uncaught(lp.run());
+    assert!(e.is_panic());
+    assert_eq!(e.message(), "handler");
+    assert!(log.borrow().is_empty());
+}
+
+/// `run`, `run_once` and `run_nowait` from inside any callback return
+/// `Error::Reentrant` and run nothing; the outer run goes on.
+#[test]
+fn run_from_inside_a_callback_is_reentrant() {
+    fn try_all(lp: &mut EventLoop, log: &Log, who: &str) {
+        let a = matches!(lp.run(), Err(Error::Reentrant));
+        let b = matches!(lp.run_once(), Err(Error::Reentrant));
+        let c = matches!(lp.run_nowait(), Err(Error::Reentrant));
+        push(log, format!("{who}:{a}{b}{c}"));
+    }
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    let l = log.clone();
+    lp.set_timeout(1, move |lp| {
+        try_all(lp, &l, "timeout");
+        let l1 = l.clone();
+        lp.next_tick(move |lp| try_all(lp, &l1, "tick"));
+        let l2 = l.clone();
+        lp.queue_microtask(move |lp| try_all(lp, &l2, "micro"));
+        let l3 = l.clone();
+        lp.set_immediate(move |lp| try_all(lp, &l3, "immediate"));
+    });
+    lp.set_timeout(2, at(&log, "later"));
+    let l = log.clone();
+    let c = lp.completion(move |lp| try_all(lp, &l, "io"));
+    c.complete();
+    let l = log.clone();
+    lp.enter(move |lp| try_all(lp, &l, "main")).unwrap();
+    lp.run().unwrap();
+    assert_eq!(
+        *log.borrow(),
+        [
+            "main:truetruetrue",
+            "io:truetruetrue",
+            "timeout:truetruetrue",
+            "tick:truetruetrue",
+            "micro:truetruetrue",
+            "immediate:truetruetrue",
+            "later@2"
+        ]
+    );
+    assert_eq!(
+        Error::Reentrant.to_string().split(':').next(),
+        Some("the loop is already running")
+    );
+}
+
+/// R10.4 with a handler, I/O callbacks: after the handler, the failed I/O
+/// callback's ticks and microtasks drain before the check phase. Node
+/// (fs.stat callback that throws): `io1 caught:io1 tick micro imm`.
+#[test]
+fn handled_io_error_drains_ticks_after_the_handler() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    catch_into(&mut lp, &log);
+    let l = log.clone();
+    let c = lp.completion(move |lp| {
+        push(&l, "io1");
+        lp.next_tick(say(&l, "tick"));
+        lp.queue_microtask(say(&l, "micro"));
+        lp.set_immediate(say(&l, "imm"));
+        Err::<(), _>("io1")
+    });
+    c.complete();
+    lp.run().unwrap();
+    assert_eq!(log.borrow().join(" "), "io1 caught:io1 tick micro imm");
+    assert_eq!(lp.stats(), Stats::default());
+}

@@ -1,0 +1,229 @@
+//! Handles: generation-checked `Timeout` and `Immediate` handles never
+//! touch a reused storage slot, handles of another loop are refused, and
+//! the loop holds nothing once everything has ended. Virtual clock only.
+
+use std::{cell::RefCell, rc::Rc};
+
+use timerloop::{EventLoop, Stats, TimerError};
+
+type Log = Rc<RefCell<Vec<String>>>;
+
+fn new_log() -> Log {
+    Rc::default()
+}
+
+/// A callback that logs `name@<loop time>`.
+fn at(log: &Log, name: &'static str) -> impl FnMut(&mut EventLoop) + 'static {
+    let log = log.clone();
+    move |lp| log.borrow_mut().push(format!("{name}@{}", lp.now()))
+}
+
+/// The storage slot a handle points at, read from its `Debug` output, to
+/// check that a test really exercises slot reuse.
+fn slot(h: impl std::fmt::Debug) -> String {
+    let d = format!("{h:?}");
+    let start = d.find("key: ").expect("handle Debug shows its key");
+    d[start..].split(',').next().unwrap().to_owned()
+}
+
+/// Every operation on a stale timeout handle reports `Stale` or `false`.
+fn assert_stale(lp: &mut EventLoop, old: timerloop::Timeout) {
+    assert!(!lp.clear_timeout(old));
+    assert!(!lp.clear_interval(old));
+    assert!(!lp.is_pending(old));
+    assert_eq!(lp.refresh(old), Err(TimerError::Stale));
+    assert_eq!(lp.retain(old), Err(TimerError::Stale));
+    assert_eq!(lp.unref(old), Err(TimerError::Stale));
+    assert_eq!(lp.ref_(old), Err(TimerError::Stale));
+    assert_eq!(lp.has_ref(old), Err(TimerError::Stale));
+}
+
+/// A fired timeout's handle is stale; a new timer that reuses its slot is
+/// untouched by anything done through the old handle.
+#[test]
+fn fired_handle_does_not_touch_reused_slot() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    let old = lp.set_timeout(1, at(&log, "old"));
+    lp.run().unwrap();
+    let new = lp.set_timeout(5, at(&log, "new"));
+    assert_eq!(slot(old), slot(new), "the slot is reused");
+    assert_ne!(old, new, "with a new generation");
+    assert_stale(&mut lp, old);
+    assert!(lp.is_pending(new));
+    assert_eq!(lp.has_ref(new), Ok(true), "the old unref did not reach it");
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["old@1", "new@6"]);
+    assert_eq!(lp.stats(), Stats::default());
+}
+
+/// A cleared timeout's handle is stale; clearing it again does not clear
+/// the timer now in its slot.
+#[test]
+fn cleared_handle_does_not_touch_reused_slot() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    let old = lp.set_timeout(3, at(&log, "old"));
+    assert!(lp.clear_timeout(old));
+    let new = lp.set_timeout(3, at(&log, "new"));
+    assert_eq!(slot(old), slot(new));
+    assert_stale(&mut lp, old);
+    assert!(lp.is_pending(new));
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["new@3"]);
+    assert_eq!(lp.stats(), Stats::default());
+}
+
+/// A handle cleared inside its own callback: its slot is freed when the
+/// callback returns, and a timer created later (from another callback)
+/// reuses it; the old handle does not reach the new timer.
+#[test]
+fn handle_cleared_in_own_callback_then_slot_reused() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    let l = log.clone();
+    let first = lp.set_interval(2, move |lp| {
+        l.borrow_mut().push(format!("iv@{}", lp.now()));
+        let me = lp.current_timeout().unwrap();
+        assert!(lp.clear_interval(me));
+        let l = l.clone();
+        lp.set_timeout(1, move |lp| {
+            l.borrow_mut().push(format!("next@{}", lp.now()));
+            let fresh = lp.set_timeout(1, at(&l, "fresh"));
+            assert_eq!(slot(me), slot(fresh), "the interval's slot is reused");
+            assert_stale(lp, me);
+            assert!(lp.is_pending(fresh));
+            assert_eq!(lp.has_ref(fresh), Ok(true));
+        });
+    });
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["iv@2", "next@3", "fresh@4"]);
+    assert_stale(&mut lp, first);
+    assert_eq!(lp.stats(), Stats::default());
+}
+
+/// Many create/fire/clear cycles through the same few slots: a set of
+/// stale handles never affects the live timers.
+#[test]
+fn many_reuse_cycles_keep_handles_apart() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    let mut stale = Vec::new();
+    for round in 0..50u64 {
+        let t = lp.set_timeout(1, |_| {});
+        if round % 2 == 0 {
+            assert!(lp.clear_timeout(t));
+        } else {
+            lp.run().unwrap();
+        }
+        stale.push(t);
+    }
+    let live = lp.set_timeout(1, at(&log, "live"));
+    for &t in &stale {
+        assert_stale(&mut lp, t);
+    }
+    assert!(lp.is_pending(live));
+    lp.run().unwrap();
+    assert_eq!(log.borrow().len(), 1);
+    assert_eq!(lp.stats(), Stats::default());
+}
+
+/// Immediate handles are generation checked too: a run or cleared
+/// immediate's handle is stale and never reaches the one in its slot.
+#[test]
+fn stale_immediate_handle_does_not_touch_reused_slot() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    let ran = lp.set_immediate(|_| {});
+    lp.run().unwrap();
+    let cleared = lp.set_immediate(|_| {});
+    assert!(lp.clear_immediate(cleared));
+    let l = log.clone();
+    let live = lp.set_immediate(move |_| l.borrow_mut().push("live".into()));
+    for old in [ran, cleared] {
+        assert_eq!(slot(old), slot(live));
+        assert_ne!(old, live);
+        assert!(!lp.clear_immediate(old));
+        assert_eq!(lp.unref_immediate(old), Err(TimerError::Stale));
+        assert_eq!(lp.ref_immediate(old), Err(TimerError::Stale));
+        assert!(!lp.immediate_has_ref(old));
+    }
+    assert!(lp.immediate_has_ref(live));
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["live"]);
+    assert_eq!(lp.stats(), Stats::default());
+}
+
+/// Handles made by another loop are refused with `ForeignLoop`, even when
+/// a timer of this loop sits in the same slot.
+#[test]
+fn foreign_loop_handles_are_refused() {
+    let log = new_log();
+    let mut a = EventLoop::with_virtual_clock();
+    let mut b = EventLoop::with_virtual_clock();
+    let ta = a.set_timeout(5, at(&log, "a"));
+    let tb = b.set_timeout(5, at(&log, "b"));
+    assert_eq!(slot(ta), slot(tb));
+    assert_eq!(b.refresh(ta), Err(TimerError::ForeignLoop));
+    assert_eq!(b.retain(ta), Err(TimerError::ForeignLoop));
+    assert_eq!(b.unref(ta), Err(TimerError::ForeignLoop));
+    assert_eq!(b.ref_(ta), Err(TimerError::ForeignLoop));
+    assert_eq!(b.has_ref(ta), Err(TimerError::ForeignLoop));
+    assert!(!b.clear_timeout(ta));
+    assert!(!b.clear_interval(ta));
+    assert!(!b.is_pending(ta));
+    let ia = a.set_immediate(|_| {});
+    let ib = b.set_immediate(|_| {});
+    assert_eq!(b.unref_immediate(ia), Err(TimerError::ForeignLoop));
+    assert_eq!(b.ref_immediate(ia), Err(TimerError::ForeignLoop));
+    assert!(!b.immediate_has_ref(ia));
+    assert!(!b.clear_immediate(ia));
+    // b's own timer and immediate in the same slots are untouched.
+    assert!(b.is_pending(tb));
+    assert!(b.immediate_has_ref(ib));
+    b.run().unwrap();
+    a.run().unwrap();
+    assert_eq!(*log.borrow(), ["b@5", "a@5"]);
+    assert_eq!(a.stats(), Stats::default());
+    assert_eq!(b.stats(), Stats::default());
+}
+
+/// `stats()` is all zero once every kind of work has ended: timeouts,
+/// intervals, immediates, ticks, microtasks, completions, cleared and
+/// refreshed timers.
+#[test]
+fn stats_all_zero_after_everything_ends() {
+    let mut lp = EventLoop::with_virtual_clock();
+    let t = lp.set_timeout(5, |lp| {
+        lp.next_tick(|lp| lp.queue_microtask(|_| {}));
+    });
+    lp.retain(t).unwrap();
+    let cleared = lp.set_timeout(7, |_| {});
+    let iv = lp.set_interval(3, |lp| {
+        if lp.now() >= 9 {
+            let me = lp.current_timeout().unwrap();
+            lp.clear_interval(me);
+        }
+    });
+    lp.set_immediate(|lp| {
+        lp.set_immediate(|_| {});
+    });
+    let c = lp.completion(|lp| {
+        lp.set_timeout(1, |_| {});
+    });
+    c.complete();
+    let s = lp.stats();
+    assert_eq!(
+        (s.timers, s.lists, s.refed_timers, s.immediates),
+        (3, 3, 3, 1)
+    );
+    assert!(lp.clear_timeout(cleared));
+    lp.run().unwrap();
+    assert!(!lp.is_pending(iv));
+    assert_eq!(lp.stats().timers, 1, "the retained timeout stays");
+    lp.refresh(t).unwrap();
+    lp.run().unwrap();
+    assert!(lp.clear_timeout(t));
+    assert_eq!(lp.stats(), Stats::default());
+    assert!(!lp.is_alive());
+}

@@ -1,0 +1,244 @@
+//! Timeouts: list ordering, lists due in one pass, timers added during a
+//! pass, list reschedules, and fractional delays (R3.2, R3.4, R5.3, R5.4,
+//! §12.6, §12.7). Every test runs on the virtual clock.
+
+use std::{cell::RefCell, rc::Rc};
+
+use timerloop::{EventLoop, Stats};
+
+type Log = Rc<RefCell<Vec<String>>>;
+
+fn new_log() -> Log {
+    Rc::default()
+}
+
+/// A callback that logs `name@<loop time>`.
+fn at(log: &Log, name: &'static str) -> impl FnMut(&mut EventLoop) + 'static {
+    let log = log.clone();
+    move |lp| log.borrow_mut().push(format!("{name}@{}", lp.now()))
+}
+
+/// R3.4: timers of one duration fire in the order they were added, and a
+/// shorter list that expires first fires before them.
+#[test]
+fn same_delay_timers_fire_in_insertion_order() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.set_timeout(10, at(&log, "A"));
+    lp.set_timeout(10, at(&log, "B"));
+    lp.set_timeout(5, at(&log, "D"));
+    lp.set_timeout(10, at(&log, "C"));
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["D@5", "A@10", "B@10", "C@10"]);
+    assert_eq!(lp.now(), 10);
+    assert_eq!(lp.stats(), Stats::default());
+}
+
+/// §12.6: `setTimeout(cb, 1)` and `setTimeout(cb, 0)` share list 1 and fire
+/// in insertion order; every delay that coerces to 1 ms runs before a 2 ms
+/// timer created earlier (test-timers.js).
+#[test]
+fn zero_and_one_share_list_one() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.set_timeout(2, at(&log, "two"));
+    lp.set_timeout(1, at(&log, "one"));
+    lp.set_timeout(0, at(&log, "zero"));
+    lp.set_timeout(1, at(&log, "one-again"));
+    lp.set_timeout(0.5, at(&log, "half"));
+    assert_eq!(lp.stats().lists, 2);
+    lp.run().unwrap();
+    assert_eq!(
+        *log.borrow(),
+        ["one@1", "zero@1", "one-again@1", "half@1", "two@2"]
+    );
+}
+
+/// test-timers-ordering.js: a chain of 30 `setTimeout(f, 1)` fires in
+/// order, each exactly 1 ms of loop time after the previous.
+#[test]
+fn chain_of_one_ms_timers_steps_one_ms_each() {
+    fn step(times: Rc<RefCell<Vec<u64>>>, left: u32) -> impl FnMut(&mut EventLoop) + 'static {
+        move |lp| {
+            times.borrow_mut().push(lp.now());
+            if left > 1 {
+                lp.set_timeout(1, step(times.clone(), left - 1));
+            }
+        }
+    }
+    let times = Rc::new(RefCell::new(Vec::new()));
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.set_timeout(1, step(times.clone(), 30));
+    lp.run().unwrap();
+    assert_eq!(*times.borrow(), (1..=30).collect::<Vec<u64>>());
+}
+
+/// §12.7: two lists due in one processTimers call fire by expiry, not by
+/// duration; ticks run between the lists.
+///
+/// ```text
+/// t=0  A = setTimeout(5)   list 5: expiry 5
+/// t=3  B = setTimeout(1)   list 1: expiry 4
+/// t=13 loop starts: both due in one pass -> B (4), tickB, A (5)
+/// ```
+#[test]
+fn lists_due_in_one_pass_fire_by_expiry() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.set_timeout(5, at(&log, "A"));
+    lp.block(3);
+    let l = log.clone();
+    lp.set_timeout(1, move |lp| {
+        l.borrow_mut().push(format!("B@{}", lp.now()));
+        let l = l.clone();
+        lp.next_tick(move |_| l.borrow_mut().push("tickB".into()));
+    });
+    lp.block(10);
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["B@13", "tickB", "A@13"]);
+}
+
+/// §12.7: with equal expiry the older list id wins: A(10) at t0 and B(5) at
+/// t0+5 both expire at 10, and A's list is older.
+#[test]
+fn equal_expiry_older_list_wins() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.set_timeout(10, at(&log, "A"));
+    lp.block(5);
+    lp.set_timeout(5, at(&log, "B"));
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["A@10", "B@10"]);
+}
+
+/// R5.3: a timer added during a pass never runs in that pass, even when it
+/// joins the list being processed and the callback blocks past its due
+/// time. Node (verified): `A B Imm N`.
+///
+/// ```text
+/// t=1  A runs: N = setTimeout(1) (start 1), setImmediate(Imm), blocks 5 ms
+/// t=6  B runs (same pass, now frozen at 1); N: 1 - 1 < 1 -> reschedule
+///      check: Imm; timers: N
+/// ```
+#[test]
+fn timer_added_during_a_pass_waits_for_the_next_pass() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    let l = log.clone();
+    lp.set_timeout(1, move |lp| {
+        l.borrow_mut().push(format!("A@{}", lp.now()));
+        lp.set_timeout(1, at(&l, "N"));
+        lp.set_immediate(at(&l, "Imm"));
+        lp.block(5);
+    });
+    lp.set_timeout(1, at(&log, "B"));
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["A@1", "B@6", "Imm@6", "N@6"]);
+}
+
+/// R5.3 (test-timers-nested.js): a same-delay timer created by the last
+/// timer of a list still waits for its own due time.
+#[test]
+fn nested_same_delay_timer_fires_a_full_delay_later() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    let l = log.clone();
+    lp.set_timeout(10, move |lp| {
+        l.borrow_mut().push(format!("outer@{}", lp.now()));
+        lp.set_timeout(10, at(&l, "inner"));
+    });
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["outer@10", "inner@20"]);
+}
+
+/// R5.4: a list rescheduled on an early return takes a new id, so it loses
+/// ties against lists that already exist. Node (verified): X, then Z
+/// before Y.
+///
+/// ```text
+/// t=0   X = setTimeout(10)  list 10 (id 0)
+/// t=0   Z = setTimeout(15)  list 15 (id 1), expiry 15
+/// t=5   Y = setTimeout(10)  joins list 10
+/// t=10  X; list 10 rescheduled to expiry 15 with id 2
+/// t=15  Z (id 1) before Y (id 2)
+/// ```
+#[test]
+fn rescheduled_list_loses_ties() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.set_timeout(10, at(&log, "X"));
+    lp.set_timeout(15, at(&log, "Z"));
+    lp.block(5);
+    lp.set_timeout(10, at(&log, "Y"));
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["X@10", "Z@15", "Y@15"]);
+}
+
+/// R5.4: the rescheduled expiry is `max(start + msecs, now + 1)`; a list
+/// whose next timer is due later keeps that timer's own due time.
+#[test]
+fn rescheduled_list_fires_at_its_next_timers_due_time() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.set_timeout(10, at(&log, "first"));
+    lp.block(7);
+    lp.set_timeout(10, at(&log, "second"));
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["first@10", "second@17"]);
+}
+
+/// R3.2: fractions are kept but the list key is truncated. Node (verified):
+/// delays 2, 1.9, 0, 1, 1.5, -5, 2.99 create lists {1, 2} and fire
+/// B C D E F A G.
+#[test]
+fn fractional_delays_join_truncated_lists() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.set_timeout(2, at(&log, "A"));
+    lp.set_timeout(1.9, at(&log, "B"));
+    lp.set_timeout(0, at(&log, "C"));
+    lp.set_timeout(1, at(&log, "D"));
+    lp.set_timeout(1.5, at(&log, "E"));
+    lp.set_timeout(-5, at(&log, "F"));
+    lp.set_timeout(2.99, at(&log, "G"));
+    let s = lp.stats();
+    assert_eq!((s.timers, s.lists, s.queued_lists), (7, 2, 2));
+    lp.run().unwrap();
+    assert_eq!(
+        *log.borrow(),
+        ["B@1", "C@1", "D@1", "E@1", "F@1", "A@2", "G@2"]
+    );
+    assert_eq!(lp.stats(), Stats::default());
+}
+
+/// R3.2 (test-timers-non-integer-delay.js): delays 1, 1.8, 1.1, 1 fire in
+/// insertion order, all at 1 ms.
+#[test]
+fn non_integer_delays_keep_insertion_order() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.set_timeout(1, at(&log, "a"));
+    lp.set_timeout(1.8, at(&log, "b"));
+    lp.set_timeout(1.1, at(&log, "c"));
+    lp.set_timeout(1, at(&log, "d"));
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["a@1", "b@1", "c@1", "d@1"]);
+}
+
+/// R5.2 / §14.2: `now` is frozen during a pass, but timers that were
+/// already due still run in it even after a long block.
+#[test]
+fn due_timers_still_run_after_a_long_block() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    let l = log.clone();
+    lp.set_timeout(5, move |lp| {
+        l.borrow_mut().push(format!("A@{}", lp.now()));
+        lp.block(100);
+    });
+    lp.set_timeout(5, at(&log, "B"));
+    lp.set_timeout(6, at(&log, "C"));
+    lp.run().unwrap();
+    // C's list expires at 6 > now (5): it runs in the next pass.
+    assert_eq!(*log.borrow(), ["A@5", "B@105", "C@105"]);
+}
