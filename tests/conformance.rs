@@ -76,7 +76,19 @@ fn check_all(virtual_clock: bool) {
         ran += 1;
         let want = golden(f, "out");
         let want: Vec<&str> = want.lines().collect();
-        match run_to_lines(&script, virtual_clock) {
+        // On the real clock a fixture's order rests on the 5 ms gaps the
+        // fixtures keep; a machine loaded enough to wake the loop 5 ms late
+        // can break one. Such a run is tried again (up to 3 runs); a real
+        // difference fails every time. The virtual clock gets one run.
+        let tries = if virtual_clock { 1 } else { 3 };
+        let mut result = run_to_lines(&script, virtual_clock);
+        for _ in 1..tries {
+            if matches!(&result, Ok(got) if *got == want) {
+                break;
+            }
+            result = run_to_lines(&script, virtual_clock);
+        }
+        match result {
             Ok(got) if got == want => {}
             Ok(got) => {
                 let _ = write!(

@@ -176,6 +176,9 @@ pub(super) struct Io<H> {
     next_request: u64,
     /// Readiness fetched but not yet delivered (the loop was halted).
     undelivered: VecDeque<(usize, Readiness)>,
+    /// Cross-thread messages taken off the shared queue but held for a
+    /// later poll phase.
+    held: VecDeque<Msg<H>>,
 }
 
 impl<H: 'static> Io<H> {
@@ -193,6 +196,7 @@ impl<H: 'static> Io<H> {
             requests: Slab::new(),
             next_request: 0,
             undelivered: VecDeque::new(),
+            held: VecDeque::new(),
         })
     }
 
@@ -284,9 +288,11 @@ pub(super) fn io_poll<H: Host>(host: &mut H, timeout: Option<u64>) {
     let base = lp.time;
     let deadline = timeout.map(|t| base.saturating_add(t));
     let owed = lp.clock.is_virtual().then_some(lp.io.next_request);
+    // Messages held back by the previous poll phase are deliverable now.
+    let mut held = !lp.io.held.is_empty();
     loop {
         let lp = host.uv();
-        let pending_work = lp.io.has_work();
+        let pending_work = std::mem::take(&mut held) || lp.io.has_work();
         let waiting_for_work = owed.is_some_and(|id| lp.io.in_flight_before(id));
         let wait = if pending_work {
             Some(Duration::ZERO)
@@ -313,7 +319,7 @@ pub(super) fn io_poll<H: Host>(host: &mut H, timeout: Option<u64>) {
             }
         }
         lp.update_time();
-        let delivered = dispatch(host);
+        let delivered = dispatch(host, owed);
         let lp = host.uv();
         if owed.is_some_and(|id| lp.io.in_flight_before(id)) && !lp.halted {
             continue;
@@ -346,7 +352,7 @@ impl<H> Io<H> {
 
 /// Delivers queued readiness and cross-thread messages. Returns whether
 /// anything ran.
-fn dispatch<H: Host>(host: &mut H) -> bool {
+fn dispatch<H: Host>(host: &mut H, owed: Option<u64>) -> bool {
     let mut ran = false;
     while let Some((key, readiness)) = host.uv().io.undelivered.pop_front() {
         let lp = host.uv();
@@ -373,21 +379,29 @@ fn dispatch<H: Host>(host: &mut H) -> bool {
             return ran;
         }
     }
-    loop {
+    // Messages that arrived so far, as one batch (libuv's uv__work_done
+    // takes the whole completed queue too): work completed while the
+    // batch runs waits for the next poll phase.
+    let lp = host.uv();
+    let mut batch = std::mem::take(&mut lp.io.held);
+    {
+        let mut q = lp.io.shared.lock();
+        batch.append(&mut q);
+        lp.io.shared.has_msgs.store(false, Ordering::Release);
+    }
+    while let Some(msg) = batch.pop_front() {
         let lp = host.uv();
-        let msg = {
-            let mut q = lp.io.shared.lock();
-            let m = q.pop_front();
-            if q.is_empty() {
-                lp.io.shared.has_msgs.store(false, Ordering::Release);
-            }
-            m
-        };
-        let Some(msg) = msg else { break };
         match msg {
             Msg::Run(f) => {
                 f(host);
                 ran = true;
+            }
+            Msg::Complete(key) | Msg::Cancel(key)
+                if owed.is_some_and(|id| lp.io.requests.get(key).is_some_and(|r| r.0 >= id)) =>
+            {
+                // On a virtual clock, a request started during this poll
+                // phase completes in the next one, however fast it was.
+                lp.io.held.push_back(msg);
             }
             Msg::Complete(key) => {
                 if let Some((_, Some(cb))) = lp.io.requests.try_remove(key) {
@@ -406,5 +420,7 @@ fn dispatch<H: Host>(host: &mut H) -> bool {
             break;
         }
     }
+    let lp = host.uv();
+    lp.io.held.append(&mut batch);
     ran
 }
