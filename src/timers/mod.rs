@@ -1,4 +1,4 @@
-//! Node.js 20 timers on one native timer handle of the [`uv`](crate::uv)
+//! Node.js 20 timers on one native timer handle of the [`uv`]
 //! loop: timeouts, intervals, immediates, `nextTick` and microtasks.
 //!
 //! # The data structure

@@ -1,0 +1,1309 @@
+//! Random timer scripts for differential testing against Node.
+//!
+//! [`generate`] builds a random script from a seed; [`to_source`] prints a
+//! parsed [`Script`] back as text; [`shrink`] reduces a script that shows a
+//! difference to a small one that still shows it. `examples/difffuzz.rs`
+//! ties them together: it runs each generated script on Node (through
+//! `fixtures/node/tl.js`) and on this crate's loop and reports every script
+//! whose outputs differ.
+//!
+//! # What a generated script contains
+//!
+//! Nested timeouts, intervals, immediates, ticks, microtasks, `io`, `block`,
+//! `throw`, `nth`, and `clear`/`refresh`/`ref`/`unref`/`hasref` of random
+//! names. Every script ends on Node: every interval clears itself with
+//! `nth K { clear NAME }` in its own body (its name is bound exactly once),
+//! and a timeout only runs again after a `refresh` that the generator
+//! accounted for.
+//!
+//! # Timing
+//!
+//! Node's output must not depend on how late the machine runs a callback, so
+//! the generator keeps a model of virtual time (the time of the crate's
+//! virtual clock, where only `block` and waiting move time):
+//!
+//! - Activity is grouped into *clusters*: the main script, or one run of a
+//!   timer that starts a new cluster, together with everything it causes
+//!   before the loop goes idle again (its ticks, microtasks, immediates,
+//!   `io` callbacks and *attached* timers, below). A cluster gets a budget of
+//!   `block` milliseconds when it is created, so its whole activity lies in
+//!   a known window `[earliest start, latest start + budget + drift]`.
+//! - Each callback carries a range `[lo, hi]` for the virtual time at which
+//!   it runs: `lo` is exact (virtual time never runs late), `hi` adds 1 ms of
+//!   drift per timer hop to cover Node's real lateness.
+//! - A timer that starts a cluster (a *detached* timer) gets a delay, a
+//!   multiple of 5 ms or a few ms off one, such that its window (and the
+//!   window of each later run of an interval or a self-refreshing timeout) is
+//!   at least [`GAP`] ms away from every window reserved so far. So any two
+//!   things of different clusters are ordered the same way on Node and on the
+//!   virtual clock.
+//! - An *attached* timer (delay 0, 1, NaN, negative, or 5 to 15 ms) is
+//!   followed in the same body by a `block` at least 4 ms longer than its
+//!   delay, so it is overdue, never racing, when its creator returns; it then
+//!   runs inside its creator's cluster. Only one callback of a cluster (its
+//!   root, or a child the root handed the right to) creates attached timers,
+//!   and their expiries are at least 3 ms apart unless they share a list.
+//! - `io` is followed by `block 10`, so the completion has arrived before
+//!   the next poll phase, except in *quiet* clusters, which have no immediates
+//!   or attached timers that the poll phase could race (and no `throw`:
+//!   Node's handler queues an immediate). At most one `io` of a cluster is
+//!   in flight at a time.
+//! - `refresh` is emitted only where the new expiry is known: right after
+//!   its timeout was created and a `block`, as the first statement of a
+//!   timeout's own body (`nth N { refresh SELF }`), or for names whose
+//!   timeouts all share one delay and have bodies without timers, `io` or
+//!   `refresh` (whose re-runs get windows of their own).
+//!
+//! Scripts span at most about 110 ms of virtual time.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashSet;
+use std::rc::Rc;
+
+use super::parse::{Body, Script, Stmt, parse};
+
+/// The least distance, in ms, between the windows of two clusters.
+pub const GAP: f64 = 5.0;
+/// Node's lateness allowed per timer hop, in ms.
+const DRIFT: f64 = 1.0;
+/// Node's lateness allowed for the main script (module loading, the first
+/// loop iteration).
+const MAIN_DRIFT: f64 = 3.0;
+/// How long an `io` completion may take, in ms, where nothing waits for it.
+const IO_LATENCY: f64 = 5.0;
+/// The `block` after an `io`: long enough for the thread pool to complete
+/// it even on a busy machine.
+const IO_BLOCK: u32 = 10;
+/// No window ends later than this, in ms.
+const HORIZON: f64 = 110.0;
+/// Deepest nesting of bodies the generator produces.
+const MAX_DEPTH: usize = 4;
+/// Delays that Node coerces to 1 ms (without a warning).
+const SMALL_DELAYS: &[&str] = &[
+    "0",
+    "1",
+    "-5",
+    "NaN",
+    "-Infinity",
+    "0.5",
+    "1.5",
+    "-0",
+    "1.9",
+];
+
+/// A tiny deterministic PRNG (SplitMix64).
+#[derive(Debug, Clone)]
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// A number in `0..n` (`n > 0`).
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    /// True with probability `percent`/100.
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+
+    fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
+        xs[self.below(xs.len())]
+    }
+}
+
+/// One cluster of activity (see the module docs).
+#[derive(Debug)]
+struct Cluster {
+    /// `block` milliseconds still available.
+    budget: u32,
+    /// The latest virtual time any of its activity may reach.
+    end: f64,
+    /// No immediates or attached timers, so that an `io` may go without a
+    /// `block`.
+    quiet: bool,
+    /// An `io` without a `block` is still allowed (the window has room for
+    /// the latency of one).
+    lazy_io: bool,
+    /// The callback instance that may create attached timers.
+    owner: Option<u64>,
+    /// Expiry and effective delay of the owner's attached timers.
+    attached: Vec<(f64, f64)>,
+}
+
+type ClusterRef = Rc<RefCell<Cluster>>;
+
+/// One execution of the body being generated.
+#[derive(Debug, Clone)]
+struct Run {
+    /// The value `nth` compares with.
+    counter: u32,
+    /// Earliest virtual time at this point of the body.
+    lo: f64,
+    /// Latest virtual time at this point of the body.
+    hi: f64,
+    cluster: ClusterRef,
+    /// Whether this part of the cluster may start an `io`.
+    io: Rc<Cell<bool>>,
+    /// Callback instance id.
+    cb: u64,
+}
+
+/// How the body being generated is executed.
+#[derive(Debug, Clone)]
+struct Mode {
+    depth: usize,
+    /// Inside a callback (so `nth` is allowed).
+    callback: bool,
+    /// In the body of a refreshable timeout: no timers, `io` or `refresh`;
+    /// the cell holds the `block` milliseconds still allowed.
+    simple: Option<Rc<Cell<u32>>>,
+}
+
+impl Mode {
+    fn deeper(&self) -> Mode {
+        Mode {
+            depth: self.depth + 1,
+            callback: true,
+            simple: self.simple.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Class {
+    /// A timeout name, rebound freely, never refreshed from elsewhere.
+    Plain,
+    /// An interval's or a self-refreshing timeout's name: bound once.
+    Once,
+    /// A timeout name that `refresh` may target from anywhere: all its
+    /// timeouts have this delay and simple bodies with at most this many ms
+    /// of `block`.
+    Refreshable {
+        delay: f64,
+        max_block: u32,
+    },
+    Immediate,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Log,
+    Block,
+    Tick,
+    Microtask,
+    Immediate,
+    Io,
+    Timeout,
+    Attached,
+    RefreshUnit,
+    SelfRefresh,
+    Interval,
+    AttachedInterval,
+    Control,
+    Refresh,
+    Throw,
+    Nth,
+}
+
+const KINDS: &[(Kind, u32)] = &[
+    (Kind::Log, 10),
+    (Kind::Block, 7),
+    (Kind::Tick, 6),
+    (Kind::Microtask, 5),
+    (Kind::Immediate, 7),
+    (Kind::Io, 4),
+    (Kind::Timeout, 12),
+    (Kind::Attached, 5),
+    (Kind::RefreshUnit, 3),
+    (Kind::SelfRefresh, 2),
+    (Kind::Interval, 4),
+    (Kind::AttachedInterval, 2),
+    (Kind::Control, 10),
+    (Kind::Refresh, 3),
+    (Kind::Throw, 2),
+    (Kind::Nth, 6),
+];
+
+struct Gen {
+    rng: Rng,
+    /// Statements still to generate.
+    left: usize,
+    /// Reserved cluster windows.
+    windows: Vec<(f64, f64)>,
+    names: Vec<(String, Class)>,
+    next_cb: u64,
+    next_label: u32,
+}
+
+/// Generates a random timer script from `seed`, with about `size`
+/// statements (counting nested ones).
+///
+/// The same `seed` and `size` always give the same script. The script
+/// parses, ends on Node, and keeps the time-sensitive things it does at
+/// least [`GAP`] ms apart (see the module docs), so Node prints the same
+/// lines on every run unless the machine is very late.
+///
+/// # Examples
+///
+/// ```
+/// use timerloop::script::{r#gen::generate, parse::parse, run::run_to_lines};
+///
+/// let src = generate(7, 20);
+/// assert_eq!(src, generate(7, 20));
+/// let script = parse("gen.tl", &src).unwrap();
+/// run_to_lines(&script, true).unwrap();
+/// ```
+#[must_use]
+pub fn generate(seed: u64, size: usize) -> String {
+    let mut g = Gen {
+        rng: Rng(seed ^ 0x7469_6d65_726c_6f6f),
+        left: size.max(1),
+        windows: Vec::new(),
+        names: Vec::new(),
+        next_cb: 1,
+        next_label: 0,
+    };
+    g.main()
+}
+
+fn braces(stmts: &[String]) -> String {
+    if stmts.is_empty() {
+        "{ }".to_owned()
+    } else {
+        format!("{{ {} }}", stmts.join(" "))
+    }
+}
+
+fn fmt_delay(d: f64) -> String {
+    if d.is_nan() {
+        "NaN".to_owned()
+    } else if d.is_infinite() {
+        if d > 0.0 { "Infinity" } else { "-Infinity" }.to_owned()
+    } else {
+        format!("{d}")
+    }
+}
+
+fn apart(a: (f64, f64), b: (f64, f64)) -> bool {
+    a.0 >= b.1 + GAP || b.0 >= a.1 + GAP
+}
+
+fn advance(runs: &mut [Run], ms: u32) {
+    for r in runs {
+        r.lo += f64::from(ms);
+        r.hi += f64::from(ms);
+    }
+}
+
+/// Whether no two runs share a cluster.
+fn distinct(runs: &[Run]) -> bool {
+    runs.iter().enumerate().all(|(i, r)| {
+        runs[..i]
+            .iter()
+            .all(|s| !Rc::ptr_eq(&r.cluster, &s.cluster))
+    })
+}
+
+/// Whether every run may create attached timers.
+fn owners(runs: &[Run]) -> bool {
+    distinct(runs)
+        && runs.iter().all(|r| {
+            let c = r.cluster.borrow();
+            !c.quiet && c.owner == Some(r.cb)
+        })
+}
+
+impl Gen {
+    fn main(&mut self) -> String {
+        let quiet = self.rng.chance(20);
+        let budget = self.rng.pick(&[0, 5, 10, 10, 20, 30]);
+        let end = f64::from(budget) + MAIN_DRIFT + if quiet { IO_LATENCY } else { 0.0 };
+        self.windows.push((0.0, end));
+        let cluster = Rc::new(RefCell::new(Cluster {
+            budget,
+            end,
+            quiet,
+            lazy_io: quiet,
+            owner: Some(0),
+            attached: Vec::new(),
+        }));
+        let mut runs = vec![Run {
+            counter: 0,
+            lo: 0.0,
+            hi: 0.0,
+            cluster,
+            io: Rc::new(Cell::new(true)),
+            cb: 0,
+        }];
+        let mode = Mode {
+            depth: 0,
+            callback: false,
+            simple: None,
+        };
+        let mut out = Vec::new();
+        while self.left > 0 && !runs.is_empty() {
+            out.extend(self.stmt(&mut runs, &mode));
+        }
+        let mut s = out.join("\n");
+        s.push('\n');
+        s
+    }
+
+    fn cb(&mut self) -> u64 {
+        self.next_cb += 1;
+        self.next_cb
+    }
+
+    fn label(&mut self, prefix: char) -> String {
+        self.next_label += 1;
+        format!("{prefix}{}", self.next_label)
+    }
+
+    fn body_len(&mut self) -> usize {
+        self.rng.pick(&[0, 1, 1, 2, 2, 2, 3, 3, 4])
+    }
+
+    fn body(&mut self, runs: &mut Vec<Run>, mode: &Mode, len: usize) -> Vec<String> {
+        let mut out = Vec::new();
+        for _ in 0..len {
+            if runs.is_empty() || self.left == 0 {
+                break;
+            }
+            out.extend(self.stmt(runs, mode));
+        }
+        out
+    }
+
+    fn stmt(&mut self, runs: &mut Vec<Run>, mode: &Mode) -> Vec<String> {
+        self.left = self.left.saturating_sub(1);
+        for _ in 0..10 {
+            let kind = self.pick_kind(mode);
+            if let Some(v) = self.try_kind(kind, runs, mode) {
+                return v;
+            }
+        }
+        vec![format!("log {}", self.label('e'))]
+    }
+
+    fn pick_kind(&mut self, mode: &Mode) -> Kind {
+        let leaf = mode.depth >= MAX_DEPTH;
+        let simple = mode.simple.is_some();
+        let allowed = |k: Kind| match k {
+            Kind::Tick | Kind::Microtask | Kind::Immediate | Kind::Nth if leaf => false,
+            Kind::Io
+            | Kind::Timeout
+            | Kind::Attached
+            | Kind::RefreshUnit
+            | Kind::SelfRefresh
+            | Kind::Interval
+            | Kind::AttachedInterval
+                if leaf || simple =>
+            {
+                false
+            }
+            Kind::Refresh if simple => false,
+            Kind::Nth => mode.callback,
+            _ => true,
+        };
+        let weight = |k: Kind, w: u32| match k {
+            _ if !allowed(k) => 0,
+            // A throw at the main script's top level ends the script.
+            Kind::Throw if !mode.callback => 1,
+            _ => w * 2,
+        };
+        let total: u32 = KINDS.iter().map(|&(k, w)| weight(k, w)).sum();
+        let mut x = self.rng.below(total as usize) as u32;
+        for &(k, w) in KINDS {
+            let w = weight(k, w);
+            if x < w {
+                return k;
+            }
+            x -= w;
+        }
+        Kind::Log
+    }
+
+    fn try_kind(&mut self, kind: Kind, runs: &mut Vec<Run>, mode: &Mode) -> Option<Vec<String>> {
+        match kind {
+            Kind::Log => Some(vec![format!("log {}", self.label('a'))]),
+            Kind::Block => {
+                let ms = self.rng.pick(&[5, 5, 10, 10, 20, 1, 2, 3]);
+                if !self.take(runs, mode, ms) {
+                    return None;
+                }
+                advance(runs, ms);
+                Some(vec![format!("block {ms}")])
+            }
+            Kind::Tick | Kind::Microtask | Kind::Immediate => {
+                let quiet = runs.iter().any(|r| r.cluster.borrow().quiet);
+                let word = match kind {
+                    Kind::Tick => "tick".to_owned(),
+                    Kind::Microtask => "microtask".to_owned(),
+                    _ if quiet => return None,
+                    _ => format!("immediate {}", self.name(Class::Immediate)),
+                };
+                let mut child = self.children(runs, false);
+                let len = self.body_len();
+                let stmts = self.body(&mut child, &mode.deeper(), len);
+                Some(vec![format!("{word} {}", braces(&stmts))])
+            }
+            Kind::Io => self.io(runs, mode),
+            Kind::Timeout => self.detached(runs, mode, 0),
+            Kind::RefreshUnit => {
+                let ms = self.rng.pick(&[5, 10, 20]);
+                self.detached(runs, mode, ms)
+            }
+            Kind::Attached => self.attached(runs, mode),
+            Kind::SelfRefresh => self.repeating(runs, mode, false),
+            Kind::Interval => self.repeating(runs, mode, true),
+            Kind::AttachedInterval => self.attached_interval(runs, mode),
+            Kind::Control => {
+                let op = self
+                    .rng
+                    .pick(&["clear", "clear", "ref", "unref", "hasref", "hasref"]);
+                Some(vec![format!("{op} {}", self.any_name())])
+            }
+            Kind::Refresh => self.refresh(runs),
+            Kind::Throw => {
+                // Node handles the error and queues `setImmediate(noop)`,
+                // which would keep poll from waiting for a quiet `io`.
+                if runs.iter().any(|r| r.cluster.borrow().quiet) {
+                    return None;
+                }
+                runs.clear();
+                Some(vec![format!("throw {}", self.label('x'))])
+            }
+            Kind::Nth => self.nth(runs, mode),
+        }
+    }
+
+    /// Takes `ms` of `block` from the budget of every run's cluster.
+    fn take(&mut self, runs: &[Run], mode: &Mode, ms: u32) -> bool {
+        if let Some(s) = &mode.simple {
+            if s.get() < ms {
+                return false;
+            }
+        }
+        let mut groups: Vec<(ClusterRef, u32)> = Vec::new();
+        for r in runs {
+            match groups.iter_mut().find(|(c, _)| Rc::ptr_eq(c, &r.cluster)) {
+                Some((_, n)) => *n += 1,
+                None => groups.push((r.cluster.clone(), 1)),
+            }
+        }
+        if groups.iter().any(|(c, n)| c.borrow().budget < n * ms) {
+            return false;
+        }
+        for (c, n) in groups {
+            c.borrow_mut().budget -= n * ms;
+        }
+        if let Some(s) = &mode.simple {
+            s.set(s.get() - ms);
+        }
+        true
+    }
+
+    /// Gives back what [`Gen::take`] took.
+    fn untake(&mut self, runs: &[Run], mode: &Mode, ms: u32) {
+        for r in runs {
+            r.cluster.borrow_mut().budget += ms;
+        }
+        if let Some(s) = &mode.simple {
+            s.set(s.get() + ms);
+        }
+    }
+
+    /// Callbacks created by `runs` that run inside the same cluster (ticks,
+    /// microtasks, immediates, `io`). `fresh_io` gives them an `io` permit
+    /// of their own.
+    fn children(&mut self, runs: &[Run], fresh_io: bool) -> Vec<Run> {
+        let hand_over = owners(runs)
+            && runs.iter().all(|r| r.cluster.borrow().attached.is_empty())
+            && self.rng.chance(20);
+        let mut out = Vec::new();
+        for r in runs {
+            let cb = self.cb();
+            let c = r.cluster.borrow();
+            let hi = c.end.max(r.hi);
+            drop(c);
+            if hand_over {
+                r.cluster.borrow_mut().owner = Some(cb);
+            }
+            out.push(Run {
+                counter: 1,
+                lo: r.lo,
+                hi,
+                cluster: r.cluster.clone(),
+                io: if fresh_io {
+                    Rc::new(Cell::new(true))
+                } else {
+                    r.io.clone()
+                },
+                cb,
+            });
+        }
+        out
+    }
+
+    fn name(&mut self, class: Class) -> String {
+        let reuse: Vec<usize> = (0..self.names.len())
+            .filter(|&i| match (self.names[i].1, class) {
+                (Class::Refreshable { .. }, Class::Refreshable { .. }) => true,
+                (a, b) => a == b && a != Class::Once,
+            })
+            .collect();
+        if !reuse.is_empty() && self.rng.chance(45) {
+            let i = reuse[self.rng.below(reuse.len())];
+            return self.names[i].0.clone();
+        }
+        let prefix = match class {
+            Class::Plain => 't',
+            Class::Once => 'i',
+            Class::Refreshable { .. } => 'r',
+            Class::Immediate => 'm',
+        };
+        let name = format!("{prefix}{}", self.names.len());
+        self.names.push((name.clone(), class));
+        name
+    }
+
+    fn any_name(&mut self) -> String {
+        if self.names.is_empty() || self.rng.chance(10) {
+            return format!("u{}", self.rng.below(3));
+        }
+        let i = self.rng.below(self.names.len());
+        self.names[i].0.clone()
+    }
+
+    /// Finds a delay for a timer armed at `extra` ms after each run's
+    /// current time, repeating `reps` times (interval runs, refreshes), so
+    /// that every cluster it starts fits; reserves their windows and returns
+    /// the delay and the runs of its body.
+    fn place(
+        &mut self,
+        runs: &[Run],
+        reps: u32,
+        extra: f64,
+        budget: u32,
+        quiet: bool,
+        fixed: Option<f64>,
+    ) -> Option<(f64, Vec<Run>)> {
+        let tail = f64::from(budget) + DRIFT + if quiet { IO_LATENCY } else { 0.0 };
+        let windows = |d: f64| {
+            let mut ws = Vec::new();
+            for r in runs {
+                for j in 1..=reps {
+                    let j = f64::from(j);
+                    let lo = r.lo + extra + j * d.trunc();
+                    let hi = r.hi + extra + j * (d.trunc() + DRIFT);
+                    ws.push((lo, hi, hi + tail));
+                }
+            }
+            ws
+        };
+        let fits = |ws: &[(f64, f64, f64)], reserved: &[(f64, f64)]| {
+            ws.iter().enumerate().all(|(i, &(lo, _, end))| {
+                end <= HORIZON
+                    && reserved.iter().all(|&w| apart((lo, end), w))
+                    && ws[..i].iter().all(|&(l, _, e)| apart((lo, end), (l, e)))
+            })
+        };
+        let candidates: Vec<f64> = match fixed {
+            Some(d) => vec![d],
+            None => {
+                let start = self.rng.below(8);
+                (0..32)
+                    .map(|i| {
+                        let d = 5.0 * (1 + (start + i) % 32) as f64;
+                        match self.rng.below(100) {
+                            0..=9 => d + self.rng.pick(&[1.0, 2.0, 3.0, 4.0]),
+                            10..=17 => d + 0.5,
+                            18..=20 => d + 0.25,
+                            _ => d,
+                        }
+                    })
+                    .collect()
+            }
+        };
+        let d = candidates
+            .into_iter()
+            .find(|&d| fits(&windows(d), &self.windows))?;
+        let mut body_runs = Vec::new();
+        for (k, (lo, hi, end)) in windows(d).into_iter().enumerate() {
+            self.windows.push((lo, end));
+            let cb = self.cb();
+            body_runs.push(Run {
+                counter: k as u32 % reps + 1,
+                lo,
+                hi,
+                cluster: Rc::new(RefCell::new(Cluster {
+                    budget,
+                    end,
+                    quiet,
+                    lazy_io: quiet,
+                    owner: Some(cb),
+                    attached: Vec::new(),
+                })),
+                io: Rc::new(Cell::new(true)),
+                cb,
+            });
+        }
+        Some((d, body_runs))
+    }
+
+    fn delay_text(&mut self, d: f64) -> String {
+        if d.fract() == 0.0 && self.rng.chance(3) {
+            format!("0{d}")
+        } else {
+            fmt_delay(d)
+        }
+    }
+
+    /// A timeout that starts a cluster of its own; with `refresh_after` > 0,
+    /// followed by `block refresh_after` and `refresh NAME`.
+    fn detached(
+        &mut self,
+        runs: &mut [Run],
+        mode: &Mode,
+        refresh_after: u32,
+    ) -> Option<Vec<String>> {
+        if refresh_after > 0 && !self.take(runs, mode, refresh_after) {
+            return None;
+        }
+        let refreshable = self.rng.chance(25);
+        let class = if refreshable {
+            let existing: Vec<(String, Class)> = self
+                .names
+                .iter()
+                .filter(|(_, c)| matches!(c, Class::Refreshable { .. }))
+                .cloned()
+                .collect();
+            if !existing.is_empty() && self.rng.chance(50) {
+                existing[self.rng.below(existing.len())].1
+            } else {
+                Class::Refreshable {
+                    delay: 5.0 * (2 + self.rng.below(9)) as f64,
+                    max_block: self.rng.pick(&[0, 0, 5]),
+                }
+            }
+        } else {
+            Class::Plain
+        };
+        let (fixed, budget, quiet) = match class {
+            Class::Refreshable { delay, max_block } => (Some(delay), max_block, false),
+            _ => (
+                None,
+                self.rng.pick(&[0, 0, 5, 5, 10, 15, 20]),
+                self.rng.chance(25),
+            ),
+        };
+        let Some((d, mut body_runs)) =
+            self.place(runs, 1, f64::from(refresh_after), budget, quiet, fixed)
+        else {
+            if refresh_after > 0 {
+                self.untake(runs, mode, refresh_after);
+            }
+            return None;
+        };
+        let name = match class {
+            Class::Refreshable { .. } => self.refreshable_name(class),
+            _ => self.name(Class::Plain),
+        };
+        let body_mode = Mode {
+            depth: mode.depth + 1,
+            callback: true,
+            simple: match class {
+                Class::Refreshable { max_block, .. } => Some(Rc::new(Cell::new(max_block))),
+                _ => None,
+            },
+        };
+        let len = self.body_len();
+        let stmts = self.body(&mut body_runs, &body_mode, len);
+        let mut out = vec![format!(
+            "timeout {name} {} {}",
+            self.delay_text(d),
+            braces(&stmts)
+        )];
+        if refresh_after > 0 {
+            advance(runs, refresh_after);
+            out.push(format!("block {refresh_after}"));
+            out.push(format!("refresh {name}"));
+        }
+        Some(out)
+    }
+
+    fn refreshable_name(&mut self, class: Class) -> String {
+        if let Some((n, _)) = self.names.iter().find(|(_, c)| *c == class) {
+            if self.rng.chance(60) {
+                return n.clone();
+            }
+        }
+        let name = format!("r{}", self.names.len());
+        self.names.push((name.clone(), class));
+        name
+    }
+
+    /// A detached interval (`interval`) or a timeout that refreshes itself
+    /// as the first thing of its first one or two runs.
+    fn repeating(&mut self, runs: &mut [Run], mode: &Mode, interval: bool) -> Option<Vec<String>> {
+        if runs.len() != 1 {
+            return None;
+        }
+        let reps = if interval {
+            1 + self.rng.below(4) as u32
+        } else {
+            2 + self.rng.below(2) as u32
+        };
+        let budget = self.rng.pick(&[0, 0, 5, 5, 10]);
+        let quiet = self.rng.chance(25);
+        let (d, mut body_runs) = self.place(runs, reps, 0.0, budget, quiet, None)?;
+        let name = self.name(Class::Once);
+        let body_mode = mode.deeper();
+        let mut stmts = Vec::new();
+        if !interval {
+            for n in 1..reps {
+                stmts.push(format!("nth {n} {{ refresh {name} }}"));
+            }
+        }
+        let len = self.body_len();
+        if interval {
+            let at = self.rng.below(len + 1);
+            stmts = self.body(&mut body_runs, &body_mode, at);
+            let clear = format!("nth {reps} {{ clear {name} }}");
+            if body_runs.iter().any(|r| r.counter == reps) {
+                stmts.push(clear);
+            } else {
+                stmts.insert(0, clear);
+            }
+            stmts.extend(self.body(&mut body_runs, &body_mode, len - at));
+        } else {
+            stmts.extend(self.body(&mut body_runs, &body_mode, len));
+        }
+        let word = if interval { "interval" } else { "timeout" };
+        Some(vec![format!(
+            "{word} {name} {} {}",
+            self.delay_text(d),
+            braces(&stmts)
+        )])
+    }
+
+    /// A timeout that is overdue when its creator returns, thanks to the
+    /// `block` after it.
+    fn attached(&mut self, runs: &mut [Run], mode: &Mode) -> Option<Vec<String>> {
+        if !owners(runs) {
+            return None;
+        }
+        let (text, d, ms) = match self.rng.below(5) {
+            0..=2 => (self.rng.pick(SMALL_DELAYS).to_owned(), 1.0, 5),
+            3 => ("5".to_owned(), 5.0, 10),
+            _ => (self.rng.pick(&["10", "15", "12.5"]).to_owned(), 0.0, 20),
+        };
+        let d = if d == 0.0 {
+            text.parse::<f64>().unwrap_or(10.0).trunc()
+        } else {
+            d
+        };
+        let ok = runs.iter().all(|r| {
+            let e = r.lo + d;
+            r.cluster
+                .borrow()
+                .attached
+                .iter()
+                .all(|&(e2, d2)| (e - e2).abs() >= 3.0 || (e == e2 && d == d2))
+        });
+        if !ok || !self.take(runs, mode, ms) {
+            return None;
+        }
+        let hand_over = self.rng.chance(30);
+        let mut body_runs = Vec::new();
+        for r in runs.iter() {
+            let cb = self.cb();
+            let mut c = r.cluster.borrow_mut();
+            c.attached.push((r.lo + d, d));
+            if hand_over {
+                c.owner = Some(cb);
+                c.attached.clear();
+            }
+            body_runs.push(Run {
+                counter: 1,
+                lo: r.lo + d,
+                hi: c.end.max(r.hi),
+                cluster: r.cluster.clone(),
+                io: r.io.clone(),
+                cb,
+            });
+        }
+        let name = self.name(Class::Plain);
+        let len = self.body_len();
+        let stmts = self.body(&mut body_runs, &mode.deeper(), len);
+        advance(runs, ms);
+        Some(vec![
+            format!("timeout {name} {text} {}", braces(&stmts)),
+            format!("block {ms}"),
+        ])
+    }
+
+    /// A 1 ms interval whose runs each block 5 ms, inside its creator's
+    /// cluster.
+    fn attached_interval(&mut self, runs: &mut [Run], mode: &Mode) -> Option<Vec<String>> {
+        if runs.len() != 1 || !owners(runs) || !runs[0].cluster.borrow().attached.is_empty() {
+            return None;
+        }
+        let reps = 1 + self.rng.below(3) as u32;
+        if runs[0].cluster.borrow().budget < 5 + 5 * reps || !self.take(runs, mode, 5) {
+            return None;
+        }
+        let r = runs[0].clone();
+        r.cluster.borrow_mut().owner = None;
+        let hi = r.cluster.borrow().end.max(r.hi);
+        let mut body_runs: Vec<Run> = (1..=reps)
+            .map(|k| Run {
+                counter: k,
+                lo: r.lo + 1.0 + 6.0 * f64::from(k - 1),
+                hi,
+                cluster: r.cluster.clone(),
+                io: r.io.clone(),
+                cb: 0,
+            })
+            .collect();
+        for run in &mut body_runs {
+            run.cb = self.cb();
+        }
+        let body_mode = mode.deeper();
+        // Each run is overdue for the next when it returns.
+        let took = self.take(&body_runs, &body_mode, 5);
+        debug_assert!(took);
+        advance(&mut body_runs, 5);
+        let name = self.name(Class::Once);
+        let len = self.body_len();
+        let at = self.rng.below(len + 1);
+        let mut stmts = vec!["block 5".to_owned()];
+        stmts.extend(self.body(&mut body_runs, &body_mode, at));
+        let clear = format!("nth {reps} {{ clear {name} }}");
+        if body_runs.iter().any(|r| r.counter == reps) {
+            stmts.push(clear);
+        } else {
+            stmts.insert(1, clear);
+        }
+        stmts.extend(self.body(&mut body_runs, &body_mode, len - at));
+        advance(runs, 5);
+        let text = self.rng.pick(SMALL_DELAYS);
+        Some(vec![
+            format!("interval {name} {text} {}", braces(&stmts)),
+            "block 5".to_owned(),
+        ])
+    }
+
+    fn io(&mut self, runs: &mut [Run], mode: &Mode) -> Option<Vec<String>> {
+        if !distinct(runs) || runs.iter().any(|r| !r.io.get()) {
+            return None;
+        }
+        let lazy = runs.iter().all(|r| {
+            let c = r.cluster.borrow();
+            c.quiet && c.lazy_io
+        });
+        let block = !lazy || self.rng.chance(30);
+        if block && !self.take(runs, mode, IO_BLOCK) {
+            return None;
+        }
+        if !block {
+            // The window allows for the latency of one `io` nobody waits for.
+            for r in runs.iter() {
+                r.cluster.borrow_mut().lazy_io = false;
+            }
+        }
+        for r in runs.iter() {
+            r.io.set(false);
+        }
+        let mut child = self.children(runs, true);
+        let len = self.body_len();
+        let stmts = self.body(&mut child, &mode.deeper(), len);
+        let mut out = vec![format!("io {}", braces(&stmts))];
+        if block {
+            advance(runs, IO_BLOCK);
+            out.push(format!("block {IO_BLOCK}"));
+        }
+        Some(out)
+    }
+
+    fn refresh(&mut self, runs: &[Run]) -> Option<Vec<String>> {
+        let targets: Vec<(String, f64, u32)> = self
+            .names
+            .iter()
+            .filter_map(|(n, c)| match *c {
+                Class::Refreshable { delay, max_block } => Some((n.clone(), delay, max_block)),
+                _ => None,
+            })
+            .collect();
+        if targets.is_empty() || self.rng.chance(25) {
+            return Some(vec![format!("refresh u{}", self.rng.below(3))]);
+        }
+        let (name, d, max_block) = targets[self.rng.below(targets.len())].clone();
+        let ws: Vec<(f64, f64)> = runs
+            .iter()
+            .map(|r| (r.lo + d, r.hi + d + DRIFT + f64::from(max_block) + DRIFT))
+            .collect();
+        let fits = ws.iter().enumerate().all(|(i, &w)| {
+            w.1 <= HORIZON
+                && self.windows.iter().all(|&v| apart(w, v))
+                && ws[..i].iter().all(|&v| apart(w, v))
+        });
+        if !fits {
+            return None;
+        }
+        self.windows.extend(ws);
+        Some(vec![format!("refresh {name}")])
+    }
+
+    fn nth(&mut self, runs: &mut Vec<Run>, mode: &Mode) -> Option<Vec<String>> {
+        let mut counters: Vec<u32> = runs.iter().map(|r| r.counter).collect();
+        counters.dedup();
+        let n = if self.rng.chance(8) {
+            counters.iter().max().copied().unwrap_or(1) + 1
+        } else {
+            counters[self.rng.below(counters.len())]
+        };
+        let body_mode = Mode {
+            depth: mode.depth + 1,
+            callback: true,
+            simple: mode.simple.clone(),
+        };
+        let idx: Vec<usize> = (0..runs.len()).filter(|&i| runs[i].counter == n).collect();
+        let len = self.body_len().max(1);
+        if idx.is_empty() {
+            if mode.simple.is_some() {
+                // A re-run of a refreshable timeout may reach it: keep it
+                // within the body's block allowance (checked by `take`).
+                let mut sub = runs.clone();
+                let stmts = self.body(&mut sub, &body_mode, len);
+                return Some(vec![format!("nth {n} {}", braces(&stmts))]);
+            }
+            return Some(vec![format!("nth {n} {{ log {} }}", self.label('d'))]);
+        }
+        let mut sub: Vec<Run> = idx.iter().map(|&i| runs[i].clone()).collect();
+        let stmts = self.body(&mut sub, &body_mode, len);
+        if sub.is_empty() {
+            runs.retain(|r| r.counter != n);
+        } else {
+            for (&i, s) in idx.iter().zip(&sub) {
+                runs[i].lo = s.lo;
+                runs[i].hi = s.hi;
+            }
+        }
+        Some(vec![format!("nth {n} {}", braces(&stmts))])
+    }
+}
+
+// ------------------------------------------------------------ printing ---
+
+/// Prints `script` as timer-script source that parses back to the same
+/// statements (comments are not kept).
+///
+/// Top-level statements go on lines of their own; a body goes on one line
+/// when it is short, else one statement per line, indented.
+///
+/// # Examples
+///
+/// ```
+/// use timerloop::script::{r#gen::to_source, parse::parse};
+///
+/// let script = parse("a.tl", "# hi\ntimeout a 007 { log a }  log b").unwrap();
+/// assert_eq!(to_source(&script), "timeout a 7 { log a }\nlog b\n");
+/// ```
+#[must_use]
+pub fn to_source(script: &Script) -> String {
+    let mut out = String::new();
+    for s in script.body.iter() {
+        print_stmt(script, s, 0, &mut out);
+        out.push('\n');
+    }
+    out
+}
+
+fn print_stmt(script: &Script, s: &Stmt, indent: usize, out: &mut String) {
+    let name = |i: &usize| script.names[*i].name.as_str();
+    let (head, body) = match s {
+        Stmt::Log(w) => (format!("log {w}"), None),
+        Stmt::Throw(w) => (format!("throw {w}"), None),
+        Stmt::Timeout {
+            name: n,
+            delay,
+            body,
+        } => (
+            format!("timeout {} {}", name(n), fmt_delay(*delay)),
+            Some(body),
+        ),
+        Stmt::Interval {
+            name: n,
+            delay,
+            body,
+        } => (
+            format!("interval {} {}", name(n), fmt_delay(*delay)),
+            Some(body),
+        ),
+        Stmt::Immediate { name: n, body } => (format!("immediate {}", name(n)), Some(body)),
+        Stmt::Tick(body) => ("tick".to_owned(), Some(body)),
+        Stmt::Microtask(body) => ("microtask".to_owned(), Some(body)),
+        Stmt::Io(body) => ("io".to_owned(), Some(body)),
+        Stmt::Clear(n) => (format!("clear {}", name(n)), None),
+        Stmt::Refresh(n) => (format!("refresh {}", name(n)), None),
+        Stmt::Ref(n) => (format!("ref {}", name(n)), None),
+        Stmt::Unref(n) => (format!("unref {}", name(n)), None),
+        Stmt::HasRef(n) => (format!("hasref {}", name(n)), None),
+        Stmt::Block(ms) => (format!("block {ms}"), None),
+        Stmt::Nth(n, body) => (format!("nth {n}"), Some(body)),
+    };
+    out.push_str(&head);
+    let Some(body) = body else { return };
+    let mut inline = String::new();
+    for (i, t) in body.iter().enumerate() {
+        if i > 0 {
+            inline.push(' ');
+        }
+        print_stmt(script, t, 0, &mut inline);
+    }
+    if inline.contains('\n') || indent * 2 + head.len() + inline.len() > 72 {
+        out.push_str(" {\n");
+        for t in body.iter() {
+            out.push_str(&"  ".repeat(indent + 1));
+            print_stmt(script, t, indent + 1, out);
+            out.push('\n');
+        }
+        out.push_str(&"  ".repeat(indent));
+        out.push('}');
+    } else if inline.is_empty() {
+        out.push_str(" { }");
+    } else {
+        out.push_str(" { ");
+        out.push_str(&inline);
+        out.push_str(" }");
+    }
+}
+
+// ----------------------------------------------------------- shrinking ---
+
+fn body_of(s: &Stmt) -> Option<&Body> {
+    match s {
+        Stmt::Timeout { body, .. }
+        | Stmt::Interval { body, .. }
+        | Stmt::Immediate { body, .. }
+        | Stmt::Tick(body)
+        | Stmt::Microtask(body)
+        | Stmt::Io(body)
+        | Stmt::Nth(_, body) => Some(body),
+        _ => None,
+    }
+}
+
+fn with_body(s: &Stmt, body: Body) -> Stmt {
+    match s {
+        Stmt::Timeout { name, delay, .. } => Stmt::Timeout {
+            name: *name,
+            delay: *delay,
+            body,
+        },
+        Stmt::Interval { name, delay, .. } => Stmt::Interval {
+            name: *name,
+            delay: *delay,
+            body,
+        },
+        Stmt::Immediate { name, .. } => Stmt::Immediate { name: *name, body },
+        Stmt::Tick(_) => Stmt::Tick(body),
+        Stmt::Microtask(_) => Stmt::Microtask(body),
+        Stmt::Io(_) => Stmt::Io(body),
+        Stmt::Nth(n, _) => Stmt::Nth(*n, body),
+        other => other.clone(),
+    }
+}
+
+/// Whether `body` (not looking into nested callbacks) clears `name`.
+fn clears(body: &[Stmt], name: usize) -> bool {
+    body.iter().any(|s| match s {
+        Stmt::Clear(n) => *n == name,
+        Stmt::Nth(_, b) => clears(b, name),
+        _ => false,
+    })
+}
+
+/// Paths (indexes from the top level down) of the statements the shrinker
+/// may remove: with `blocks`, the `block`s; otherwise everything else.
+///
+/// Kept are: an interval's own `clear` (and the `nth` around it), so
+/// that the script still ends; the `block` right after a timeout, interval
+/// or `io`, and the first `block` of an interval's body, which keep attached
+/// timers and `io` from racing.
+fn removable(
+    body: &[Stmt],
+    interval: Option<usize>,
+    blocks: bool,
+    path: &mut Vec<usize>,
+    out: &mut Vec<Vec<usize>>,
+) {
+    for (i, s) in body.iter().enumerate() {
+        path.push(i);
+        let prev = i.checked_sub(1).map(|j| &body[j]);
+        let keep = match s {
+            Stmt::Block(_) => {
+                !blocks
+                    || matches!(
+                        prev,
+                        Some(Stmt::Timeout { .. } | Stmt::Interval { .. } | Stmt::Io(_))
+                    )
+                    || (i == 0 && interval.is_some())
+            }
+            _ if blocks => true,
+            Stmt::Clear(n) => interval == Some(*n),
+            Stmt::Nth(_, b) => interval.is_some_and(|n| clears(b, n)),
+            _ => false,
+        };
+        if !keep {
+            out.push(path.clone());
+        }
+        if let Some(b) = body_of(s) {
+            let inner = match s {
+                Stmt::Interval { name, .. } => Some(*name),
+                Stmt::Nth(..) => interval,
+                _ => None,
+            };
+            removable(b, inner, blocks, path, out);
+        }
+        path.pop();
+    }
+}
+
+fn without(body: &[Stmt], gone: &HashSet<Vec<usize>>, path: &mut Vec<usize>) -> Body {
+    let mut out = Vec::new();
+    for (i, s) in body.iter().enumerate() {
+        path.push(i);
+        if !gone.contains(path) {
+            out.push(match body_of(s) {
+                Some(b) => with_body(s, without(b, gone, path)),
+                None => s.clone(),
+            });
+        }
+        path.pop();
+    }
+    out.into()
+}
+
+/// Shrinks `script` by delta debugging over its statements.
+///
+/// Repeatedly removes chunks of statements (a statement goes with its
+/// body), halving the chunk size down to single statements, and keeps a
+/// smaller script whenever `keep(candidate, source)` accepts it (`source` is
+/// [`to_source`] of the candidate). Statements are tried first; then the
+/// `block`s that are not needed to keep the script race-free; then
+/// statements again. It never removes an interval's own `clear`, so the
+/// candidates still end.
+///
+/// Returns the smallest accepted script (`script` itself if none was).
+///
+/// # Examples
+///
+/// ```
+/// use timerloop::script::{r#gen::{shrink, to_source}, parse::parse};
+///
+/// let script = parse("a.tl", "log a log b timeout t 5 { log c log d }").unwrap();
+/// // "Fails" while it still logs c.
+/// let small = shrink(&script, |_, src| src.contains("log c"));
+/// assert_eq!(to_source(&small), "timeout t 5 { log c }\n");
+/// ```
+pub fn shrink(script: &Script, mut keep: impl FnMut(&Script, &str) -> bool) -> Script {
+    let mut cur = script.clone();
+    for blocks in [false, true, false] {
+        let mut parts = 2;
+        loop {
+            let mut cands = Vec::new();
+            removable(&cur.body, None, blocks, &mut Vec::new(), &mut cands);
+            if cands.is_empty() {
+                break;
+            }
+            parts = parts.min(cands.len());
+            let chunk = cands.len().div_ceil(parts);
+            let mut reduced = false;
+            for part in cands.chunks(chunk) {
+                let gone: HashSet<Vec<usize>> = part.iter().cloned().collect();
+                let body = without(&cur.body, &gone, &mut Vec::new());
+                let cand = Script {
+                    body,
+                    names: cur.names.clone(),
+                    virtual_only: false,
+                };
+                let src = to_source(&cand);
+                let Ok(cand) = parse("shrink.tl", &src) else {
+                    continue;
+                };
+                if keep(&cand, &src) {
+                    cur = cand;
+                    reduced = true;
+                    break;
+                }
+            }
+            if reduced {
+                parts = parts.saturating_sub(1).max(2);
+            } else if chunk == 1 {
+                break;
+            } else {
+                parts *= 2;
+            }
+        }
+    }
+    cur
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::script::run::run_to_lines;
+
+    #[test]
+    fn generated_scripts_parse_print_and_end() {
+        for seed in 0..300 {
+            let src = generate(seed, 30);
+            let script = parse("g.tl", &src).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{src}"));
+            let printed = to_source(&script);
+            let again = parse("p.tl", &printed).unwrap();
+            assert_eq!(to_source(&again), printed, "seed {seed}");
+            run_to_lines(&script, true).unwrap();
+        }
+    }
+
+    #[test]
+    fn generation_is_deterministic_and_varied() {
+        assert_eq!(generate(42, 25), generate(42, 25));
+        assert_ne!(generate(42, 25), generate(43, 25));
+    }
+
+    #[test]
+    fn every_interval_clears_itself() {
+        for seed in 0..300 {
+            let script = parse("g.tl", &generate(seed, 40)).unwrap();
+            fn check(body: &[Stmt]) {
+                for s in body {
+                    if let Stmt::Interval { name, body, .. } = s {
+                        assert!(clears(body, *name));
+                    }
+                    if let Some(b) = body_of(s) {
+                        check(b);
+                    }
+                }
+            }
+            check(&script.body);
+        }
+    }
+
+    #[test]
+    fn shrink_keeps_an_interval_clear() {
+        let script = parse("a.tl", "interval i 10 { log a nth 3 { clear i log b } }").unwrap();
+        let small = shrink(&script, |_, src| src.contains("interval"));
+        assert_eq!(to_source(&small), "interval i 10 { nth 3 { clear i } }\n");
+    }
+}
