@@ -154,7 +154,9 @@ pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
 pub enum Error {
     /// A callback failed and no uncaught-error handler is installed. The
     /// loop stopped right after that callback; it is consistent and can be
-    /// run again, which resumes where it stopped.
+    /// run again, which resumes the normal flow where it stopped: first the
+    /// ticks and microtasks still queued, then the rest of the timers due,
+    /// the rest of the immediate batch, and so on.
     Uncaught(CallbackError),
     /// [`run`](crate::EventLoop::run) (or a sibling) was called from inside
     /// one of the loop's own callbacks. Nothing ran.

@@ -52,6 +52,9 @@ pub(super) struct Immediates {
     outstanding: List,
     /// `immediateInfo[kRefCount]`.
     ref_count: u32,
+    /// `immediateInfo[kHasOutstanding]`: a batch started and has not
+    /// finished normally.
+    has_outstanding: bool,
     idle: uv::Handle,
 }
 
@@ -63,6 +66,7 @@ impl Immediates {
             queue: List::new(),
             outstanding: List::new(),
             ref_count: 0,
+            has_outstanding: false,
             idle,
         }
     }
@@ -215,6 +219,13 @@ impl EventLoop {
 
     /// Node's `CheckImmediate`: the check handle's callback.
     pub(super) fn check_immediates(&mut self) {
+        if self.fatal.is_some() {
+            return;
+        }
+        // `RunAndClearNativeImmediates` runs first, inside a callback scope
+        // of its own; closing it drains whatever ticks and microtasks a
+        // failure left behind, before any immediate.
+        self.close_scope();
         if self.fatal.is_some() || self.immediates.len() == 0 {
             return;
         }
@@ -232,7 +243,7 @@ impl EventLoop {
                     }
                 }
             }
-            if self.immediates.outstanding.is_empty() || self.fatal.is_some() {
+            if !self.immediates.has_outstanding || self.fatal.is_some() {
                 break;
             }
         }
@@ -245,6 +256,10 @@ impl EventLoop {
     fn process_immediate(&mut self) -> Flow {
         let im = &mut self.immediates;
         if im.outstanding.is_empty() {
+            // After a failure on a batch's last immediate this takes the
+            // immediates queued since, in the same check phase, as Node's
+            // `kHasOutstanding` re-entry does.
+            im.has_outstanding = true;
             im.outstanding = std::mem::take(&mut im.queue);
             let mut cur = im.outstanding.peek();
             while let Some(k) = cur {
@@ -277,6 +292,7 @@ impl EventLoop {
             });
             r.map_err(|c| Thrown::Error(CallbackError::new(CallbackKind::Immediate, c)))?;
         }
+        self.immediates.has_outstanding = false;
         Ok(())
     }
 }

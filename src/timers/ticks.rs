@@ -24,6 +24,9 @@ pub(super) struct Ticks {
     /// `tickInfo[kHasTickScheduled]`: set when a tick is queued onto an
     /// empty queue, cleared only when a drain completes.
     scheduled: bool,
+    /// Ticks or microtasks were queued by code outside any callback since
+    /// the last drain.
+    pub(super) drain_first: bool,
 }
 
 impl Ticks {
@@ -72,6 +75,7 @@ impl EventLoop {
         if self.ticks.ticks.is_empty() {
             self.ticks.scheduled = true;
         }
+        self.note_main_body_work();
         self.ticks.ticks.push_back(boxed(f));
     }
 
@@ -83,7 +87,16 @@ impl EventLoop {
         F: FnOnce(&mut EventLoop) -> R + 'static,
         R: CallbackResult,
     {
+        self.note_main_body_work();
         self.ticks.microtasks.push_back(boxed(f));
+    }
+
+    /// Work queued outside any callback, with the loop not running, is the
+    /// "main body" whose ticks drain when `run` starts.
+    fn note_main_body_work(&mut self) {
+        if self.depth == 0 && !self.uv.is_running() {
+            self.ticks.drain_first = true;
+        }
     }
 
     fn run_task(&mut self, f: TaskFn, kind: CallbackKind) -> Flow {
