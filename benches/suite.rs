@@ -1,0 +1,163 @@
+//! Rust twins of the Node.js timer benchmarks in `bench/node/`, plus
+//! data-structure baselines, a memory probe and a lateness probe.
+//!
+//! ```text
+//! cargo bench --bench suite -- --list
+//! cargo bench --bench suite -- WORKLOAD [N]          # WORKLOAD n=N ops/s=RATE
+//! cargo bench --bench suite -- baseline IMPL OP DIST COUNT [--reps R]
+//! cargo bench --bench suite -- memory [--same] [--count N] [--impl IMPL]
+//! cargo bench --bench suite -- lateness [--samples K]
+//! ```
+//!
+//! `bench/node/README.md` is the specification of every workload; each
+//! twin schedules the same things in the same order, times the same region
+//! and reports the same number of ops. See `baseline.rs` and `probes.rs`
+//! (in `benches/suite/`) for the other modes.
+
+#[path = "suite/baseline.rs"]
+mod baseline;
+#[path = "suite/probes.rs"]
+mod probes;
+#[path = "suite/workloads.rs"]
+mod workloads;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::process::exit;
+use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
+
+/// The system allocator, counting live bytes while [`COUNTING`] is set
+/// (only the memory probe sets it, so the workloads pay one relaxed load
+/// and a not-taken branch per allocation).
+struct CountingAlloc;
+
+static COUNTING: AtomicBool = AtomicBool::new(false);
+static LIVE_BYTES: AtomicIsize = AtomicIsize::new(0);
+
+fn count(delta: isize) {
+    if COUNTING.load(Ordering::Relaxed) {
+        LIVE_BYTES.fetch_add(delta, Ordering::Relaxed);
+    }
+}
+
+// SAFETY: every method forwards to `System` with the same arguments; the
+// counters are only bookkeeping.
+unsafe impl GlobalAlloc for CountingAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count(layout.size() as isize);
+        // SAFETY: forwarded unchanged.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        count(layout.size() as isize);
+        // SAFETY: forwarded unchanged.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        count(-(layout.size() as isize));
+        // SAFETY: forwarded unchanged.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count(new_size as isize - layout.size() as isize);
+        // SAFETY: forwarded unchanged.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: CountingAlloc = CountingAlloc;
+
+/// Starts counting allocations (from zero).
+pub(crate) fn start_counting() {
+    LIVE_BYTES.store(0, Ordering::SeqCst);
+    COUNTING.store(true, Ordering::SeqCst);
+}
+
+/// Bytes allocated and not yet freed since [`start_counting`].
+pub(crate) fn live_bytes() -> isize {
+    LIVE_BYTES.load(Ordering::SeqCst)
+}
+
+/// A fixed-seed PRNG (SplitMix64), so every run draws the same delays.
+pub(crate) struct SplitMix64(u64);
+
+impl SplitMix64 {
+    pub(crate) fn new(seed: u64) -> Self {
+        SplitMix64(seed)
+    }
+
+    pub(crate) fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform-ish integer in `1..=max` (modulo bias is below 1e-15).
+    pub(crate) fn delay(&mut self, max: u64) -> u64 {
+        1 + self.next_u64() % max
+    }
+}
+
+/// Parses a count the way `Number()` + `Number.isSafeInteger` do for the
+/// values we accept: `5e6`, `1000000`, `1e7`.
+pub(crate) fn parse_count(s: &str) -> Option<u64> {
+    let v: f64 = s.trim().parse().ok()?;
+    (v.fract() == 0.0 && (1.0..=9_007_199_254_740_991.0).contains(&v)).then_some(v as u64)
+}
+
+/// The value following `flag` in `args`, if the flag is present.
+pub(crate) fn flag_value<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
+    let i = args.iter().position(|a| a == flag)?;
+    match args.get(i + 1) {
+        Some(v) => Some(v.as_str()),
+        None => die(&format!("{flag} needs a value")),
+    }
+}
+
+pub(crate) fn die(msg: &str) -> ! {
+    eprintln!("{msg}");
+    exit(2)
+}
+
+fn usage() -> ! {
+    eprintln!(
+        "usage: cargo bench --bench suite -- (--list | WORKLOAD [N]\n\
+         \x20      | baseline IMPL OP DIST COUNT [--reps R]\n\
+         \x20      | memory [--same] [--count N] [--impl timerloop|delayqueue]\n\
+         \x20      | lateness [--samples K])"
+    );
+    exit(2)
+}
+
+fn main() {
+    // `cargo bench` appends `--bench` to the arguments of every bench
+    // target; it means nothing here.
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    let Some(first) = args.first() else {
+        // `cargo bench` without arguments (or `cargo test --benches`) runs
+        // every bench target: say how to use this one and succeed.
+        eprintln!("suite: no workload given; try `cargo bench --bench suite -- --list`");
+        return;
+    };
+    match first.as_str() {
+        "--list" => workloads::list(),
+        "baseline" => baseline::main(&args[1..]),
+        "memory" => probes::memory(&args[1..]),
+        "lateness" => probes::lateness(&args[1..]),
+        "-h" | "--help" => usage(),
+        name => {
+            if args.len() > 2 {
+                usage();
+            }
+            workloads::run(name, args.get(1).map(String::as_str));
+        }
+    }
+}

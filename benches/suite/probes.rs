@@ -1,0 +1,244 @@
+//! The twins of `bench/node/memory.js` and `bench/node/lateness.js`.
+//!
+//! ```text
+//! memory [--same] [--count N] [--impl timerloop|delayqueue]
+//!     -> IMPL bytes/timer rss=X heap=Y
+//! lateness [--samples K]
+//!     -> timerloop lateness delay=D p50=X p99=Y
+//! ```
+//!
+//! `memory` without `--impl` runs each implementation in a child process of
+//! its own (so one's freed pages cannot hide the other's growth) and
+//! prints both lines. "heap" is the live bytes counted by the bench's
+//! global allocator; "rss" comes from `/proc/self/statm`.
+
+use std::cell::RefCell;
+use std::hint::black_box;
+use std::process::{Command, exit};
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use timerloop::EventLoop;
+use tokio_util::time::DelayQueue;
+
+use crate::{SplitMix64, die, flag_value, live_bytes, parse_count, start_counting};
+
+const SAME_DELAY: u64 = 10_000;
+const MAX_DELAY: u64 = 10_000;
+const PAGE: u64 = 4096;
+
+fn rss_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").expect("/proc/self/statm");
+    let resident: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .expect("statm's second field");
+    resident * PAGE
+}
+
+struct Reading {
+    rss: u64,
+    heap: isize,
+}
+
+fn read() -> Reading {
+    Reading {
+        rss: rss_bytes(),
+        heap: live_bytes(),
+    }
+}
+
+fn report(imp: &str, before: &Reading, after: &Reading, n: usize) {
+    let rss = (after.rss as f64 - before.rss as f64) / n as f64;
+    let heap = (after.heap - before.heap) as f64 / n as f64;
+    println!("{imp} bytes/timer rss={rss:.1} heap={heap:.1}");
+}
+
+fn never_called(_: &mut EventLoop) {
+    panic!("timer fired during the measurement");
+}
+
+pub(crate) fn memory(args: &[String]) {
+    let same = args.iter().any(|a| a == "--same");
+    let count = match flag_value(args, "--count") {
+        Some(c) => parse_count(c).unwrap_or_else(|| die("bad --count")) as usize,
+        None => 1_000_000,
+    };
+    let Some(imp) = flag_value(args, "--impl") else {
+        for imp in ["timerloop", "delayqueue"] {
+            let exe = std::env::current_exe().expect("the bench's own path");
+            let mut cmd = Command::new(exe);
+            cmd.args(["memory", "--count", &count.to_string(), "--impl", imp]);
+            if same {
+                cmd.arg("--same");
+            }
+            let out = cmd.output().expect("run the memory probe");
+            eprint!("{}", String::from_utf8_lossy(&out.stderr));
+            print!("{}", String::from_utf8_lossy(&out.stdout));
+            if !out.status.success() {
+                exit(1);
+            }
+        }
+        return;
+    };
+
+    // 1. Delays drawn up front; the handle array allocated and written
+    //    (so its pages are resident) before the baseline reading.
+    let mut rng = SplitMix64::new(0x6d65_6d6f_7279);
+    let delays: Vec<u64> = (0..count)
+        .map(|_| {
+            if same {
+                SAME_DELAY
+            } else {
+                rng.delay(MAX_DELAY)
+            }
+        })
+        .collect();
+    start_counting();
+    match imp {
+        "timerloop" => {
+            let mut lp = EventLoop::new();
+            let mut handles = Vec::with_capacity(count);
+            for _ in 0..count {
+                handles.push(None);
+            }
+            black_box(&mut handles);
+            let before = read();
+            for (h, &d) in handles.iter_mut().zip(&delays) {
+                *h = Some(lp.set_timeout(d, never_called));
+            }
+            let after = read();
+            assert_eq!(lp.stats().timers, count);
+            report(imp, &before, &after, count);
+            for t in handles.into_iter().flatten() {
+                lp.clear_timeout(t);
+            }
+        }
+        "delayqueue" => {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_time()
+                .build()
+                .expect("a tokio runtime");
+            rt.block_on(async {
+                type Cb = Box<dyn FnMut()>;
+                let mut dq: DelayQueue<Cb> = DelayQueue::new();
+                let mut handles = Vec::with_capacity(count);
+                for _ in 0..count {
+                    handles.push(None);
+                }
+                black_box(&mut handles);
+                let before = read();
+                for (h, &d) in handles.iter_mut().zip(&delays) {
+                    let cb: Cb = Box::new(|| panic!("timer fired during the measurement"));
+                    *h = Some(dq.insert(cb, Duration::from_millis(d)));
+                }
+                let after = read();
+                assert_eq!(dq.len(), count);
+                report(imp, &before, &after, count);
+                for k in handles.into_iter().flatten() {
+                    drop(dq.remove(&k));
+                }
+            });
+        }
+        other => die(&format!("unknown --impl {other} (timerloop or delayqueue)")),
+    }
+    // Exit without tearing down the rest, as memory.js does.
+    exit(0);
+}
+
+// ---------------------------------------------------------------------------
+// lateness
+
+const DELAYS: [u64; 3] = [1, 10, 100];
+const WARMUP: usize = 20;
+
+type Done = Box<dyn FnOnce(&mut EventLoop, Vec<f64>)>;
+
+struct Series {
+    delay: u64,
+    k: usize,
+    out: Vec<f64>,
+    t_sched: Instant,
+    done: Option<Done>,
+}
+
+/// Runs `k` sequential timers of `delay` ms, then calls `done` with their
+/// latenesses in ms.
+fn series(lp: &mut EventLoop, delay: u64, k: usize, done: Done) {
+    let st = Rc::new(RefCell::new(Series {
+        delay,
+        k,
+        out: Vec::with_capacity(k),
+        t_sched: Instant::now(),
+        done: Some(done),
+    }));
+    schedule(lp, st);
+}
+
+fn schedule(lp: &mut EventLoop, st: Rc<RefCell<Series>>) {
+    let delay = st.borrow().delay;
+    let cb_state = st.clone();
+    // t_sched is read immediately before set_timeout.
+    st.borrow_mut().t_sched = Instant::now();
+    lp.set_timeout(delay, move |lp: &mut EventLoop| fire(lp, &cb_state));
+}
+
+fn fire(lp: &mut EventLoop, st: &Rc<RefCell<Series>>) {
+    let t_fire = Instant::now();
+    let finished = {
+        let mut s = st.borrow_mut();
+        let ms = (t_fire - s.t_sched).as_secs_f64() * 1e3 - s.delay as f64;
+        s.out.push(ms);
+        s.out.len() == s.k
+    };
+    if finished {
+        let (done, out) = {
+            let mut s = st.borrow_mut();
+            (s.done.take(), std::mem::take(&mut s.out))
+        };
+        if let Some(done) = done {
+            done(lp, out);
+        }
+    } else {
+        schedule(lp, st.clone());
+    }
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    let rank = (p / 100.0 * sorted.len() as f64).ceil() as usize;
+    sorted[rank.max(1) - 1]
+}
+
+fn run_delay(lp: &mut EventLoop, idx: usize, samples: usize) {
+    let Some(&d) = DELAYS.get(idx) else {
+        return;
+    };
+    series(
+        lp,
+        d,
+        samples,
+        Box::new(move |lp, mut vals| {
+            vals.sort_by(f64::total_cmp);
+            let p50 = percentile(&vals, 50.0);
+            let p99 = percentile(&vals, 99.0);
+            println!("timerloop lateness delay={d} p50={p50:.3} p99={p99:.3}");
+            run_delay(lp, idx + 1, samples);
+        }),
+    );
+}
+
+pub(crate) fn lateness(args: &[String]) {
+    let samples = match flag_value(args, "--samples") {
+        Some(s) => parse_count(s).unwrap_or_else(|| die("bad --samples")) as usize,
+        None => 200,
+    };
+    let mut lp = EventLoop::new();
+    series(
+        &mut lp,
+        1,
+        WARMUP,
+        Box::new(move |lp, _| run_delay(lp, 0, samples)),
+    );
+    lp.run().expect("lateness callbacks do not fail");
+}
