@@ -48,6 +48,9 @@
 //!   or attached timers that the poll phase could race (and no `throw`:
 //!   Node's handler queues an immediate). At most one `io` of a cluster is
 //!   in flight at a time.
+//! - An immediate that `unref` may target does nothing that takes or
+//!   depends on time: an unref'd immediate does not keep poll from waiting,
+//!   so it may run only when the loop next wakes up, in another cluster.
 //! - `refresh` is emitted only where the new expiry is known: right after
 //!   its timeout was created and a `block`, as the first statement of a
 //!   timeout's own body (`nth N { refresh SELF }`), or for names whose
@@ -165,6 +168,9 @@ struct Mode {
     /// In the body of a refreshable timeout: no timers, `io` or `refresh`;
     /// the cell holds the `block` milliseconds still allowed.
     simple: Option<Rc<Cell<u32>>>,
+    /// In the body of an immediate that may be unref'd: simple, without
+    /// `block`, and any immediate in it is light too.
+    light: bool,
 }
 
 impl Mode {
@@ -173,6 +179,7 @@ impl Mode {
             depth: self.depth + 1,
             callback: true,
             simple: self.simple.clone(),
+            light: self.light,
         }
     }
 }
@@ -186,11 +193,15 @@ enum Class {
     /// A timeout name that `refresh` may target from anywhere: all its
     /// timeouts have this delay and simple bodies with at most this many ms
     /// of `block`.
-    Refreshable {
-        delay: f64,
-        max_block: u32,
-    },
+    Refreshable { delay: f64, max_block: u32 },
+    /// An immediate name that `unref` never targets: the immediate runs
+    /// in its cluster's check phase.
     Immediate,
+    /// An immediate name that `unref` may target. An unref'd immediate does
+    /// not keep poll from waiting, so it may run only at the loop's next
+    /// wake-up, in another cluster: its body has nothing that takes or
+    /// depends on time (no `block`, timers, `io` or `refresh`).
+    LightImmediate,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -347,6 +358,7 @@ impl Gen {
             depth: 0,
             callback: false,
             simple: None,
+            light: false,
         };
         let mut out = Vec::new();
         while self.left > 0 && !runs.is_empty() {
@@ -410,6 +422,7 @@ impl Gen {
                 false
             }
             Kind::Refresh if simple => false,
+            Kind::Block if mode.light => false,
             Kind::Nth => mode.callback,
             _ => true,
         };
@@ -444,15 +457,21 @@ impl Gen {
             }
             Kind::Tick | Kind::Microtask | Kind::Immediate => {
                 let quiet = runs.iter().any(|r| r.cluster.borrow().quiet);
+                let mut body_mode = mode.deeper();
                 let word = match kind {
                     Kind::Tick => "tick".to_owned(),
                     Kind::Microtask => "microtask".to_owned(),
                     _ if quiet => return None,
+                    _ if mode.light || self.rng.chance(35) => {
+                        body_mode.simple = Some(Rc::new(Cell::new(0)));
+                        body_mode.light = true;
+                        format!("immediate {}", self.name(Class::LightImmediate))
+                    }
                     _ => format!("immediate {}", self.name(Class::Immediate)),
                 };
                 let mut child = self.children(runs, false);
                 let len = self.body_len();
-                let stmts = self.body(&mut child, &mode.deeper(), len);
+                let stmts = self.body(&mut child, &body_mode, len);
                 Some(vec![format!("{word} {}", braces(&stmts))])
             }
             Kind::Io => self.io(runs, mode),
@@ -469,7 +488,7 @@ impl Gen {
                 let op = self
                     .rng
                     .pick(&["clear", "clear", "ref", "unref", "hasref", "hasref"]);
-                Some(vec![format!("{op} {}", self.any_name())])
+                Some(vec![format!("{op} {}", self.any_name(op))])
             }
             Kind::Refresh => self.refresh(runs),
             Kind::Throw => {
@@ -487,10 +506,10 @@ impl Gen {
 
     /// Takes `ms` of `block` from the budget of every run's cluster.
     fn take(&mut self, runs: &[Run], mode: &Mode, ms: u32) -> bool {
-        if let Some(s) = &mode.simple {
-            if s.get() < ms {
-                return false;
-            }
+        if let Some(s) = &mode.simple
+            && s.get() < ms
+        {
+            return false;
         }
         let mut groups: Vec<(ClusterRef, u32)> = Vec::new();
         for r in runs {
@@ -568,19 +587,26 @@ impl Gen {
             Class::Plain => 't',
             Class::Once => 'i',
             Class::Refreshable { .. } => 'r',
-            Class::Immediate => 'm',
+            Class::Immediate | Class::LightImmediate => 'm',
         };
         let name = format!("{prefix}{}", self.names.len());
         self.names.push((name.clone(), class));
         name
     }
 
-    fn any_name(&mut self) -> String {
-        if self.names.is_empty() || self.rng.chance(10) {
+    /// A random name for `op` (`unref` never targets a non-light
+    /// immediate).
+    fn any_name(&mut self, op: &str) -> String {
+        let names: Vec<&String> = self
+            .names
+            .iter()
+            .filter(|(_, c)| op != "unref" || *c != Class::Immediate)
+            .map(|(n, _)| n)
+            .collect();
+        if names.is_empty() || self.rng.chance(10) {
             return format!("u{}", self.rng.below(3));
         }
-        let i = self.rng.below(self.names.len());
-        self.names[i].0.clone()
+        names[self.rng.below(names.len())].clone()
     }
 
     /// Finds a delay for a timer armed at `extra` ms after each run's
@@ -724,6 +750,7 @@ impl Gen {
                 Class::Refreshable { max_block, .. } => Some(Rc::new(Cell::new(max_block))),
                 _ => None,
             },
+            light: false,
         };
         let len = self.body_len();
         let stmts = self.body(&mut body_runs, &body_mode, len);
@@ -741,10 +768,10 @@ impl Gen {
     }
 
     fn refreshable_name(&mut self, class: Class) -> String {
-        if let Some((n, _)) = self.names.iter().find(|(_, c)| *c == class) {
-            if self.rng.chance(60) {
-                return n.clone();
-            }
+        if let Some((n, _)) = self.names.iter().find(|(_, c)| *c == class)
+            && self.rng.chance(60)
+        {
+            return n.clone();
         }
         let name = format!("r{}", self.names.len());
         self.names.push((name.clone(), class));
@@ -943,8 +970,12 @@ impl Gen {
                 _ => None,
             })
             .collect();
-        if targets.is_empty() || self.rng.chance(25) {
-            return Some(vec![format!("refresh u{}", self.rng.below(3))]);
+        if targets.is_empty() || self.rng.chance(10) {
+            // Of a name never bound: a no-op.
+            return self
+                .rng
+                .chance(20)
+                .then(|| vec![format!("refresh u{}", self.rng.below(3))]);
         }
         let (name, d, max_block) = targets[self.rng.below(targets.len())].clone();
         let ws: Vec<(f64, f64)> = runs
@@ -971,11 +1002,7 @@ impl Gen {
         } else {
             counters[self.rng.below(counters.len())]
         };
-        let body_mode = Mode {
-            depth: mode.depth + 1,
-            callback: true,
-            simple: mode.simple.clone(),
-        };
+        let body_mode = mode.deeper();
         let idx: Vec<usize> = (0..runs.len()).filter(|&i| runs[i].counter == n).collect();
         let len = self.body_len().max(1);
         if idx.is_empty() {

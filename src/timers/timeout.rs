@@ -78,6 +78,9 @@ struct TimersList {
     msecs: u64,
     /// Never changes: tells this list from a later one in the same slot.
     serial: u64,
+    /// This list's index in the duration map, kept so removal needs no
+    /// hashing (`swap_remove_index`).
+    map_index: usize,
     list: List,
 }
 
@@ -133,6 +136,20 @@ impl Timers {
 
     fn free(&mut self, key: usize) {
         self.slab.remove(key);
+    }
+
+    /// Drops a list from the heap, the map and storage. O(log n) for the
+    /// heap; the map entry goes by index, and the entry moved into its
+    /// place learns its new index.
+    fn remove_list(&mut self, lk: usize) {
+        self.queue.remove(lk);
+        let at = self.lists[lk].map_index;
+        debug_assert_eq!(self.map.get_index(at).map(|(_, &l)| l), Some(lk));
+        self.map.swap_remove_index(at);
+        if let Some((_, &moved)) = self.map.get_index(at) {
+            self.lists[moved].map_index = at;
+        }
+        self.lists.remove(lk);
     }
 }
 
@@ -233,6 +250,7 @@ impl EventLoop {
                     id,
                     msecs,
                     serial,
+                    map_index: tm.map.len(),
                     list: List::new(),
                 });
                 tm.queue.insert(lk, (expiry, id));
@@ -261,19 +279,25 @@ impl EventLoop {
             return;
         }
         t.flags |= DESTROYED;
-        if t.links.is_linked() {
+        let was_linked = t.links.is_linked();
+        if was_linked {
             let lk = t.list as usize;
             tm.lists[lk].list.remove(&mut tm.slab, key);
         }
         let t = &tm.slab[key];
         if t.has(REFED) {
-            let msecs = t.delay as u64;
-            if let Some(&lk) = tm.map.get(&msecs)
+            // A linked timer's list is the map's list for its duration (a
+            // list leaves the map only when empty); only a timer that is
+            // running or fired needs the map lookup.
+            let lk = if was_linked {
+                Some(t.list as usize)
+            } else {
+                tm.map.get(&(t.delay as u64)).copied()
+            };
+            if let Some(lk) = lk
                 && tm.lists[lk].list.is_empty()
             {
-                tm.queue.remove(lk);
-                tm.map.swap_remove(&msecs);
-                tm.lists.remove(lk);
+                tm.remove_list(lk);
             }
             self.dec_ref_count();
         }
@@ -614,9 +638,7 @@ impl EventLoop {
         // while it ran.
         let tm = &mut self.timers;
         if tm.map.get(&msecs) == Some(&lk) {
-            tm.map.swap_remove(&msecs);
-            tm.queue.remove(lk);
-            tm.lists.remove(lk);
+            tm.remove_list(lk);
         }
         Ok(())
     }

@@ -156,6 +156,8 @@ pub struct Loop<H> {
     idle: Vec<usize>,
     prepare: Vec<usize>,
     check: Vec<usize>,
+    /// Reused by phases that run a snapshot of a handle list.
+    scratch: Vec<usize>,
     pending: VecDeque<OnceCb<H>>,
     closing: Vec<(usize, Option<OnceCb<H>>)>,
     io: poll::Io<H>,
@@ -202,6 +204,7 @@ impl<H: Host> Loop<H> {
             idle: Vec::new(),
             prepare: Vec::new(),
             check: Vec::new(),
+            scratch: Vec::new(),
             pending: VecDeque::new(),
             closing: Vec::new(),
             io: poll::Io::new()?,
@@ -671,17 +674,31 @@ fn call_handle<H: Host>(host: &mut H, key: usize) {
 }
 
 fn run_watchers<H: Host>(host: &mut H, phase: Phase) {
-    let snapshot = host.uv().list(phase).clone();
-    for key in snapshot {
+    // Handles started by these callbacks wait for the next iteration, as
+    // in libuv: run a snapshot, kept in a reused buffer (no allocation per
+    // phase).
+    let lp = host.uv();
+    if lp.list(phase).is_empty() {
+        return;
+    }
+    let mut snapshot = std::mem::take(&mut lp.scratch);
+    snapshot.clear();
+    snapshot.extend_from_slice(match phase {
+        Phase::Idle => &lp.idle,
+        Phase::Prepare => &lp.prepare,
+        Phase::Check => &lp.check,
+    });
+    for &key in &snapshot {
         let lp = host.uv();
         let still = lp.handles.get(key).is_some_and(|r| r.active && !r.closing);
         if still {
             call_handle(host, key);
             if host.uv().halted {
-                return;
+                break;
             }
         }
     }
+    host.uv().scratch = snapshot;
 }
 
 fn run_closing<H: Host>(host: &mut H) {

@@ -179,6 +179,9 @@ pub(super) struct Io<H> {
     /// Cross-thread messages taken off the shared queue but held for a
     /// later poll phase.
     held: VecDeque<Msg<H>>,
+    /// Registered I/O sources. With none, a zero-timeout poll has nothing
+    /// to ask the kernel: cross-thread messages are seen through a flag.
+    sources: usize,
 }
 
 impl<H: 'static> Io<H> {
@@ -197,10 +200,12 @@ impl<H: 'static> Io<H> {
             next_request: 0,
             undelivered: VecDeque::new(),
             held: VecDeque::new(),
+            sources: 0,
         })
     }
 
     pub(super) fn forget(&mut self, key: usize) {
+        self.sources -= 1;
         self.undelivered.retain(|&(k, _)| k != key);
     }
 }
@@ -252,6 +257,7 @@ impl<H: Host> Loop<H> {
             self.handles.remove(key);
             return Err(e);
         }
+        self.io.sources += 1;
         self.activate(key);
         Ok(h)
     }
@@ -305,17 +311,23 @@ pub(super) fn io_poll<H: Host>(host: &mut H, timeout: Option<u64>) {
             lp.clock.wait_until(until, lp.io.requests() > 0)
         };
         let io = &mut lp.io;
-        match io.poll.poll(&mut io.events, wait) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            // The poller itself failing (EBADF, ENOMEM) leaves nothing to
-            // wait on; treat it as a spurious wake-up rather than spinning
-            // silently forever: the deadline check below still ends the wait.
-            Err(_) => {}
-        }
-        for ev in io.events.iter() {
-            if ev.token() != WAKER {
-                io.undelivered.push_back((ev.token().0, Readiness::of(ev)));
+        // A non-blocking poll with no sources registered can only find the
+        // waker, whose messages the flag already announces: skip the
+        // syscall (libuv likewise returns early when it watches no fds).
+        if wait != Some(Duration::ZERO) || io.sources > 0 {
+            match io.poll.poll(&mut io.events, wait) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                // The poller itself failing (EBADF, ENOMEM) leaves nothing to
+                // wait on; treat it as a spurious wake-up rather than spinning
+                // silently forever: the deadline check below still ends the
+                // wait.
+                Err(_) => {}
+            }
+            for ev in io.events.iter() {
+                if ev.token() != WAKER {
+                    io.undelivered.push_back((ev.token().0, Readiness::of(ev)));
+                }
             }
         }
         lp.update_time();
