@@ -637,6 +637,9 @@ fn run_inner<H: Host>(host: &mut H, mode: RunMode) -> bool {
 }
 
 fn run_pending<H: Host>(host: &mut H) {
+    if host.uv().pending.is_empty() {
+        return;
+    }
     let mut queue = std::mem::take(&mut host.uv().pending);
     while let Some(cb) = queue.pop_front() {
         cb(host);
@@ -702,6 +705,9 @@ fn run_watchers<H: Host>(host: &mut H, phase: Phase) {
 }
 
 fn run_closing<H: Host>(host: &mut H) {
+    if host.uv().closing.is_empty() {
+        return;
+    }
     let closing = std::mem::take(&mut host.uv().closing);
     let mut rest = closing.into_iter();
     for (key, cb) in rest.by_ref() {

@@ -300,21 +300,25 @@ pub(super) fn io_poll<H: Host>(host: &mut H, timeout: Option<u64>) {
         let lp = host.uv();
         let pending_work = std::mem::take(&mut held) || lp.io.has_work();
         let waiting_for_work = owed.is_some_and(|id| lp.io.in_flight_before(id));
-        let wait = if pending_work {
-            Some(Duration::ZERO)
+        // `asked_clock`: the clock was told the loop waits (a virtual clock
+        // may have jumped), so the loop time must be refreshed.
+        let (wait, asked_clock) = if pending_work {
+            (Some(Duration::ZERO), false)
         } else if waiting_for_work {
-            None
+            (None, true)
         } else if timeout == Some(0) {
-            Some(Duration::ZERO)
+            (Some(Duration::ZERO), false)
         } else {
             let until = deadline.map(Duration::from_millis);
-            lp.clock.wait_until(until, lp.io.requests() > 0)
+            (lp.clock.wait_until(until, lp.io.requests() > 0), true)
         };
         let io = &mut lp.io;
         // A non-blocking poll with no sources registered can only find the
         // waker, whose messages the flag already announces: skip the
-        // syscall (libuv likewise returns early when it watches no fds).
-        if wait != Some(Duration::ZERO) || io.sources > 0 {
+        // syscall (libuv likewise returns early when it watches no fds),
+        // and the clock read after it, since no time was spent waiting.
+        let syscall = wait != Some(Duration::ZERO) || io.sources > 0;
+        if syscall {
             match io.poll.poll(&mut io.events, wait) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -330,7 +334,9 @@ pub(super) fn io_poll<H: Host>(host: &mut H, timeout: Option<u64>) {
                 }
             }
         }
-        lp.update_time();
+        if syscall || asked_clock {
+            lp.update_time();
+        }
         let delivered = dispatch(host, owed);
         let lp = host.uv();
         if owed.is_some_and(|id| lp.io.in_flight_before(id)) && !lp.halted {
@@ -396,7 +402,7 @@ fn dispatch<H: Host>(host: &mut H, owed: Option<u64>) -> bool {
     // batch runs waits for the next poll phase.
     let lp = host.uv();
     let mut batch = std::mem::take(&mut lp.io.held);
-    {
+    if lp.io.shared.has_msgs.load(Ordering::Acquire) {
         let mut q = lp.io.shared.lock();
         batch.append(&mut q);
         lp.io.shared.has_msgs.store(false, Ordering::Release);
