@@ -156,8 +156,9 @@ fn refresh_of_a_cleared_timer_is_a_no_op() {
     assert_eq!(lp.stats(), Stats::default());
 }
 
-/// R8.4 step 1: a retained timer that was cleared is refreshed as a no-op
-/// (the storage is freed by the clear, so the handle is stale).
+/// R8.4 step 1: a retained timer that was cleared while pending is
+/// refreshed as a no-op (`_idleTimeout` is -1); its storage stays until
+/// `release`, which makes the handle stale.
 #[test]
 fn refresh_of_a_cleared_retained_timer_does_not_fire() {
     let log = new_log();
@@ -165,9 +166,39 @@ fn refresh_of_a_cleared_retained_timer_does_not_fire() {
     let t = lp.set_timeout(10, at(&log, "T"));
     lp.retain(t).unwrap();
     assert!(lp.clear_timeout(t));
-    assert!(lp.refresh(t).is_err());
+    assert_eq!(lp.refresh(t), Ok(()));
+    assert!(!lp.is_pending(t));
+    assert_eq!(
+        lp.has_ref(t),
+        Ok(true),
+        "Node keeps kRefed on a cleared timer"
+    );
     lp.run().unwrap();
     assert!(log.borrow().is_empty());
+    assert_eq!(lp.stats().timers, 1);
+    assert!(lp.release(t));
+    assert!(lp.refresh(t).is_err());
+    assert_eq!(lp.stats(), Stats::default());
+}
+
+/// R8.2 step 1, R8.4: clearing a retained timeout after it fired leaves
+/// `_idleTimeout` alone (unenroll returns early), so a refresh re-arms it:
+/// it never runs (its callback is gone) but keeps the loop alive until its
+/// expiry, as in Node (found by differential fuzzing, seed 8000339).
+#[test]
+fn refresh_after_clearing_a_fired_retained_timeout_keeps_the_loop_alive() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    let t = lp.set_timeout(5, at(&log, "T"));
+    lp.retain(t).unwrap();
+    lp.run().unwrap();
+    assert!(lp.clear_timeout(t));
+    lp.refresh(t).unwrap();
+    assert!(lp.is_alive());
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["T@5"]);
+    assert_eq!(lp.now(), 10, "the loop waited for the dead timer");
+    assert!(lp.release(t));
     assert_eq!(lp.stats(), Stats::default());
 }
 
@@ -192,7 +223,7 @@ fn refresh_of_a_retained_fired_timeout_fires_again() {
     );
     lp.run().unwrap();
     assert_eq!(*log.borrow(), ["T@5", "T@12"]);
-    assert!(lp.clear_timeout(t), "a retained timer is freed by clear");
+    assert!(lp.release(t), "a retained timer is freed by release");
     assert_eq!(lp.stats(), Stats::default());
 }
 
@@ -224,7 +255,7 @@ fn refresh_from_another_timer_in_the_same_pass() {
     });
     lp.run().unwrap();
     assert_eq!(*log.borrow(), ["A@10", "B@10", "A@20"]);
-    assert!(lp.clear_timeout(a));
+    assert!(lp.release(a));
     assert_eq!(lp.stats(), Stats::default());
 }
 

@@ -223,7 +223,7 @@ fn stats_all_zero_after_everything_ends() {
     assert_eq!(lp.stats().timers, 1, "the retained timeout stays");
     lp.refresh(t).unwrap();
     lp.run().unwrap();
-    assert!(lp.clear_timeout(t));
+    assert!(lp.release(t));
     assert_eq!(lp.stats(), Stats::default());
     assert!(!lp.is_alive());
 }

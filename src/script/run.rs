@@ -6,7 +6,7 @@
 //!
 //! | statement | here |
 //! |---|---|
-//! | `timeout`/`interval` | [`EventLoop::set_timeout`] / [`EventLoop::set_interval`], then [`EventLoop::retain`] (a Node `Timeout` object outlives its firing) |
+//! | `timeout`/`interval` | [`EventLoop::set_timeout`] / [`EventLoop::set_interval`], then [`EventLoop::retain`] (a Node `Timeout` object outlives its firing and clearing) |
 //! | `immediate` | [`EventLoop::set_immediate`] |
 //! | `tick` / `microtask` | [`EventLoop::next_tick`] / [`EventLoop::queue_microtask`] |
 //! | `io` | an [`EventLoop::completion`] completed from a new thread, so the body runs in a poll phase |
@@ -26,11 +26,6 @@ use crate::{BoxError, Delay, Error, EventLoop, Immediate, Timeout};
 #[derive(Clone, Copy, Debug)]
 enum Binding {
     Timer(Timeout),
-    /// A timeout the script cleared: the crate freed it, but a Node object
-    /// keeps its ref flag, which `hasref`/`ref`/`unref` still see.
-    ClearedTimer {
-        refed: bool,
-    },
     Immediate(Immediate),
 }
 
@@ -182,14 +177,12 @@ fn step(stmt: &Stmt, runs: u64, lp: &mut EventLoop, state: &Shared) -> Result<()
         }
         Stmt::Clear(name) => match binding(state, *name) {
             Some(Binding::Timer(t)) => {
-                let refed = lp.has_ref(t).unwrap_or(false);
                 lp.clear_timeout(t);
-                bind(state, *name, Binding::ClearedTimer { refed });
             }
             Some(Binding::Immediate(i)) => {
                 lp.clear_immediate(i);
             }
-            Some(Binding::ClearedTimer { .. }) | None => {}
+            None => {}
         },
         Stmt::Refresh(name) => {
             if let Some(Binding::Timer(t)) = binding(state, *name) {
@@ -209,9 +202,6 @@ fn step(stmt: &Stmt, runs: u64, lp: &mut EventLoop, state: &Shared) -> Result<()
                         lp.unref_immediate(i)
                     };
                 }
-                Some(Binding::ClearedTimer { .. }) => {
-                    bind(state, *name, Binding::ClearedTimer { refed: on });
-                }
                 None => {}
             }
         }
@@ -219,7 +209,6 @@ fn step(stmt: &Stmt, runs: u64, lp: &mut EventLoop, state: &Shared) -> Result<()
             let value = match binding(state, *name) {
                 None => "unbound".to_owned(),
                 Some(Binding::Timer(t)) => lp.has_ref(t).unwrap_or(false).to_string(),
-                Some(Binding::ClearedTimer { refed }) => refed.to_string(),
                 Some(Binding::Immediate(i)) => lp.immediate_has_ref(i).to_string(),
             };
             let line = format!("hasref {} {value}", state.borrow().display[*name]);

@@ -237,9 +237,10 @@ impl EventLoop {
                 Ok(()) => self.close_scope(),
                 Err(t) => {
                     // The failed scope does not drain; the batch's rest runs
-                    // in a new scope, in this same check phase.
+                    // in a new scope, in this same check phase (or, after an
+                    // unhandled failure, when `run` resumes).
                     if !self.uncaught(t) {
-                        return;
+                        break;
                     }
                 }
             }
@@ -249,6 +250,17 @@ impl EventLoop {
         }
         if self.immediates.ref_count == 0 {
             self.toggle_immediate_ref(false);
+        }
+        let im = &mut self.immediates;
+        if im.slab.is_empty() && im.slab.capacity() > 4096 {
+            im.slab = Slab::new();
+        }
+    }
+
+    /// Finishes an immediate batch that an unhandled failure interrupted.
+    pub(super) fn resume_immediates(&mut self) {
+        if self.immediates.has_outstanding && !self.immediates.outstanding.is_empty() {
+            self.check_immediates();
         }
     }
 

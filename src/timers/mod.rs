@@ -398,6 +398,10 @@ impl EventLoop {
         if self.ticks.drain_first {
             self.close_scope();
         }
+        // A phase an unhandled failure interrupted finishes first, whether
+        // or not anything refed is left: it was running anyway.
+        self.resume_timers();
+        self.resume_immediates();
         if let Some(e) = self.fatal.take() {
             return Err(Error::Uncaught(e));
         }

@@ -32,6 +32,9 @@ pub struct Timeout {
     loop_id: u32,
 }
 
+/// Storage larger than this many entries is released when it empties.
+const SHRINK_ABOVE: usize = 4096;
+
 const REPEAT: u8 = 1;
 const REFED: u8 = 2;
 const DESTROYED: u8 = 4;
@@ -101,6 +104,8 @@ pub(super) struct Timers {
     base: u64,
     /// The timer whose callback is running (Node's `this`).
     current: Option<Timeout>,
+    /// A timers pass stopped by an unhandled failure.
+    interrupted: bool,
 }
 
 impl Timers {
@@ -118,6 +123,7 @@ impl Timers {
             native,
             base,
             current: None,
+            interrupted: false,
         }
     }
 
@@ -136,6 +142,12 @@ impl Timers {
 
     fn free(&mut self, key: usize) {
         self.slab.remove(key);
+        // A slab never shrinks by itself: once the last timer is gone, give
+        // a large one back (generations live outside it, so handles into
+        // the old storage stay stale).
+        if self.slab.is_empty() && self.slab.capacity() > SHRINK_ABOVE {
+            self.slab = Slab::new();
+        }
     }
 
     /// Drops a list from the heap, the map and storage. O(log n) for the
@@ -150,6 +162,11 @@ impl Timers {
             self.lists[moved].map_index = at;
         }
         self.lists.remove(lk);
+        if self.lists.is_empty() && self.lists.capacity() > SHRINK_ABOVE {
+            self.lists = Slab::new();
+            self.map = IndexMap::default();
+            self.queue = PriorityQueue::new();
+        }
     }
 }
 
@@ -379,7 +396,24 @@ impl EventLoop {
         timer.flags |= CLEARED;
         timer.cb = None;
         self.unenroll(key);
-        if !self.timers.slab[key].has(RUNNING) {
+        let timer = &self.timers.slab[key];
+        if !timer.has(RUNNING) && !timer.has(RETAINED) {
+            self.timers.free(key);
+        }
+        true
+    }
+
+    /// Frees a [retained](Self::retain) timer's storage, clearing it first
+    /// if it is pending: the handle goes stale. Returns whether the handle
+    /// referred to a timer.
+    pub fn release(&mut self, t: Timeout) -> bool {
+        let Ok(key) = self.lookup(t) else {
+            return false;
+        };
+        self.clear_timeout(t);
+        let timer = &mut self.timers.slab[key];
+        timer.flags &= !RETAINED;
+        if !timer.has(RUNNING) {
             self.timers.free(key);
         }
         true
@@ -422,10 +456,13 @@ impl EventLoop {
         Ok(())
     }
 
-    /// Keeps a timeout's storage after it fires, so that
+    /// Keeps a timeout's storage after it fires or is cleared, so that
     /// [`refresh`](Self::refresh), [`has_ref`](Self::has_ref) and friends
-    /// keep working on it as on a Node `Timeout` object. The storage is
-    /// freed when the timeout is cleared.
+    /// keep working on it exactly as on a Node `Timeout` object (which
+    /// lives while referenced): a fired timeout fires again when
+    /// refreshed; one cleared after it fired can still be refreshed and
+    /// then keeps the loop alive until its (empty) expiry, as in Node. The
+    /// storage is freed by [`release`](Self::release).
     ///
     /// ```
     /// use std::{cell::Cell, rc::Rc};
@@ -439,7 +476,7 @@ impl EventLoop {
     /// lp.refresh(t).unwrap(); // a fired timeout fires again
     /// lp.run().unwrap();
     /// assert_eq!(runs.get(), 2);
-    /// assert!(lp.clear_timeout(t));
+    /// assert!(lp.release(t));
     /// assert_eq!(lp.stats().timers, 0);
     /// ```
     ///
@@ -551,14 +588,27 @@ impl EventLoop {
 
     /// After a failure with no handler, `run` returns; arm the native timer
     /// so that a later run picks up exactly where this one stopped.
+    /// The pass is flagged as interrupted: the next `run` finishes it
+    /// first, even if nothing refed is left (the pass was running anyway).
     fn rearm_after_failure(&mut self, now: u64) {
+        self.timers.interrupted = true;
+        let refed = self.timers.ref_count > 0;
+        let _ = if refed {
+            self.uv.ref_handle(self.timers.native)
+        } else {
+            self.uv.unref_handle(self.timers.native)
+        };
         let Some((_, (expiry, _))) = self.timers.queue.peek() else {
             return;
         };
         self.timers.next_expiry = expiry;
         self.schedule_timer(expiry.saturating_sub(now));
-        if self.timers.ref_count > 0 {
-            let _ = self.uv.ref_handle(self.timers.native);
+    }
+
+    /// Finishes a timers pass that an unhandled failure interrupted.
+    pub(super) fn resume_timers(&mut self) {
+        if std::mem::take(&mut self.timers.interrupted) {
+            self.run_timers();
         }
     }
 
@@ -599,9 +649,12 @@ impl EventLoop {
         let mut ran_timer = false;
         while let Some(key) = self.timers.lists[lk].list.peek() {
             let start = self.timers.slab[key].start;
-            if (now as i128 - start as i128) < msecs as i128 {
+            // At the end of time (a saturated virtual clock) no time can
+            // pass, so every listed timer counts as due.
+            let end_of_time = self.uv.now() == u64::MAX;
+            if (now as i128 - start as i128) < msecs as i128 && !end_of_time {
                 let tm = &mut self.timers;
-                let expiry = start.saturating_add(msecs).max(now + 1);
+                let expiry = start.saturating_add(msecs).max(now.saturating_add(1));
                 let id = tm.next_list_id;
                 tm.next_list_id += 1;
                 tm.lists[lk].expiry = expiry;
@@ -628,6 +681,22 @@ impl EventLoop {
                 }
             } else {
                 ran_timer = true;
+            }
+            if self.timers.slab[key].has(CLEARED) {
+                // `!timer._onTimeout`: a cleared timer that a refresh put
+                // back in the list (only a retained one can be). It does
+                // not run; it is destroyed, and the ref count drops
+                // silently.
+                let tm = &mut self.timers;
+                tm.lists[lk].list.remove(&mut tm.slab, key);
+                let t = &mut tm.slab[key];
+                if !t.has(DESTROYED) {
+                    t.flags |= DESTROYED;
+                    if t.has(REFED) {
+                        tm.ref_count -= 1;
+                    }
+                }
+                continue;
             }
             self.fire(key)?;
             if !alive(self) {
@@ -676,7 +745,11 @@ impl EventLoop {
             }
         }
         let timer = &mut self.timers.slab[key];
-        if timer.has(CLEARED) || (timer.has(DESTROYED) && !timer.has(RETAINED)) {
+        if timer.has(RETAINED) {
+            if !timer.has(CLEARED) {
+                timer.cb = Some(cb);
+            }
+        } else if timer.has(CLEARED) || timer.has(DESTROYED) {
             self.timers.free(key);
         } else {
             timer.cb = Some(cb);

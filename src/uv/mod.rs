@@ -180,7 +180,14 @@ impl<H> fmt::Debug for Loop<H> {
     }
 }
 
+/// Whole milliseconds of a clock reading. A reading at the end of a
+/// clock's range (a saturated [`VirtualClock`]) is the end of time: every
+/// deadline has passed, so a loop never waits for one its clock cannot
+/// reach.
 fn ms_floor(d: Duration) -> u64 {
+    if d >= Duration::from_nanos(u64::MAX) {
+        return u64::MAX;
+    }
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
