@@ -1163,10 +1163,12 @@ fn clears(body: &[Stmt], name: usize) -> bool {
 /// Paths (indexes from the top level down) of the statements the shrinker
 /// may remove: with `blocks`, the `block`s; otherwise everything else.
 ///
-/// Kept are: an interval's own `clear` (and the `nth` around it), so
-/// that the script still ends; the `block` right after a timeout, interval
-/// or `io`, and the first `block` of an interval's body, which keep attached
-/// timers and `io` from racing.
+/// Kept are: an interval's own `clear` (and the `nth` around it), and a
+/// timeout that a later statement of its body refreshes (else the `refresh`
+/// could restart the running timeout, forever), so that the script still
+/// ends; the `block` right after a timeout, interval or `io`, and the first
+/// `block` of an interval's body, which keep attached timers and `io` from
+/// racing.
 fn removable(
     body: &[Stmt],
     interval: Option<usize>,
@@ -1188,6 +1190,11 @@ fn removable(
             }
             _ if blocks => true,
             Stmt::Clear(n) => interval == Some(*n),
+            // `timeout t … block B refresh t`: without the timeout, the
+            // refresh would hit another `t`, maybe the running one.
+            Stmt::Timeout { name, .. } => body[i + 1..]
+                .iter()
+                .any(|t| matches!(t, Stmt::Refresh(n) if n == name)),
             Stmt::Nth(_, b) => interval.is_some_and(|n| clears(b, n)),
             _ => false,
         };
@@ -1325,6 +1332,20 @@ mod tests {
             }
             check(&script.body);
         }
+    }
+
+    #[test]
+    fn shrink_keeps_a_refreshed_timeout() {
+        let script = parse(
+            "a.tl",
+            "timeout t 5 { timeout t 5 { } block 5 refresh t log a }",
+        )
+        .unwrap();
+        let small = shrink(&script, |_, src| src.contains("refresh"));
+        assert_eq!(
+            to_source(&small),
+            "timeout t 5 { timeout t 5 { } block 5 refresh t }\n"
+        );
     }
 
     #[test]

@@ -402,6 +402,8 @@ impl EventLoop {
         // or not anything refed is left: it was running anyway.
         self.resume_timers();
         self.resume_immediates();
+        // A failure there halted a loop that was not running yet.
+        self.uv.reset_stop();
         if let Some(e) = self.fatal.take() {
             return Err(Error::Uncaught(e));
         }

@@ -264,6 +264,15 @@ impl<H: Host> Loop<H> {
         self.halted = true;
     }
 
+    /// Forgets a [`Loop::stop`] or [`Loop::halt`] made while [`run`] was
+    /// not running (the Node layer finishes interrupted work outside it).
+    pub(crate) fn reset_stop(&mut self) {
+        if !self.running {
+            self.stop_flag = false;
+            self.halted = false;
+        }
+    }
+
     fn insert(&mut self, kind: Kind<H>) -> Handle {
         let generation = self.next_gen;
         self.next_gen = self.next_gen.wrapping_add(1);

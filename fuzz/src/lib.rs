@@ -1,0 +1,67 @@
+//! The bodies of the fuzz targets, shared by the libFuzzer binaries
+//! (`fuzz_targets/*.rs`) and the stable PRNG harness (`stable/main.rs`).
+
+#![forbid(unsafe_code)]
+
+/// The reference model of `tests/properties.rs`, compiled here too.
+#[path = "../../tests/support/model.rs"]
+pub mod model;
+
+use timerloop::script::parse::{Body, Stmt, parse};
+
+/// Target `parse`: the script parser never panics on any input; an error
+/// points inside the source (line >= 1, col >= 1, at most one past the end
+/// of its line) and displays as `FILE:LINE:COL: message`; a parsed script
+/// names only names it lists.
+pub fn parse_target(data: &[u8]) {
+    let src = String::from_utf8_lossy(data);
+    match parse("fuzz.tl", &src) {
+        Ok(script) => check_names(&script.body, script.names.len()),
+        Err(e) => {
+            assert!(e.line >= 1 && e.col >= 1, "position {}:{}", e.line, e.col);
+            let lines: Vec<&str> = src.split('\n').collect();
+            assert!(e.line <= lines.len(), "line {} of {}", e.line, lines.len());
+            let width = lines[e.line - 1].chars().count();
+            assert!(e.col <= width + 1, "col {} on a line of {width}", e.col);
+            assert_eq!(e.file, "fuzz.tl");
+            assert!(!e.message.is_empty(), "empty message");
+            let shown = e.to_string();
+            let prefix = format!("fuzz.tl:{}:{}: ", e.line, e.col);
+            assert!(shown.starts_with(&prefix), "{shown:?}");
+        }
+    }
+}
+
+fn check_names(body: &Body, n: usize) {
+    for s in body.iter() {
+        match s {
+            Stmt::Timeout { name, body, .. } | Stmt::Interval { name, body, .. } => {
+                assert!(*name < n);
+                check_names(body, n);
+            }
+            Stmt::Immediate { name, body } => {
+                assert!(*name < n);
+                check_names(body, n);
+            }
+            Stmt::Tick(b) | Stmt::Microtask(b) | Stmt::Io(b) | Stmt::Nth(_, b) => {
+                check_names(b, n);
+            }
+            Stmt::Clear(name)
+            | Stmt::Refresh(name)
+            | Stmt::Ref(name)
+            | Stmt::Unref(name)
+            | Stmt::HasRef(name) => assert!(*name < n),
+            Stmt::Log(_) | Stmt::Block(_) | Stmt::Throw(_) => {}
+        }
+    }
+}
+
+/// Target `ops`: the bytes are decoded into a sequence of loop operations
+/// (`model::decode`) and run on a virtual-clock loop against the reference
+/// model (`model::exec`); any panic or model violation is a crash.
+pub fn ops_target(data: &[u8]) {
+    let ops = model::decode(data);
+    if let Err(violations) = model::exec(&ops) {
+        panic!("model violated by {ops:?}:\n{violations}");
+    }
+}
