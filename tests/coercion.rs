@@ -2,19 +2,12 @@
 //! after = 1` makes of odd delays, the list each lands in, and the
 //! `TimeoutOverflowWarning`. Virtual clock only.
 
-use std::{cell::RefCell, rc::Rc, time::Duration};
+use std::time::Duration;
 
 use timerloop::{Delay, EventLoop, Stats, TIMEOUT_MAX, Warning};
 
-type Log = Rc<RefCell<Vec<String>>>;
-
-fn new_log() -> Log {
-    Rc::default()
-}
-
-fn push(log: &Log, s: impl Into<String>) {
-    log.borrow_mut().push(s.into());
-}
+mod common;
+use common::*;
 
 /// A loop whose warning handler logs `warn:<name>:<message>` into `log`.
 fn warned_loop(log: &Log) -> EventLoop {

@@ -1,25 +1,12 @@
 //! Controlling timers: clear (R8.1, R8.2, §12.9), refresh (R8.4, R8.5),
 //! ref/unref/has_ref (R8.6) and the loop's liveness. Virtual clock only.
 
-use std::{cell::Cell, cell::RefCell, rc::Rc};
+use std::{cell::Cell, rc::Rc};
 
 use timerloop::{EventLoop, Stats, Timeout, TimerError};
 
-type Log = Rc<RefCell<Vec<String>>>;
-
-fn new_log() -> Log {
-    Rc::default()
-}
-
-fn push(log: &Log, s: impl Into<String>) {
-    log.borrow_mut().push(s.into());
-}
-
-/// A callback that logs `name@<loop time>`.
-fn at(log: &Log, name: &'static str) -> impl FnMut(&mut EventLoop) + 'static {
-    let log = log.clone();
-    move |lp| push(&log, format!("{name}@{}", lp.now()))
-}
+mod common;
+use common::*;
 
 type Slot = Rc<Cell<Option<Timeout>>>;
 

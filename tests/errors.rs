@@ -8,27 +8,8 @@ use std::{cell::Cell, cell::RefCell, rc::Rc};
 
 use timerloop::{CallbackError, CallbackKind, Error, EventLoop, Stats, Timeout};
 
-type Log = Rc<RefCell<Vec<String>>>;
-
-fn new_log() -> Log {
-    Rc::default()
-}
-
-fn push(log: &Log, s: impl Into<String>) {
-    log.borrow_mut().push(s.into());
-}
-
-/// A one-shot callback that logs `name`.
-fn say(log: &Log, name: &'static str) -> impl FnOnce(&mut EventLoop) + 'static {
-    let log = log.clone();
-    move |_| push(&log, name)
-}
-
-/// A repeatable callback that logs `name@<loop time>`.
-fn at(log: &Log, name: &'static str) -> impl FnMut(&mut EventLoop) + 'static {
-    let log = log.clone();
-    move |lp| push(&log, format!("{name}@{}", lp.now()))
-}
+mod common;
+use common::*;
 
 /// Installs a handler that logs `caught:<message>`.
 fn catch_into(lp: &mut EventLoop, log: &Log) {

@@ -2,21 +2,10 @@
 //! touch a reused storage slot, handles of another loop are refused, and
 //! the loop holds nothing once everything has ended. Virtual clock only.
 
-use std::{cell::RefCell, rc::Rc};
-
 use timerloop::{EventLoop, Stats, TimerError};
 
-type Log = Rc<RefCell<Vec<String>>>;
-
-fn new_log() -> Log {
-    Rc::default()
-}
-
-/// A callback that logs `name@<loop time>`.
-fn at(log: &Log, name: &'static str) -> impl FnMut(&mut EventLoop) + 'static {
-    let log = log.clone();
-    move |lp| log.borrow_mut().push(format!("{name}@{}", lp.now()))
-}
+mod common;
+use common::*;
 
 /// The storage slot a handle points at, read from its `Debug` output, to
 /// check that a test really exercises slot reuse.

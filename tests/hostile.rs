@@ -17,26 +17,13 @@ use timerloop::script::parse::parse;
 use timerloop::uv::{Clock, ClockError};
 use timerloop::{CallbackKind, Delay, Error, EventLoop, Stats, TIMEOUT_MAX, TimerError};
 
+mod common;
+use common::*;
+
 /// The fuzz target `ops`'s reference model, to replay saved inputs.
 #[allow(dead_code)]
 #[path = "support/model.rs"]
 mod model;
-
-type Log = Rc<RefCell<Vec<String>>>;
-
-fn new_log() -> Log {
-    Rc::default()
-}
-
-fn push(log: &Log, s: impl Into<String>) {
-    log.borrow_mut().push(s.into());
-}
-
-/// A repeatable callback that logs `name@<loop time>`.
-fn at(log: &Log, name: &'static str) -> impl FnMut(&mut EventLoop) + 'static {
-    let log = log.clone();
-    move |lp| push(&log, format!("{name}@{}", lp.now()))
-}
 
 /// Panics raised on purpose start with this; the panic hook keeps them off
 /// the test output (the loop catches them, but the default hook would

@@ -7,28 +7,8 @@ use std::{cell::RefCell, rc::Rc};
 
 use timerloop::{EventLoop, Immediate, Stats};
 
-type Log = Rc<RefCell<Vec<String>>>;
-
-fn new_log() -> Log {
-    Rc::default()
-}
-
-fn push(log: &Log, s: impl Into<String>) {
-    log.borrow_mut().push(s.into());
-}
-
-/// A callback that logs `name@<loop time>`.
-fn at(log: &Log, name: &'static str) -> impl FnMut(&mut EventLoop) + 'static {
-    let log = log.clone();
-    move |lp| push(&log, format!("{name}@{}", lp.now()))
-}
-
-/// A one-shot callback that logs `name@<loop time>` (for immediates and
-/// ticks, which take `FnOnce`).
-fn once(log: &Log, name: &'static str) -> impl FnOnce(&mut EventLoop) + 'static {
-    let log = log.clone();
-    move |lp| push(&log, format!("{name}@{}", lp.now()))
-}
+mod common;
+use common::*;
 
 /// R9.6/R10.3: immediates run FIFO; ticks, then microtasks, drain between
 /// them, never before the first.

@@ -7,27 +7,8 @@ use std::{cell::RefCell, rc::Rc, sync::mpsc, thread, time::Duration};
 
 use timerloop::{EventLoop, Stats};
 
-type Log = Rc<RefCell<Vec<String>>>;
-
-fn new_log() -> Log {
-    Rc::default()
-}
-
-fn push(log: &Log, s: impl Into<String>) {
-    log.borrow_mut().push(s.into());
-}
-
-/// A callback that logs `name@<loop time>`.
-fn at(log: &Log, name: &'static str) -> impl FnMut(&mut EventLoop) + 'static {
-    let log = log.clone();
-    move |lp| push(&log, format!("{name}@{}", lp.now()))
-}
-
-/// A one-shot callback that logs `name@<loop time>`.
-fn once(log: &Log, name: &'static str) -> impl FnOnce(&mut EventLoop) + 'static {
-    let log = log.clone();
-    move |lp| push(&log, format!("{name}@{}", lp.now()))
-}
+mod common;
+use common::*;
 
 /// §11: one iteration is poll (I/O callbacks), check (immediates), then
 /// timers; the pre-loop timer pass runs first in DEFAULT mode.

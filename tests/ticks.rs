@@ -8,21 +8,8 @@ use std::{cell::Cell, cell::RefCell, rc::Rc};
 
 use timerloop::{EventLoop, Stats};
 
-type Log = Rc<RefCell<Vec<String>>>;
-
-fn new_log() -> Log {
-    Rc::default()
-}
-
-fn push(log: &Log, s: impl Into<String>) {
-    log.borrow_mut().push(s.into());
-}
-
-/// A one-shot callback that logs `name`.
-fn say(log: &Log, name: &'static str) -> impl FnOnce(&mut EventLoop) + 'static {
-    let log = log.clone();
-    move |_| push(&log, name)
-}
+mod common;
+use common::*;
 
 /// A repeatable callback that logs `name` (for timeouts).
 fn said(log: &Log, name: &'static str) -> impl FnMut(&mut EventLoop) + 'static {

@@ -6,17 +6,8 @@ use std::{cell::RefCell, rc::Rc};
 
 use timerloop::{EventLoop, Stats};
 
-type Log = Rc<RefCell<Vec<String>>>;
-
-fn new_log() -> Log {
-    Rc::default()
-}
-
-/// A callback that logs `name@<loop time>`.
-fn at(log: &Log, name: &'static str) -> impl FnMut(&mut EventLoop) + 'static {
-    let log = log.clone();
-    move |lp| log.borrow_mut().push(format!("{name}@{}", lp.now()))
-}
+mod common;
+use common::*;
 
 /// R3.4: timers of one duration fire in the order they were added, and a
 /// shorter list that expires first fires before them.

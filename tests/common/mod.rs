@@ -1,0 +1,39 @@
+//! Helpers shared by the integration tests: an event log that callbacks
+//! append to, and callbacks that log their name (and the loop time).
+#![allow(dead_code)] // each test file uses a different subset
+
+use std::{cell::RefCell, rc::Rc};
+
+use timerloop::EventLoop;
+
+/// The lines callbacks logged, in order.
+pub type Log = Rc<RefCell<Vec<String>>>;
+
+/// An empty log.
+pub fn new_log() -> Log {
+    Rc::default()
+}
+
+/// Appends a line.
+pub fn push(log: &Log, s: impl Into<String>) {
+    log.borrow_mut().push(s.into());
+}
+
+/// A repeatable callback that logs `name@<loop time>`.
+pub fn at(log: &Log, name: &'static str) -> impl FnMut(&mut EventLoop) + 'static {
+    let log = log.clone();
+    move |lp| push(&log, format!("{name}@{}", lp.now()))
+}
+
+/// A one-shot callback that logs `name@<loop time>` (for immediates and
+/// ticks, which take `FnOnce`).
+pub fn once(log: &Log, name: &'static str) -> impl FnOnce(&mut EventLoop) + 'static {
+    let log = log.clone();
+    move |lp| push(&log, format!("{name}@{}", lp.now()))
+}
+
+/// A one-shot callback that logs `name` alone.
+pub fn say(log: &Log, name: &'static str) -> impl FnOnce(&mut EventLoop) + 'static {
+    let log = log.clone();
+    move |_| push(&log, name)
+}
