@@ -8,12 +8,12 @@
 
 use slab::Slab;
 
-use super::error::{BoxError, CallbackError, CallbackKind, CallbackResult, TimerError};
-use super::{EventLoop, Flow, Thrown};
+use super::error::{CallbackError, CallbackKind, CallbackResult, TimerError};
+use super::{EventLoop, Flow, OnceFn, Thrown};
 use crate::collections::list::{Linked, Links, List};
 use crate::uv;
 
-type ImmediateFn = Box<dyn FnOnce(&mut EventLoop) -> Result<(), BoxError>>;
+type ImmediateFn = OnceFn;
 
 /// A handle to an immediate: small, `Copy`, generation checked. It goes
 /// stale once the immediate has run or been cleared.
@@ -297,11 +297,7 @@ impl EventLoop {
                 im.ref_count -= 1;
             }
             let Some(cb) = e.cb else { continue };
-            let mut cb = Some(cb);
-            let r = self.invoke(&mut |lp| match cb.take() {
-                Some(f) => f(lp),
-                None => Ok(()),
-            });
+            let r = self.invoke_once(cb);
             r.map_err(|c| Thrown::Error(CallbackError::new(CallbackKind::Immediate, c)))?;
         }
         self.immediates.has_outstanding = false;

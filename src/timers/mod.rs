@@ -87,6 +87,8 @@ pub(crate) enum Thrown {
 pub(crate) type Flow = Result<(), Thrown>;
 
 type UncaughtHandler = Box<dyn FnMut(&mut EventLoop, CallbackError)>;
+/// A stored one-shot callback (ticks, microtasks, immediates).
+pub(crate) type OnceFn = Box<dyn FnOnce(&mut EventLoop) -> Result<(), BoxError>>;
 type WarningHandler = Box<dyn FnMut(&Warning)>;
 
 static NEXT_LOOP_ID: AtomicU32 = AtomicU32::new(1);
@@ -441,11 +443,7 @@ impl EventLoop {
         &mut self,
         f: impl FnOnce(&mut EventLoop) -> R,
     ) -> Result<(), Error> {
-        let mut f = Some(f);
-        self.callback_scope(CallbackKind::Main, &mut |lp| match f.take() {
-            Some(f) => f(lp).into_result(),
-            None => Ok(()),
-        });
+        self.once_scope(CallbackKind::Main, f);
         match self.fatal.take() {
             Some(e) => Err(Error::Uncaught(e)),
             None => Ok(()),
@@ -476,13 +474,8 @@ impl EventLoop {
         &mut self,
         cb: impl FnOnce(&mut EventLoop) -> R + 'static,
     ) -> Completion {
-        self.uv.request(move |lp: &mut EventLoop| {
-            let mut cb = Some(cb);
-            lp.callback_scope(CallbackKind::Io, &mut |lp| match cb.take() {
-                Some(cb) => cb(lp).into_result(),
-                None => Ok(()),
-            });
-        })
+        self.uv
+            .request(move |lp: &mut EventLoop| lp.once_scope(CallbackKind::Io, cb))
     }
 
     /// A `Send + Clone` [`Remote`] through which other threads run closures
@@ -541,6 +534,28 @@ impl EventLoop {
             Ok(Err(e)) => Err(Cause::Error(e)),
             Err(payload) => Err(Cause::Panic(error::panic_message(&*payload))),
         }
+    }
+
+    /// Calls a boxed one-shot callback, turning a panic into a [`Cause`].
+    pub(crate) fn invoke_once(&mut self, f: OnceFn) -> Result<(), Cause> {
+        let mut f = Some(f);
+        self.invoke(&mut |lp| match f.take() {
+            Some(f) => f(lp),
+            None => Ok(()),
+        })
+    }
+
+    /// [`callback_scope`](Self::callback_scope) for a one-shot callback.
+    fn once_scope<R: CallbackResult>(
+        &mut self,
+        kind: CallbackKind,
+        f: impl FnOnce(&mut EventLoop) -> R,
+    ) {
+        let mut f = Some(f);
+        self.callback_scope(kind, &mut |lp| match f.take() {
+            Some(f) => f(lp).into_result(),
+            None => Ok(()),
+        });
     }
 
     /// A top-level entry from the loop into user code (an I/O callback or
@@ -644,12 +659,7 @@ impl Remote {
         &self,
         f: impl FnOnce(&mut EventLoop) -> R + Send + 'static,
     ) -> std::io::Result<()> {
-        self.inner.post(move |lp: &mut EventLoop| {
-            let mut f = Some(f);
-            lp.callback_scope(CallbackKind::Io, &mut |lp| match f.take() {
-                Some(f) => f(lp).into_result(),
-                None => Ok(()),
-            });
-        })
+        self.inner
+            .post(move |lp: &mut EventLoop| lp.once_scope(CallbackKind::Io, f))
     }
 }

@@ -12,10 +12,10 @@
 
 use std::collections::VecDeque;
 
-use super::error::{BoxError, CallbackError, CallbackKind, CallbackResult};
-use super::{EventLoop, Flow, Thrown};
+use super::error::{CallbackError, CallbackKind, CallbackResult};
+use super::{EventLoop, Flow, OnceFn, Thrown};
 
-type TaskFn = Box<dyn FnOnce(&mut EventLoop) -> Result<(), BoxError>>;
+type TaskFn = OnceFn;
 
 #[derive(Default)]
 pub(super) struct Ticks {
@@ -100,12 +100,8 @@ impl EventLoop {
     }
 
     fn run_task(&mut self, f: TaskFn, kind: CallbackKind) -> Flow {
-        let mut f = Some(f);
-        self.invoke(&mut |lp| match f.take() {
-            Some(f) => f(lp),
-            None => Ok(()),
-        })
-        .map_err(|c| Thrown::Error(CallbackError::new(kind, c)))
+        self.invoke_once(f)
+            .map_err(|c| Thrown::Error(CallbackError::new(kind, c)))
     }
 
     /// A microtask checkpoint. Each failure is reported where it happens,
