@@ -140,6 +140,17 @@ impl Timers {
         )
     }
 
+    /// Unlinks a timer from the list it is in, if any; returns whether it
+    /// was linked. (`list` stays as it was: it still names that list.)
+    fn unlink(&mut self, key: usize) -> bool {
+        if !self.slab[key].links.is_linked() {
+            return false;
+        }
+        let lk = self.slab[key].list as usize;
+        self.lists[lk].list.remove(&mut self.slab, key);
+        true
+    }
+
     fn free(&mut self, key: usize) {
         self.slab.remove(key);
         // A slab never shrinks by itself: once the last timer is gone, give
@@ -280,10 +291,7 @@ impl EventLoop {
             }
         };
         let tm = &mut self.timers;
-        if tm.slab[key].links.is_linked() {
-            let old = tm.slab[key].list as usize;
-            tm.lists[old].list.remove(&mut tm.slab, key);
-        }
+        tm.unlink(key);
         tm.lists[lk].list.append(&mut tm.slab, key);
         tm.slab[key].list = lk as u32;
     }
@@ -296,11 +304,7 @@ impl EventLoop {
             return;
         }
         t.flags |= DESTROYED;
-        let was_linked = t.links.is_linked();
-        if was_linked {
-            let lk = t.list as usize;
-            tm.lists[lk].list.remove(&mut tm.slab, key);
-        }
+        let was_linked = tm.unlink(key);
         let t = &tm.slab[key];
         if t.has(REFED) {
             // A linked timer's list is the map's list for its duration (a
@@ -716,10 +720,7 @@ impl EventLoop {
     /// checks, with its `finally`.
     fn fire(&mut self, key: usize) -> Flow {
         let tm = &mut self.timers;
-        if tm.slab[key].links.is_linked() {
-            let at = tm.slab[key].list as usize;
-            tm.lists[at].list.remove(&mut tm.slab, key);
-        }
+        tm.unlink(key);
         let timer = &mut tm.slab[key];
         let repeat = timer.has(REPEAT);
         let mut cb = timer.cb.take().expect("a listed timer has its callback");
