@@ -14,9 +14,10 @@ fn main() -> Result<(), timerloop::Error> {
         println!("timeout b (same 10 ms list, after a's ticks)")
     });
     let iv = lp.set_interval(4, |lp| println!("interval at {} ms", lp.now()));
-    lp.set_timeout(13, move |lp| {
-        lp.clear_interval(iv);
+    lp.set_timeout(13, move |lp| -> Result<(), timerloop::TimerError> {
+        lp.clear_interval(iv)?;
         println!("cleared the interval");
+        Ok(())
     });
     lp.set_immediate(|_| println!("immediate: the check phase comes before the first timer"));
     lp.next_tick(|_| println!("tick from the main body"));

@@ -141,7 +141,7 @@ fn main() {
             if roll < clear_pct {
                 c.clears += 1;
                 live.swap_remove(i);
-                assert!(lp.clear_timeout(t), "a pending timer clears");
+                lp.clear_timeout(t).expect("a pending timer clears");
             } else {
                 c.refreshes += 1;
                 lp.refresh(t).expect("a pending timer refreshes");
@@ -162,7 +162,7 @@ fn main() {
 
     let before_cleanup = lp.stats();
     for t in live.drain(..) {
-        lp.clear_timeout(t);
+        lp.clear_timeout(t).expect("a live timer clears");
     }
     if let Err(e) = lp.run() {
         eprintln!("final run failed: {e}");
@@ -214,7 +214,7 @@ fn pick(lp: &EventLoop, live: &mut Vec<Timeout>, rng: &mut Rng) -> Option<(usize
     while !live.is_empty() {
         let i = rng.below(live.len() as u64) as usize;
         let t = live[i];
-        if lp.is_pending(t) {
+        if lp.timeout_is_pending(t) {
             return Some((i, t));
         }
         live.swap_remove(i);

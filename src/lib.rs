@@ -24,22 +24,38 @@
 //! assert_eq!(*log.borrow(), ["x", "z", "y"]);
 //! ```
 //!
-//! The crate has two layers, in two modules: [`uv`], a libuv-like loop that
-//! knows nothing of Node timers, and [`timers`], Node's timers on one native
-//! timer handle of that loop (its docs draw the data structure).
-//! [`collections`] holds the intrusive list and the indexed heap both use;
-//! [`script`] runs `.tl` timer scripts, the format the conformance suite
-//! checks against real Node.
+//! # What is public
+//!
+//! - [`EventLoop`] and its handles: [`Timeout`], [`Immediate`],
+//!   [`IoHandle`], [`Remote`], [`Completion`];
+//! - clocks: [`Clock`], [`SystemClock`], [`VirtualClock`];
+//! - errors: [`Error`], [`CallbackError`], [`TimerError`], [`PostError`],
+//!   [`ClockError`];
+//! - [`script`]: the `.tl` timer-script parser and interpreter.
+//!
+//! # Design
+//!
+//! Two private layers. Underneath, a libuv-like loop that knows nothing of
+//! Node timers: `uv_run`'s phases, handles with ref/unref, a native timer
+//! heap, and the poll phase on mio. On top, Node's timers on **one** native
+//! timer handle of that loop: a map from duration to an intrusive FIFO
+//! list, the lists in a min-heap by `(expiry, list id)`, and
+//! `processTimers`/`listOnTimeout` as Node runs them. The loop layer can
+//! only be run through [`EventLoop`], whose guarantees (the main-body
+//! drain, resuming after a failure) a direct run would skip.
+//!
+//! The rules the crate implements are in `docs/node-semantics.md` in the
+//! repository; rule ids in these docs (R5.4, §10, ...) refer to it.
 #![forbid(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations)]
 
-pub mod collections;
+mod collections;
 pub mod script;
-pub mod timers;
-pub mod uv;
+mod timers;
+mod uv;
 
 pub use timers::{
     BoxError, CallbackError, CallbackKind, CallbackResult, Cause, Delay, Error, EventLoop,
-    Immediate, Remote, Stats, TIMEOUT_MAX, Timeout, TimerError, Warning,
+    Immediate, IoHandle, Remote, Stats, TIMEOUT_MAX, Timeout, TimerError, Warning,
 };
-pub use uv::{Clock, Completion, Readiness, SystemClock, VirtualClock};
+pub use uv::{Clock, ClockError, Completion, PostError, Readiness, SystemClock, VirtualClock};

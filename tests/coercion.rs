@@ -77,10 +77,11 @@ fn overflowing_delays_become_one_ms_with_node_text() {
         ("2^31-0.5", 2_147_483_647.5.into(), "2147483647.5"),
         ("Infinity", f64::INFINITY.into(), "Infinity"),
         ("u64::MAX", u64::MAX.into(), "18446744073709552000"),
+        // Rounded up to u64::MAX ms first; then coerced as that number.
         (
             "Duration::MAX",
             Duration::MAX.into(),
-            "1.8446744073709552e+22",
+            "18446744073709552000",
         ),
     ];
     let mut want = Vec::new();
@@ -118,7 +119,7 @@ fn warning_once_per_call() {
     lp.set_timeout(2_147_483_648u64, |_| {});
     lp.set_timeout(2_147_483_648u64, |_| {});
     let iv = lp.set_interval(2_147_483_648u64, |_| {});
-    lp.clear_interval(iv);
+    lp.clear_interval(iv).unwrap();
     lp.run().unwrap();
     assert_eq!(*log.borrow(), vec![overflow_text("2147483648"); 3]);
 }
@@ -130,7 +131,7 @@ fn no_warning_for_in_range_or_small_delays() {
     let mut lp = warned_loop(&log);
     for d in [1.0, 0.0, -5.0, f64::NAN, f64::NEG_INFINITY, TIMEOUT_MAX] {
         let t = lp.set_timeout(d, |_| {});
-        lp.clear_timeout(t);
+        lp.clear_timeout(t).unwrap();
     }
     assert!(log.borrow().is_empty());
 }
@@ -178,15 +179,18 @@ fn one_point_nine_joins_list_one() {
     assert_eq!(*log.borrow(), ["a@1", "b@1", "c@1", "d@1"]);
 }
 
-/// R3.2: `Duration` delays convert to milliseconds, fractions included:
-/// 2.5 ms lands in list 2, 1500 µs in list 1.
+/// A `Duration` is rounded **up** to whole milliseconds before Node's
+/// coercion (a plain number keeps Node's exact coercion, R3.2): 2.5 ms
+/// lands in list 3 and 1500 µs in list 2, so a `Duration` timer never
+/// fires before its duration has passed; zero is coerced to 1 ms.
 #[test]
-fn durations_convert_to_milliseconds() {
+fn durations_round_up_to_milliseconds() {
     let log = new_log();
     let mut lp = EventLoop::with_virtual_clock();
     let delays = [
         ("2500us", Duration::from_micros(2500)),
         ("1500us", Duration::from_micros(1500)),
+        ("1ns", Duration::from_nanos(1)),
         ("5ms", Duration::from_millis(5)),
         ("1s", Duration::from_secs(1)),
         ("zero", Duration::ZERO),
@@ -195,14 +199,43 @@ fn durations_convert_to_milliseconds() {
         let l = log.clone();
         lp.set_timeout(d, move |lp| push(&l, format!("{name}@{}", lp.now())));
     }
-    assert_eq!(Delay::from(Duration::from_micros(2500)).as_ms(), 2.5);
-    assert_eq!(lp.stats().lists, 4, "lists 1, 2, 5 and 1000");
+    assert_eq!(Delay::from(Duration::from_micros(2500)).as_ms(), 3.0);
+    assert_eq!(lp.stats().lists, 5, "lists 1, 2, 3, 5 and 1000");
     lp.run().unwrap();
     assert_eq!(
         *log.borrow(),
-        ["1500us@1", "zero@1", "2500us@2", "5ms@5", "1s@1000"]
+        [
+            "1ns@1", "zero@1", "1500us@2", "2500us@3", "5ms@5", "1s@1000"
+        ]
     );
     assert_eq!(lp.stats(), Stats::default());
+}
+
+/// On the virtual clock, a 1.5 ms `Duration` timer fires at 2 ms, never at
+/// 1 ms, wherever in the loop's millisecond it was created; the number 1.5
+/// is a Node delay and joins the 1 ms list. (Times are loop time, whole
+/// milliseconds rounded down as libuv's, R1.1: a timer created 0.9 ms into
+/// a millisecond may fire 1.1 ms of clock time later, as in Node.)
+#[test]
+fn a_duration_timer_never_fires_early() {
+    for offset_us in [0, 1, 400, 999] {
+        let log = new_log();
+        let clock = timerloop::VirtualClock::new();
+        clock.advance(Duration::from_micros(offset_us));
+        let mut lp = EventLoop::with_clock(clock);
+        let l = log.clone();
+        lp.set_timeout(Duration::from_micros(1500), move |lp| {
+            push(&l, format!("duration@{}", lp.now()))
+        });
+        let l = log.clone();
+        lp.set_timeout(1.5, move |lp| push(&l, format!("number@{}", lp.now())));
+        lp.run().unwrap();
+        assert_eq!(
+            *log.borrow(),
+            ["number@1", "duration@2"],
+            "offset {offset_us}us"
+        );
+    }
 }
 
 /// R3.2: intervals are coerced identically; the period of an interval
@@ -220,7 +253,7 @@ fn intervals_are_coerced_like_timeouts() {
             push(&l, format!("{name}@{}", lp.now()));
             if lp.now() == 3 {
                 let me = lp.current_timeout().unwrap();
-                lp.clear_interval(me);
+                lp.clear_interval(me).unwrap();
             }
         });
     }

@@ -17,11 +17,11 @@ fn clear_twice() {
     let log = new_log();
     let mut lp = EventLoop::with_virtual_clock();
     let t = lp.set_timeout(10, at(&log, "T"));
-    assert!(lp.is_pending(t));
-    assert!(lp.clear_timeout(t));
-    assert!(!lp.clear_timeout(t));
-    assert!(!lp.clear_interval(t));
-    assert!(!lp.is_pending(t));
+    assert!(lp.timeout_is_pending(t));
+    lp.clear_timeout(t).unwrap();
+    assert_eq!(lp.clear_timeout(t), Err(TimerError::Stale));
+    assert_eq!(lp.clear_interval(t), Err(TimerError::Stale));
+    assert!(!lp.timeout_is_pending(t));
     assert_eq!(lp.stats(), Stats::default());
     assert!(!lp.is_alive());
     lp.run().unwrap();
@@ -30,7 +30,8 @@ fn clear_twice() {
 }
 
 /// R8.1: clearing a timeout inside its own callback is allowed (it reports
-/// success once) and leaves nothing behind.
+/// success once, then the handle is stale, as after any clear of a timer
+/// that is not kept) and leaves nothing behind.
 #[test]
 fn clear_inside_own_callback() {
     let log = new_log();
@@ -39,9 +40,13 @@ fn clear_inside_own_callback() {
     lp.set_timeout(3, move |lp| {
         push(&l, "T");
         let me = lp.current_timeout().unwrap();
-        assert!(lp.clear_timeout(me));
-        assert!(!lp.clear_timeout(me));
-        assert_eq!(lp.refresh(me), Ok(()), "refresh of a cleared timer: no-op");
+        lp.clear_timeout(me).unwrap();
+        assert_eq!(lp.clear_timeout(me), Err(TimerError::Stale));
+        assert_eq!(
+            lp.refresh(me),
+            Err(TimerError::Stale),
+            "a cleared timer's handle is stale at once, even in its own callback"
+        );
     });
     lp.run().unwrap();
     assert_eq!(*log.borrow(), ["T"]);
@@ -64,8 +69,8 @@ fn clear_sibling_due_later_in_the_same_pass() {
     let (l, bb, cc) = (log.clone(), b.clone(), c.clone());
     lp.set_timeout(1, move |lp| {
         push(&l, "A");
-        assert!(lp.clear_timeout(bb.get().unwrap()));
-        assert!(lp.clear_timeout(cc.get().unwrap()));
+        lp.clear_timeout(bb.get().unwrap()).unwrap();
+        lp.clear_timeout(cc.get().unwrap()).unwrap();
     });
     b.set(Some(lp.set_timeout(1, at(&log, "B"))));
     lp.set_timeout(1, at(&log, "B2"));
@@ -88,7 +93,7 @@ fn clear_whole_list_due_later_in_the_same_pass() {
     let (l, cc) = (log.clone(), c.clone());
     lp.set_timeout(1, move |lp| {
         push(&l, "A");
-        assert!(lp.clear_timeout(cc.get().unwrap()));
+        lp.clear_timeout(cc.get().unwrap()).unwrap();
         assert_eq!(
             lp.stats().lists,
             2,
@@ -136,7 +141,7 @@ fn refresh_of_a_cleared_timer_is_a_no_op() {
     let log = new_log();
     let mut lp = EventLoop::with_virtual_clock();
     let t = lp.set_timeout(10, at(&log, "T"));
-    assert!(lp.clear_timeout(t));
+    lp.clear_timeout(t).unwrap();
     assert_eq!(lp.refresh(t), Err(TimerError::Stale));
     lp.run().unwrap();
     assert!(log.borrow().is_empty());
@@ -151,19 +156,18 @@ fn refresh_of_a_cleared_retained_timer_does_not_fire() {
     let log = new_log();
     let mut lp = EventLoop::with_virtual_clock();
     let t = lp.set_timeout(10, at(&log, "T"));
-    lp.retain(t).unwrap();
-    assert!(lp.clear_timeout(t));
+    lp.keep_timeout(t).unwrap();
+    lp.clear_timeout(t).unwrap();
     assert_eq!(lp.refresh(t), Ok(()));
-    assert!(!lp.is_pending(t));
-    assert_eq!(
-        lp.has_ref(t),
-        Ok(true),
+    assert!(!lp.timeout_is_pending(t));
+    assert!(
+        lp.timeout_has_ref(t),
         "Node keeps kRefed on a cleared timer"
     );
     lp.run().unwrap();
     assert!(log.borrow().is_empty());
     assert_eq!(lp.stats().timers, 1);
-    assert!(lp.release(t));
+    lp.release_timeout(t).unwrap();
     assert!(lp.refresh(t).is_err());
     assert_eq!(lp.stats(), Stats::default());
 }
@@ -177,15 +181,15 @@ fn refresh_after_clearing_a_fired_retained_timeout_keeps_the_loop_alive() {
     let log = new_log();
     let mut lp = EventLoop::with_virtual_clock();
     let t = lp.set_timeout(5, at(&log, "T"));
-    lp.retain(t).unwrap();
+    lp.keep_timeout(t).unwrap();
     lp.run().unwrap();
-    assert!(lp.clear_timeout(t));
+    lp.clear_timeout(t).unwrap();
     lp.refresh(t).unwrap();
     assert!(lp.is_alive());
     lp.run().unwrap();
     assert_eq!(*log.borrow(), ["T@5"]);
     assert_eq!(lp.now(), 10, "the loop waited for the dead timer");
-    assert!(lp.release(t));
+    lp.release_timeout(t).unwrap();
     assert_eq!(lp.stats(), Stats::default());
 }
 
@@ -196,21 +200,22 @@ fn refresh_of_a_retained_fired_timeout_fires_again() {
     let log = new_log();
     let mut lp = EventLoop::with_virtual_clock();
     let t = lp.set_timeout(5, at(&log, "T"));
-    lp.retain(t).unwrap();
+    lp.keep_timeout(t).unwrap();
     lp.run().unwrap();
     assert_eq!(lp.stats().refed_timers, 0, "fired: no longer refed");
-    assert!(!lp.is_pending(t));
-    assert_eq!(lp.has_ref(t), Ok(true));
+    assert!(!lp.timeout_is_pending(t));
+    assert!(lp.timeout_has_ref(t));
     lp.block(2);
     lp.refresh(t).unwrap();
-    assert!(lp.is_pending(t));
+    assert!(lp.timeout_is_pending(t));
     assert!(
         lp.is_alive(),
         "a refreshed ref'd timeout keeps the loop alive"
     );
     lp.run().unwrap();
     assert_eq!(*log.borrow(), ["T@5", "T@12"]);
-    assert!(lp.release(t), "a retained timer is freed by release");
+    lp.release_timeout(t)
+        .expect("a kept timer is freed by release_timeout");
     assert_eq!(lp.stats(), Stats::default());
 }
 
@@ -234,7 +239,7 @@ fn refresh_from_another_timer_in_the_same_pass() {
     let log = new_log();
     let mut lp = EventLoop::with_virtual_clock();
     let a = lp.set_timeout(10, at(&log, "A"));
-    lp.retain(a).unwrap();
+    lp.keep_timeout(a).unwrap();
     let l = log.clone();
     lp.set_timeout(10, move |lp| {
         push(&l, format!("B@{}", lp.now()));
@@ -242,7 +247,7 @@ fn refresh_from_another_timer_in_the_same_pass() {
     });
     lp.run().unwrap();
     assert_eq!(*log.borrow(), ["A@10", "B@10", "A@20"]);
-    assert!(lp.release(a));
+    lp.release_timeout(a).unwrap();
     assert_eq!(lp.stats(), Stats::default());
 }
 
@@ -277,7 +282,7 @@ fn refresh_in_own_timeout_callback_fires_again() {
         if first.replace(false) {
             let me = lp.current_timeout().unwrap();
             lp.refresh(me).unwrap();
-            assert_eq!(lp.has_ref(me), Ok(true));
+            assert!(lp.timeout_has_ref(me));
         }
     });
     lp.run().unwrap();
@@ -290,16 +295,16 @@ fn refresh_in_own_timeout_callback_fires_again() {
 fn has_ref_follows_ref_and_unref() {
     let mut lp = EventLoop::with_virtual_clock();
     let t = lp.set_timeout(10, |_| {});
-    assert_eq!(lp.has_ref(t), Ok(true));
+    assert!(lp.timeout_has_ref(t));
     assert_eq!(lp.stats().refed_timers, 1);
-    lp.unref(t).unwrap();
-    lp.unref(t).unwrap();
-    assert_eq!(lp.has_ref(t), Ok(false));
+    lp.unref_timeout(t).unwrap();
+    lp.unref_timeout(t).unwrap();
+    assert!(!lp.timeout_has_ref(t));
     assert_eq!(lp.stats().refed_timers, 0);
     assert!(!lp.is_alive());
-    lp.ref_(t).unwrap();
-    lp.ref_(t).unwrap();
-    assert_eq!(lp.has_ref(t), Ok(true));
+    lp.ref_timeout(t).unwrap();
+    lp.ref_timeout(t).unwrap();
+    assert!(lp.timeout_has_ref(t));
     assert_eq!(lp.stats().refed_timers, 1);
     assert!(lp.is_alive());
     lp.run().unwrap();
@@ -313,14 +318,14 @@ fn unrefed_timers_fire_only_while_the_loop_lives() {
     let log = new_log();
     let mut lp = EventLoop::with_virtual_clock();
     let short = lp.set_timeout(10, at(&log, "unref10"));
-    lp.unref(short).unwrap();
+    lp.unref_timeout(short).unwrap();
     lp.set_timeout(30, at(&log, "ref30"));
     let long = lp.set_timeout(40, at(&log, "unref40"));
-    lp.unref(long).unwrap();
+    lp.unref_timeout(long).unwrap();
     lp.run().unwrap();
     assert_eq!(*log.borrow(), ["unref10@10", "ref30@30"]);
     assert_eq!(lp.now(), 30);
-    assert!(lp.is_pending(long));
+    assert!(lp.timeout_is_pending(long));
     assert!(!lp.is_alive());
 }
 
@@ -332,28 +337,28 @@ fn unref_then_ref_keeps_due_time() {
     let mut lp = EventLoop::with_virtual_clock();
     let t = lp.set_timeout(10, at(&log, "T"));
     lp.set_timeout(20, at(&log, "U"));
-    lp.unref(t).unwrap();
+    lp.unref_timeout(t).unwrap();
     lp.block(4);
-    lp.ref_(t).unwrap();
+    lp.ref_timeout(t).unwrap();
     lp.run().unwrap();
     assert_eq!(*log.borrow(), ["T@10", "U@20"]);
 }
 
-/// R8.6 (test-timers-unref.js): `this.unref()` inside a ref'd interval
+/// R8.6 (test-timers-unref.js): `this.unref_timeout()` inside a ref'd interval
 /// lets the loop end; a timer ref'd from a callback keeps it alive.
 #[test]
 fn unref_and_ref_from_callbacks_change_liveness() {
     let log = new_log();
     let mut lp = EventLoop::with_virtual_clock();
     let late = lp.set_timeout(50, at(&log, "late"));
-    lp.unref(late).unwrap();
+    lp.unref_timeout(late).unwrap();
     let l = log.clone();
     lp.set_interval(10, move |lp| {
         push(&l, format!("iv@{}", lp.now()));
         let me = lp.current_timeout().unwrap();
         if lp.now() == 20 {
-            lp.unref(me).unwrap();
-            lp.ref_(late).unwrap();
+            lp.unref_timeout(me).unwrap();
+            lp.ref_timeout(late).unwrap();
         }
     });
     lp.run().unwrap();
@@ -373,11 +378,11 @@ fn loop_liveness_tracks_refed_timers() {
     let a = lp.set_timeout(5, |_| {});
     let b = lp.set_timeout(6, |_| {});
     assert!(lp.is_alive());
-    lp.unref(a).unwrap();
+    lp.unref_timeout(a).unwrap();
     assert!(lp.is_alive());
-    assert!(lp.clear_timeout(b));
+    lp.clear_timeout(b).unwrap();
     assert!(!lp.is_alive());
-    lp.ref_(a).unwrap();
+    lp.ref_timeout(a).unwrap();
     assert!(lp.is_alive());
     lp.run().unwrap();
     assert!(!lp.is_alive());

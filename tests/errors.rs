@@ -39,7 +39,7 @@ fn handler_sees_errors_and_panics_of_every_kind() {
     lp.set_timeout(1, |_| Err::<(), _>("timeout"));
     lp.set_interval(2, |lp| -> Result<(), String> {
         let me = lp.current_timeout().unwrap();
-        lp.clear_interval(me);
+        lp.clear_interval(me).unwrap();
         panic!("interval");
     });
     lp.set_immediate(|_| Err::<(), _>(std::io::Error::other("immediate")));
@@ -145,7 +145,7 @@ fn handled_interval_keeps_repeating() {
     lp.set_uncaught_handler(move |lp, e| {
         push(&l, format!("caught:{}@{}", e.message(), lp.now()));
         if l.borrow().len() == 6 {
-            assert!(lp.clear_interval(h.get().unwrap()));
+            lp.clear_interval(h.get().unwrap()).unwrap();
         }
     });
     let l = log.clone();
@@ -267,7 +267,7 @@ fn unhandled_interval_error_stops_and_resumes() {
         let n = t.borrow().len();
         if n == 4 {
             let me = lp.current_timeout().unwrap();
-            lp.clear_interval(me);
+            lp.clear_interval(me).unwrap();
         }
         if n == 2 { Err("second") } else { Ok(()) }
     });

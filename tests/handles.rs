@@ -17,14 +17,14 @@ fn slot(h: impl std::fmt::Debug) -> String {
 
 /// Every operation on a stale timeout handle reports `Stale` or `false`.
 fn assert_stale(lp: &mut EventLoop, old: timerloop::Timeout) {
-    assert!(!lp.clear_timeout(old));
-    assert!(!lp.clear_interval(old));
-    assert!(!lp.is_pending(old));
+    assert_eq!(lp.clear_timeout(old), Err(TimerError::Stale));
+    assert_eq!(lp.clear_interval(old), Err(TimerError::Stale));
+    assert!(!lp.timeout_is_pending(old));
     assert_eq!(lp.refresh(old), Err(TimerError::Stale));
-    assert_eq!(lp.retain(old), Err(TimerError::Stale));
-    assert_eq!(lp.unref(old), Err(TimerError::Stale));
-    assert_eq!(lp.ref_(old), Err(TimerError::Stale));
-    assert_eq!(lp.has_ref(old), Err(TimerError::Stale));
+    assert_eq!(lp.keep_timeout(old), Err(TimerError::Stale));
+    assert_eq!(lp.unref_timeout(old), Err(TimerError::Stale));
+    assert_eq!(lp.ref_timeout(old), Err(TimerError::Stale));
+    assert!(!lp.timeout_has_ref(old));
 }
 
 /// A fired timeout's handle is stale; a new timer that reuses its slot is
@@ -39,8 +39,8 @@ fn fired_handle_does_not_touch_reused_slot() {
     assert_eq!(slot(old), slot(new), "the slot is reused");
     assert_ne!(old, new, "with a new generation");
     assert_stale(&mut lp, old);
-    assert!(lp.is_pending(new));
-    assert_eq!(lp.has_ref(new), Ok(true), "the old unref did not reach it");
+    assert!(lp.timeout_is_pending(new));
+    assert!(lp.timeout_has_ref(new), "the old unref did not reach it");
     lp.run().unwrap();
     assert_eq!(*log.borrow(), ["old@1", "new@6"]);
     assert_eq!(lp.stats(), Stats::default());
@@ -53,11 +53,11 @@ fn cleared_handle_does_not_touch_reused_slot() {
     let log = new_log();
     let mut lp = EventLoop::with_virtual_clock();
     let old = lp.set_timeout(3, at(&log, "old"));
-    assert!(lp.clear_timeout(old));
+    lp.clear_timeout(old).unwrap();
     let new = lp.set_timeout(3, at(&log, "new"));
     assert_eq!(slot(old), slot(new));
     assert_stale(&mut lp, old);
-    assert!(lp.is_pending(new));
+    assert!(lp.timeout_is_pending(new));
     lp.run().unwrap();
     assert_eq!(*log.borrow(), ["new@3"]);
     assert_eq!(lp.stats(), Stats::default());
@@ -74,15 +74,15 @@ fn handle_cleared_in_own_callback_then_slot_reused() {
     let first = lp.set_interval(2, move |lp| {
         l.borrow_mut().push(format!("iv@{}", lp.now()));
         let me = lp.current_timeout().unwrap();
-        assert!(lp.clear_interval(me));
+        lp.clear_interval(me).unwrap();
         let l = l.clone();
         lp.set_timeout(1, move |lp| {
             l.borrow_mut().push(format!("next@{}", lp.now()));
             let fresh = lp.set_timeout(1, at(&l, "fresh"));
             assert_eq!(slot(me), slot(fresh), "the interval's slot is reused");
             assert_stale(lp, me);
-            assert!(lp.is_pending(fresh));
-            assert_eq!(lp.has_ref(fresh), Ok(true));
+            assert!(lp.timeout_is_pending(fresh));
+            assert!(lp.timeout_has_ref(fresh));
         });
     });
     lp.run().unwrap();
@@ -101,7 +101,7 @@ fn many_reuse_cycles_keep_handles_apart() {
     for round in 0..50u64 {
         let t = lp.set_timeout(1, |_| {});
         if round % 2 == 0 {
-            assert!(lp.clear_timeout(t));
+            lp.clear_timeout(t).unwrap();
         } else {
             lp.run().unwrap();
         }
@@ -111,7 +111,7 @@ fn many_reuse_cycles_keep_handles_apart() {
     for &t in &stale {
         assert_stale(&mut lp, t);
     }
-    assert!(lp.is_pending(live));
+    assert!(lp.timeout_is_pending(live));
     lp.run().unwrap();
     assert_eq!(log.borrow().len(), 1);
     assert_eq!(lp.stats(), Stats::default());
@@ -126,13 +126,13 @@ fn stale_immediate_handle_does_not_touch_reused_slot() {
     let ran = lp.set_immediate(|_| {});
     lp.run().unwrap();
     let cleared = lp.set_immediate(|_| {});
-    assert!(lp.clear_immediate(cleared));
+    lp.clear_immediate(cleared).unwrap();
     let l = log.clone();
     let live = lp.set_immediate(move |_| l.borrow_mut().push("live".into()));
     for old in [ran, cleared] {
         assert_eq!(slot(old), slot(live));
         assert_ne!(old, live);
-        assert!(!lp.clear_immediate(old));
+        assert_eq!(lp.clear_immediate(old), Err(TimerError::Stale));
         assert_eq!(lp.unref_immediate(old), Err(TimerError::Stale));
         assert_eq!(lp.ref_immediate(old), Err(TimerError::Stale));
         assert!(!lp.immediate_has_ref(old));
@@ -154,21 +154,21 @@ fn foreign_loop_handles_are_refused() {
     let tb = b.set_timeout(5, at(&log, "b"));
     assert_eq!(slot(ta), slot(tb));
     assert_eq!(b.refresh(ta), Err(TimerError::ForeignLoop));
-    assert_eq!(b.retain(ta), Err(TimerError::ForeignLoop));
-    assert_eq!(b.unref(ta), Err(TimerError::ForeignLoop));
-    assert_eq!(b.ref_(ta), Err(TimerError::ForeignLoop));
-    assert_eq!(b.has_ref(ta), Err(TimerError::ForeignLoop));
-    assert!(!b.clear_timeout(ta));
-    assert!(!b.clear_interval(ta));
-    assert!(!b.is_pending(ta));
+    assert_eq!(b.keep_timeout(ta), Err(TimerError::ForeignLoop));
+    assert_eq!(b.unref_timeout(ta), Err(TimerError::ForeignLoop));
+    assert_eq!(b.ref_timeout(ta), Err(TimerError::ForeignLoop));
+    assert!(!b.timeout_has_ref(ta));
+    assert_eq!(b.clear_timeout(ta), Err(TimerError::ForeignLoop));
+    assert_eq!(b.clear_interval(ta), Err(TimerError::ForeignLoop));
+    assert!(!b.timeout_is_pending(ta));
     let ia = a.set_immediate(|_| {});
     let ib = b.set_immediate(|_| {});
     assert_eq!(b.unref_immediate(ia), Err(TimerError::ForeignLoop));
     assert_eq!(b.ref_immediate(ia), Err(TimerError::ForeignLoop));
     assert!(!b.immediate_has_ref(ia));
-    assert!(!b.clear_immediate(ia));
+    assert_eq!(b.clear_immediate(ia), Err(TimerError::ForeignLoop));
     // b's own timer and immediate in the same slots are untouched.
-    assert!(b.is_pending(tb));
+    assert!(b.timeout_is_pending(tb));
     assert!(b.immediate_has_ref(ib));
     b.run().unwrap();
     a.run().unwrap();
@@ -186,12 +186,12 @@ fn stats_all_zero_after_everything_ends() {
     let t = lp.set_timeout(5, |lp| {
         lp.next_tick(|lp| lp.queue_microtask(|_| {}));
     });
-    lp.retain(t).unwrap();
+    lp.keep_timeout(t).unwrap();
     let cleared = lp.set_timeout(7, |_| {});
     let iv = lp.set_interval(3, |lp| {
         if lp.now() >= 9 {
             let me = lp.current_timeout().unwrap();
-            lp.clear_interval(me);
+            lp.clear_interval(me).unwrap();
         }
     });
     lp.set_immediate(|lp| {
@@ -206,13 +206,13 @@ fn stats_all_zero_after_everything_ends() {
         (s.timers, s.lists, s.refed_timers, s.immediates),
         (3, 3, 3, 1)
     );
-    assert!(lp.clear_timeout(cleared));
+    lp.clear_timeout(cleared).unwrap();
     lp.run().unwrap();
-    assert!(!lp.is_pending(iv));
+    assert!(!lp.timeout_is_pending(iv));
     assert_eq!(lp.stats().timers, 1, "the retained timeout stays");
     lp.refresh(t).unwrap();
     lp.run().unwrap();
-    assert!(lp.release(t));
+    lp.release_timeout(t).unwrap();
     assert_eq!(lp.stats(), Stats::default());
     assert!(!lp.is_alive());
 }

@@ -5,7 +5,7 @@
 
 use std::{cell::RefCell, rc::Rc};
 
-use timerloop::{EventLoop, Immediate, Stats};
+use timerloop::{EventLoop, Immediate, Stats, TimerError};
 
 mod common;
 use common::*;
@@ -66,7 +66,7 @@ fn clear_sibling_during_batch() {
     let (l, v) = (log.clone(), victim.clone());
     lp.set_immediate(move |lp| {
         push(&l, "I1");
-        assert!(lp.clear_immediate(v.borrow().unwrap()));
+        lp.clear_immediate(v.borrow().unwrap()).unwrap();
     });
     *victim.borrow_mut() = Some(lp.set_immediate(once(&log, "I2")));
     lp.set_immediate(once(&log, "I3"));
@@ -88,7 +88,7 @@ fn clear_from_tick_between_immediates() {
         let (l, v) = (l.clone(), v.clone());
         lp.next_tick(move |lp| {
             push(&l, "tick");
-            assert!(lp.clear_immediate(v.borrow().unwrap()));
+            lp.clear_immediate(v.borrow().unwrap()).unwrap();
         });
     });
     *victim.borrow_mut() = Some(lp.set_immediate(once(&log, "I2")));
@@ -112,7 +112,7 @@ fn clear_rest_of_batch_from_microtask() {
         lp.queue_microtask(move |lp| {
             push(&l, "micro");
             for i in r.borrow().iter() {
-                assert!(lp.clear_immediate(*i));
+                lp.clear_immediate(*i).unwrap();
             }
         });
     });
@@ -139,7 +139,7 @@ fn clear_immediate_queued_for_next_batch() {
     let (l, n) = (log.clone(), next.clone());
     lp.set_immediate(move |lp| {
         push(&l, "I2");
-        assert!(lp.clear_immediate(n.borrow().unwrap()));
+        lp.clear_immediate(n.borrow().unwrap()).unwrap();
     });
     lp.run().unwrap();
     assert_eq!(*log.borrow(), ["I1", "I2"]);
@@ -156,14 +156,17 @@ fn immediate_clearing_itself_runs_once() {
     let (r, m) = (runs.clone(), me.clone());
     *me.borrow_mut() = Some(lp.set_immediate(move |lp| {
         *r.borrow_mut() += 1;
-        assert!(!lp.clear_immediate(m.borrow().unwrap()));
+        assert_eq!(
+            lp.clear_immediate(m.borrow().unwrap()),
+            Err(TimerError::Stale)
+        );
     }));
     lp.run().unwrap();
     assert_eq!(*runs.borrow(), 1);
 }
 
 /// R9.8: an unref'd immediate never runs if nothing else keeps the loop
-/// alive (verified on Node: `setImmediate(f).unref()` alone exits without
+/// alive (verified on Node: `setImmediate(f).unref_timeout()` alone exits without
 /// running f). Ref'ing it again makes it run.
 #[test]
 fn unrefed_immediate_alone_never_runs() {

@@ -9,11 +9,11 @@
 //! make the poll re-check the clock). A busy loop over `getLibuvNow()`
 //! refreshes the loop time, and then RunTimers re-arms with its 1 ms
 //! minimum (R6.3): that is the variant the spec's R5.5 numbers describe, and
-//! it is reproduced here with `lp.uv_loop().update_time()`.
+//! it is reproduced here with `lp.update_time()`.
 
 use std::{cell::RefCell, rc::Rc};
 
-use timerloop::{EventLoop, Stats};
+use timerloop::{EventLoop, Stats, TimerError};
 
 type Times = Rc<RefCell<Vec<u64>>>;
 
@@ -33,7 +33,7 @@ fn interval(
         body(lp, n);
         if n == runs {
             let me = lp.current_timeout().unwrap();
-            assert!(lp.clear_interval(me));
+            lp.clear_interval(me).unwrap();
         }
     });
     times
@@ -80,7 +80,7 @@ fn blocked_call_with_refreshed_loop_time_waits_one_ms() {
     let times = interval(&mut lp, 10, 6, |lp, n| {
         if n == 3 {
             lp.block(29);
-            lp.uv_loop().update_time();
+            lp.update_time();
         }
     });
     lp.run().unwrap();
@@ -107,7 +107,7 @@ fn overrunning_body_with_refreshed_loop_time_leaves_one_ms_gap() {
     let mut lp = EventLoop::with_virtual_clock();
     let times = interval(&mut lp, 10, 5, |lp, _| {
         lp.block(15);
-        lp.uv_loop().update_time();
+        lp.update_time();
     });
     lp.run().unwrap();
     assert_eq!(*times.borrow(), [10, 26, 42, 58, 74]);
@@ -139,13 +139,17 @@ fn clear_inside_own_callback_stops_repeating() {
         r.borrow_mut().push(lp.now());
         if r.borrow().len() == 2 {
             let me = lp.current_timeout().unwrap();
-            assert!(lp.clear_interval(me));
-            assert!(!lp.clear_interval(me), "second clear is a no-op");
+            lp.clear_interval(me).unwrap();
+            assert_eq!(
+                lp.clear_interval(me),
+                Err(TimerError::Stale),
+                "second clear is a no-op"
+            );
         }
     });
     lp.run().unwrap();
     assert_eq!(*runs.borrow(), [7, 14]);
-    assert!(!lp.clear_interval(iv));
+    assert!(lp.clear_interval(iv).is_err());
     assert_eq!(lp.stats(), Stats::default());
 }
 
@@ -156,7 +160,7 @@ fn clear_timeout_stops_an_interval() {
     let times = interval(&mut lp, 5, usize::MAX, |lp, n| {
         if n == 3 {
             let me = lp.current_timeout().unwrap();
-            assert!(lp.clear_timeout(me));
+            lp.clear_timeout(me).unwrap();
         }
     });
     lp.run().unwrap();
@@ -187,14 +191,14 @@ fn unrefed_interval_fires_while_something_else_is_alive() {
     let mut lp = EventLoop::with_virtual_clock();
     let l = log.clone();
     let iv = lp.set_interval(1, move |lp| l.borrow_mut().push(format!("iv@{}", lp.now())));
-    lp.unref(iv).unwrap();
+    lp.unref_timeout(iv).unwrap();
     let l = log.clone();
     lp.set_timeout(3, move |lp| l.borrow_mut().push(format!("T3@{}", lp.now())));
     lp.run().unwrap();
     assert_eq!(*log.borrow(), ["iv@1", "iv@2", "T3@3", "iv@3"]);
-    assert!(lp.is_pending(iv));
+    assert!(lp.timeout_is_pending(iv));
     assert!(!lp.is_alive());
-    assert!(lp.clear_interval(iv));
+    lp.clear_interval(iv).unwrap();
     // R8.2: clearing an unref'd timer leaves its emptied list queued until
     // it expires.
     let s = lp.stats();
@@ -213,9 +217,9 @@ fn interval_unrefed_in_own_callback_keeps_firing() {
     let times = interval(&mut lp, 10, usize::MAX, |lp, n| {
         let me = lp.current_timeout().unwrap();
         if n == 1 {
-            lp.unref(me).unwrap();
+            lp.unref_timeout(me).unwrap();
         }
-        assert_eq!(lp.has_ref(me), Ok(false));
+        assert!(!lp.timeout_has_ref(me));
     });
     lp.set_timeout(35, |_| {});
     lp.run().unwrap();

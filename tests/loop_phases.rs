@@ -136,12 +136,12 @@ fn unrefed_timer_alone_does_not_keep_the_loop_alive() {
     let log = new_log();
     let mut lp = EventLoop::with_virtual_clock();
     let t = lp.set_timeout(10, at(&log, "T"));
-    lp.unref(t).unwrap();
+    lp.unref_timeout(t).unwrap();
     assert!(!lp.is_alive());
     lp.run().unwrap();
     assert!(log.borrow().is_empty());
     assert_eq!(lp.now(), 0);
-    assert!(lp.is_pending(t));
+    assert!(lp.timeout_is_pending(t));
 }
 
 /// R6.4: an unref'd timer still bounds the poll timeout while something
@@ -165,7 +165,7 @@ fn unrefed_timer_bounds_the_poll() {
         push(&l, format!("unref'd@{}", lp.now()));
         lp.deregister_io(io, &mut *rx.borrow_mut()).unwrap();
     });
-    lp.unref(t).unwrap();
+    lp.unref_timeout(t).unwrap();
     assert!(lp.is_alive(), "the I/O source keeps the loop alive");
     lp.run().unwrap();
     assert_eq!(*log.borrow(), ["unref'd@25"]);

@@ -155,7 +155,7 @@ proptest! {
                 c.borrow_mut()[i] = Some(lp.now());
                 let iv = lp.set_interval(period, move |lp| f.borrow_mut()[i].push(lp.now()));
                 lp.set_timeout(stop_at, move |lp| {
-                    lp.clear_interval(iv);
+                    lp.clear_interval(iv).unwrap();
                 });
             };
             if at == 0 {

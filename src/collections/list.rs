@@ -1,12 +1,14 @@
 //! An intrusive doubly linked FIFO list whose links are slab keys.
 //!
-//! The list owns nothing: its entries live in a [`Slab`] and carry their own
-//! [`Links`]. The list itself is two keys (oldest and newest) and a length,
+//! The list owns nothing: its entries live in a [`Slab`] (or any other
+//! [`ListStore`]) and carry their own [`Links`]. The list itself is two keys (oldest and newest) and a length,
 //! so appending, removing any entry and popping the oldest are all O(1) and
 //! allocate nothing. Like Node's `lib/internal/linkedlist.js`, it knows
 //! nothing about what it links.
 //!
 //! Ground rules:
+//! - keys are below [`MAX_KEY`] + 1 (two values are reserved for "none"
+//!   and "not linked");
 //! - an entry is in at most one list at a time, and the caller knows which
 //!   one (the list does not record it);
 //! - [`List::append`] unlinks nothing: appending an entry that is already
@@ -17,21 +19,22 @@ use slab::Slab;
 
 /// The "no entry" key.
 const NIL: u32 = u32::MAX;
+/// `prev` of an entry that is in no list. Keys are below it, so links stay
+/// two words with no flag beside them.
+const UNLINKED: u32 = u32::MAX - 1;
 
-/// The links an entry embeds to be a member of a [`List`].
+/// The links an entry embeds to be a member of a [`List`]: 8 bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Links {
     prev: u32,
     next: u32,
-    linked: bool,
 }
 
 impl Default for Links {
     fn default() -> Self {
         Links {
-            prev: NIL,
+            prev: UNLINKED,
             next: NIL,
-            linked: false,
         }
     }
 }
@@ -39,7 +42,7 @@ impl Default for Links {
 impl Links {
     /// Whether the entry is currently in a list.
     pub fn is_linked(&self) -> bool {
-        self.linked
+        self.prev != UNLINKED
     }
 }
 
@@ -49,6 +52,24 @@ pub trait Linked {
     fn links(&self) -> &Links;
     /// The entry's embedded links, mutably.
     fn links_mut(&mut self) -> &mut Links;
+}
+
+/// Storage whose entries, found by key, embed [`Links`]: a [`Slab`] of
+/// [`Linked`] entries, or anything built on one.
+pub trait ListStore {
+    /// The links of the entry at `key`, which must exist.
+    fn links(&self, key: usize) -> &Links;
+    /// The links of the entry at `key`, mutably.
+    fn links_mut(&mut self, key: usize) -> &mut Links;
+}
+
+impl<T: Linked> ListStore for Slab<T> {
+    fn links(&self, key: usize) -> &Links {
+        self[key].links()
+    }
+    fn links_mut(&mut self, key: usize) -> &mut Links {
+        self[key].links_mut()
+    }
 }
 
 /// A FIFO list threaded through the entries of a slab.
@@ -71,10 +92,13 @@ impl Default for List {
     }
 }
 
+/// The largest key a list can link.
+pub const MAX_KEY: usize = UNLINKED as usize - 1;
+
 fn key32(key: usize) -> u32 {
     u32::try_from(key)
         .ok()
-        .filter(|&k| k != NIL)
+        .filter(|&k| k < UNLINKED)
         .expect("slab key does not fit the list's 32-bit links")
 }
 
@@ -98,6 +122,7 @@ impl List {
     }
 
     /// Number of entries.
+    #[allow(dead_code)] // the bench floor uses it
     pub fn len(&self) -> usize {
         self.len as usize
     }
@@ -108,25 +133,24 @@ impl List {
     }
 
     /// The entry after `key` (towards the newest end).
-    pub fn next_of<T: Linked>(slab: &Slab<T>, key: usize) -> Option<usize> {
-        opt(slab[key].links().next)
+    pub fn next_of<S: ListStore + ?Sized>(slab: &S, key: usize) -> Option<usize> {
+        opt(slab.links(key).next)
     }
 
     /// Appends `key` at the newest end.
-    pub fn append<T: Linked>(&mut self, slab: &mut Slab<T>, key: usize) {
+    pub fn append<S: ListStore + ?Sized>(&mut self, slab: &mut S, key: usize) {
         let k = key32(key);
         let tail = self.tail;
         {
-            let links = slab[key].links_mut();
-            debug_assert!(!links.linked, "entry {key} appended while linked");
+            let links = slab.links_mut(key);
+            debug_assert!(!links.is_linked(), "entry {key} appended while linked");
             *links = Links {
                 prev: tail,
                 next: NIL,
-                linked: true,
             };
         }
         match opt(tail) {
-            Some(t) => slab[t].links_mut().next = k,
+            Some(t) => slab.links_mut(t).next = k,
             None => self.head = k,
         }
         self.tail = k;
@@ -134,22 +158,23 @@ impl List {
     }
 
     /// Unlinks `key`, which must be in this list.
-    pub fn remove<T: Linked>(&mut self, slab: &mut Slab<T>, key: usize) {
-        let links = std::mem::take(slab[key].links_mut());
-        debug_assert!(links.linked, "entry {key} removed while not linked");
+    pub fn remove<S: ListStore + ?Sized>(&mut self, slab: &mut S, key: usize) {
+        let links = std::mem::take(slab.links_mut(key));
+        debug_assert!(links.is_linked(), "entry {key} removed while not linked");
         match opt(links.prev) {
-            Some(p) => slab[p].links_mut().next = links.next,
+            Some(p) => slab.links_mut(p).next = links.next,
             None => self.head = links.next,
         }
         match opt(links.next) {
-            Some(n) => slab[n].links_mut().prev = links.prev,
+            Some(n) => slab.links_mut(n).prev = links.prev,
             None => self.tail = links.prev,
         }
         self.len -= 1;
     }
 
     /// Unlinks and returns the oldest entry.
-    pub fn pop_front<T: Linked>(&mut self, slab: &mut Slab<T>) -> Option<usize> {
+    #[allow(dead_code)] // the bench floor uses it
+    pub fn pop_front<S: ListStore + ?Sized>(&mut self, slab: &mut S) -> Option<usize> {
         let head = self.peek()?;
         self.remove(slab, head);
         Some(head)

@@ -57,6 +57,7 @@ impl<K: Ord + Copy> PriorityQueue<K> {
         self.heap.len()
     }
 
+    #[cfg(test)]
     /// Whether the heap is empty.
     pub fn is_empty(&self) -> bool {
         self.heap.is_empty()
@@ -67,11 +68,13 @@ impl<K: Ord + Copy> PriorityQueue<K> {
         self.heap.first().map(|&(k, id)| (id as usize, k))
     }
 
+    #[cfg(test)]
     /// Whether `id` is in the heap.
     pub fn contains(&self, id: usize) -> bool {
         self.pos.get(id).is_some_and(|&p| p != ABSENT)
     }
 
+    #[cfg(test)]
     /// The key of `id`, if it is in the heap.
     pub fn key(&self, id: usize) -> Option<K> {
         let p = *self.pos.get(id)?;
@@ -109,6 +112,7 @@ impl<K: Ord + Copy> PriorityQueue<K> {
         Some(key)
     }
 
+    #[cfg(test)]
     /// Removes and returns the minimum entry.
     pub fn pop(&mut self) -> Option<(usize, K)> {
         let (id, key) = self.peek()?;

@@ -6,7 +6,7 @@
 //!
 //! | statement | here |
 //! |---|---|
-//! | `timeout`/`interval` | [`EventLoop::set_timeout`] / [`EventLoop::set_interval`], then [`EventLoop::retain`] (a Node `Timeout` object outlives its firing and clearing) |
+//! | `timeout`/`interval` | [`EventLoop::set_timeout`] / [`EventLoop::set_interval`], then [`EventLoop::keep_timeout`] (a Node `Timeout` object outlives its firing and clearing) |
 //! | `immediate` | [`EventLoop::set_immediate`] |
 //! | `tick` / `microtask` | [`EventLoop::next_tick`] / [`EventLoop::queue_microtask`] |
 //! | `io` | an [`EventLoop::completion`] completed from a new thread, so the body runs in a poll phase |
@@ -154,7 +154,7 @@ fn step(stmt: &Stmt, runs: u64, lp: &mut EventLoop, state: &Shared) -> Result<()
                 lp.set_timeout(delay, cb)
             };
             // A fresh handle is never stale.
-            let _ = lp.retain(t);
+            let _ = lp.keep_timeout(t);
             bind(state, *name, Binding::Timer(t));
         }
         Stmt::Immediate { name, body } => {
@@ -177,10 +177,10 @@ fn step(stmt: &Stmt, runs: u64, lp: &mut EventLoop, state: &Shared) -> Result<()
         }
         Stmt::Clear(name) => match binding(state, *name) {
             Some(Binding::Timer(t)) => {
-                lp.clear_timeout(t);
+                let _ = lp.clear_timeout(t);
             }
             Some(Binding::Immediate(i)) => {
-                lp.clear_immediate(i);
+                let _ = lp.clear_immediate(i);
             }
             None => {}
         },
@@ -193,7 +193,11 @@ fn step(stmt: &Stmt, runs: u64, lp: &mut EventLoop, state: &Shared) -> Result<()
             let on = matches!(stmt, Stmt::Ref(_));
             match binding(state, *name) {
                 Some(Binding::Timer(t)) => {
-                    let _ = if on { lp.ref_(t) } else { lp.unref(t) };
+                    let _ = if on {
+                        lp.ref_timeout(t)
+                    } else {
+                        lp.unref_timeout(t)
+                    };
                 }
                 Some(Binding::Immediate(i)) => {
                     let _ = if on {
@@ -208,7 +212,7 @@ fn step(stmt: &Stmt, runs: u64, lp: &mut EventLoop, state: &Shared) -> Result<()
         Stmt::HasRef(name) => {
             let value = match binding(state, *name) {
                 None => "unbound".to_owned(),
-                Some(Binding::Timer(t)) => lp.has_ref(t).unwrap_or(false).to_string(),
+                Some(Binding::Timer(t)) => lp.timeout_has_ref(t).to_string(),
                 Some(Binding::Immediate(i)) => lp.immediate_has_ref(i).to_string(),
             };
             let line = format!("hasref {} {value}", state.borrow().display[*name]);

@@ -4,7 +4,14 @@
 //! uses 1 ms, emitting a `TimeoutOverflowWarning` when `after` was too
 //! large. Below 1, negative and NaN become 1 silently (Node 20 has no
 //! warning for them). Fractions are kept, but the timer is listed under the
-//! truncated duration, so 1.9 ms shares the 1 ms list.
+//! truncated duration, so 1.9 ms shares the 1 ms list (R3.2).
+//!
+//! A number is a Node delay and keeps exactly that coercion. A
+//! [`Duration`] has no Node meaning to keep: it is rounded **up** to whole
+//! milliseconds first, so a `Duration` timer never fires before its
+//! duration has passed (1.5 ms is 2 ms, where the number 1.5 is listed
+//! with the 1 ms timers). A `Duration` above [`TIMEOUT_MAX`] is then
+//! coerced as the number would be (to 1 ms, with the warning).
 
 use std::fmt;
 use std::time::Duration;
@@ -23,6 +30,7 @@ pub const TIMEOUT_MAX: f64 = 2_147_483_647.0;
 /// use std::time::Duration;
 /// use timerloop::Delay;
 /// assert_eq!(Delay::from(Duration::from_millis(1500)).coerced(), 1500.0);
+/// assert_eq!(Delay::from(Duration::from_micros(1500)).coerced(), 2.0); // rounded up
 /// assert_eq!(Delay::from(0).coerced(), 1.0);
 /// assert_eq!(Delay::from(f64::NAN).coerced(), 1.0);
 /// assert_eq!(Delay::from(1.9).coerced(), 1.9);
@@ -32,17 +40,35 @@ pub const TIMEOUT_MAX: f64 = 2_147_483_647.0;
 pub struct Delay(f64);
 
 impl Delay {
-    /// A delay of `ms` milliseconds.
+    /// A delay of `ms` milliseconds, as a Node delay.
+    ///
+    /// ```
+    /// use timerloop::Delay;
+    /// assert_eq!(Delay::from_ms(2.5).as_ms(), 2.5);
+    /// ```
     pub const fn from_ms(ms: f64) -> Self {
         Delay(ms)
     }
 
-    /// The delay as given, in milliseconds.
+    /// The delay as given, in milliseconds (a `Duration` already rounded up).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::Delay;
+    /// assert_eq!(Delay::from(-3).as_ms(), -3.0);
+    /// assert_eq!(Delay::from(Duration::from_nanos(1)).as_ms(), 1.0);
+    /// ```
     pub fn as_ms(self) -> f64 {
         self.0
     }
 
     /// The delay the loop uses: Node's coercion.
+    ///
+    /// ```
+    /// use timerloop::Delay;
+    /// assert_eq!(Delay::from(-3).coerced(), 1.0);
+    /// assert_eq!(Delay::from(1.9).coerced(), 1.9);
+    /// ```
     pub fn coerced(self) -> f64 {
         coerce(self.0).0
     }
@@ -64,15 +90,34 @@ delay_from!(
 );
 
 impl From<Duration> for Delay {
+    /// Rounds `d` up to whole milliseconds: a `Duration` timer never fires
+    /// early.
     fn from(d: Duration) -> Self {
-        Delay(d.as_secs_f64() * 1000.0)
+        Delay(crate::uv::ms_ceil(d) as f64)
     }
 }
 
 /// A warning the loop reports through
 /// [`set_warning_handler`](crate::EventLoop::set_warning_handler) instead of
 /// printing it.
+///
+/// ```
+/// use std::{cell::RefCell, rc::Rc};
+/// use timerloop::EventLoop;
+/// let seen = Rc::new(RefCell::new(Vec::new()));
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let s = seen.clone();
+/// lp.set_warning_handler(move |w| s.borrow_mut().push(w.to_string()));
+/// lp.set_timeout(f64::INFINITY, |_| {});
+/// lp.run().unwrap();
+/// assert_eq!(
+///     seen.borrow()[0],
+///     "TimeoutOverflowWarning: Infinity does not fit into a 32-bit signed integer.\n\
+///      Timeout duration was set to 1."
+/// );
+/// ```
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Warning {
     /// The warning's name, as Node's (`"TimeoutOverflowWarning"`).
     pub name: &'static str,
@@ -170,6 +215,9 @@ mod tests {
         assert_eq!(Delay::from(Duration::MAX).coerced(), 1.0);
         assert_eq!(Delay::from(u64::MAX).coerced(), 1.0);
         assert_eq!(Delay::from(-5i32).coerced(), 1.0);
-        assert_eq!(Delay::from(Duration::from_micros(2500)).as_ms(), 2.5);
+        assert_eq!(Delay::from(Duration::from_micros(2500)).as_ms(), 3.0);
+        assert_eq!(Delay::from(Duration::from_micros(1500)).coerced(), 2.0);
+        assert_eq!(Delay::from(Duration::ZERO).coerced(), 1.0);
+        assert_eq!(Delay::from(Duration::from_millis(7)).coerced(), 7.0);
     }
 }

@@ -37,7 +37,16 @@ impl<E: Into<BoxError>> CallbackResult for Result<(), E> {
 }
 
 /// Which kind of callback failed.
+///
+/// ```
+/// use timerloop::{CallbackKind, EventLoop};
+/// let mut lp = EventLoop::with_virtual_clock();
+/// lp.set_immediate(|_| Err::<(), _>("no"));
+/// let err = lp.run().unwrap_err().into_callback_error().unwrap();
+/// assert_eq!(err.kind(), CallbackKind::Immediate);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum CallbackKind {
     /// A [`set_timeout`](crate::EventLoop::set_timeout) callback.
     Timeout,
@@ -53,6 +62,11 @@ pub enum CallbackKind {
     Io,
     /// A closure run by [`enter`](crate::EventLoop::enter) (the "main body").
     Main,
+    /// The uncaught-error handler itself
+    /// ([`set_uncaught_handler`](crate::EventLoop::set_uncaught_handler))
+    /// panicked while handling another failure: fatal, as a throwing
+    /// `uncaughtException` handler is in Node.
+    UncaughtHandler,
 }
 
 impl fmt::Display for CallbackKind {
@@ -65,12 +79,22 @@ impl fmt::Display for CallbackKind {
             CallbackKind::Microtask => "microtask",
             CallbackKind::Io => "I/O",
             CallbackKind::Main => "main",
+            CallbackKind::UncaughtHandler => "uncaught-error handler",
         })
     }
 }
 
 /// Why a callback failed: it returned an error, or it panicked.
+///
+/// ```
+/// use timerloop::{Cause, EventLoop};
+/// let mut lp = EventLoop::with_virtual_clock();
+/// lp.set_timeout(1, |_| -> Result<(), &str> { panic!("bang") });
+/// let err = lp.run().unwrap_err().into_callback_error().unwrap();
+/// assert!(matches!(err.cause(), Cause::Panic(m) if m == "bang"));
+/// ```
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Cause {
     /// The callback returned `Err`.
     Error(BoxError),
@@ -80,6 +104,17 @@ pub enum Cause {
 
 /// A callback that returned an error or panicked: Node's "uncaught
 /// exception".
+///
+/// ```
+/// use timerloop::{CallbackKind, EventLoop};
+/// let mut lp = EventLoop::with_virtual_clock();
+/// lp.next_tick(|_| Err::<(), _>("tick failed"));
+/// let err = lp.run().unwrap_err().into_callback_error().unwrap();
+/// assert_eq!(err.kind(), CallbackKind::Tick);
+/// assert!(!err.is_panic());
+/// assert_eq!(err.message(), "tick failed");
+/// assert_eq!(err.to_string(), "uncaught error in a nextTick callback: tick failed");
+/// ```
 #[derive(Debug)]
 pub struct CallbackError {
     kind: CallbackKind,
@@ -150,7 +185,17 @@ pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
 }
 
 /// What running the loop can fail with.
+///
+/// ```
+/// use timerloop::{Error, EventLoop};
+/// let mut lp = EventLoop::with_virtual_clock();
+/// lp.set_timeout(1, |lp| {
+///     assert!(matches!(lp.run(), Err(Error::Reentrant)));
+/// });
+/// lp.run().unwrap();
+/// ```
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Error {
     /// A callback failed and no uncaught-error handler is installed. The
     /// loop stopped right after that callback; it is consistent and can be
@@ -186,6 +231,14 @@ impl std::error::Error for Error {
 
 impl Error {
     /// The callback error, if this is [`Error::Uncaught`].
+    ///
+    /// ```
+    /// use timerloop::EventLoop;
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// lp.set_timeout(1, |_| Err::<(), _>("boom"));
+    /// let err = lp.run().unwrap_err();
+    /// assert_eq!(err.into_callback_error().unwrap().message(), "boom");
+    /// ```
     pub fn into_callback_error(self) -> Option<CallbackError> {
         match self {
             Error::Uncaught(e) => Some(e),
@@ -194,12 +247,24 @@ impl Error {
     }
 }
 
-/// Why a timer operation did nothing.
+/// Why a command on a handle (a timeout, an immediate, an I/O source, a
+/// remote) did nothing.
+///
+/// ```
+/// use timerloop::{EventLoop, TimerError};
+/// let (mut a, mut b) = (EventLoop::with_virtual_clock(), EventLoop::with_virtual_clock());
+/// let t = a.set_timeout(1, |_| {});
+/// assert_eq!(b.clear_timeout(t), Err(TimerError::ForeignLoop));
+/// a.clear_timeout(t).unwrap();
+/// assert_eq!(a.clear_timeout(t), Err(TimerError::Stale));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TimerError {
-    /// The handle's timer is gone: it fired (and was not
-    /// [retained](crate::EventLoop::retain)) or was cleared. Its slot may
-    /// now hold another timer, which the handle never touches.
+    /// What the handle named is gone: a timeout that fired (and was not
+    /// [kept](crate::EventLoop::keep_timeout)) or was cleared, an
+    /// immediate that ran or was cleared, a deregistered source. Its slot
+    /// may now hold something else, which the handle never touches.
     Stale,
     /// The handle was made by another [`EventLoop`](crate::EventLoop).
     ForeignLoop,
@@ -209,7 +274,8 @@ impl fmt::Display for TimerError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             TimerError::Stale => {
-                "the timer already fired or was cleared (retain() a timeout to refresh it after it fires)"
+                "the handle is stale: its timer fired or was cleared, or its source was \
+                 deregistered (keep_timeout() a timeout to refresh it after it fires)"
             }
             TimerError::ForeignLoop => "the handle belongs to another EventLoop",
         })

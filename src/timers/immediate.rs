@@ -3,13 +3,18 @@
 //!
 //! New immediates go on `queue`. The check phase detaches the whole queue
 //! as one batch (`outstanding`); immediates added while the batch runs wait
-//! for the next check phase. While refed immediates exist an idle handle is
-//! active, so the poll phase does not block.
-
-use slab::Slab;
+//! for the next check phase (R9.6, R9.7).
+//!
+//! Ground rules:
+//! - the idle handle is started exactly while refed immediates exist, so
+//!   the poll phase does not block for them (R9.8);
+//! - a batch that a failure interrupted finishes in the same check phase
+//!   if a handler took the failure (R7.3), else when `run` resumes.
 
 use super::error::{CallbackError, CallbackKind, CallbackResult, TimerError};
+use super::lists::SHRINK_ABOVE;
 use super::{EventLoop, Flow, OnceFn, Thrown};
+use crate::collections::arena::{Arena, Key};
 use crate::collections::list::{Linked, Links, List};
 use crate::uv;
 
@@ -19,18 +24,25 @@ type ImmediateFn = OnceFn;
 /// stale once the immediate has run or been cleared.
 ///
 /// Immediates and timeouts have distinct handle types, so clearing one
-/// with the other's function (which Node allows, with odd results) cannot
-/// be written.
+/// with the other's function (which Node allows, with odd results, §14.13)
+/// cannot be written.
+///
+/// ```
+/// use timerloop::{EventLoop, TimerError};
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let i = lp.set_immediate(|_| {});
+/// assert!(lp.immediate_is_pending(i));
+/// lp.run().unwrap();
+/// assert_eq!(lp.clear_immediate(i), Err(TimerError::Stale)); // it ran
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Immediate {
-    key: u32,
-    generation: u32,
+    key: Key,
     loop_id: u32,
 }
 
 struct Entry {
     links: Links,
-    generation: u32,
     refed: bool,
     in_batch: bool,
     cb: Option<ImmediateFn>,
@@ -46,8 +58,7 @@ impl Linked for Entry {
 }
 
 pub(super) struct Immediates {
-    slab: Slab<Entry>,
-    next_generation: u32,
+    slab: Arena<Entry>,
     queue: List,
     outstanding: List,
     /// `immediateInfo[kRefCount]`.
@@ -61,8 +72,7 @@ pub(super) struct Immediates {
 impl Immediates {
     pub(super) fn new(idle: uv::Handle) -> Self {
         Immediates {
-            slab: Slab::new(),
-            next_generation: 0,
+            slab: Arena::new(),
             queue: List::new(),
             outstanding: List::new(),
             ref_count: 0,
@@ -93,19 +103,30 @@ impl EventLoop {
         if i.loop_id != self.id {
             return Err(TimerError::ForeignLoop);
         }
-        match self.immediates.slab.get(i.key as usize) {
-            Some(e) if e.generation == i.generation => Ok(i.key as usize),
-            _ => Err(TimerError::Stale),
+        match self.immediates.slab.get(i.key) {
+            Some(_) => Ok(i.key.index()),
+            None => Err(TimerError::Stale),
         }
     }
 
-    fn toggle_immediate_ref(&mut self, on: bool) {
-        let idle = self.immediates.idle;
-        let _ = if on {
-            self.uv.watcher_start(idle)
+    /// Adds or removes one refed immediate (`immediateInfo[kRefCount]`,
+    /// R9.2, R9.3); the idle handle runs exactly while the count is not
+    /// zero: the one place it is started or stopped.
+    fn count_immediate_ref(&mut self, up: bool) {
+        let im = &mut self.immediates;
+        if up {
+            im.ref_count += 1;
         } else {
-            self.uv.watcher_stop(idle)
-        };
+            im.ref_count -= 1;
+        }
+        if im.ref_count <= 1 {
+            let idle = im.idle;
+            let _ = if im.ref_count == 1 {
+                self.uv.watcher_start(idle)
+            } else {
+                self.uv.watcher_stop(idle)
+            };
+        }
     }
 
     /// Schedules `f` for the loop's next check phase (`setImmediate`).
@@ -133,88 +154,125 @@ impl EventLoop {
         R: CallbackResult,
     {
         let im = &mut self.immediates;
-        let generation = im.next_generation;
-        im.next_generation = generation.wrapping_add(1);
         let key = im.slab.insert(Entry {
             links: Links::default(),
-            generation,
             refed: true,
             in_batch: false,
             cb: Some(Box::new(move |lp| f(lp).into_result())),
         });
-        assert!(key < u32::MAX as usize, "more than 2^32 - 1 immediates");
-        im.queue.append(&mut im.slab, key);
-        im.ref_count += 1;
-        if im.ref_count == 1 {
-            self.toggle_immediate_ref(true);
-        }
+        im.queue.append(&mut im.slab, key.index());
+        self.count_immediate_ref(true);
         Immediate {
-            key: key as u32,
-            generation,
+            key,
             loop_id: self.id,
         }
     }
 
-    /// Cancels an immediate (`clearImmediate`), even from a tick or another
-    /// immediate of the same batch. Returns whether it was pending.
-    pub fn clear_immediate(&mut self, i: Immediate) -> bool {
-        let Ok(key) = self.lookup_immediate(i) else {
-            return false;
-        };
-        let refed = self.immediates.slab[key].refed;
-        self.immediates.unlink(key);
-        self.immediates.slab.remove(key);
-        if refed {
-            self.immediates.ref_count -= 1;
-            if self.immediates.ref_count == 0 {
-                self.toggle_immediate_ref(false);
-            }
-        }
-        true
-    }
-
-    /// Lets the loop exit while this immediate is pending
-    /// (`immediate.unref()`); it still runs if the loop iterates anyway.
+    /// Cancels an immediate (`clearImmediate`, R9.4), even from a tick or
+    /// another immediate of the same batch.
+    ///
+    /// ```
+    /// use timerloop::EventLoop;
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let i = lp.set_immediate(|_| -> Result<(), &str> { panic!("cleared immediates never run") });
+    /// lp.clear_immediate(i).unwrap();
+    /// lp.run().unwrap();
+    /// ```
     ///
     /// # Errors
     ///
-    /// [`TimerError::Stale`] once the immediate ran or was cleared.
-    pub fn unref_immediate(&mut self, i: Immediate) -> Result<(), TimerError> {
+    /// [`TimerError::Stale`] once the immediate ran or was cleared;
+    /// [`TimerError::ForeignLoop`] for another loop's handle.
+    pub fn clear_immediate(&mut self, i: Immediate) -> Result<(), TimerError> {
         let key = self.lookup_immediate(i)?;
-        let e = &mut self.immediates.slab[key];
+        self.immediates.unlink(key);
+        let e = self.immediates.slab.remove_at(key);
         if e.refed {
-            e.refed = false;
-            self.immediates.ref_count -= 1;
-            if self.immediates.ref_count == 0 {
-                self.toggle_immediate_ref(false);
-            }
+            self.count_immediate_ref(false);
         }
         Ok(())
     }
 
-    /// Makes the immediate keep the loop alive again (`immediate.ref()`).
+    /// Lets the loop exit while this immediate is pending
+    /// (`immediate.unref()`, R9.3); it still runs if the loop iterates
+    /// anyway (R9.8).
+    ///
+    /// ```
+    /// use timerloop::EventLoop;
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let i = lp.set_immediate(|_| -> Result<(), &str> { panic!("nothing keeps the loop iterating") });
+    /// lp.unref_immediate(i).unwrap();
+    /// lp.run().unwrap();
+    /// assert!(lp.immediate_is_pending(i));
+    /// ```
     ///
     /// # Errors
     ///
-    /// As [`unref_immediate`](Self::unref_immediate).
+    /// As [`clear_immediate`](Self::clear_immediate).
+    pub fn unref_immediate(&mut self, i: Immediate) -> Result<(), TimerError> {
+        self.set_immediate_ref(i, false)
+    }
+
+    /// Makes the immediate keep the loop alive again (`immediate.ref()`).
+    ///
+    /// ```
+    /// use std::{cell::Cell, rc::Rc};
+    /// use timerloop::EventLoop;
+    /// let ran = Rc::new(Cell::new(false));
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let r = ran.clone();
+    /// let i = lp.set_immediate(move |_| r.set(true));
+    /// lp.unref_immediate(i).unwrap();
+    /// lp.ref_immediate(i).unwrap();
+    /// lp.run().unwrap();
+    /// assert!(ran.get());
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`clear_immediate`](Self::clear_immediate).
     pub fn ref_immediate(&mut self, i: Immediate) -> Result<(), TimerError> {
+        self.set_immediate_ref(i, true)
+    }
+
+    fn set_immediate_ref(&mut self, i: Immediate, on: bool) -> Result<(), TimerError> {
         let key = self.lookup_immediate(i)?;
         let e = &mut self.immediates.slab[key];
-        if !e.refed {
-            e.refed = true;
-            self.immediates.ref_count += 1;
-            if self.immediates.ref_count == 1 {
-                self.toggle_immediate_ref(true);
-            }
+        if e.refed != on {
+            e.refed = on;
+            self.count_immediate_ref(on);
         }
         Ok(())
     }
 
     /// Whether the immediate keeps the loop alive (`immediate.hasRef()`);
     /// false once it ran or was cleared, as in Node.
+    ///
+    /// ```
+    /// use timerloop::EventLoop;
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let i = lp.set_immediate(|_| {});
+    /// assert!(lp.immediate_has_ref(i));
+    /// lp.unref_immediate(i).unwrap();
+    /// assert!(!lp.immediate_has_ref(i));
+    /// ```
     pub fn immediate_has_ref(&self, i: Immediate) -> bool {
         self.lookup_immediate(i)
             .is_ok_and(|k| self.immediates.slab[k].refed)
+    }
+
+    /// Whether the immediate is waiting to run.
+    ///
+    /// ```
+    /// use timerloop::EventLoop;
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let i = lp.set_immediate(|_| {});
+    /// assert!(lp.immediate_is_pending(i));
+    /// lp.run().unwrap();
+    /// assert!(!lp.immediate_is_pending(i));
+    /// ```
+    pub fn immediate_is_pending(&self, i: Immediate) -> bool {
+        self.lookup_immediate(i).is_ok()
     }
 
     /// Node's `CheckImmediate`: the check handle's callback.
@@ -248,13 +306,7 @@ impl EventLoop {
                 break;
             }
         }
-        if self.immediates.ref_count == 0 {
-            self.toggle_immediate_ref(false);
-        }
-        let im = &mut self.immediates;
-        if im.slab.is_empty() && im.slab.capacity() > 4096 {
-            im.slab = Slab::new();
-        }
+        self.immediates.slab.shrink_if_empty(SHRINK_ABOVE);
     }
 
     /// Finishes an immediate batch that an unhandled failure interrupted.
@@ -292,9 +344,12 @@ impl EventLoop {
             }
             let im = &mut self.immediates;
             im.outstanding.remove(&mut im.slab, key);
-            let e = im.slab.remove(key);
+            let e = im.slab.remove_at(key);
             if e.refed {
-                im.ref_count -= 1;
+                // Node decrements silently and stops the idle handle when
+                // the batch ends (R9.5 step 4); nothing can tell the two
+                // apart before the next poll phase, so it stops here.
+                self.count_immediate_ref(false);
             }
             let Some(cb) = e.cb else { continue };
             let r = self.invoke_once(cb);

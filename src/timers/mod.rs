@@ -1,4 +1,4 @@
-//! Node.js 20 timers on one native timer handle of the [`uv`]
+//! Node.js 20 timers on one native timer handle of the [`uv`](crate::uv)
 //! loop: timeouts, intervals, immediates, `nextTick` and microtasks.
 //!
 //! # The data structure
@@ -25,7 +25,10 @@
 //! ```
 //!
 //! Inserting into an existing list, clearing, and refreshing are O(1);
-//! only a list's creation, expiry or reschedule touches the heap. When the
+//! only a list's creation, expiry or reschedule touches the heap. Every
+//! stored time is loop time (one time base; JavaScript times are loop time
+//! minus `timer_base`, R1.2), and the native timer is armed and refed from
+//! one function that reads the heap's root (`lists.rs`). When the
 //! native timer fires, `processTimers` takes one frozen `now` and runs every
 //! due list, oldest timer first; a list whose oldest timer is not yet due is
 //! rescheduled to `max(start + ms, now + 1)` with a **new** list id, so it
@@ -57,38 +60,40 @@
 //! failing callback and returns the error; the loop stays consistent, and
 //! running it again resumes where it stopped.
 
+//!
+//! # Files
+//!
+//! This file holds [`EventLoop`] and running it; `timeout.rs` the
+//! `Timeout` handle and its state machine, `lists.rs` the storage and the
+//! native timer, `process.rs` firing, `immediate.rs`, `ticks.rs`,
+//! `scope.rs` the callback scopes and error reporting, `io.rs` I/O and
+//! cross-thread work, `coerce.rs` delays, `error.rs` errors.
+
 mod coerce;
 mod error;
 mod immediate;
+mod io;
+mod lists;
+mod process;
+mod scope;
 mod ticks;
 mod timeout;
 
 pub use coerce::{Delay, TIMEOUT_MAX, Warning};
 pub use error::{BoxError, CallbackError, CallbackKind, CallbackResult, Cause, Error, TimerError};
 pub use immediate::Immediate;
+pub use io::{IoHandle, Remote};
 pub use timeout::Timeout;
 
+pub(crate) use scope::{Flow, OnceFn, Thrown};
+
 use std::fmt;
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use crate::uv::{
-    self, Clock, Completion, Host, Loop, Readiness, RunMode, SystemClock, VirtualClock,
-};
-
-/// How a failure travels up to the boundary that reports it (the C++ side
-/// of Node): either still to be reported, or already recorded as fatal.
-#[derive(Debug)]
-pub(crate) enum Thrown {
-    Error(CallbackError),
-    Fatal,
-}
-
-pub(crate) type Flow = Result<(), Thrown>;
+use crate::uv::{self, Clock, Host, Loop, RunMode, SystemClock, VirtualClock};
 
 type UncaughtHandler = Box<dyn FnMut(&mut EventLoop, CallbackError)>;
-/// A stored one-shot callback (ticks, microtasks, immediates).
-pub(crate) type OnceFn = Box<dyn FnOnce(&mut EventLoop) -> Result<(), BoxError>>;
 type WarningHandler = Box<dyn FnMut(&Warning)>;
 
 static NEXT_LOOP_ID: AtomicU32 = AtomicU32::new(1);
@@ -126,7 +131,7 @@ pub struct EventLoop {
     uv: Loop<EventLoop>,
     id: u32,
     virtual_clock: Option<VirtualClock>,
-    timers: timeout::Timers,
+    timers: lists::Timers,
     immediates: immediate::Immediates,
     ticks: ticks::Ticks,
     /// Nesting of callback scopes (Node's InternalCallbackScope).
@@ -153,7 +158,20 @@ impl fmt::Debug for EventLoop {
 }
 
 /// Counts of what the loop holds, for tests and leak checks.
+///
+/// ```
+/// use timerloop::EventLoop;
+/// let mut lp = EventLoop::with_virtual_clock();
+/// lp.set_timeout(10, |_| {});
+/// lp.set_timeout(10, |_| {});
+/// lp.set_immediate(|_| {});
+/// let s = lp.stats();
+/// assert_eq!((s.timers, s.lists, s.refed_timers, s.immediates), (2, 1, 2, 1));
+/// lp.run().unwrap();
+/// assert_eq!(lp.stats().timers, 0);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Stats {
     /// Timeouts and intervals in storage (pending, running or retained).
     pub timers: usize,
@@ -170,6 +188,8 @@ pub struct Stats {
     pub ticks: usize,
     /// Queued microtasks.
     pub microtasks: usize,
+    /// Registered I/O sources.
+    pub io_sources: usize,
 }
 
 impl Default for EventLoop {
@@ -181,18 +201,51 @@ impl Default for EventLoop {
 impl EventLoop {
     /// A loop on the system's monotonic clock.
     ///
+    /// ```
+    /// use timerloop::EventLoop;
+    /// let mut lp = EventLoop::new();
+    /// lp.set_timeout(1, |_| println!("1 ms later"));
+    /// lp.run().unwrap();
+    /// ```
+    ///
     /// # Panics
     ///
-    /// If the operating system cannot create a poller (see
-    /// [`EventLoop::try_with_clock`] for the fallible form).
+    /// If the operating system cannot create a poller (an `epoll` instance
+    /// and its waker); [`EventLoop::try_new`] returns that error instead.
     pub fn new() -> Self {
         Self::with_clock(SystemClock::new())
+    }
+
+    /// A loop on the system's monotonic clock, or the OS error that
+    /// prevented creating its poller.
+    ///
+    /// ```
+    /// use timerloop::EventLoop;
+    /// let lp = EventLoop::try_new()?;
+    /// assert!(!lp.is_alive());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The error from `epoll_create`/`kqueue` or from creating the waker
+    /// (for example too many open files).
+    pub fn try_new() -> std::io::Result<Self> {
+        Self::try_with_clock(SystemClock::new())
     }
 
     /// A loop on a [`VirtualClock`] starting at zero: time moves only when
     /// the loop would wait (it jumps to the next deadline), on
     /// [`EventLoop::block`], or when the clock is advanced. Tests driven this
     /// way do not depend on the machine's speed.
+    ///
+    /// ```
+    /// use timerloop::EventLoop;
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// lp.set_timeout(60_000, |_| {});
+    /// lp.run().unwrap(); // returns at once
+    /// assert_eq!(lp.now(), 60_000);
+    /// ```
     ///
     /// # Panics
     ///
@@ -202,6 +255,16 @@ impl EventLoop {
     }
 
     /// A loop on `clock`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{EventLoop, VirtualClock};
+    /// let clock = VirtualClock::new();
+    /// let mut lp = EventLoop::with_clock(clock.clone());
+    /// clock.advance(Duration::from_millis(5)); // the test keeps a handle
+    /// lp.update_time();
+    /// assert_eq!(lp.now(), 5);
+    /// ```
     ///
     /// # Panics
     ///
@@ -215,9 +278,16 @@ impl EventLoop {
 
     /// A loop on `clock`, or the OS error that prevented creating its poller.
     ///
+    /// ```
+    /// use timerloop::{EventLoop, VirtualClock};
+    /// let lp = EventLoop::try_with_clock(VirtualClock::new())?;
+    /// assert!(lp.virtual_clock().is_some());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    ///
     /// # Errors
     ///
-    /// The error from `epoll_create`/`kqueue` or from creating the waker.
+    /// As [`EventLoop::try_new`].
     pub fn try_with_clock(clock: impl Clock) -> std::io::Result<Self> {
         let virtual_clock = (&clock as &dyn std::any::Any)
             .downcast_ref::<VirtualClock>()
@@ -236,7 +306,7 @@ impl EventLoop {
             uv,
             id: NEXT_LOOP_ID.fetch_add(1, Ordering::Relaxed),
             virtual_clock,
-            timers: timeout::Timers::new(native, timer_base),
+            timers: lists::Timers::new(native, timer_base),
             immediates: immediate::Immediates::new(idle),
             ticks: ticks::Ticks::default(),
             depth: 0,
@@ -247,101 +317,126 @@ impl EventLoop {
     }
 
     /// The virtual clock, if the loop runs on one.
+    ///
+    /// ```
+    /// use timerloop::EventLoop;
+    /// assert!(EventLoop::with_virtual_clock().virtual_clock().is_some());
+    /// assert!(EventLoop::new().virtual_clock().is_none());
+    /// ```
     pub fn virtual_clock(&self) -> Option<&VirtualClock> {
         self.virtual_clock.as_ref()
     }
 
-    /// The underlying libuv-like loop.
-    pub fn uv_loop(&mut self) -> &mut Loop<EventLoop> {
-        &mut self.uv
+    /// The clock's time in whole ms since the loop was made: what Node's
+    /// `getLibuvNow()` returns, read without storing it (a `&self` method
+    /// cannot refresh the loop's cached time; [`update_time`](Self::update_time)
+    /// does).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::EventLoop;
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// lp.block(7);
+    /// assert_eq!(lp.now(), 7);
+    /// ```
+    pub fn now(&self) -> u64 {
+        let t = self.uv.now().max(uv::ms_floor(self.uv.clock().now()));
+        t - self.timers.base()
     }
 
-    /// The loop's time in ms since the loop was made, as timers see it
-    /// (Node's `getLibuvNow()`, which refreshes the cached loop time first).
-    pub fn now(&self) -> u64 {
-        let mut t = self.uv.now();
-        t = t.max(u64::try_from(self.uv.clock().now().as_millis()).unwrap_or(u64::MAX));
-        t - self.timers.base()
+    /// Refreshes the loop's cached time from its clock (`uv_update_time`).
+    /// The loop does so itself where libuv does; a callback that busy-waits
+    /// calls this to do what Node's own busy loops do when they read
+    /// `getLibuvNow()`.
+    ///
+    /// ```
+    /// use timerloop::EventLoop;
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// lp.block(10);
+    /// lp.update_time();
+    /// lp.set_timeout(5, |_| {}); // due at 15
+    /// lp.run().unwrap();
+    /// assert_eq!(lp.now(), 15);
+    /// ```
+    pub fn update_time(&mut self) {
+        self.uv.update_time();
     }
 
     /// Lets `ms` milliseconds pass while the loop is blocked, as a busy
     /// callback would: a virtual clock advances, the real clock spins. The
     /// cached loop time is not refreshed (it is, as in libuv, at the next
     /// point the loop refreshes it).
+    ///
+    /// ```
+    /// use timerloop::EventLoop;
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// lp.set_timeout(5, |lp| lp.block(20));
+    /// lp.run().unwrap();
+    /// assert_eq!(lp.now(), 25);
+    /// ```
     pub fn block(&mut self, ms: u64) {
         self.uv.clock().block(std::time::Duration::from_millis(ms));
     }
 
     /// Counts of what the loop holds.
+    ///
+    /// ```
+    /// use timerloop::EventLoop;
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// lp.next_tick(|_| {});
+    /// assert_eq!(lp.stats().ticks, 1);
+    /// ```
     pub fn stats(&self) -> Stats {
-        let (timers, lists, queued_lists, refed_timers) = self.timers.stats();
+        let tm = &self.timers;
         Stats {
-            timers,
-            lists,
-            queued_lists,
-            refed_timers,
+            timers: tm.slab.len(),
+            lists: tm.map.len(),
+            queued_lists: tm.queue.len(),
+            refed_timers: tm.ref_count(),
             immediates: self.immediates.len(),
             ticks: self.ticks.ticks_len(),
             microtasks: self.ticks.microtasks_len(),
+            io_sources: self.uv.io_sources(),
         }
     }
 
-    /// Whether the loop has anything refed left to do (`uv__loop_alive`).
-    pub fn is_alive(&self) -> bool {
-        self.uv.alive()
-    }
-
-    /// Installs the uncaught-error handler: Node's
-    /// `process.on('uncaughtException', ...)`. With it, a failing callback
-    /// is reported to `handler` and the loop goes on with Node's semantics;
-    /// without it, [`run`](Self::run) returns the error.
+    /// Whether the loop has anything refed left to do (`uv__loop_alive`,
+    /// R11.2): refed timeouts, refed immediates, I/O sources, requests in
+    /// flight, refed [`Remote`]s.
     ///
     /// ```
-    /// use std::{cell::RefCell, rc::Rc};
     /// use timerloop::EventLoop;
-    /// let seen = Rc::new(RefCell::new(Vec::new()));
     /// let mut lp = EventLoop::with_virtual_clock();
-    /// let s = seen.clone();
-    /// lp.set_uncaught_handler(move |_, err| s.borrow_mut().push(err.message()));
-    /// lp.set_timeout(1, |_| Err::<(), _>("boom"));
-    /// lp.set_timeout(1, |_| -> Result<(), &str> { panic!("bang") });
-    /// lp.run().unwrap();
-    /// assert_eq!(*seen.borrow(), ["boom", "bang"]);
+    /// assert!(!lp.is_alive());
+    /// let t = lp.set_timeout(1, |_| {});
+    /// assert!(lp.is_alive());
+    /// lp.unref_timeout(t).unwrap();
+    /// assert!(!lp.is_alive());
     /// ```
-    pub fn set_uncaught_handler(
-        &mut self,
-        handler: impl FnMut(&mut EventLoop, CallbackError) + 'static,
-    ) {
-        self.uncaught = Some(Box::new(handler));
-    }
-
-    /// Removes the uncaught-error handler.
-    pub fn clear_uncaught_handler(&mut self) {
-        self.uncaught = None;
-    }
-
-    /// Installs the warning handler, which receives warnings such as
-    /// `TimeoutOverflowWarning` (Node prints them; the library does not).
-    /// As in Node, a warning is delivered from a `nextTick` callback queued
-    /// when it arises.
-    pub fn set_warning_handler(&mut self, handler: impl FnMut(&Warning) + 'static) {
-        self.warn = Some(Box::new(handler));
-    }
-
-    /// Node's `process.emitWarning`: the warning is delivered from a tick,
-    /// not synchronously (and that tick exists even with no handler, as in
-    /// Node, where the default handler prints it).
-    pub(crate) fn warn(&mut self, w: Warning) {
-        self.next_tick(move |lp| {
-            if let Some(h) = lp.warn.as_mut() {
-                h(&w);
-            }
-        });
+    pub fn is_alive(&self) -> bool {
+        self.uv.alive()
     }
 
     // ----- running -----------------------------------------------------
 
     /// Runs the loop until nothing refed is left (Node's event loop).
+    ///
+    /// ```
+    /// use timerloop::EventLoop;
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// lp.set_timeout(10, |lp| {
+    ///     lp.set_timeout(10, |_| {});
+    /// });
+    /// lp.run().unwrap();
+    /// assert_eq!(lp.now(), 20);
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// Panics in callbacks are caught and reported (see
+    /// [`set_uncaught_handler`](Self::set_uncaught_handler)). A panic the
+    /// loop cannot catch, from a [`Clock`] of your own, unwinds out of
+    /// `run`; the loop is left runnable.
     ///
     /// # Errors
     ///
@@ -355,6 +450,15 @@ impl EventLoop {
     /// Runs one iteration of the loop, waiting in the poll phase if there is
     /// nothing else to do. Returns whether the loop is still alive.
     ///
+    /// ```
+    /// use timerloop::EventLoop;
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// lp.set_timeout(10, |_| {});
+    /// lp.set_timeout(20, |_| {});
+    /// assert!(lp.run_once().unwrap()); // waits for the first, still alive
+    /// assert_eq!(lp.now(), 10);
+    /// ```
+    ///
     /// # Errors
     ///
     /// As [`EventLoop::run`].
@@ -364,6 +468,19 @@ impl EventLoop {
 
     /// Runs one iteration of the loop without waiting. Returns whether the
     /// loop is still alive.
+    ///
+    /// ```
+    /// use std::{cell::Cell, rc::Rc};
+    /// use timerloop::EventLoop;
+    /// let ran = Rc::new(Cell::new(false));
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let r = ran.clone();
+    /// lp.set_immediate(move |_| r.set(true));
+    /// lp.set_timeout(10, |_| {});
+    /// assert!(lp.run_nowait().unwrap());
+    /// assert!(ran.get());
+    /// assert_eq!(lp.now(), 0, "it did not wait for the timeout");
+    /// ```
     ///
     /// # Errors
     ///
@@ -392,6 +509,19 @@ impl EventLoop {
         if self.uv.is_running() || self.depth > 0 {
             return Err(Error::Reentrant);
         }
+        // The drop guard: a panic that escapes (only a panicking clock or a
+        // bug can) leaves no callback scope open, so the next run is not
+        // refused as reentrant.
+        match catch_unwind(AssertUnwindSafe(|| self.run_guarded(mode))) {
+            Ok(r) => r,
+            Err(payload) => {
+                self.depth = 0;
+                resume_unwind(payload)
+            }
+        }
+    }
+
+    fn run_guarded(&mut self, mode: RunMode) -> Result<bool, Error> {
         // Whatever the caller queued outside callbacks is the main body:
         // its ticks and microtasks drain first, as when Node's bootstrap
         // scope closes; so do those an unhandled failure interrupted. (Ticks
@@ -414,252 +544,5 @@ impl EventLoop {
             Some(e) => Err(Error::Uncaught(e)),
             None => Ok(alive),
         }
-    }
-
-    /// Runs `f` as a top-level callback, as Node runs its main script: a
-    /// failure goes to the uncaught-error handler, and ticks and microtasks
-    /// queued by `f` drain when it returns.
-    ///
-    /// ```
-    /// use std::{cell::RefCell, rc::Rc};
-    /// use timerloop::EventLoop;
-    /// let log = Rc::new(RefCell::new(Vec::new()));
-    /// let mut lp = EventLoop::with_virtual_clock();
-    /// let l = log.clone();
-    /// lp.enter(move |lp| {
-    ///     let l2 = l.clone();
-    ///     lp.next_tick(move |_| l2.borrow_mut().push("tick"));
-    ///     l.borrow_mut().push("sync");
-    /// })
-    /// .unwrap();
-    /// assert_eq!(*log.borrow(), ["sync", "tick"]);
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Uncaught`] if `f` (or a tick or microtask it queued) failed
-    /// and no handler is installed.
-    pub fn enter<R: CallbackResult>(
-        &mut self,
-        f: impl FnOnce(&mut EventLoop) -> R,
-    ) -> Result<(), Error> {
-        self.once_scope(CallbackKind::Main, f);
-        match self.fatal.take() {
-            Some(e) => Err(Error::Uncaught(e)),
-            None => Ok(()),
-        }
-    }
-
-    // ----- I/O -----------------------------------------------------------
-
-    /// Starts a piece of off-thread work: returns a `Send` [`Completion`] to
-    /// hand to the thread doing it. When that thread calls
-    /// [`Completion::complete`], `cb` runs on the loop's thread in the next
-    /// poll phase, as an I/O callback (ticks and microtasks drain after it).
-    /// The loop stays alive while the completion is outstanding; dropping it
-    /// uncompleted cancels `cb`.
-    ///
-    /// ```
-    /// use std::{cell::Cell, rc::Rc};
-    /// use timerloop::EventLoop;
-    /// let done = Rc::new(Cell::new(false));
-    /// let mut lp = EventLoop::with_virtual_clock();
-    /// let d = done.clone();
-    /// let c = lp.completion(move |_| d.set(true));
-    /// std::thread::spawn(move || c.complete());
-    /// lp.run().unwrap();
-    /// assert!(done.get());
-    /// ```
-    pub fn completion<R: CallbackResult>(
-        &mut self,
-        cb: impl FnOnce(&mut EventLoop) -> R + 'static,
-    ) -> Completion {
-        self.uv
-            .request(move |lp: &mut EventLoop| lp.once_scope(CallbackKind::Io, cb))
-    }
-
-    /// A `Send + Clone` [`Remote`] through which other threads run closures
-    /// on this loop's thread, in its poll phase, as I/O callbacks.
-    pub fn remote(&self) -> Remote {
-        Remote {
-            inner: self.uv.remote(),
-        }
-    }
-
-    /// Registers a mio I/O source; `cb` runs in the poll phase, as an I/O
-    /// callback, with the source's readiness. The source keeps the loop
-    /// alive until [`EventLoop::deregister_io`].
-    ///
-    /// # Errors
-    ///
-    /// The OS error if the source cannot be registered.
-    pub fn register_io<S, R>(
-        &mut self,
-        source: &mut S,
-        interest: mio::Interest,
-        mut cb: impl FnMut(&mut EventLoop, Readiness) -> R + 'static,
-    ) -> std::io::Result<uv::Handle>
-    where
-        S: mio::event::Source + ?Sized,
-        R: CallbackResult,
-    {
-        self.uv
-            .io_register(source, interest, move |lp: &mut EventLoop, r| {
-                lp.callback_scope(CallbackKind::Io, &mut |lp| cb(lp, r).into_result());
-            })
-    }
-
-    /// Deregisters a source registered with [`EventLoop::register_io`].
-    ///
-    /// # Errors
-    ///
-    /// [`uv::UvError`] if the handle is stale or not an I/O handle.
-    pub fn deregister_io<S: mio::event::Source + ?Sized>(
-        &mut self,
-        h: uv::Handle,
-        source: &mut S,
-    ) -> Result<(), uv::UvError> {
-        self.uv.io_close(h, source)
-    }
-
-    // ----- callback plumbing ---------------------------------------------
-
-    /// Calls a user callback, turning a panic into a [`Cause`].
-    pub(crate) fn invoke(
-        &mut self,
-        f: &mut dyn FnMut(&mut EventLoop) -> Result<(), BoxError>,
-    ) -> Result<(), Cause> {
-        match catch_unwind(AssertUnwindSafe(|| f(self))) {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => Err(Cause::Error(e)),
-            Err(payload) => Err(Cause::Panic(error::panic_message(&*payload))),
-        }
-    }
-
-    /// Calls a boxed one-shot callback, turning a panic into a [`Cause`].
-    pub(crate) fn invoke_once(&mut self, f: OnceFn) -> Result<(), Cause> {
-        let mut f = Some(f);
-        self.invoke(&mut |lp| match f.take() {
-            Some(f) => f(lp),
-            None => Ok(()),
-        })
-    }
-
-    /// [`callback_scope`](Self::callback_scope) for a one-shot callback.
-    fn once_scope<R: CallbackResult>(
-        &mut self,
-        kind: CallbackKind,
-        f: impl FnOnce(&mut EventLoop) -> R,
-    ) {
-        let mut f = Some(f);
-        self.callback_scope(kind, &mut |lp| match f.take() {
-            Some(f) => f(lp).into_result(),
-            None => Ok(()),
-        });
-    }
-
-    /// A top-level entry from the loop into user code (an I/O callback or
-    /// the main body): the callback runs, then — unless this entry is nested
-    /// or failed fatally — ticks and microtasks drain.
-    pub(crate) fn callback_scope(
-        &mut self,
-        kind: CallbackKind,
-        f: &mut dyn FnMut(&mut EventLoop) -> Result<(), BoxError>,
-    ) {
-        if self.fatal.is_some() {
-            return;
-        }
-        self.depth += 1;
-        let r = self.invoke(f);
-        self.depth -= 1;
-        // A failure is reported first; then, if it was handled, ticks and
-        // microtasks drain as after a normal return. (Verified on Node for
-        // an fs callback: `io1 uncaught tick micro immediate`.)
-        if let Err(cause) = r
-            && !self.uncaught(Thrown::Error(CallbackError::new(kind, cause)))
-        {
-            return;
-        }
-        self.close_scope();
-    }
-
-    /// Node's `InternalCallbackScope::Close` at the outermost level: drain
-    /// ticks and microtasks. A failing tick is reported and ends the drain;
-    /// the ticks and microtasks after it wait for the next scope to close,
-    /// at the latest the one every check phase opens (verified on Node:
-    /// after a main-body `tick{throw} tick{log t3}` with an `fs.stat`
-    /// pending, the stat's callback runs before `t3`).
-    pub(crate) fn close_scope(&mut self) {
-        if self.depth > 0 || self.fatal.is_some() {
-            return;
-        }
-        self.ticks.drain_first = false;
-        // Ticks run inside the scope: one that calls `enter` nests, and
-        // work they queue is not main-body work.
-        self.depth += 1;
-        let r = self.run_next_ticks();
-        self.depth -= 1;
-        if let Err(t) = r {
-            self.uncaught(t);
-        }
-    }
-
-    /// The boundary where Node reports an uncaught exception. Returns true
-    /// if a handler took it (the caller then goes on as Node does), false if
-    /// it is now fatal: the loop halts and `run` will return it.
-    pub(crate) fn uncaught(&mut self, t: Thrown) -> bool {
-        let err = match t {
-            Thrown::Fatal => return false,
-            Thrown::Error(e) => e,
-        };
-        let Some(mut handler) = self.uncaught.take() else {
-            self.fatal = Some(err);
-            self.uv.halt();
-            // The next run resumes the normal flow where it stopped: ticks
-            // and microtasks left queued drain first.
-            self.ticks.drain_first = true;
-            return false;
-        };
-        self.depth += 1;
-        let r = catch_unwind(AssertUnwindSafe(|| handler(self, err)));
-        self.depth -= 1;
-        if self.uncaught.is_none() {
-            self.uncaught = Some(handler);
-        }
-        if let Err(payload) = r {
-            // A panicking handler is fatal, as a throwing one is in Node.
-            let msg = error::panic_message(&*payload);
-            self.fatal = Some(CallbackError::new(CallbackKind::Main, Cause::Panic(msg)));
-            self.uv.halt();
-            return false;
-        }
-        // Node: "make sure any ticks get processed by ensuring that the next
-        // Immediate cycle isn't empty".
-        self.set_immediate(|_| {});
-        true
-    }
-}
-
-/// A `Send + Clone` handle through which other threads run closures on an
-/// [`EventLoop`]'s thread (see [`EventLoop::remote`]).
-#[derive(Clone, Debug)]
-pub struct Remote {
-    inner: uv::Remote<EventLoop>,
-}
-
-impl Remote {
-    /// Queues `f` to run on the loop's thread in a poll phase, as an I/O
-    /// callback, and wakes the loop. A `Remote` does not keep the loop
-    /// alive: use [`EventLoop::completion`] for work the loop must wait for.
-    ///
-    /// # Errors
-    ///
-    /// The OS error if the loop's waker could not be signalled.
-    pub fn post<R: CallbackResult>(
-        &self,
-        f: impl FnOnce(&mut EventLoop) -> R + Send + 'static,
-    ) -> std::io::Result<()> {
-        self.inner
-            .post(move |lp: &mut EventLoop| lp.once_scope(CallbackKind::Io, f))
     }
 }

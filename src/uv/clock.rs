@@ -50,7 +50,7 @@ pub trait Clock: fmt::Debug + 'static {
 /// # Examples
 ///
 /// ```
-/// use timerloop::uv::{Clock, SystemClock};
+/// use timerloop::{Clock, SystemClock};
 /// let c = SystemClock::new();
 /// let a = c.now();
 /// assert!(c.now() >= a);
@@ -134,7 +134,7 @@ impl std::error::Error for ClockError {}
 ///
 /// ```
 /// use std::time::Duration;
-/// use timerloop::uv::{Clock, VirtualClock};
+/// use timerloop::{Clock, VirtualClock};
 /// let c = VirtualClock::new();
 /// c.advance(Duration::from_millis(5));
 /// assert_eq!(c.now(), Duration::from_millis(5));
@@ -147,6 +147,28 @@ pub struct VirtualClock {
 
 fn to_nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Whole milliseconds of a clock reading, rounded down: the loop time of
+/// that reading (libuv's `uv__hrtime(FAST) / 1e6`). The crate's one
+/// conversion from a clock reading to loop time.
+///
+/// A reading at the end of a clock's range (a saturated [`VirtualClock`],
+/// `u64::MAX` ns) is the end of time, `u64::MAX`: every deadline has
+/// passed, so a loop never waits for one its clock cannot reach.
+pub(crate) fn ms_floor(d: Duration) -> u64 {
+    if d >= Duration::from_nanos(u64::MAX) {
+        return u64::MAX;
+    }
+    // Below u64::MAX ns, the milliseconds always fit.
+    (d.as_nanos() / 1_000_000) as u64
+}
+
+/// Whole milliseconds of a duration, rounded up, saturating at `u64::MAX`:
+/// the crate's one conversion from a user's [`Duration`] to a delay, so
+/// that a `Duration` timer never fires early.
+pub(crate) fn ms_ceil(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos().div_ceil(1_000_000)).unwrap_or(u64::MAX)
 }
 
 impl VirtualClock {
@@ -240,6 +262,24 @@ mod tests {
         assert!(err.to_string().contains("backwards"), "{err}");
         c.advance(Duration::MAX);
         assert_eq!(c.now(), Duration::from_nanos(u64::MAX), "saturates");
+    }
+
+    #[test]
+    fn one_conversion_each_way() {
+        let ms = Duration::from_millis;
+        assert_eq!(ms_floor(Duration::from_micros(1999)), 1);
+        assert_eq!(ms_floor(ms(7)), 7);
+        assert_eq!(ms_floor(Duration::from_nanos(u64::MAX)), u64::MAX);
+        assert_eq!(ms_floor(Duration::MAX), u64::MAX);
+        assert_eq!(
+            ms_floor(Duration::from_nanos(u64::MAX - 1)),
+            (u64::MAX - 1) / 1_000_000
+        );
+        assert_eq!(ms_ceil(Duration::ZERO), 0);
+        assert_eq!(ms_ceil(Duration::from_nanos(1)), 1);
+        assert_eq!(ms_ceil(Duration::from_micros(1500)), 2);
+        assert_eq!(ms_ceil(ms(3)), 3);
+        assert_eq!(ms_ceil(Duration::MAX), u64::MAX);
     }
 
     #[test]

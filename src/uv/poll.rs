@@ -5,7 +5,19 @@
 //! [`mio::Waker`]. A [`Completion`] is a *request*: while one is in flight
 //! the loop stays alive, and a virtual clock waits for it for real instead
 //! of jumping ahead, so off-thread work takes no virtual time and completes
-//! in the first poll phase that can see it.
+//! in the first poll phase that can see it. A [`Remote`] is an *async
+//! handle* (`uv_async_t`): active from its creation until its last clone is
+//! dropped, and refed unless unrefed, so a refed `Remote` keeps the loop
+//! alive while another thread may still post to it.
+//!
+//! Ground rules:
+//! - messages are delivered in the order they were queued, one batch per
+//!   poll phase; a `Remote`'s posts all come before its closing;
+//! - once the loop is dropped the queue is closed: a post is refused with
+//!   [`PostError::Closed`] and its closure dropped, so nothing piles up
+//!   for a loop that will never run it;
+//! - no user code runs while the queue's lock is held (closures are
+//!   dropped after it is released).
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -54,49 +66,123 @@ enum Msg<H> {
     Run(SendCb<H>),
     Complete(usize),
     Cancel(usize),
+    /// The last clone of a [`Remote`] was dropped: close its async handle.
+    CloseAsync(Handle),
+}
+
+struct Queue<H> {
+    msgs: VecDeque<Msg<H>>,
+    /// The loop was dropped: nothing will ever take a message again.
+    closed: bool,
 }
 
 struct Shared<H> {
-    queue: Mutex<VecDeque<Msg<H>>>,
+    queue: Mutex<Queue<H>>,
     has_msgs: AtomicBool,
     waker: Waker,
 }
 
+/// Why a closure could not be posted to a loop.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum PostError {
+    /// The loop was dropped; the closure was dropped unrun.
+    Closed,
+    /// The loop's waker could not be signalled (the OS error). The closure
+    /// is queued, but a loop blocked in its poll phase may not see it until
+    /// something else wakes it.
+    Wake(std::io::Error),
+}
+
+impl fmt::Display for PostError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PostError::Closed => f.write_str("the loop was dropped; the closure was not run"),
+            PostError::Wake(e) => write!(f, "the loop's waker could not be signalled: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for PostError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            PostError::Closed => None,
+            PostError::Wake(e) => Some(e),
+        }
+    }
+}
+
 impl<H> Shared<H> {
-    fn lock(&self) -> MutexGuard<'_, VecDeque<Msg<H>>> {
-        // A poisoned queue is still a valid VecDeque: nothing panics while
-        // holding the lock except allocation failure.
+    fn lock(&self) -> MutexGuard<'_, Queue<H>> {
+        // A poisoned queue is still valid: nothing panics while holding the
+        // lock except allocation failure.
         self.queue.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn send(&self, msg: Msg<H>) -> std::io::Result<()> {
-        self.lock().push_back(msg);
+    fn send(&self, msg: Msg<H>) -> Result<(), PostError> {
+        let mut q = self.lock();
+        if q.closed {
+            drop(q);
+            // Dropped here, outside the lock: the closure's captures may
+            // run code of their own when dropped.
+            drop(msg);
+            return Err(PostError::Closed);
+        }
+        q.msgs.push_back(msg);
+        drop(q);
         self.has_msgs.store(true, Ordering::Release);
-        self.waker.wake()
+        self.waker.wake().map_err(PostError::Wake)
+    }
+
+    /// Refuses every later message and drops the queued ones.
+    fn close(&self) {
+        let mut q = self.lock();
+        q.closed = true;
+        let msgs = std::mem::take(&mut q.msgs);
+        drop(q);
+        drop(msgs);
+    }
+}
+
+/// The loop side of a [`Remote`]: its async handle, closed when the last
+/// clone of the `Remote` is dropped.
+struct AsyncHandle<H> {
+    shared: Arc<Shared<H>>,
+    handle: Handle,
+}
+
+impl<H> Drop for AsyncHandle<H> {
+    fn drop(&mut self) {
+        // A loop that is gone has nothing left to close.
+        let _ = self.shared.send(Msg::CloseAsync(self.handle));
     }
 }
 
 /// A `Send + Clone` way for other threads to run work on the loop's thread,
-/// in its poll phase (like libuv's `uv_async_send`, carrying a closure).
+/// in its poll phase: libuv's `uv_async_t`, carrying a closure.
 ///
-/// A `Remote` does not keep the loop alive: work posted while the loop is
-/// not running waits for the next run. For work the loop must wait for, use
-/// a [`Completion`].
-pub struct Remote<H> {
-    shared: Arc<Shared<H>>,
+/// A `Remote` is an active handle of the loop from its creation until its
+/// last clone is dropped; while it is refed (the default) it keeps the loop
+/// alive, so a loop does not return from `run` while a producer thread may
+/// still post. Unref it ([`Loop::unref_handle`] with [`Remote::handle`])
+/// for a `Remote` that should not hold the loop.
+pub(crate) struct Remote<H> {
+    inner: Arc<AsyncHandle<H>>,
 }
 
 impl<H> Clone for Remote<H> {
     fn clone(&self) -> Self {
         Remote {
-            shared: self.shared.clone(),
+            inner: self.inner.clone(),
         }
     }
 }
 
 impl<H> fmt::Debug for Remote<H> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Remote").finish_non_exhaustive()
+        f.debug_struct("Remote")
+            .field("handle", &self.inner.handle)
+            .finish_non_exhaustive()
     }
 }
 
@@ -106,9 +192,20 @@ impl<H: 'static> Remote<H> {
     ///
     /// # Errors
     ///
-    /// The operating system's error if the waker could not be signalled.
-    pub fn post(&self, f: impl FnOnce(&mut H) + Send + 'static) -> std::io::Result<()> {
-        self.shared.send(Msg::Run(Box::new(f)))
+    /// [`PostError::Closed`] if the loop was dropped (`f` is dropped);
+    /// [`PostError::Wake`] if the waker could not be signalled.
+    pub(crate) fn post(&self, f: impl FnOnce(&mut H) + Send + 'static) -> Result<(), PostError> {
+        self.inner.shared.send(Msg::Run(Box::new(f)))
+    }
+
+    /// The async handle, for ref and unref.
+    pub(crate) fn handle(&self) -> Handle {
+        self.inner.handle
+    }
+
+    /// Whether this `Remote` posts to the loop that owns `shared`.
+    fn posts_to(&self, io: &Io<H>) -> bool {
+        Arc::ptr_eq(&self.inner.shared, &io.shared)
     }
 }
 
@@ -146,7 +243,8 @@ impl<H: 'static> Signal for Shared<H> {
             Msg::Cancel(key)
         };
         // If the waker fails the message is still queued; the next poll
-        // phase that checks the queue will see it.
+        // phase that checks the queue will see it. A loop that is gone has
+        // nothing left to signal.
         let _ = self.send(msg);
     }
 }
@@ -192,7 +290,10 @@ impl<H: 'static> Io<H> {
             poll,
             events: Events::with_capacity(256),
             shared: Arc::new(Shared {
-                queue: Mutex::new(VecDeque::new()),
+                queue: Mutex::new(Queue {
+                    msgs: VecDeque::new(),
+                    closed: false,
+                }),
                 has_msgs: AtomicBool::new(false),
                 waker,
             }),
@@ -210,17 +311,38 @@ impl<H: 'static> Io<H> {
     }
 }
 
+impl<H> Drop for Io<H> {
+    fn drop(&mut self) {
+        self.shared.close();
+    }
+}
+
 impl<H: Host> Loop<H> {
-    /// A [`Remote`] for this loop.
-    pub fn remote(&self) -> Remote<H> {
+    /// A new [`Remote`] for this loop: an active, refed async handle.
+    pub(crate) fn remote(&mut self) -> Remote<H> {
+        let handle = self.insert(Kind::Async);
+        self.activate(handle.index());
         Remote {
-            shared: self.io.shared.clone(),
+            inner: Arc::new(AsyncHandle {
+                shared: self.io.shared.clone(),
+                handle,
+            }),
         }
+    }
+
+    /// Registered I/O sources.
+    pub(crate) fn io_sources(&self) -> usize {
+        self.io.sources
+    }
+
+    /// Whether `remote` posts to this loop.
+    pub(crate) fn owns_remote(&self, remote: &Remote<H>) -> bool {
+        remote.posts_to(&self.io)
     }
 
     /// Starts a request whose callback `cb` runs in a poll phase once the
     /// returned [`Completion`] is completed (from any thread).
-    pub fn request(&mut self, cb: impl FnOnce(&mut H) + 'static) -> Completion {
+    pub(crate) fn request(&mut self, cb: impl FnOnce(&mut H) + 'static) -> Completion {
         let id = self.io.next_request;
         self.io.next_request += 1;
         let key = self.io.requests.insert((id, Some(Box::new(cb))));
@@ -238,7 +360,7 @@ impl<H: Host> Loop<H> {
     /// # Errors
     ///
     /// The operating system's error if the source cannot be registered.
-    pub fn io_register<S: Source + ?Sized>(
+    pub(crate) fn io_register<S: Source + ?Sized>(
         &mut self,
         source: &mut S,
         interest: Interest,
@@ -247,14 +369,14 @@ impl<H: Host> Loop<H> {
         let h = self.insert(Kind::Io {
             cb: Some(Box::new(cb) as IoCb<H>),
         });
-        let key = h.key as usize;
+        let key = h.index();
         if let Err(e) = self
             .io
             .poll
             .registry()
             .register(source, Token(key), interest)
         {
-            self.handles.remove(key);
+            self.handles.remove_at(key);
             return Err(e);
         }
         self.io.sources += 1;
@@ -269,7 +391,7 @@ impl<H: Host> Loop<H> {
     /// [`UvError::StaleHandle`] / [`UvError::WrongKind`] / [`UvError::Closing`]
     /// for a bad handle; deregistration errors from the OS are ignored, as
     /// the source may already be closed.
-    pub fn io_close<S: Source + ?Sized>(
+    pub(crate) fn io_close<S: Source + ?Sized>(
         &mut self,
         h: Handle,
         source: &mut S,
@@ -374,21 +496,20 @@ fn dispatch<H: Host>(host: &mut H, owed: Option<u64>) -> bool {
     let mut ran = false;
     while let Some((key, readiness)) = host.uv().io.undelivered.pop_front() {
         let lp = host.uv();
-        let Some(rec) = lp.handles.get_mut(key) else {
+        let Some(rec) = lp.handles.get_at_mut(key) else {
             continue;
         };
         if rec.closing {
             continue;
         }
-        let generation = rec.generation;
         let Kind::Io { cb } = &mut rec.kind else {
             continue;
         };
         let Some(mut f) = cb.take() else { continue };
+        let handle = lp.handles.key_at(key);
         f(host, readiness);
         ran = true;
-        if let Some(rec) = host.uv().handles.get_mut(key)
-            && rec.generation == generation
+        if let Some(rec) = host.uv().handles.get_mut(handle)
             && let Kind::Io { cb } = &mut rec.kind
         {
             *cb = Some(f);
@@ -404,7 +525,7 @@ fn dispatch<H: Host>(host: &mut H, owed: Option<u64>) -> bool {
     let mut batch = std::mem::take(&mut lp.io.held);
     if lp.io.shared.has_msgs.load(Ordering::Acquire) {
         let mut q = lp.io.shared.lock();
-        batch.append(&mut q);
+        batch.append(&mut q.msgs);
         lp.io.shared.has_msgs.store(false, Ordering::Release);
     }
     while let Some(msg) = batch.pop_front() {
@@ -432,6 +553,11 @@ fn dispatch<H: Host>(host: &mut H, owed: Option<u64>) -> bool {
                 // happened, and the poll phase must not go back to sleep
                 // (the loop may have nothing left to wait for).
                 ran |= lp.io.requests.try_remove(key).is_some();
+            }
+            Msg::CloseAsync(h) => {
+                // As a close: the poll phase must not sleep on, the loop may
+                // have nothing left to wait for.
+                ran |= lp.close(h, None).is_ok();
             }
         }
         if host.uv().halted {

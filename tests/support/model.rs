@@ -92,11 +92,16 @@ impl DelaySpec {
         }
     }
 
-    /// The delay in milliseconds as the caller meant it.
+    /// The delay in milliseconds as the loop takes it: a number as given, a
+    /// `Duration` rounded up to whole milliseconds (so it never fires
+    /// early).
     fn raw_ms(self) -> f64 {
         match self {
             DelaySpec::Ms(ms) => ms,
-            DelaySpec::Dur(d) => d.as_secs_f64() * 1000.0,
+            DelaySpec::Dur(d) => {
+                let ms = d.as_nanos().div_ceil(1_000_000);
+                u64::try_from(ms).unwrap_or(u64::MAX) as f64
+            }
         }
     }
 
@@ -415,13 +420,13 @@ fn add_immediate(m: &Shared, lp: &mut EventLoop) {
 fn clear(m: &Shared, lp: &mut EventLoop, j: usize, ctx: &str) {
     let expect = m.borrow().valid(j);
     let h = m.borrow().timers[j].handle;
-    let got = lp.clear_timeout(h);
-    // A cleared retained timer keeps its storage (as a cleared Node
-    // Timeout object lives on) until `release`; the model's "cleared" is
+    let got = lp.clear_timeout(h).is_ok();
+    // A cleared kept timer keeps its storage (as a cleared Node Timeout
+    // object lives on) until `release_timeout`; the model's "cleared" is
     // the end of a timer, so release it too. (Its refresh-after-clear
     // behaviour is tested in tests/control.rs.)
     if m.borrow().timers[j].retained {
-        lp.release(h);
+        let _ = lp.release_timeout(h);
     }
     let mut md = m.borrow_mut();
     if got != expect {
@@ -469,7 +474,11 @@ fn set_ref(m: &Shared, lp: &mut EventLoop, j: usize, on: bool, ctx: &str) {
         let md = m.borrow();
         (md.valid(j), md.timers[j].handle)
     };
-    let got = if on { lp.ref_(h) } else { lp.unref(h) };
+    let got = if on {
+        lp.ref_timeout(h)
+    } else {
+        lp.unref_timeout(h)
+    };
     let mut md = m.borrow_mut();
     let want = if expect_ok {
         Ok(())
@@ -613,17 +622,13 @@ fn check(m: &Shared, lp: &EventLoop, warnings: usize, ctx: &str, after_run: bool
     let (mut storage, mut refed_live, mut alive) = (0, 0, false);
     for (j, t) in md.timers.iter().enumerate() {
         let valid = t.valid(false);
-        let want = if valid {
-            Ok(t.refed)
-        } else {
-            Err(TimerError::Stale)
-        };
-        let got = lp.has_ref(t.handle);
+        let want = valid && t.refed;
+        let got = lp.timeout_has_ref(t.handle);
         if got != want {
             errs.push(format!("has_ref(timer {j}) = {got:?}, model {want:?}"));
         }
         let pending = valid && t.armed;
-        if lp.is_pending(t.handle) != pending {
+        if lp.timeout_is_pending(t.handle) != pending {
             errs.push(format!("is_pending(timer {j}) != model {pending}"));
         }
         if md.exact && after_run && !md.after_failure && pending && t.deadline <= now {
@@ -763,7 +768,7 @@ pub fn exec(ops: &[Op]) -> Result<(), String> {
                 let j = m.borrow().index(j);
                 if let Some(j) = j {
                     let (ok, h) = (m.borrow().valid(j), m.borrow().timers[j].handle);
-                    let got = lp.retain(h);
+                    let got = lp.keep_timeout(h);
                     let mut md = m.borrow_mut();
                     if got.is_ok() != ok {
                         md.fail(format!("{ctx}: retain = {got:?}, model valid {ok}"));
@@ -787,7 +792,7 @@ pub fn exec(ops: &[Op]) -> Result<(), String> {
                         let md = m.borrow();
                         (md.imms[k].pending, md.imms[k].handle)
                     };
-                    let got = lp.clear_immediate(h);
+                    let got = lp.clear_immediate(h).is_ok();
                     let mut md = m.borrow_mut();
                     if got != pending {
                         md.fail(format!("{ctx}: clear_immediate = {got}, model {pending}"));
@@ -836,7 +841,7 @@ pub fn exec(ops: &[Op]) -> Result<(), String> {
                 lp.block(u64::from(ms));
             }
             Op::SetClock(delta) => {
-                use timerloop::uv::Clock as _;
+                use timerloop::Clock as _;
                 let before = clock.now();
                 let target = if delta >= 0 {
                     before + Duration::from_millis(delta as u64)
@@ -850,7 +855,7 @@ pub fn exec(ops: &[Op]) -> Result<(), String> {
                     md.exact = false;
                 }
                 match (target < before, got) {
-                    (false, Ok(())) | (true, Err(timerloop::uv::ClockError::Backwards { .. })) => {}
+                    (false, Ok(())) | (true, Err(timerloop::ClockError::Backwards { .. })) => {}
                     (_, got) => {
                         md.fail(format!("{ctx}: set({target:?}) from {before:?} = {got:?}"))
                     }
@@ -911,7 +916,7 @@ fn finish(m: &Shared, lp: &mut EventLoop, warnings: &Cell<usize>) {
             (md.imms[k].pending, md.imms[k].handle)
         };
         if pending {
-            lp.clear_immediate(h);
+            lp.clear_immediate(h).unwrap();
             m.borrow_mut().imms[k].pending = false;
         }
     }

@@ -1,0 +1,206 @@
+//! A generational arena: a [`Slab`] whose keys carry a generation.
+//!
+//! Every handle the crate gives out (timeouts, immediates, the loop's own
+//! handles, lists) is a [`Key`]: a slot index and the generation the slot
+//! had when the entry was inserted. A key to an entry that was removed is
+//! *stale*: it never reaches the entry that later reuses its slot, because
+//! that entry has another generation.
+//!
+//! Ground rules:
+//! - generations come from one counter per arena, bumped on every insert
+//!   (wrapping after 2^32 inserts; a stale key is only mistaken for a live
+//!   one if its slot was reused exactly 2^32 inserts later);
+//! - indexes are at most [`MAX_KEY`] (just under 2^32), so an index can be
+//!   a link of an intrusive [`List`](super::list::List);
+//! - code that holds an index it knows is live (a list link, a heap id) uses
+//!   the index directly; code that holds a key from a user checks it with
+//!   [`Arena::get`] first.
+
+use std::ops::{Index, IndexMut};
+
+use slab::Slab;
+
+use super::list::{Linked, Links, ListStore, MAX_KEY};
+
+/// A generation-checked key into an [`Arena`]: small and `Copy`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Key {
+    index: u32,
+    generation: u32,
+}
+
+impl Key {
+    /// The slot index.
+    pub fn index(self) -> usize {
+        self.index as usize
+    }
+}
+
+struct Slot<T> {
+    generation: u32,
+    value: T,
+}
+
+/// A slab of `T` with generation-checked keys; see the [module docs](self).
+pub struct Arena<T> {
+    slots: Slab<Slot<T>>,
+    next_generation: u32,
+}
+
+impl<T> Default for Arena<T> {
+    fn default() -> Self {
+        Arena {
+            slots: Slab::new(),
+            next_generation: 0,
+        }
+    }
+}
+
+impl<T> Arena<T> {
+    /// An empty arena.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Whether the arena is empty.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// Inserts `value` and returns its key.
+    ///
+    /// # Panics
+    ///
+    /// If the arena already holds more than [`MAX_KEY`] entries.
+    pub fn insert(&mut self, value: T) -> Key {
+        let generation = self.next_generation;
+        self.next_generation = generation.wrapping_add(1);
+        let index = self.slots.insert(Slot { generation, value });
+        assert!(index <= MAX_KEY, "more than {MAX_KEY} entries in one arena");
+        let index = index as u32;
+        Key { index, generation }
+    }
+
+    /// The entry `key` names, unless it was removed.
+    pub fn get(&self, key: Key) -> Option<&T> {
+        match self.slots.get(key.index()) {
+            Some(s) if s.generation == key.generation => Some(&s.value),
+            _ => None,
+        }
+    }
+
+    /// The entry `key` names, mutably, unless it was removed.
+    pub fn get_mut(&mut self, key: Key) -> Option<&mut T> {
+        match self.slots.get_mut(key.index()) {
+            Some(s) if s.generation == key.generation => Some(&mut s.value),
+            _ => None,
+        }
+    }
+
+    /// Whether `key` names a live entry.
+    pub fn contains(&self, key: Key) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// The entry at a live `index`, if any (no generation check).
+    pub fn get_at(&self, index: usize) -> Option<&T> {
+        self.slots.get(index).map(|s| &s.value)
+    }
+
+    /// The entry at a live `index`, mutably, if any (no generation check).
+    pub fn get_at_mut(&mut self, index: usize) -> Option<&mut T> {
+        self.slots.get_mut(index).map(|s| &mut s.value)
+    }
+
+    /// The key of the live entry at `index`.
+    ///
+    /// # Panics
+    ///
+    /// If no entry is at `index`.
+    pub fn key_at(&self, index: usize) -> Key {
+        Key {
+            index: index as u32,
+            generation: self.slots[index].generation,
+        }
+    }
+
+    /// Removes the entry at a live `index` and returns it.
+    ///
+    /// # Panics
+    ///
+    /// If no entry is at `index`.
+    pub fn remove_at(&mut self, index: usize) -> T {
+        self.slots.remove(index).value
+    }
+
+    /// Gives a large, empty arena's memory back (a slab never shrinks by
+    /// itself). Generations survive, so stale keys stay stale.
+    pub fn shrink_if_empty(&mut self, above: usize) {
+        if self.slots.is_empty() && self.slots.capacity() > above {
+            self.slots = Slab::new();
+        }
+    }
+}
+
+impl<T> Index<usize> for Arena<T> {
+    type Output = T;
+    fn index(&self, index: usize) -> &T {
+        &self.slots[index].value
+    }
+}
+
+impl<T> IndexMut<usize> for Arena<T> {
+    fn index_mut(&mut self, index: usize) -> &mut T {
+        &mut self.slots[index].value
+    }
+}
+
+impl<T: Linked> ListStore for Arena<T> {
+    fn links(&self, key: usize) -> &Links {
+        self[key].links()
+    }
+    fn links_mut(&mut self, key: usize) -> &mut Links {
+        self[key].links_mut()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stale_keys_never_reach_a_reused_slot() {
+        let mut a = Arena::new();
+        let k1 = a.insert("one");
+        assert_eq!(a.get(k1), Some(&"one"));
+        assert_eq!(a.remove_at(k1.index()), "one");
+        assert_eq!(a.get(k1), None);
+        let k2 = a.insert("two");
+        assert_eq!(k2.index(), k1.index(), "the slot is reused");
+        assert_eq!(a.get(k1), None, "with another generation");
+        assert_eq!(a.get(k2), Some(&"two"));
+        assert_eq!(a.key_at(k2.index()), k2);
+        *a.get_mut(k2).unwrap() = "deux";
+        assert_eq!(a[k2.index()], "deux");
+        assert_eq!(a.len(), 1);
+    }
+
+    #[test]
+    fn shrinking_keeps_generations() {
+        let mut a = Arena::new();
+        let keys: Vec<Key> = (0..100).map(|i| a.insert(i)).collect();
+        for k in &keys {
+            a.remove_at(k.index());
+        }
+        a.shrink_if_empty(10);
+        assert!(a.is_empty());
+        let fresh = a.insert(7);
+        assert!(keys.iter().all(|&k| a.get(k).is_none()));
+        assert_eq!(a.get(fresh), Some(&7));
+    }
+}

@@ -1,0 +1,261 @@
+//! Timeout storage: the duration map, the lists, the heap of lists, the
+//! ref count, and the one function that keeps the native timer in line
+//! with them (see the [parent module](super) for the picture).
+//!
+//! Ground rules:
+//! - **One time base.** Every stored time (a timer's start, a list's
+//!   expiry) is loop time: the loop's cached milliseconds. Node's
+//!   JavaScript times are loop time minus `timer_base` (R1.2); the rules
+//!   only add and compare times, so they hold unchanged, and the base is
+//!   subtracted only where a time leaves the crate ([`EventLoop::now`]).
+//! - **The native timer follows the heap's root.** Only
+//!   [`EventLoop::sync_native`] arms it and only [`EventLoop::sync_ref`]
+//!   refs or unrefs it; the expiry it is armed for is kept by the loop layer
+//!   alone (it is Node's `nextExpiry`, R2.6).
+//! - **The handle is refed exactly while `ref_count > 0`.** Node lets the
+//!   handle's ref lag behind the count inside `processTimers` and fixes it
+//!   from the return value (R5.2 step 4, R6.2); nothing can observe the
+//!   difference between phases, so here the two never disagree.
+
+use indexmap::IndexMap;
+
+use super::EventLoop;
+use super::timeout::{State, Timer};
+use crate::collections::arena::{Arena, Key};
+use crate::collections::hash::BuildIntHasher;
+use crate::collections::list::List;
+use crate::collections::queue::PriorityQueue;
+use crate::uv;
+
+/// Storage larger than this many entries is released when it empties.
+pub(super) const SHRINK_ABOVE: usize = 4096;
+
+/// Node's `TimersList`: the timers of one (truncated) duration.
+pub(super) struct TimersList {
+    /// Loop time at which the oldest timer is due.
+    pub(super) expiry: u64,
+    pub(super) id: u64,
+    pub(super) msecs: u64,
+    /// This list's index in the duration map, kept so removal needs no
+    /// hashing (`swap_remove_index`).
+    map_index: usize,
+    pub(super) list: List,
+}
+
+pub(super) struct Timers {
+    pub(super) slab: Arena<Timer>,
+    pub(super) lists: Arena<TimersList>,
+    /// Duration -> list index.
+    pub(super) map: IndexMap<u64, usize, BuildIntHasher>,
+    /// The lists by `(expiry, id)`; ids are list indexes.
+    pub(super) queue: PriorityQueue<(u64, u64)>,
+    /// `timerListId`, bumped on list creation and on every reschedule.
+    next_list_id: u64,
+    /// `timeoutInfo[0]`: live, refed timeouts.
+    ref_count: usize,
+    pub(super) native: uv::Handle,
+    /// Loop time when the loop was made (Node's `timer_base`).
+    base: u64,
+    /// The timer whose callback is running (Node's `this`).
+    pub(super) current: Option<super::Timeout>,
+    /// A timers pass stopped by an unhandled failure.
+    pub(super) interrupted: bool,
+}
+
+/// How [`EventLoop::sync_native`] arms the native timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Arm {
+    /// A list due at this expiry was created (Node's `insert`, R3.3): armed
+    /// for it if that is earlier than what the timer is armed for, or the
+    /// timer is not armed (inside a timers pass it never is: libuv stopped
+    /// it). Not the root's expiry: an overdue root waits for the loop time
+    /// to move on (R6.3), a new list does not change that.
+    IfEarlier(u64),
+    /// A timers pass ended (RunTimers, R6.2): armed for the root's expiry,
+    /// at least 1 ms after the loop time (so an overdue list waits for the
+    /// loop time to move, R6.3). With no list it is left as it is.
+    AfterPass,
+    /// An unhandled failure interrupted a pass: armed for the root's
+    /// expiry, however overdue, so the next run resumes at once.
+    Resume,
+}
+
+impl Timers {
+    pub(super) fn new(native: uv::Handle, base: u64) -> Self {
+        Timers {
+            slab: Arena::new(),
+            lists: Arena::new(),
+            map: IndexMap::default(),
+            queue: PriorityQueue::new(),
+            next_list_id: 0,
+            ref_count: 0,
+            native,
+            base,
+            current: None,
+            interrupted: false,
+        }
+    }
+
+    pub(super) fn base(&self) -> u64 {
+        self.base
+    }
+
+    pub(super) fn ref_count(&self) -> usize {
+        self.ref_count
+    }
+
+    /// Unlinks a timer from the list it is in, if any; returns whether it
+    /// was linked. (`list` stays as it was: it still names that list.)
+    pub(super) fn unlink(&mut self, key: usize) -> bool {
+        if !self.slab[key].links.is_linked() {
+            return false;
+        }
+        let lk = self.slab[key].list as usize;
+        self.lists[lk].list.remove(&mut self.slab, key);
+        true
+    }
+
+    pub(super) fn free(&mut self, key: usize) {
+        self.slab.remove_at(key);
+        self.slab.shrink_if_empty(SHRINK_ABOVE);
+    }
+
+    /// A new list id: lists created or rescheduled later lose ties (R2.3).
+    pub(super) fn next_list_id(&mut self) -> u64 {
+        let id = self.next_list_id;
+        self.next_list_id += 1;
+        id
+    }
+
+    /// Drops a list from the heap, the map and storage. O(log n) for the
+    /// heap; the map entry goes by index, and the entry moved into its
+    /// place learns its new index.
+    pub(super) fn remove_list(&mut self, lk: usize) {
+        self.queue.remove(lk);
+        let at = self.lists[lk].map_index;
+        debug_assert_eq!(self.map.get_index(at).map(|(_, &l)| l), Some(lk));
+        self.map.swap_remove_index(at);
+        if let Some((_, &moved)) = self.map.get_index(at) {
+            self.lists[moved].map_index = at;
+        }
+        self.lists.remove_at(lk);
+        if self.lists.is_empty() {
+            self.lists.shrink_if_empty(SHRINK_ABOVE);
+            if self.map.capacity() > SHRINK_ABOVE {
+                self.map = IndexMap::default();
+                self.queue = PriorityQueue::new();
+            }
+        }
+    }
+
+    /// The key of the list at `lk`, to tell it from a later list in the
+    /// same slot.
+    pub(super) fn list_key(&self, lk: usize) -> Key {
+        self.lists.key_at(lk)
+    }
+}
+
+impl EventLoop {
+    /// `getLibuvNow()` (R1.3): refreshes the loop time, then reads it.
+    pub(super) fn libuv_now(&mut self) -> u64 {
+        self.uv.update_time();
+        self.uv.now()
+    }
+
+    /// Node's `insert(item, msecs, start)` (R3.3): list the timer under its
+    /// truncated duration, creating (and scheduling) the list if needed.
+    /// The timer moves to the newest end of its list.
+    pub(super) fn insert(&mut self, key: usize, start: u64) {
+        // The delay is in [1, 2^31 - 1]: truncation.
+        let msecs = self.timers.slab[key].delay as u64;
+        let tm = &mut self.timers;
+        tm.slab[key].start = start;
+        let lk = match tm.map.get(&msecs) {
+            Some(&lk) => lk,
+            None => {
+                let expiry = start.saturating_add(msecs);
+                let id = tm.next_list_id();
+                let lk = tm
+                    .lists
+                    .insert(TimersList {
+                        expiry,
+                        id,
+                        msecs,
+                        map_index: tm.map.len(),
+                        list: List::new(),
+                    })
+                    .index();
+                tm.queue.insert(lk, (expiry, id));
+                tm.map.insert(msecs, lk);
+                self.sync_native(Arm::IfEarlier(expiry));
+                lk
+            }
+        };
+        let tm = &mut self.timers;
+        tm.unlink(key);
+        tm.lists[lk].list.append(&mut tm.slab, key);
+        tm.slab[key].list = lk as u32;
+    }
+
+    /// The one destroy step (Node's `_destroyed = true`): a live timer
+    /// stops counting toward the ref count. Its new state is `to`.
+    pub(super) fn destroy(&mut self, key: usize, to: State) {
+        let t = &mut self.timers.slab[key];
+        debug_assert!(t.state.is_live(), "destroying a {:?} timer", t.state);
+        debug_assert!(!to.is_live(), "destroying into {to:?}");
+        t.state = to;
+        if t.refed {
+            self.count_ref(false);
+        }
+    }
+
+    /// Adds or removes one live, refed timeout (Node's `incRefCount` /
+    /// `decRefCount`, R2.5).
+    pub(super) fn count_ref(&mut self, up: bool) {
+        let tm = &mut self.timers;
+        let was = tm.ref_count;
+        if up {
+            tm.ref_count += 1;
+        } else {
+            tm.ref_count -= 1;
+        }
+        if (was == 0) != (tm.ref_count == 0) {
+            self.sync_ref();
+        }
+    }
+
+    /// Refs the native timer exactly while refed timeouts live (R2.5,
+    /// R6.4): the one place its ref state changes.
+    fn sync_ref(&mut self) {
+        let native = self.timers.native;
+        let _ = if self.timers.ref_count > 0 {
+            self.uv.ref_handle(native)
+        } else {
+            self.uv.unref_handle(native)
+        };
+    }
+
+    /// Brings the native timer in line with the heap's root: armed as `arm`
+    /// says, and refed exactly while refed timeouts live. The one place the
+    /// native timer is armed.
+    pub(super) fn sync_native(&mut self, arm: Arm) {
+        let native = self.timers.native;
+        if let Some((_, (expiry, _))) = self.timers.queue.peek() {
+            let now = self.uv.now();
+            let due = match arm {
+                Arm::IfEarlier(new) => self
+                    .uv
+                    .timer_due(native)
+                    .is_none_or(|due| new < due)
+                    .then_some(new),
+                Arm::AfterPass => Some(expiry.max(now.saturating_add(1))),
+                Arm::Resume => Some(expiry),
+            };
+            if let Some(due) = due {
+                // The native timer counts from the cached loop time.
+                let _ = self.uv.timer_start(native, due.saturating_sub(now), 0);
+            }
+        }
+        self.sync_ref();
+    }
+}

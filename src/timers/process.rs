@@ -1,0 +1,180 @@
+//! Firing: Node's `RunTimers`, `processTimers` and `listOnTimeout`
+//! (R5.1–R5.5, R6.2, §7), run by the native timer in the loop's timers
+//! phase.
+//!
+//! Ground rules:
+//! - one frozen `now` per pass (R1.4): a timer added during the pass is
+//!   never due in it (R5.3), and every timer that was due still runs,
+//!   however long the callbacks block;
+//! - ticks and microtasks drain between lists and between timers, never
+//!   before the first of a pass (R5.1 step 4, R5.2 step 2), and once more
+//!   when the pass's callback scope closes (R6.2 step 2);
+//! - after a failure that a handler took, the pass goes on with the same
+//!   `now`, and its next timer runs before the ticks the failure left
+//!   (R7.1, R7.2); after one with no handler, the pass stops and the next
+//!   run finishes it first.
+
+use super::error::{CallbackError, CallbackKind};
+use super::lists::Arm;
+use super::timeout::State;
+use super::{EventLoop, Flow, Thrown};
+
+impl EventLoop {
+    /// Node's `RunTimers` (R6.2): the native timer's callback.
+    pub(super) fn run_timers(&mut self) {
+        if self.fatal.is_some() {
+            return;
+        }
+        self.depth += 1;
+        let now = self.libuv_now();
+        while let Err(t) = self.process_timers(now) {
+            if !self.uncaught(t) {
+                // No handler: `run` returns the error. The next run
+                // finishes this pass first, even if nothing refed is left
+                // (the pass was running anyway).
+                self.depth -= 1;
+                self.timers.interrupted = true;
+                self.sync_native(Arm::Resume);
+                return;
+            }
+        }
+        self.sync_native(Arm::AfterPass);
+        self.depth -= 1;
+        self.close_scope();
+    }
+
+    /// Finishes a timers pass that an unhandled failure interrupted.
+    pub(super) fn resume_timers(&mut self) {
+        if std::mem::take(&mut self.timers.interrupted) {
+            // As when the loop runs the pass: libuv stops the (non-repeating)
+            // native timer before calling RunTimers.
+            let _ = self.uv.timer_stop(self.timers.native);
+            self.run_timers();
+        }
+    }
+
+    /// Node's `processTimers(now)` (R5.1). The native timer is re-armed by
+    /// the caller, from the heap's root.
+    fn process_timers(&mut self, now: u64) -> Flow {
+        let mut ran_list = false;
+        while let Some((lk, key)) = self.timers.queue.peek() {
+            if key.0 > now {
+                break;
+            }
+            if ran_list {
+                self.run_next_ticks()?;
+                // A tick may have removed this list (Node then runs the dead
+                // list, which is empty, and peeks again: the same thing).
+                if self.timers.queue.peek() != Some((lk, key)) {
+                    continue;
+                }
+            } else {
+                ran_list = true;
+            }
+            self.list_on_timeout(lk, now)?;
+        }
+        Ok(())
+    }
+
+    /// Node's `listOnTimeout(list, now)` (R5.2).
+    fn list_on_timeout(&mut self, lk: usize, now: u64) -> Flow {
+        let msecs = self.timers.lists[lk].msecs;
+        let list_key = self.timers.list_key(lk);
+        let mut ran_timer = false;
+        while let Some(key) = self.timers.lists[lk].list.peek() {
+            let start = self.timers.slab[key].start;
+            // At the end of time (a saturated virtual clock) no time can
+            // pass, so every listed timer counts as due. A timer started
+            // during this pass has `start > now`: not due (R5.3).
+            let end_of_time = self.uv.now() == u64::MAX;
+            if now.saturating_sub(start) < msecs && !end_of_time {
+                // R5.4: rescheduled, with a new id, so it loses ties.
+                let tm = &mut self.timers;
+                let expiry = start.saturating_add(msecs).max(now.saturating_add(1));
+                let id = tm.next_list_id();
+                tm.lists[lk].expiry = expiry;
+                tm.lists[lk].id = id;
+                tm.queue.set_key(lk, (expiry, id));
+                return Ok(());
+            }
+            if ran_timer {
+                let timer = self.timers.slab.key_at(key);
+                self.run_next_ticks()?;
+                if !self.timers.lists.contains(list_key) {
+                    return Ok(());
+                }
+                // A tick may have cleared the timer we peeked: gone, or
+                // (kept) destroyed; either way it does not run. One that a
+                // tick refreshed still runs now: Node holds the peeked timer
+                // and unlinks it wherever it is.
+                if !self.timers.slab.contains(timer) {
+                    continue;
+                }
+            } else {
+                ran_timer = true;
+            }
+            self.timers.unlink(key);
+            match self.timers.slab[key].state {
+                State::Armed => self.fire(key)?,
+                // `!timer._onTimeout` (R5.2 step 4): a cleared timer that a
+                // refresh put back. It does not run; it is destroyed, the
+                // ref count dropping silently.
+                State::Zombie => self.destroy(key, State::FiredCleared),
+                // Cleared by a tick, and kept: already destroyed.
+                _ => {}
+            }
+            if !self.timers.lists.contains(list_key) {
+                return Ok(());
+            }
+        }
+        // Empty: drop the list, unless it was removed (and maybe recreated)
+        // while it ran.
+        let tm = &mut self.timers;
+        if tm.map.get(&msecs) == Some(&lk) {
+            tm.remove_list(lk);
+        }
+        Ok(())
+    }
+
+    /// Runs one due, unlinked timer: the body of `listOnTimeout`'s loop
+    /// after its checks, with its `finally` (R5.2 steps 5–7).
+    fn fire(&mut self, key: usize) -> Flow {
+        let repeat = self.timers.slab[key].repeat;
+        // An interval's next run counts from before its callback (R5.5).
+        let start = if repeat { self.libuv_now() } else { 0 };
+        let timer = &mut self.timers.slab[key];
+        let mut cb = timer.cb.take().expect("an armed timer has its callback");
+        timer.state = State::Running;
+        let handle = self.handle_of(key);
+        let outer = self.timers.current.replace(handle);
+        let result = self.invoke(&mut cb);
+        self.timers.current = outer;
+
+        // finally
+        let timer = &mut self.timers.slab[key];
+        match timer.state {
+            State::Running if repeat => {
+                timer.state = State::Armed;
+                self.insert(key, start);
+            }
+            // Refreshed by its own callback.
+            State::Running if timer.links.is_linked() => timer.state = State::Armed,
+            State::Running => self.destroy(key, State::Fired),
+            State::RunningCleared => timer.state = State::Cleared,
+            other => unreachable!("a running timer cannot become {other:?}"),
+        }
+        let timer = &mut self.timers.slab[key];
+        match timer.state {
+            State::Armed => timer.cb = Some(cb),
+            State::Fired if timer.kept => timer.cb = Some(cb),
+            State::Cleared if timer.kept => {}
+            _ => self.timers.free(key),
+        }
+        let kind = if repeat {
+            CallbackKind::Interval
+        } else {
+            CallbackKind::Timeout
+        };
+        result.map_err(|cause| Thrown::Error(CallbackError::new(kind, cause)))
+    }
+}

@@ -1,0 +1,254 @@
+//! Callback scopes: how user code is entered, what drains when it returns,
+//! and where failures are reported (Node's `InternalCallbackScope` and
+//! `process._fatalException`, R10.4, §7).
+//!
+//! Ground rules:
+//! - every user callback runs through [`EventLoop::invoke`], which turns a
+//!   panic into a [`Cause`]: nothing a user writes unwinds through the
+//!   loop;
+//! - `depth` counts open scopes; ticks and microtasks drain only when the
+//!   outermost one closes, and never after a fatal failure;
+//! - a failure is reported once, at the boundary Node reports it: to the
+//!   uncaught-error handler if there is one (the loop goes on as Node
+//!   does), else it becomes fatal: the loop halts and `run` returns it.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use super::error::{self, BoxError, CallbackError, CallbackKind, CallbackResult, Cause, Error};
+use super::{EventLoop, Warning};
+
+/// How a failure travels up to the boundary that reports it (the C++ side
+/// of Node): either still to be reported, or already recorded as fatal.
+#[derive(Debug)]
+pub(crate) enum Thrown {
+    Error(CallbackError),
+    Fatal,
+}
+
+pub(crate) type Flow = Result<(), Thrown>;
+
+/// A stored one-shot callback (ticks, microtasks, immediates).
+pub(crate) type OnceFn = Box<dyn FnOnce(&mut EventLoop) -> Result<(), BoxError>>;
+
+impl EventLoop {
+    /// Installs the uncaught-error handler: Node's
+    /// `process.on('uncaughtException', ...)`. With it, a failing callback
+    /// is reported to `handler` and the loop goes on with Node's semantics;
+    /// without it, [`run`](Self::run) returns the error.
+    ///
+    /// ```
+    /// use std::{cell::RefCell, rc::Rc};
+    /// use timerloop::EventLoop;
+    /// let seen = Rc::new(RefCell::new(Vec::new()));
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let s = seen.clone();
+    /// lp.set_uncaught_handler(move |_, err| s.borrow_mut().push(err.message()));
+    /// lp.set_timeout(1, |_| Err::<(), _>("boom"));
+    /// lp.set_timeout(1, |_| -> Result<(), &str> { panic!("bang") });
+    /// lp.run().unwrap();
+    /// assert_eq!(*seen.borrow(), ["boom", "bang"]);
+    /// ```
+    pub fn set_uncaught_handler(
+        &mut self,
+        handler: impl FnMut(&mut EventLoop, CallbackError) + 'static,
+    ) {
+        self.uncaught = Some(Box::new(handler));
+    }
+
+    /// Removes the uncaught-error handler.
+    ///
+    /// ```
+    /// use timerloop::EventLoop;
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// lp.set_uncaught_handler(|_, _| {});
+    /// lp.clear_uncaught_handler();
+    /// lp.set_timeout(1, |_| Err::<(), _>("boom"));
+    /// assert!(lp.run().is_err());
+    /// ```
+    pub fn clear_uncaught_handler(&mut self) {
+        self.uncaught = None;
+    }
+
+    /// Installs the warning handler, which receives warnings such as
+    /// `TimeoutOverflowWarning` (Node prints them; the library does not).
+    /// As in Node, a warning is delivered from a `nextTick` callback queued
+    /// when it arises.
+    ///
+    /// ```
+    /// use std::{cell::RefCell, rc::Rc};
+    /// use timerloop::EventLoop;
+    /// let seen = Rc::new(RefCell::new(Vec::new()));
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let s = seen.clone();
+    /// lp.set_warning_handler(move |w| s.borrow_mut().push(w.name));
+    /// lp.set_timeout(2_147_483_648u64, |_| {}); // too long: 1 ms, and a warning
+    /// lp.run().unwrap();
+    /// assert_eq!(*seen.borrow(), ["TimeoutOverflowWarning"]);
+    /// ```
+    pub fn set_warning_handler(&mut self, handler: impl FnMut(&Warning) + 'static) {
+        self.warn = Some(Box::new(handler));
+    }
+
+    /// Node's `process.emitWarning`: the warning is delivered from a tick,
+    /// not synchronously (and that tick exists even with no handler, as in
+    /// Node, where the default handler prints it).
+    pub(crate) fn warn(&mut self, w: Warning) {
+        self.next_tick(move |lp| {
+            if let Some(h) = lp.warn.as_mut() {
+                h(&w);
+            }
+        });
+    }
+
+    /// Runs `f` as a top-level callback, as Node runs its main script: a
+    /// failure goes to the uncaught-error handler, and ticks and microtasks
+    /// queued by `f` drain when it returns.
+    ///
+    /// ```
+    /// use std::{cell::RefCell, rc::Rc};
+    /// use timerloop::EventLoop;
+    /// let log = Rc::new(RefCell::new(Vec::new()));
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let l = log.clone();
+    /// lp.enter(move |lp| {
+    ///     let l2 = l.clone();
+    ///     lp.next_tick(move |_| l2.borrow_mut().push("tick"));
+    ///     l.borrow_mut().push("sync");
+    /// })
+    /// .unwrap();
+    /// assert_eq!(*log.borrow(), ["sync", "tick"]);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Uncaught`] if `f` (or a tick or microtask it queued) failed
+    /// and no handler is installed.
+    pub fn enter<R: CallbackResult>(
+        &mut self,
+        f: impl FnOnce(&mut EventLoop) -> R,
+    ) -> Result<(), Error> {
+        self.once_scope(CallbackKind::Main, f);
+        match self.fatal.take() {
+            Some(e) => Err(Error::Uncaught(e)),
+            None => Ok(()),
+        }
+    }
+
+    /// Calls a user callback, turning a panic into a [`Cause`].
+    pub(crate) fn invoke(
+        &mut self,
+        f: &mut dyn FnMut(&mut EventLoop) -> Result<(), BoxError>,
+    ) -> Result<(), Cause> {
+        match catch_unwind(AssertUnwindSafe(|| f(self))) {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(Cause::Error(e)),
+            Err(payload) => Err(Cause::Panic(error::panic_message(&*payload))),
+        }
+    }
+
+    /// Calls a boxed one-shot callback, turning a panic into a [`Cause`].
+    pub(crate) fn invoke_once(&mut self, f: OnceFn) -> Result<(), Cause> {
+        let mut f = Some(f);
+        self.invoke(&mut |lp| match f.take() {
+            Some(f) => f(lp),
+            None => Ok(()),
+        })
+    }
+
+    /// [`callback_scope`](Self::callback_scope) for a one-shot callback.
+    pub(super) fn once_scope<R: CallbackResult>(
+        &mut self,
+        kind: CallbackKind,
+        f: impl FnOnce(&mut EventLoop) -> R,
+    ) {
+        let mut f = Some(f);
+        self.callback_scope(kind, &mut |lp| match f.take() {
+            Some(f) => f(lp).into_result(),
+            None => Ok(()),
+        });
+    }
+
+    /// A top-level entry from the loop into user code (an I/O callback or
+    /// the main body): the callback runs, then — unless this entry is nested
+    /// or failed fatally — ticks and microtasks drain.
+    pub(crate) fn callback_scope(
+        &mut self,
+        kind: CallbackKind,
+        f: &mut dyn FnMut(&mut EventLoop) -> Result<(), BoxError>,
+    ) {
+        if self.fatal.is_some() {
+            return;
+        }
+        self.depth += 1;
+        let r = self.invoke(f);
+        self.depth -= 1;
+        // A failure is reported first; then, if it was handled, ticks and
+        // microtasks drain as after a normal return. (Verified on Node for
+        // an fs callback: `io1 uncaught tick micro immediate`.)
+        if let Err(cause) = r
+            && !self.uncaught(Thrown::Error(CallbackError::new(kind, cause)))
+        {
+            return;
+        }
+        self.close_scope();
+    }
+
+    /// Node's `InternalCallbackScope::Close` at the outermost level: drain
+    /// ticks and microtasks. A failing tick is reported and ends the drain;
+    /// the ticks and microtasks after it wait for the next scope to close,
+    /// at the latest the one every check phase opens (verified on Node:
+    /// after a main-body `tick{throw} tick{log t3}` with an `fs.stat`
+    /// pending, the stat's callback runs before `t3`).
+    pub(crate) fn close_scope(&mut self) {
+        if self.depth > 0 || self.fatal.is_some() {
+            return;
+        }
+        self.ticks.drain_first = false;
+        // Ticks run inside the scope: one that calls `enter` nests, and
+        // work they queue is not main-body work.
+        self.depth += 1;
+        let r = self.run_next_ticks();
+        self.depth -= 1;
+        if let Err(t) = r {
+            self.uncaught(t);
+        }
+    }
+
+    /// The boundary where Node reports an uncaught exception. Returns true
+    /// if a handler took it (the caller then goes on as Node does), false if
+    /// it is now fatal: the loop halts and `run` will return it.
+    pub(crate) fn uncaught(&mut self, t: Thrown) -> bool {
+        let err = match t {
+            Thrown::Fatal => return false,
+            Thrown::Error(e) => e,
+        };
+        let Some(mut handler) = self.uncaught.take() else {
+            self.fatal = Some(err);
+            self.uv.halt();
+            // The next run resumes the normal flow where it stopped: ticks
+            // and microtasks left queued drain first.
+            self.ticks.drain_first = true;
+            return false;
+        };
+        self.depth += 1;
+        let r = catch_unwind(AssertUnwindSafe(|| handler(self, err)));
+        self.depth -= 1;
+        if self.uncaught.is_none() {
+            self.uncaught = Some(handler);
+        }
+        if let Err(payload) = r {
+            // A panicking handler is fatal, as a throwing one is in Node.
+            let msg = error::panic_message(&*payload);
+            self.fatal = Some(CallbackError::new(
+                CallbackKind::UncaughtHandler,
+                Cause::Panic(msg),
+            ));
+            self.uv.halt();
+            return false;
+        }
+        // Node: "make sure any ticks get processed by ensuring that the next
+        // Immediate cycle isn't empty".
+        self.set_immediate(|_| {});
+        true
+    }
+}

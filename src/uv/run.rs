@@ -1,0 +1,216 @@
+//! `uv_run` and its phases (libuv 1.46's `src/unix/core.c`).
+//!
+//! Ground rules:
+//! - each phase runs a snapshot: handles started and work queued by its
+//!   callbacks wait for the next iteration (the pending queue, the
+//!   watchers, the closing handles);
+//! - a callback that halts the loop ([`Loop::halt`]) ends the iteration
+//!   right after it returns; the work not yet run stays queued, in order,
+//!   for the next run;
+//! - the loop time is refreshed at the start of a run, after the poll and
+//!   before the timers phase, never during a phase.
+
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+
+use super::{Host, Kind, Phase, RunMode, UvError, poll};
+
+/// Runs the loop owned by `host` in `mode` (`uv_run`). Returns whether the
+/// loop is still alive.
+///
+/// # Errors
+///
+/// [`UvError::Reentrant`] if the loop is already running (a callback called
+/// `run`); nothing is run then.
+///
+/// # Panics
+///
+/// A panic that escapes a callback (the Node layer catches its users'
+/// panics, so only a bug or a panicking [`Clock`](super::Clock) can) goes
+/// on unwinding out of `run`, but leaves the loop runnable: it is no longer
+/// marked running, so a later `run` is not refused as reentrant.
+pub(crate) fn run<H: Host>(host: &mut H, mode: RunMode) -> Result<bool, UvError> {
+    let lp = host.uv();
+    if lp.running {
+        return Err(UvError::Reentrant);
+    }
+    lp.running = true;
+    lp.halted = false;
+    // The drop guard: whether run_inner returns or unwinds, the loop ends
+    // up not running and not stopped.
+    let r = catch_unwind(AssertUnwindSafe(|| run_inner(host, mode)));
+    let lp = host.uv();
+    lp.running = false;
+    lp.stop_flag = false;
+    lp.halted = false;
+    match r {
+        Ok(alive) => Ok(alive),
+        Err(payload) => resume_unwind(payload),
+    }
+}
+
+fn run_inner<H: Host>(host: &mut H, mode: RunMode) -> bool {
+    let mut r = host.uv().alive();
+    if !r {
+        host.uv().update_time();
+    }
+    if mode == RunMode::Default && r && !host.uv().stop_flag {
+        host.uv().update_time();
+        run_timers(host);
+    }
+    macro_rules! phase {
+        ($e:expr) => {{
+            $e;
+            if host.uv().halted {
+                break;
+            }
+        }};
+    }
+    while r && !host.uv().stop_flag {
+        let lp = host.uv();
+        let can_sleep = lp.pending.is_empty() && lp.idle.is_empty();
+        phase!(run_pending(host));
+        phase!(run_watchers(host, Phase::Idle));
+        phase!(run_watchers(host, Phase::Prepare));
+        let lp = host.uv();
+        let timeout = if (mode == RunMode::Once && can_sleep) || mode == RunMode::Default {
+            lp.backend_timeout()
+        } else {
+            Some(0)
+        };
+        phase!(poll::io_poll(host, timeout));
+        for _ in 0..8 {
+            if host.uv().pending.is_empty() {
+                break;
+            }
+            run_pending(host);
+            if host.uv().halted {
+                break;
+            }
+        }
+        if host.uv().halted {
+            break;
+        }
+        phase!(run_watchers(host, Phase::Check));
+        phase!(run_closing(host));
+        host.uv().update_time();
+        phase!(run_timers(host));
+        r = host.uv().alive();
+        if mode != RunMode::Default {
+            break;
+        }
+    }
+    host.uv().alive()
+}
+
+fn run_pending<H: Host>(host: &mut H) {
+    if host.uv().pending.is_empty() {
+        return;
+    }
+    let mut queue = std::mem::take(&mut host.uv().pending);
+    while let Some(cb) = queue.pop_front() {
+        cb(host);
+        if host.uv().halted {
+            let lp = host.uv();
+            queue.append(&mut lp.pending);
+            lp.pending = queue;
+            return;
+        }
+    }
+}
+
+/// Takes a handle's callback out, runs it, and puts it back unless the
+/// handle was closed (its slot may then belong to a new handle).
+fn call_handle<H: Host>(host: &mut H, key: usize) {
+    let lp = host.uv();
+    if lp.handles.get_at(key).is_none() {
+        return;
+    }
+    let handle = lp.handles.key_at(key);
+    let rec = &mut lp.handles[key];
+    let cb = match &mut rec.kind {
+        Kind::Timer { cb, .. } | Kind::Watcher { cb, .. } => cb.take(),
+        Kind::Io { .. } | Kind::Async => None,
+    };
+    let Some(mut cb) = cb else { return };
+    cb(host);
+    if let Some(rec) = host.uv().handles.get_mut(handle) {
+        match &mut rec.kind {
+            Kind::Timer { cb: slot, .. } | Kind::Watcher { cb: slot, .. } => *slot = Some(cb),
+            Kind::Io { .. } | Kind::Async => {}
+        }
+    }
+}
+
+fn run_watchers<H: Host>(host: &mut H, phase: Phase) {
+    // Handles started by these callbacks wait for the next iteration, as
+    // in libuv: run a snapshot, kept in a reused buffer (no allocation per
+    // phase).
+    let lp = host.uv();
+    if lp.list(phase).is_empty() {
+        return;
+    }
+    let mut snapshot = std::mem::take(&mut lp.scratch);
+    snapshot.clear();
+    snapshot.extend_from_slice(match phase {
+        Phase::Idle => &lp.idle,
+        Phase::Prepare => &lp.prepare,
+        Phase::Check => &lp.check,
+    });
+    for &key in &snapshot {
+        let lp = host.uv();
+        let still = lp
+            .handles
+            .get_at(key)
+            .is_some_and(|r| r.active && !r.closing);
+        if still {
+            call_handle(host, key);
+            if host.uv().halted {
+                break;
+            }
+        }
+    }
+    host.uv().scratch = snapshot;
+}
+
+fn run_closing<H: Host>(host: &mut H) {
+    if host.uv().closing.is_empty() {
+        return;
+    }
+    let closing = std::mem::take(&mut host.uv().closing);
+    let mut rest = closing.into_iter();
+    for (key, cb) in rest.by_ref() {
+        host.uv().handles.remove_at(key);
+        if let Some(cb) = cb {
+            cb(host);
+        }
+        if host.uv().halted {
+            break;
+        }
+    }
+    // Handles whose close callbacks did not run yet stay closing.
+    let lp = host.uv();
+    let mut left: Vec<_> = rest.collect();
+    left.append(&mut lp.closing);
+    lp.closing = left;
+}
+
+fn run_timers<H: Host>(host: &mut H) {
+    loop {
+        let lp = host.uv();
+        let Some((key, (due, _))) = lp.timer_heap.peek() else {
+            break;
+        };
+        if due > lp.time {
+            break;
+        }
+        let h = lp.handles.key_at(key);
+        // Stop, then again (re-arms repeating timers), then the callback:
+        // the order of uv__run_timers.
+        let _ = lp.timer_stop(h);
+        let _ = lp.timer_again(h);
+        call_handle(host, key);
+        if host.uv().halted {
+            break;
+        }
+    }
+}
