@@ -2,8 +2,8 @@
 //! virtual clock (nothing sleeps; time moves only when told to).
 //!
 //! ```text
-//! cargo bench --bench micro                 # all
-//! cargo bench --bench micro -- insert       # a filter
+//! cargo bench -p timerloop-bench --bench micro             # all
+//! cargo bench -p timerloop-bench --bench micro -- insert   # a filter
 //! ```
 //!
 //! * `insert_existing_list`: `set_timeout` into a duration list that already

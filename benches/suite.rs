@@ -2,12 +2,15 @@
 //! data-structure baselines, a memory probe and a lateness probe.
 //!
 //! ```text
-//! cargo bench --bench suite -- --list
-//! cargo bench --bench suite -- WORKLOAD [N]          # WORKLOAD n=N ops/s=RATE
-//! cargo bench --bench suite -- baseline IMPL OP DIST COUNT [--reps R]
-//! cargo bench --bench suite -- memory [--same] [--count N] [--impl IMPL]
-//! cargo bench --bench suite -- lateness [--samples K]
+//! cargo bench -p timerloop-bench --bench suite -- --list
+//! cargo bench -p timerloop-bench --bench suite -- WORKLOAD [N]   # WORKLOAD n=N ops/s=RATE
+//! cargo bench -p timerloop-bench --bench suite -- baseline IMPL OP DIST COUNT [--reps R]
+//! cargo bench -p timerloop-bench --bench suite -- memory [--same] [--count N] [--impl IMPL]
+//! cargo bench -p timerloop-bench --bench suite -- lateness [--samples K]
 //! ```
+//!
+//! This bench belongs to the `timerloop-bench` package (`bench/Cargo.toml`),
+//! which has the dependencies it needs (tokio, tokio-util, slab).
 //!
 //! `bench/node/README.md` is the specification of every workload; each
 //! twin schedules the same things in the same order, times the same region
@@ -126,7 +129,7 @@ pub(crate) fn die(msg: &str) -> ! {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: cargo bench --bench suite -- (--list | WORKLOAD [N]\n\
+        "usage: cargo bench -p timerloop-bench --bench suite -- (--list | WORKLOAD [N]\n\
          \x20      | baseline IMPL OP DIST COUNT [--reps R]\n\
          \x20      | memory [--same] [--count N] [--impl timerloop|delayqueue]\n\
          \x20      | lateness [--samples K])"
@@ -142,9 +145,12 @@ fn main() {
         .filter(|a| a != "--bench")
         .collect();
     let Some(first) = args.first() else {
-        // `cargo bench` without arguments (or `cargo test --benches`) runs
-        // every bench target: say how to use this one and succeed.
-        eprintln!("suite: no workload given; try `cargo bench --bench suite -- --list`");
+        // `cargo bench -p timerloop-bench` without arguments (or `cargo test
+        // --workspace --benches`) runs every bench target: say how to use
+        // this one and succeed.
+        eprintln!(
+            "suite: no workload given; try `cargo bench -p timerloop-bench --bench suite -- --list`"
+        );
         return;
     };
     match first.as_str() {

@@ -1,4 +1,4 @@
-//! A short, seeded batch of the differential fuzzer (`examples/difffuzz.rs`):
+//! A short, seeded batch of the differential fuzzer (`examples/difffuzz/`):
 //! generated timer scripts must print on this crate's loop (virtual clock)
 //! exactly what they print on real Node, for every script whose Node output
 //! is the same in all of 5 runs (the others are timing-sensitive on this
@@ -7,13 +7,22 @@
 //! Ignored by default (it needs `node`, and takes some seconds); `.ci/run`
 //! runs it with `cargo test --release --test difffuzz -- --ignored`. Without
 //! `node` it passes, saying it skipped.
+//!
+//! The generator and the shrinker are the example's own files, compiled
+//! here too; their unit tests run with every `cargo test`.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use timerloop::script::r#gen::generate;
 use timerloop::script::{parse::parse, run::run_to_lines};
+
+use scriptgen::generate;
+
+#[path = "../examples/difffuzz/scriptgen.rs"]
+mod scriptgen;
+#[path = "../examples/difffuzz/shrink.rs"]
+mod shrink;
 
 const SEED: u64 = 5_000_000;
 const COUNT: u64 = 30;

@@ -25,10 +25,12 @@
 //!
 //! Implementations (every timer holds a `Box<dyn FnMut>` of a zero-sized
 //! closure, which allocates nothing):
-//! * `floor`: a `Slab` insert plus an intrusive FIFO list link
-//!   (`timerloop::collections::list`): no timer logic at all, no ordering
-//!   by deadline. Cancel = unlink + slab remove; refresh = unlink + relink
-//!   at the tail; expire = pop the head + slab remove + call.
+//! * `floor`: a `Slab` insert plus an intrusive FIFO list link (the
+//!   crate's own list, `src/collections/list.rs`, compiled into this bench
+//!   as the `list` module, so that it need not be public API): no timer
+//!   logic at all, no ordering by deadline. Cancel = unlink + slab remove;
+//!   refresh = unlink + relink at the tail; expire = pop the head + slab
+//!   remove + call.
 //! * `heap`: `std::collections::BinaryHeap` of `(deadline, seq)` (plus the
 //!   slab key), as libuv and Go order their timers. Cancel uses **lazy
 //!   deletion**: the slab entry is removed in O(1) and its heap entry stays
@@ -54,12 +56,19 @@ use std::future::poll_fn;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+use list::{Linked, Links, List};
 use slab::Slab;
 use timerloop::EventLoop;
-use timerloop::collections::list::{Linked, Links, List};
 use tokio_util::time::DelayQueue;
 
 use crate::{SplitMix64, die, flag_value, parse_count};
+
+/// The intrusive list timerloop's duration lists are made of: the same
+/// source file, so that `floor` measures exactly that list. Not all of it
+/// is used here.
+#[allow(dead_code)]
+#[path = "../../src/collections/list.rs"]
+mod list;
 
 const IMPLS: &[&str] = &["floor", "heap", "delayqueue", "timerloop", "timerloop-real"];
 const OPS: &[&str] = &["insert", "cancel", "refresh", "expire"];

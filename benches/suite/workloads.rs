@@ -166,7 +166,7 @@ const NULL: Null = None;
 pub(crate) fn run(name: &str, n_arg: Option<&str>) {
     let Some(&(name, default_n, f)) = WORKLOADS.iter().find(|w| w.0 == name) else {
         eprintln!("unknown workload: {name}");
-        eprintln!("usage: cargo bench --bench suite -- WORKLOAD [N] | --list");
+        eprintln!("usage: cargo bench -p timerloop-bench --bench suite -- WORKLOAD [N] | --list");
         exit(2);
     };
     let n = match n_arg {

@@ -1,5 +1,9 @@
-//! The bodies of the fuzz targets, shared by the libFuzzer binaries
-//! (`fuzz_targets/*.rs`) and the stable PRNG harness (`stable/main.rs`).
+//! The bodies of the fuzz targets `parse` and `ops`, called by the
+//! libFuzzer binaries `fuzz_targets/parse.rs` and `fuzz_targets/ops.rs`
+//! (run with cargo-fuzz on stable Rust; see `README.md`). Saved crash
+//! inputs (`regressions/`) are replayed on every `cargo test` of the main
+//! crate by `tests/hostile.rs` (`fuzz_regressions_replay`), through the same
+//! model file as `ops` and the parser, not through this crate.
 
 #![forbid(unsafe_code)]
 

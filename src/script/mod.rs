@@ -7,6 +7,5 @@
 //! clock. The same script runs on Node through `fixtures/node/tl.js`, and the
 //! two outputs must be identical.
 
-pub mod r#gen;
 pub mod parse;
 pub mod run;

@@ -28,6 +28,9 @@
 //! `immediate a { tick { clear b throw x } } immediate b { }`), and the
 //! time. Exit status: 0 without differences, 1 with, 2 on a bad command
 //! line or when `node` cannot run.
+//!
+//! The generator is `scriptgen.rs`, the printer and shrinker `shrink.rs`
+//! (both next to this file; `tests/difffuzz.rs` compiles them too).
 
 use std::cell::RefCell;
 use std::io::Read;
@@ -39,8 +42,13 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant, SystemTime};
 
 use timerloop::EventLoop;
-use timerloop::script::r#gen::{generate, shrink, to_source};
 use timerloop::script::{parse::parse, run::run};
+
+use scriptgen::generate;
+use shrink::{shrink, to_source};
+
+mod scriptgen;
+mod shrink;
 
 const TL_JS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/node/tl.js");
 const FOUND: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/scripts/found");
