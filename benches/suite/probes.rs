@@ -112,7 +112,7 @@ pub(crate) fn memory(args: &[String]) {
             assert_eq!(lp.stats().timers, count);
             report(imp, &before, &after, count);
             for t in handles.into_iter().flatten() {
-                lp.clear_timeout(t);
+                let _ = lp.clear_timeout(t);
             }
         }
         "delayqueue" => {

@@ -268,7 +268,7 @@ fn immediate_clear(lp: &mut EventLoop, n: u64) {
     for _ in 0..total {
         let tag = 1_i64;
         let im = lp.set_immediate(move |_: &mut EventLoop| hit(tag));
-        lp.clear_immediate(im);
+        let _ = lp.clear_immediate(im);
     }
     let tag = 2_i64;
     lp.set_immediate(move |_: &mut EventLoop| hit(tag));
@@ -420,7 +420,7 @@ fn timers_insert_unpooled(lp: &mut EventLoop, n: u64, ascending: bool) {
     }
     stop(n);
     for t in list {
-        lp.clear_timeout(t);
+        let _ = lp.clear_timeout(t);
     }
     exit(0);
 }
@@ -440,10 +440,10 @@ fn timers_cancel_pooled(lp: &mut EventLoop, n: u64) {
     for _ in 0..n {
         handles.push(lp.set_timeout(1, never_called));
     }
-    lp.clear_timeout(first);
+    let _ = lp.clear_timeout(first);
     start();
     for &t in &handles {
-        lp.clear_timeout(t);
+        let _ = lp.clear_timeout(t);
     }
     stop(n);
 }
@@ -456,11 +456,11 @@ fn timers_cancel_unpooled(lp: &mut EventLoop, n: u64, oldest_first: bool) {
     start();
     if oldest_first {
         for &t in &list {
-            lp.clear_timeout(t);
+            let _ = lp.clear_timeout(t);
         }
     } else {
         for &t in list.iter().rev() {
-            lp.clear_timeout(t);
+            let _ = lp.clear_timeout(t);
         }
     }
     stop(n);
@@ -503,8 +503,8 @@ fn timers_timeout_unpooled(lp: &mut EventLoop, n: u64) {
         } else {
             lp.set_timeout(1, cb_b)
         };
-        lp.unref(t).expect("a fresh timer");
-        lp.ref_(t).expect("a fresh timer");
+        lp.unref_timeout(t).expect("a fresh timer");
+        lp.ref_timeout(t).expect("a fresh timer");
     }
     start();
 }

@@ -222,7 +222,11 @@ fn ours(src: &str) -> Vec<String> {
                 let lines = Rc::new(RefCell::new(Vec::new()));
                 let l = lines.clone();
                 let mut lp = EventLoop::with_virtual_clock();
-                let _ = remote_tx.send(lp.remote());
+                // A watchdog's remote: unrefed, so it never keeps the run
+                // going by itself.
+                let remote = lp.remote();
+                lp.unref_remote(&remote).expect("the loop's own remote");
+                let _ = remote_tx.send(remote);
                 run(&s, &mut lp, move |line| {
                     let mut l = l.borrow_mut();
                     assert!(
