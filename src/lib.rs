@@ -33,6 +33,13 @@
 //!   [`ClockError`];
 //! - [`script`]: the `.tl` timer-script parser and interpreter.
 //!
+//! Nothing else is: the loop layer cannot be run around [`EventLoop`].
+//!
+//! ```compile_fail
+//! let mut lp = timerloop::EventLoop::new();
+//! timerloop::uv::run(&mut lp, timerloop::uv::RunMode::Default); // private
+//! ```
+//!
 //! # Design
 //!
 //! Two private layers. Underneath, a libuv-like loop that knows nothing of

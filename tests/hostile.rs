@@ -7,6 +7,9 @@
 //! Tests marked `#[ignore = "BUG: ..."]` state behaviour the library does
 //! not have yet; run them with `cargo test --release --test hostile --
 //! --ignored`.
+//!
+//! One file of about 850 lines, on purpose: it is the catalogue of misuse
+//! and its documented answers, one test per answer, read top to bottom.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -530,24 +533,137 @@ fn panics_in_every_kind_of_callback_stop_run_and_resume() {
 }
 
 /// The same for an immediate: `run()` returns the panic, and a second
-/// `run()` fires the 5 ms timeout and returns. Today the second `run()`
-/// never returns: see `failed_last_immediate_leaves_the_loop_alive`.
+/// `run()` fires the 5 ms timeout and returns (see also
+/// `failed_last_immediate_leaves_the_loop_alive`).
 #[test]
 fn panic_in_an_immediate_stops_run_and_resumes() {
     quiet_deliberate_panics();
     within(5, || stop_and_resume(CallbackKind::Immediate));
 }
 
-/// Minimal repro of the bug above. An immediate that fails (returns `Err`
-/// or panics) with no uncaught-error handler, or with one that panics,
-/// when it is the last pending immediate: `run()` returns `Error::Uncaught`, and then the loop must
-/// hold nothing and not be alive, and a second `run()` returns at once.
-/// Today `is_alive()` stays true forever and the second `run()` spins at
-/// 100% CPU (with the real clock too; with the virtual clock, pending
-/// timers never fire either): `check_immediates` returns early on the
-/// fatal error before it stops the idle handle (`kRefCount` is already 0),
-/// and later check phases return early because no immediate is left, so
-/// the idle handle stays started and the poll timeout stays 0.
+/// Callbacks of the kinds the tests above do not schedule: a panic in the
+/// uncaught-error handler (fatal, reported as `UncaughtHandler`), in the
+/// warning handler (delivered from a tick, so reported as `Tick`), in a
+/// closure posted through a `Remote` or in a readiness callback (`Io`), and
+/// in the main body (`enter`, `Main`). Each stops `run()` with that kind,
+/// and the loop stays runnable: a second `run()` fires the pending timeout.
+#[test]
+fn panics_in_handlers_posts_and_the_main_body_leave_the_loop_runnable() {
+    quiet_deliberate_panics();
+    type Setup = fn(&mut EventLoop) -> Option<Error>;
+    let cases: [(CallbackKind, Setup); 5] = [
+        (CallbackKind::UncaughtHandler, |lp| {
+            lp.set_uncaught_handler(|_, _| boom("handler"));
+            lp.set_timeout(1, |_| Err::<(), _>("first"));
+            None
+        }),
+        (CallbackKind::Tick, |lp| {
+            lp.set_warning_handler(|_| boom("warning"));
+            lp.set_timeout(TIMEOUT_MAX + 1.0, |_| {});
+            None
+        }),
+        (CallbackKind::Io, |lp| {
+            let remote = lp.remote();
+            remote.post(|_| boom("posted")).unwrap();
+            None
+        }),
+        (CallbackKind::Io, |lp| {
+            use std::io::Write;
+            let (mut tx, mut rx) = mio::net::UnixStream::pair().unwrap();
+            tx.write_all(b"x").unwrap();
+            let h = lp
+                .register_io(&mut rx, mio::Interest::READABLE, |_, _| boom("readable"))
+                .unwrap();
+            // Keep the source open and deregister it on the resumed run.
+            let rx = std::cell::RefCell::new(Some((rx, tx)));
+            lp.set_timeout(2, move |lp| {
+                if let Some((mut rx, _tx)) = rx.borrow_mut().take() {
+                    lp.deregister_io(h, &mut rx).unwrap();
+                }
+            });
+            None
+        }),
+        (CallbackKind::Main, |lp| lp.enter(|_| boom("main")).err()),
+    ];
+    for (kind, setup) in cases {
+        within(10, move || {
+            let log = new_log();
+            let mut lp = EventLoop::with_virtual_clock();
+            lp.set_timeout(5, at(&log, "after"));
+            let err = match setup(&mut lp) {
+                Some(e) => e,
+                None => lp.run().expect_err("the panic stops run()"),
+            };
+            let err = err.into_callback_error().expect("an uncaught error");
+            assert_eq!(err.kind(), kind, "{err}");
+            assert!(err.is_panic(), "{err}");
+            assert!(err.message().starts_with(BOOM), "{err}");
+            lp.run().unwrap();
+            assert_eq!(*log.borrow(), ["after@5"], "{kind:?}");
+        });
+    }
+}
+
+/// A clock of the user's that panics: the panic is not a callback's, so
+/// it unwinds out of `run()`; the loop is left runnable (not marked
+/// running, no callback scope left open), and the next `run()` goes on.
+#[test]
+fn a_panicking_clock_unwinds_out_of_run_and_leaves_the_loop_runnable() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use timerloop::VirtualClock;
+
+    #[derive(Debug)]
+    struct Flaky {
+        inner: VirtualClock,
+        fail: Arc<AtomicBool>,
+    }
+    impl Clock for Flaky {
+        fn now(&self) -> Duration {
+            self.inner.now()
+        }
+        fn wait_until(&self, deadline: Option<Duration>, work: bool) -> Option<Duration> {
+            if self.fail.swap(false, Ordering::SeqCst) {
+                boom("clock");
+            }
+            self.inner.wait_until(deadline, work)
+        }
+        fn block(&self, d: Duration) {
+            self.inner.block(d)
+        }
+        fn is_virtual(&self) -> bool {
+            true
+        }
+    }
+
+    quiet_deliberate_panics();
+    let fail = Arc::new(AtomicBool::new(true));
+    let log = new_log();
+    let mut lp = EventLoop::with_clock(Flaky {
+        inner: VirtualClock::new(),
+        fail: fail.clone(),
+    });
+    lp.set_timeout(5, at(&log, "t"));
+    let l = log.clone();
+    lp.set_immediate(move |lp| {
+        push(&l, "immediate");
+        lp.set_timeout(1, at(&l, "nested"));
+    });
+    let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lp.run()));
+    assert!(unwound.is_err(), "the clock's panic unwinds out of run()");
+    assert!(!fail.load(Ordering::SeqCst));
+    lp.run().expect("runnable again, not Reentrant");
+    assert_eq!(*log.borrow(), ["immediate", "nested@1", "t@5"]);
+    assert_eq!(lp.stats(), Stats::default());
+}
+
+/// An immediate that fails (returns `Err` or panics) with no uncaught-error
+/// handler, or with one that panics, when it is the last pending
+/// immediate: `run()` returns `Error::Uncaught`, and then the loop holds
+/// nothing and is not alive, and a second `run()` returns at once. (A
+/// regression test: the idle handle used to stay started after such a
+/// failure, so `is_alive()` stayed true and the next `run()` spun; the
+/// idle handle now follows the refed-immediate count at every change.)
 #[test]
 fn failed_last_immediate_leaves_the_loop_alive() {
     quiet_deliberate_panics();
@@ -571,10 +687,9 @@ fn failed_last_immediate_leaves_the_loop_alive() {
 /// is left, so `is_alive()` ("whether the loop has anything refed left to
 /// do") is false, and `run()` returns at once. (The list the failure
 /// interrupted may stay queued until then, as in Node, R7.1: `stats()`
-/// shows `lists: 1` with `refed_timers: 0`.) Today the native timer stays
-/// armed and refed, so `is_alive()` says true until the next `run()`
-/// cleans up; that run does return at once, so only `is_alive()` is wrong
-/// in between.
+/// shows `lists: 1` with `refed_timers: 0`. A regression test: the native
+/// timer used to stay refed until the next `run()`; it is now refed
+/// exactly while refed timeouts live.)
 #[test]
 fn failed_last_timeout_leaves_nothing_alive() {
     let mut lp = EventLoop::with_virtual_clock();
@@ -593,12 +708,11 @@ fn failed_last_timeout_leaves_nothing_alive() {
 /// After an unhandled failure, running again resumes where the loop
 /// stopped: an unrefed timeout due in the interrupted pass fires on the
 /// next `run()`, as it does when nothing fails (the pass is running
-/// anyway), and a no-op `ref_(b); unref(b)` in between changes nothing.
-/// Today `b` fires on resume only thanks to the quirk above (the native
-/// timer left refed); after the no-op pair the loop is not alive, `run()`
-/// returns at once, and `b` stays pending, due and unrun. (Found by the
-/// `ops` fuzz target: `fuzz/regressions/ops-resume-after-failure.bin`, an
-/// interval left due by a failing timeout and then unrefed.)
+/// anyway), and a no-op `ref_timeout(b); unref_timeout(b)` in between
+/// changes nothing: the next `run()` finishes an interrupted pass first,
+/// whatever is refed. (Found by the `ops` fuzz target:
+/// `fuzz/regressions/ops-resume-after-failure.bin`, an interval left due
+/// by a failing timeout and then unrefed.)
 #[test]
 fn failed_pass_resumes_its_unrefed_timers() {
     for toggle in [false, true] {
@@ -666,13 +780,11 @@ fn virtual_clock_refuses_to_go_backwards() {
 
 /// `VirtualClock::advance` saturates at about 584 years (`u64::MAX` ns).
 /// A timer due after that point can never be reached by the clock; the
-/// documented answer is still that `run()` returns (the loop must treat
-/// the saturated clock as having reached the deadline, or cap it), not
-/// that it spins forever. Today it spins in the poll phase: the virtual
-/// clock cannot reach the deadline and the poll loop retries with a zero
-/// timeout forever.
+/// documented answer is that the saturated clock is the end of time: every
+/// deadline has passed, so the timer fires and `run()` returns, never
+/// spinning. (Ignored as a known bug until the timers kept one time base:
+/// loop time, which saturates where the clock does.)
 #[test]
-#[ignore = "BUG: a timer created after the virtual clock saturated (584 years) does not fire; run() returns"]
 fn saturated_virtual_clock_does_not_hang() {
     let got = within(5, || {
         let mut lp = EventLoop::with_virtual_clock();
@@ -822,9 +934,9 @@ fn million_timers_memory_returns_after_clearing() {
 ///   from a tick (as Node's `process.emitWarning`), not synchronously.
 /// - `ops-resume-after-failure.bin` (`[Interval(0 ms), Timeout(8 ms,
 ///   Fail), RunOnce(8), Unref(interval), RunOnce(1)]`): the interval, due
-///   in the pass the failure halted, is skipped on resume; a library bug
-///   (`failed_pass_resumes_its_unrefed_timers`, ignored), which the model
-///   now tolerates (timers may be late after a failure).
+///   in the pass the failure halted, was skipped on resume; a library bug,
+///   fixed (`failed_pass_resumes_its_unrefed_timers`); the model checks
+///   exact timing after failures again.
 /// - `ops-empty-virtual-wait.bin` (no operations: only the model's final
 ///   2^31-1 ms timer and `run()`): hung against an uncommitted
 ///   `src/uv/poll.rs` that skipped the clock read after a non-blocking
