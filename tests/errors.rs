@@ -441,9 +441,11 @@ fn run_from_inside_a_callback_is_reentrant() {
     );
 }
 
-/// R10.4 with a handler, I/O callbacks: after the handler, the failed I/O
-/// callback's ticks and microtasks drain before the check phase. Node
-/// (fs.stat callback that throws): `io1 caught:io1 tick micro imm`.
+/// R10.4 and R9.5 with a handler, I/O callbacks: the failed I/O callback's
+/// scope does not drain (R10.4 step 1); its ticks and microtasks drain
+/// when the next scope closes, at the latest CheckImmediate's own scope at
+/// the start of the check phase, before any immediate. Node (fs.stat
+/// callback that throws): `io1 caught:io1 tick micro imm`.
 #[test]
 fn handled_io_error_drains_ticks_after_the_handler() {
     let log = new_log();

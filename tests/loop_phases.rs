@@ -54,7 +54,7 @@ fn timers_run_after_check_in_the_same_iteration() {
     assert_eq!(*log.borrow(), ["I", "T@3", "C@3"]);
 }
 
-/// R11.1: `run_once` runs one iteration, waiting in the poll phase (the
+/// §11 (`uv_run`, step 3.5, ONCE mode): `run_once` runs one iteration, waiting in the poll phase (the
 /// virtual clock jumps to the first deadline); it reports whether the loop
 /// is still alive.
 #[test]

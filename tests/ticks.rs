@@ -72,8 +72,9 @@ fn main_body_drain_order() {
     assert_eq!(lp.stats(), Stats::default());
 }
 
-/// R10.2: what the main body queues outside `enter` drains when the loop
-/// starts, before any timer or immediate.
+/// R10.4 (the bootstrap scope) with R10.2: what the main body queues
+/// outside `enter` drains when the loop starts, before any timer or
+/// immediate.
 #[test]
 fn main_body_ticks_drain_when_run_starts() {
     let log = new_log();
@@ -341,8 +342,9 @@ fn io_callback_ticks_drain_before_immediates() {
     assert_eq!(*log.borrow(), ["io", "tick", "micro", "imm"]);
 }
 
-/// R9.8 / test-timers-next-tick.js: a timeout cleared from a tick that
-/// runs between two timers of the same list never runs.
+/// R5.2 step 2 with R8.1/R8.2 (test-timers-next-tick.js): a timeout
+/// cleared from a tick that runs between two timers of the same list never
+/// runs.
 #[test]
 fn timeout_cleared_from_tick_between_timers() {
     let log = new_log();

@@ -1,5 +1,10 @@
 //! Parser for timer scripts (`.tl` files).
 //!
+//! One file of about 680 lines (a third of them tests), on purpose: the
+//! tokenizer, the parser and the semantic checks mirror the Node
+//! translator's single parser in `fixtures/node/tl.js`, and keeping them
+//! side by side keeps that mirror checkable.
+//!
 //! The format is described in `timer-scripts.md`; in short, a script is a
 //! sequence of statements such as `timeout a 10 { log a }`, and a body is
 //! `{ statement* }`.
@@ -132,6 +137,14 @@ pub struct Script {
 
 impl Script {
     /// The index of `name` in [`Script::names`], if the script mentions it.
+    ///
+    /// ```
+    /// use timerloop::script::parse::parse;
+    /// let s = parse("x.tl", "timeout a 1 { clear b }").unwrap();
+    /// assert_eq!(s.name_index("a"), Some(0));
+    /// assert_eq!(s.name_index("b"), Some(1));
+    /// assert_eq!(s.name_index("c"), None);
+    /// ```
     #[must_use]
     pub fn name_index(&self, name: &str) -> Option<usize> {
         self.names.iter().position(|n| n.name == name)

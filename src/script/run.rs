@@ -91,6 +91,14 @@ pub fn run(
 /// Runs `script` on a fresh loop (virtual clock if `virtual_clock`) and
 /// returns the lines it printed.
 ///
+/// ```
+/// use timerloop::script::{parse::parse, run::run_to_lines};
+/// let s = parse("x.tl", "immediate i { log i } timeout t 0 { log t }").unwrap();
+/// // From the main body the order of these two depends on the clock (as in
+/// // Node, §12.1); on a virtual clock, the timer is not due yet.
+/// assert_eq!(run_to_lines(&s, true).unwrap(), ["i", "t"]);
+/// ```
+///
 /// # Errors
 ///
 /// As [`run`].

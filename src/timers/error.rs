@@ -127,17 +127,41 @@ impl CallbackError {
     }
 
     /// Which kind of callback failed.
+    ///
+    /// ```
+    /// use timerloop::{CallbackKind, Cause, EventLoop};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// lp.set_timeout(1, |_| Err::<(), _>("boom"));
+    /// let err = lp.run().unwrap_err().into_callback_error().unwrap();
+    /// assert_eq!(err.kind(), CallbackKind::Timeout);
+    /// ```
     pub fn kind(&self) -> CallbackKind {
         self.kind
     }
 
     /// Whether the callback panicked (rather than returned an error).
+    ///
+    /// ```
+    /// use timerloop::{CallbackKind, Cause, EventLoop};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// lp.set_timeout(1, |_| Err::<(), _>("boom"));
+    /// let err = lp.run().unwrap_err().into_callback_error().unwrap();
+    /// assert!(!err.is_panic());
+    /// ```
     pub fn is_panic(&self) -> bool {
         matches!(self.cause, Cause::Panic(_))
     }
 
     /// The error or panic message alone, without the kind of callback (as
     /// Node's `err.message`).
+    ///
+    /// ```
+    /// use timerloop::{CallbackKind, Cause, EventLoop};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// lp.set_timeout(1, |_| Err::<(), _>("boom"));
+    /// let err = lp.run().unwrap_err().into_callback_error().unwrap();
+    /// assert_eq!(err.message(), "boom");
+    /// ```
     pub fn message(&self) -> String {
         match &self.cause {
             Cause::Error(e) => e.to_string(),
@@ -146,11 +170,28 @@ impl CallbackError {
     }
 
     /// The cause.
+    ///
+    /// ```
+    /// use timerloop::{CallbackKind, Cause, EventLoop};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// lp.set_timeout(1, |_| Err::<(), _>("boom"));
+    /// let err = lp.run().unwrap_err().into_callback_error().unwrap();
+    /// assert!(matches!(err.cause(), Cause::Error(e) if e.to_string() == "boom"));
+    /// ```
     pub fn cause(&self) -> &Cause {
         &self.cause
     }
 
     /// The cause, by value.
+    ///
+    /// ```
+    /// use timerloop::{CallbackKind, Cause, EventLoop};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// lp.set_timeout(1, |_| Err::<(), _>("boom"));
+    /// let err = lp.run().unwrap_err().into_callback_error().unwrap();
+    /// let Cause::Error(e) = err.into_cause() else { panic!() };
+    /// assert_eq!(e.to_string(), "boom");
+    /// ```
     pub fn into_cause(self) -> Cause {
         self.cause
     }

@@ -82,6 +82,22 @@ impl EventLoop {
     /// Queues `f` as a microtask (`queueMicrotask`): microtasks run after
     /// the `nextTick` queue drains, FIFO, including microtasks they queue.
     /// A failing microtask is reported at once and the others still run.
+    ///
+    /// ```
+    /// use std::{cell::RefCell, rc::Rc};
+    /// use timerloop::EventLoop;
+    /// let log = Rc::new(RefCell::new(Vec::new()));
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let (a, b) = (log.clone(), log.clone());
+    /// lp.queue_microtask(move |lp| {
+    ///     a.borrow_mut().push("m1");
+    ///     lp.queue_microtask(move |_| b.borrow_mut().push("m1-nested"));
+    /// });
+    /// let c = log.clone();
+    /// lp.queue_microtask(move |_| c.borrow_mut().push("m2"));
+    /// lp.run().unwrap();
+    /// assert_eq!(*log.borrow(), ["m1", "m2", "m1-nested"]);
+    /// ```
     pub fn queue_microtask<F, R>(&mut self, f: F)
     where
         F: FnOnce(&mut EventLoop) -> R + 'static,

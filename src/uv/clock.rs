@@ -62,6 +62,11 @@ pub struct SystemClock {
 
 impl SystemClock {
     /// A clock whose origin is now.
+    ///
+    /// ```
+    /// use timerloop::{Clock, SystemClock};
+    /// assert!(SystemClock::new().now() < std::time::Duration::from_secs(1));
+    /// ```
     pub fn new() -> Self {
         SystemClock {
             origin: Instant::now(),
@@ -173,11 +178,26 @@ pub(crate) fn ms_ceil(d: Duration) -> u64 {
 
 impl VirtualClock {
     /// A virtual clock at time zero.
+    ///
+    /// ```
+    /// use timerloop::{Clock, VirtualClock};
+    /// assert_eq!(VirtualClock::new().now(), std::time::Duration::ZERO);
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Moves the clock forwards by `d` (saturating at about 584 years).
+    /// Every clone moves with it.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{Clock, VirtualClock};
+    /// let c = VirtualClock::new();
+    /// let seen_by_a_loop = c.clone();
+    /// c.advance(Duration::from_millis(3));
+    /// assert_eq!(seen_by_a_loop.now(), Duration::from_millis(3));
+    /// ```
     pub fn advance(&self, d: Duration) {
         let d = to_nanos(d);
         // fetch_update cannot fail with a closure that always returns Some.
@@ -189,6 +209,16 @@ impl VirtualClock {
     }
 
     /// Moves the clock to `t`, which must not be before its current time.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{Clock, ClockError, VirtualClock};
+    /// let c = VirtualClock::new();
+    /// c.set(Duration::from_millis(10)).unwrap();
+    /// let err = c.set(Duration::from_millis(4)).unwrap_err();
+    /// assert!(matches!(err, ClockError::Backwards { .. }));
+    /// assert_eq!(c.now(), Duration::from_millis(10));
+    /// ```
     ///
     /// # Errors
     ///

@@ -250,7 +250,21 @@ impl<H: 'static> Signal for Shared<H> {
 }
 
 impl Completion {
-    /// Completes the request: its callback runs in the loop's next poll phase.
+    /// Completes the request: its callback runs in the loop's next poll
+    /// phase. Completing from the loop's own thread works too.
+    ///
+    /// ```
+    /// use std::{cell::Cell, rc::Rc};
+    /// use timerloop::EventLoop;
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let ran = Rc::new(Cell::new(false));
+    /// let r = ran.clone();
+    /// let c = lp.completion(move |_| r.set(true));
+    /// let worker = std::thread::spawn(move || c.complete());
+    /// lp.run().unwrap(); // stays alive until the completion arrives
+    /// worker.join().unwrap();
+    /// assert!(ran.get());
+    /// ```
     pub fn complete(mut self) {
         self.done = true;
         self.signal.signal(self.key, true);

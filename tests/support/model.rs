@@ -1,5 +1,9 @@
 //! A reference model of the timer API, driven by a sequence of operations.
 //!
+//! One file of about 950 lines, on purpose: it is shared by `#[path]` with
+//! a fuzz target that is its own crate, so the operations, their decoding,
+//! the model and its checks travel together as one reference.
+//!
 //! Shared, by `#[path]`, between `tests/properties.rs` (proptest generates
 //! the operations), `tests/hostile.rs` (regression inputs) and the fuzz
 //! target `fuzz/fuzz_targets/ops.rs` (bytes are decoded into operations
@@ -15,7 +19,7 @@
 //!   timer fires exactly at its deadline (so an interval of P armed at t
 //!   fires at t+P, t+2P, ...) and, after each run step, no armed timer is
 //!   overdue (none was skipped);
-//! - `has_ref`, `is_pending`, `immediate_has_ref`, `is_alive()` and the
+//! - `timeout_has_ref`, `timeout_is_pending`, `immediate_has_ref`, `is_alive()` and the
 //!   counters of `stats()` agree with a simple counting model;
 //! - a `TimeoutOverflowWarning` is reported for exactly the delays above
 //!   2^31-1 ms, from a tick (as Node's `process.emitWarning`): by the end
