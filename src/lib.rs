@@ -31,6 +31,10 @@
 //! - clocks: [`Clock`], [`SystemClock`], [`VirtualClock`];
 //! - errors: [`Error`], [`CallbackError`], [`TimerError`], [`PostError`],
 //!   [`ClockError`];
+//! - [`task`]: spawned tasks ([`EventLoop::spawn`], [`EventLoop::block_on`],
+//!   [`task::JoinHandle`]), whose polls are microtasks;
+//! - [`time`]: `sleep`, `timeout`, `interval` and [`time::Instant`], with
+//!   `tokio::time`'s names, on Node timeouts;
 //! - [`script`]: the `.tl` timer-script parser and interpreter.
 //!
 //! Nothing else is: the loop layer cannot be run around [`EventLoop`].
@@ -53,11 +57,15 @@
 //!
 //! The rules the crate implements are in `docs/node-semantics.md` in the
 //! repository; rule ids in these docs (R5.4, §10, ...) refer to it.
-#![forbid(unsafe_code)]
+// One module lends the loop through a scoped pointer (timers/current.rs,
+// with its safety argument); everything else is safe code.
+#![deny(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations)]
 
 mod collections;
 pub mod script;
+pub mod task;
+pub mod time;
 mod timers;
 mod uv;
 

@@ -86,6 +86,27 @@ impl<T> Arena<T> {
         Key { index, generation }
     }
 
+    /// Inserts the value `make` builds from its own key.
+    ///
+    /// # Panics
+    ///
+    /// As [`Arena::insert`].
+    pub fn insert_with(&mut self, make: impl FnOnce(Key) -> T) -> Key {
+        let index = self.slots.vacant_key();
+        assert!(index <= MAX_KEY, "more than {MAX_KEY} entries in one arena");
+        let key = Key {
+            index: index as u32,
+            generation: self.next_generation,
+        };
+        self.next_generation = self.next_generation.wrapping_add(1);
+        let at = self.slots.insert(Slot {
+            generation: key.generation,
+            value: make(key),
+        });
+        debug_assert_eq!(at, index);
+        key
+    }
+
     /// The entry `key` names, unless it was removed.
     pub fn get(&self, key: Key) -> Option<&T> {
         match self.slots.get(key.index()) {

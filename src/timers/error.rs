@@ -67,6 +67,10 @@ pub enum CallbackKind {
     /// panicked while handling another failure: fatal, as a throwing
     /// `uncaughtException` handler is in Node.
     UncaughtHandler,
+    /// A spawned task that panicked with no [`JoinHandle`](crate::task::JoinHandle)
+    /// to receive it (detached): Node's unhandled rejection, reported once
+    /// the microtask queue has drained. Also `block_on`'s own future.
+    Task,
 }
 
 impl fmt::Display for CallbackKind {
@@ -80,6 +84,7 @@ impl fmt::Display for CallbackKind {
             CallbackKind::Io => "I/O",
             CallbackKind::Main => "main",
             CallbackKind::UncaughtHandler => "uncaught-error handler",
+            CallbackKind::Task => "task",
         })
     }
 }
@@ -247,6 +252,10 @@ pub enum Error {
     /// [`run`](crate::EventLoop::run) (or a sibling) was called from inside
     /// one of the loop's own callbacks. Nothing ran.
     Reentrant,
+    /// [`block_on`](crate::EventLoop::block_on)'s future is still pending
+    /// but nothing refed is left to wake it: the loop would wait forever
+    /// (Node exits with code 13 for an unsettled top-level await).
+    Stalled,
 }
 
 impl fmt::Display for Error {
@@ -257,6 +266,10 @@ impl fmt::Display for Error {
                 "the loop is already running: run() cannot be called from one of its callbacks; \
                  schedule the work with set_immediate or next_tick instead",
             ),
+            Error::Stalled => f.write_str(
+                "block_on's future is still pending, but nothing refed is left to wake it \
+                 (keep a refed timer, I/O source or Remote alive for what it waits on)",
+            ),
         }
     }
 }
@@ -265,7 +278,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Uncaught(e) => Some(e),
-            Error::Reentrant => None,
+            Error::Reentrant | Error::Stalled => None,
         }
     }
 }
@@ -283,7 +296,7 @@ impl Error {
     pub fn into_callback_error(self) -> Option<CallbackError> {
         match self {
             Error::Uncaught(e) => Some(e),
-            Error::Reentrant => None,
+            Error::Reentrant | Error::Stalled => None,
         }
     }
 }

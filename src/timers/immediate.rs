@@ -153,6 +153,8 @@ impl EventLoop {
         F: FnOnce(&mut EventLoop) -> R + 'static,
         R: CallbackResult,
     {
+        // Immediates futures asked for first are queued first.
+        self.flush_deferred();
         let im = &mut self.immediates;
         let key = im.slab.insert(Entry {
             links: Links::default(),
@@ -277,14 +279,14 @@ impl EventLoop {
 
     /// Node's `CheckImmediate`: the check handle's callback.
     pub(super) fn check_immediates(&mut self) {
-        if self.fatal.is_some() {
+        if self.stopping() {
             return;
         }
         // `RunAndClearNativeImmediates` runs first, inside a callback scope
         // of its own; closing it drains whatever ticks and microtasks a
         // failure left behind, before any immediate.
         self.close_scope();
-        if self.fatal.is_some() || self.immediates.len() == 0 {
+        if self.stopping() || self.immediates.len() == 0 {
             return;
         }
         loop {
@@ -302,7 +304,7 @@ impl EventLoop {
                     }
                 }
             }
-            if !self.immediates.has_outstanding || self.fatal.is_some() {
+            if !self.immediates.has_outstanding || self.stopping() {
                 break;
             }
         }

@@ -166,6 +166,8 @@ impl EventLoop {
     /// truncated duration, creating (and scheduling) the list if needed.
     /// The timer moves to the newest end of its list.
     pub(super) fn insert(&mut self, key: usize, start: u64) {
+        // Timers that futures created without the loop at hand go first.
+        self.flush_deferred();
         // The delay is in [1, 2^31 - 1]: truncation.
         let msecs = self.timers.slab[key].delay as u64;
         let tm = &mut self.timers;

@@ -59,7 +59,6 @@
 //! callback. Without a handler, [`EventLoop::run`] stops right after the
 //! failing callback and returns the error; the loop stays consistent, and
 //! running it again resumes where it stopped.
-
 //!
 //! # Files
 //!
@@ -70,6 +69,7 @@
 //! cross-thread work, `coerce.rs` delays, `error.rs` errors.
 
 mod coerce;
+mod current;
 mod error;
 mod immediate;
 mod io;
@@ -85,10 +85,13 @@ pub use immediate::Immediate;
 pub use io::{IoHandle, Remote};
 pub use timeout::Timeout;
 
+pub(crate) use current::{LoopShared, Micro, current_shared};
+pub(crate) use error::panic_message;
 pub(crate) use scope::{Flow, OnceFn, Thrown};
 
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::rc::Rc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::uv::{self, Clock, Host, Loop, RunMode, SystemClock, VirtualClock};
@@ -138,6 +141,15 @@ pub struct EventLoop {
     depth: u32,
     uncaught: Option<UncaughtHandler>,
     warn: Option<WarningHandler>,
+    /// What wakers and futures reach without the loop (`current.rs`).
+    pub(crate) shared: Rc<LoopShared>,
+    /// Applying deferred operations (they may insert timers, which flush).
+    flushing: bool,
+    /// The loop's tasks (the layer above: their polls are microtasks).
+    pub(crate) tasks: crate::task::Tasks,
+    /// `block_on`'s task completed: the run stops, as after a fatal error
+    /// but with nothing to report.
+    halting: bool,
     fatal: Option<CallbackError>,
 }
 
@@ -190,6 +202,8 @@ pub struct Stats {
     pub microtasks: usize,
     /// Registered I/O sources.
     pub io_sources: usize,
+    /// Spawned tasks not yet completed or aborted.
+    pub tasks: usize,
 }
 
 impl Default for EventLoop {
@@ -292,7 +306,7 @@ impl EventLoop {
         let virtual_clock = (&clock as &dyn std::any::Any)
             .downcast_ref::<VirtualClock>()
             .cloned();
-        let mut uv = Loop::new(Box::new(clock))?;
+        let mut uv = Loop::new(Rc::new(clock))?;
         // Node: the timer handle and the check handle are unrefed; the idle
         // handle is started only while refed immediates exist.
         let native = uv.timer_init(EventLoop::run_timers);
@@ -302,9 +316,11 @@ impl EventLoop {
         let _ = uv.watcher_start(check);
         let idle = uv.idle_init(|_| {});
         let timer_base = uv.now();
+        let id = NEXT_LOOP_ID.fetch_add(1, Ordering::Relaxed);
+        let shared = LoopShared::new(id, uv.clock_rc(), uv.sender());
         Ok(EventLoop {
             uv,
-            id: NEXT_LOOP_ID.fetch_add(1, Ordering::Relaxed),
+            id,
             virtual_clock,
             timers: lists::Timers::new(native, timer_base),
             immediates: immediate::Immediates::new(idle),
@@ -313,6 +329,10 @@ impl EventLoop {
             uncaught: None,
             warn: None,
             fatal: None,
+            shared,
+            flushing: false,
+            tasks: crate::task::Tasks::default(),
+            halting: false,
         })
     }
 
@@ -359,6 +379,7 @@ impl EventLoop {
     /// assert_eq!(lp.now(), 15);
     /// ```
     pub fn update_time(&mut self) {
+        self.flush_deferred();
         self.uv.update_time();
     }
 
@@ -395,8 +416,9 @@ impl EventLoop {
             refed_timers: tm.ref_count(),
             immediates: self.immediates.len(),
             ticks: self.ticks.ticks_len(),
-            microtasks: self.ticks.microtasks_len(),
+            microtasks: self.microtasks_len(),
             io_sources: self.uv.io_sources(),
+            tasks: self.tasks.len(),
         }
     }
 
@@ -505,23 +527,39 @@ impl EventLoop {
         self.uv.stop();
     }
 
+    /// Whether a run is under way, or a callback of this loop is running.
+    pub(crate) fn is_running_or_nested(&self) -> bool {
+        self.uv.is_running() || self.depth > 0
+    }
+
+    /// The cached loop time, in loop milliseconds (not relative to the
+    /// loop's start, as [`now`](Self::now) is).
+    pub(crate) fn loop_time(&self) -> u64 {
+        self.uv.now()
+    }
+
     fn run_mode(&mut self, mode: RunMode) -> Result<bool, Error> {
-        if self.uv.is_running() || self.depth > 0 {
+        if self.is_running_or_nested() {
             return Err(Error::Reentrant);
         }
+        let _current = self.enter_current();
         // The drop guard: a panic that escapes (only a panicking clock or a
         // bug can) leaves no callback scope open, so the next run is not
         // refused as reentrant.
-        match catch_unwind(AssertUnwindSafe(|| self.run_guarded(mode))) {
+        let r = catch_unwind(AssertUnwindSafe(|| self.run_guarded(mode)));
+        self.halting = false;
+        match r {
             Ok(r) => r,
             Err(payload) => {
                 self.depth = 0;
+                self.flushing = false;
                 resume_unwind(payload)
             }
         }
     }
 
     fn run_guarded(&mut self, mode: RunMode) -> Result<bool, Error> {
+        self.flush_deferred();
         // Whatever the caller queued outside callbacks is the main body:
         // its ticks and microtasks drain first, as when Node's bootstrap
         // scope closes; so do those an unhandled failure interrupted. (Ticks
@@ -539,10 +577,23 @@ impl EventLoop {
         if let Some(e) = self.fatal.take() {
             return Err(Error::Uncaught(e));
         }
+        if self.halting {
+            // block_on's task completed in the main-body drain.
+            return Ok(self.uv.alive());
+        }
         let alive = uv::run(self, mode).map_err(|_| Error::Reentrant)?;
         match self.fatal.take() {
             Some(e) => Err(Error::Uncaught(e)),
             None => Ok(alive),
         }
+    }
+}
+
+impl Drop for EventLoop {
+    fn drop(&mut self) {
+        // Tasks' futures first (their drops may queue deferred work), then
+        // whatever is queued: closures there may hold the shared state.
+        self.tasks.clear();
+        self.shared.clear();
     }
 }

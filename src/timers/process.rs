@@ -22,9 +22,12 @@ use super::{EventLoop, Flow, Thrown};
 impl EventLoop {
     /// Node's `RunTimers` (R6.2): the native timer's callback.
     pub(super) fn run_timers(&mut self) {
-        if self.fatal.is_some() {
+        if self.stopping() {
             return;
         }
+        // Timers futures created since the last flush are older than this
+        // pass: they are in their lists before it looks.
+        self.flush_deferred();
         self.depth += 1;
         let now = self.libuv_now();
         while let Err(t) = self.process_timers(now) {

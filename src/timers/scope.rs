@@ -23,6 +23,9 @@ use super::{EventLoop, Warning};
 pub(crate) enum Thrown {
     Error(CallbackError),
     Fatal,
+    /// Not a failure: `block_on`'s task completed, and the run stops where
+    /// it is, to resume later as after a fatal failure.
+    Halt,
 }
 
 pub(crate) type Flow = Result<(), Thrown>;
@@ -127,6 +130,7 @@ impl EventLoop {
         &mut self,
         f: impl FnOnce(&mut EventLoop) -> R,
     ) -> Result<(), Error> {
+        let _current = self.enter_current();
         self.once_scope(CallbackKind::Main, f);
         match self.fatal.take() {
             Some(e) => Err(Error::Uncaught(e)),
@@ -139,7 +143,10 @@ impl EventLoop {
         &mut self,
         f: &mut dyn FnMut(&mut EventLoop) -> Result<(), BoxError>,
     ) -> Result<(), Cause> {
-        match catch_unwind(AssertUnwindSafe(|| f(self))) {
+        let r = catch_unwind(AssertUnwindSafe(|| f(self)));
+        // Whatever the callback's futures asked of the loop happens now.
+        self.flush_deferred();
+        match r {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(Cause::Error(e)),
             Err(payload) => Err(Cause::Panic(error::panic_message(&*payload))),
@@ -156,7 +163,7 @@ impl EventLoop {
     }
 
     /// [`callback_scope`](Self::callback_scope) for a one-shot callback.
-    pub(super) fn once_scope<R: CallbackResult>(
+    pub(crate) fn once_scope<R: CallbackResult>(
         &mut self,
         kind: CallbackKind,
         f: impl FnOnce(&mut EventLoop) -> R,
@@ -176,7 +183,7 @@ impl EventLoop {
         kind: CallbackKind,
         f: &mut dyn FnMut(&mut EventLoop) -> Result<(), BoxError>,
     ) {
-        if self.fatal.is_some() {
+        if self.stopping() {
             return;
         }
         self.depth += 1;
@@ -200,7 +207,7 @@ impl EventLoop {
     /// after a main-body `tick{throw} tick{log t3}` with an `fs.stat`
     /// pending, the stat's callback runs before `t3`).
     pub(crate) fn close_scope(&mut self) {
-        if self.depth > 0 || self.fatal.is_some() {
+        if self.depth > 0 || self.stopping() {
             return;
         }
         self.ticks.drain_first = false;
@@ -214,12 +221,29 @@ impl EventLoop {
         }
     }
 
+    /// A fatal failure or `block_on`'s completion is stopping the run: no
+    /// further callback runs in it.
+    pub(crate) fn stopping(&self) -> bool {
+        self.fatal.is_some() || self.halting
+    }
+
+    /// `block_on`'s task completed: stop the run right here.
+    pub(crate) fn halt_for_main(&mut self) {
+        self.halting = true;
+        self.uv.halt();
+    }
+
     /// The boundary where Node reports an uncaught exception. Returns true
     /// if a handler took it (the caller then goes on as Node does), false if
     /// it is now fatal: the loop halts and `run` will return it.
     pub(crate) fn uncaught(&mut self, t: Thrown) -> bool {
         let err = match t {
             Thrown::Fatal => return false,
+            Thrown::Halt => {
+                self.uv.halt();
+                self.ticks.drain_first = true;
+                return false;
+            }
             Thrown::Error(e) => e,
         };
         let Some(mut handler) = self.uncaught.take() else {

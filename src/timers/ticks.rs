@@ -9,9 +9,16 @@
 //!
 //! Both queues are plain FIFO queues and both drains are loops, so a
 //! callback that queues millions of nested ticks uses no stack.
+//!
+//! The microtask queue also holds task polls (a task's poll is a
+//! microtask) and lives in the loop's shared state, so that a waker with no
+//! `&mut EventLoop` queues its task in FIFO order. Unhandled rejections
+//! (detached tasks that panicked) are reported after the microtasks drain,
+//! where Node's `processPromiseRejections` reports them (R10.2 step 3).
 
 use std::collections::VecDeque;
 
+use super::current::Micro;
 use super::error::{CallbackError, CallbackKind, CallbackResult};
 use super::{EventLoop, Flow, OnceFn, Thrown};
 
@@ -20,10 +27,11 @@ type TaskFn = OnceFn;
 #[derive(Default)]
 pub(super) struct Ticks {
     ticks: VecDeque<TaskFn>,
-    microtasks: VecDeque<TaskFn>,
     /// `tickInfo[kHasTickScheduled]`: set when a tick is queued onto an
     /// empty queue, cleared only when a drain completes.
     scheduled: bool,
+    /// `pendingUnhandledRejections`; not empty is `kHasRejectionToWarn`.
+    rejections: VecDeque<CallbackError>,
     /// Ticks or microtasks were queued by code outside any callback since
     /// the last drain.
     pub(super) drain_first: bool,
@@ -32,10 +40,6 @@ pub(super) struct Ticks {
 impl Ticks {
     pub(super) fn ticks_len(&self) -> usize {
         self.ticks.len()
-    }
-
-    pub(super) fn microtasks_len(&self) -> usize {
-        self.microtasks.len()
     }
 }
 
@@ -103,8 +107,23 @@ impl EventLoop {
         F: FnOnce(&mut EventLoop) -> R + 'static,
         R: CallbackResult,
     {
+        self.push_microtask(Micro::Call(boxed(f)));
+    }
+
+    /// Appends to the microtask queue.
+    pub(crate) fn push_microtask(&mut self, m: Micro) {
         self.note_main_body_work();
-        self.ticks.microtasks.push_back(boxed(f));
+        self.shared.micro.borrow_mut().push_back(m);
+    }
+
+    pub(super) fn microtasks_len(&self) -> usize {
+        self.shared.micro.borrow().len()
+    }
+
+    /// A detached task panicked: an unhandled rejection, reported once the
+    /// microtask queue has drained.
+    pub(crate) fn reject(&mut self, err: CallbackError) {
+        self.ticks.rejections.push_back(err);
     }
 
     /// Work queued outside any callback, with the loop not running, is the
@@ -123,14 +142,39 @@ impl EventLoop {
     /// A microtask checkpoint. Each failure is reported where it happens,
     /// as Node's `queueMicrotask` wrapper does; only a fatal one stops it.
     fn run_microtasks(&mut self) -> Flow {
-        while let Some(m) = self.ticks.microtasks.pop_front() {
-            if let Err(t) = self.run_task(m, CallbackKind::Microtask)
-                && !self.uncaught(t)
-            {
+        loop {
+            let next = self.shared.micro.borrow_mut().pop_front();
+            match next {
+                None => return Ok(()),
+                Some(Micro::Call(f)) => {
+                    if let Err(t) = self.run_task(f, CallbackKind::Microtask)
+                        && !self.uncaught(t)
+                    {
+                        return Err(Thrown::Fatal);
+                    }
+                }
+                Some(Micro::Task(key)) => self.poll_task(key),
+            }
+            if self.halting {
+                return Err(Thrown::Halt);
+            }
+        }
+    }
+
+    /// Node's `processPromiseRejections`: reports the rejections pending
+    /// when it starts, each as an uncaught exception. Returns whether it
+    /// reported any (the handler may have queued work) or more arrived.
+    fn process_rejections(&mut self) -> Result<bool, Thrown> {
+        let n = self.ticks.rejections.len();
+        for _ in 0..n {
+            let Some(e) = self.ticks.rejections.pop_front() else {
+                break;
+            };
+            if !self.uncaught(Thrown::Error(e)) {
                 return Err(Thrown::Fatal);
             }
         }
-        Ok(())
+        Ok(n > 0 || !self.ticks.rejections.is_empty())
     }
 
     /// Node's `processTicksAndRejections`. A failing tick is already off
@@ -141,7 +185,7 @@ impl EventLoop {
                 self.run_task(t, CallbackKind::Tick)?;
             }
             self.run_microtasks()?;
-            if self.ticks.ticks.is_empty() {
+            if self.ticks.ticks.is_empty() && !self.process_rejections()? {
                 break;
             }
         }
@@ -149,12 +193,17 @@ impl EventLoop {
         Ok(())
     }
 
+    /// `hasTickScheduled() || hasRejectionToWarn()`.
+    fn ticks_or_rejections(&self) -> bool {
+        self.ticks.scheduled || !self.ticks.rejections.is_empty()
+    }
+
     /// Node's `runNextTicks`.
     pub(crate) fn run_next_ticks(&mut self) -> Flow {
-        if !self.ticks.scheduled {
+        if !self.ticks_or_rejections() {
             self.run_microtasks()?;
         }
-        if !self.ticks.scheduled {
+        if !self.ticks_or_rejections() {
             return Ok(());
         }
         self.process_ticks()

@@ -46,7 +46,7 @@
 //! becomes `Fired`, `FiredCleared` or `Cleared`; its handle is then stale.
 
 use super::EventLoop;
-use super::coerce::{Delay, coerce};
+use super::coerce::{Delay, TIMEOUT_MAX, coerce};
 use super::error::{BoxError, CallbackResult, TimerError};
 use crate::collections::arena::Key;
 use crate::collections::list::{Linked, Links};
@@ -161,7 +161,7 @@ impl EventLoop {
         }
     }
 
-    fn new_timer<F, R>(&mut self, delay: Delay, mut f: F, repeat: bool) -> Timeout
+    fn new_timer<F, R>(&mut self, delay: Delay, f: F, repeat: bool) -> Timeout
     where
         F: FnMut(&mut EventLoop) -> R + 'static,
         R: CallbackResult,
@@ -173,6 +173,27 @@ impl EventLoop {
         // The clock is read before anything is stored, so a clock that
         // panics leaves nothing half made.
         let start = self.libuv_now();
+        self.timer_from(start, ms, repeat, f)
+    }
+
+    /// A timeout whose `getLibuvNow()` was read as `start` by code that did
+    /// not have the loop at hand (a future created its timer through a
+    /// deferred operation): stored exactly as if made at that moment.
+    /// `ms` is already coerced.
+    pub(crate) fn timeout_started_at<F>(&mut self, start: u64, ms: u64, f: F) -> Timeout
+    where
+        F: FnMut(&mut EventLoop) + 'static,
+    {
+        debug_assert!((1..=TIMEOUT_MAX as u64).contains(&ms), "uncoerced {ms}");
+        self.uv.advance_time_to(start);
+        self.timer_from(start, ms as f64, false, f)
+    }
+
+    fn timer_from<F, R>(&mut self, start: u64, ms: f64, repeat: bool, mut f: F) -> Timeout
+    where
+        F: FnMut(&mut EventLoop) -> R + 'static,
+        R: CallbackResult,
+    {
         let key = self
             .timers
             .slab

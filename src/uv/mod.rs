@@ -53,12 +53,13 @@ mod timer;
 
 pub use clock::{Clock, ClockError, SystemClock, VirtualClock};
 pub(crate) use clock::{ms_ceil, ms_floor};
-pub(crate) use poll::Remote;
 pub use poll::{Completion, PostError, Readiness};
+pub(crate) use poll::{Remote, Sender};
 pub(crate) use run::run;
 
 use std::collections::VecDeque;
 use std::fmt;
+use std::rc::Rc;
 
 use crate::collections::arena::{Arena, Key};
 use crate::collections::queue::PriorityQueue;
@@ -154,7 +155,7 @@ struct Rec<H> {
 
 /// The event loop; see the [module docs](self).
 pub(crate) struct Loop<H> {
-    clock: Box<dyn Clock>,
+    clock: Rc<dyn Clock>,
     time: u64,
     handles: Arena<Rec<H>>,
     active_refed: usize,
@@ -194,7 +195,7 @@ impl<H: Host> Loop<H> {
     ///
     /// The operating system's error if the poller (`epoll`/`kqueue`) or its
     /// waker cannot be created.
-    pub(crate) fn new(clock: Box<dyn Clock>) -> std::io::Result<Self> {
+    pub(crate) fn new(clock: Rc<dyn Clock>) -> std::io::Result<Self> {
         let time = ms_floor(clock.now());
         Ok(Loop {
             clock,
@@ -219,6 +220,17 @@ impl<H: Host> Loop<H> {
     /// The clock the loop reads.
     pub(crate) fn clock(&self) -> &dyn Clock {
         &*self.clock
+    }
+
+    /// The clock, shared.
+    pub(crate) fn clock_rc(&self) -> Rc<dyn Clock> {
+        self.clock.clone()
+    }
+
+    /// Moves the cached loop time forward to `ms` if it is behind (the
+    /// side effect of a `getLibuvNow()` made without the loop at hand).
+    pub(crate) fn advance_time_to(&mut self, ms: u64) {
+        self.time = self.time.max(ms);
     }
 
     /// The cached loop time in milliseconds (`uv_now`).

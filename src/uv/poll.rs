@@ -144,6 +144,27 @@ impl<H> Shared<H> {
     }
 }
 
+/// A plain way for other threads to queue work for the loop's poll phase,
+/// with no handle: it does not keep the loop alive (a waker's path).
+pub(crate) struct Sender<H> {
+    shared: Arc<Shared<H>>,
+}
+
+impl<H> Clone for Sender<H> {
+    fn clone(&self) -> Self {
+        Sender {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+impl<H: 'static> Sender<H> {
+    /// Queues `f` for the loop's next poll phase and wakes the loop.
+    pub(crate) fn send(&self, f: impl FnOnce(&mut H) + Send + 'static) -> Result<(), PostError> {
+        self.shared.send(Msg::Run(Box::new(f)))
+    }
+}
+
 /// The loop side of a [`Remote`]: its async handle, closed when the last
 /// clone of the `Remote` is dropped.
 struct AsyncHandle<H> {
@@ -341,6 +362,13 @@ impl<H: Host> Loop<H> {
                 shared: self.io.shared.clone(),
                 handle,
             }),
+        }
+    }
+
+    /// A [`Sender`] for this loop.
+    pub(crate) fn sender(&self) -> Sender<H> {
+        Sender {
+            shared: self.io.shared.clone(),
         }
     }
 

@@ -18,7 +18,7 @@ impl Host for Host0 {
 
 fn host() -> (Host0, VirtualClock) {
     let clock = VirtualClock::new();
-    let uv = Loop::new(Box::new(clock.clone())).unwrap();
+    let uv = Loop::new(Rc::new(clock.clone())).unwrap();
     (
         Host0 {
             uv,

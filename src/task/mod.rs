@@ -1,0 +1,362 @@
+//! Async tasks on the loop, ordered as Node orders promise continuations.
+//!
+//! # Ground rules
+//!
+//! - **A task's poll is a microtask.** [`EventLoop::spawn`] queues the
+//!   task's first poll on the `queue_microtask` FIFO, and every wake-up
+//!   queues another: so a task woken by a fired timer resumes after the
+//!   ticks that timer's callback queued and before the next timer callback,
+//!   as a promise continuation does in Node (R10.2, R10.3).
+//! - **Wakes coalesce.** A task is queued at most once at a time; a task
+//!   that wakes itself while being polled is queued at the back.
+//! - **Wakers are `Send + Sync`.** A wake on the loop's thread queues the
+//!   task at once; a wake from another thread goes through the loop's
+//!   cross-thread queue, wakes a blocked poll phase, and the task then runs
+//!   as a microtask after that poll-phase callback.
+//! - **A pending task keeps nothing alive by itself**, as a pending promise
+//!   does not keep Node alive: what it waits on does (a refed timer, an I/O
+//!   source, a refed [`Remote`](crate::Remote) through which another thread
+//!   will wake it).
+//! - **Failures.** A task that panics completes its [`JoinHandle`] with a
+//!   [`JoinError`]. A detached task (its `JoinHandle` dropped) that panics
+//!   is an unhandled rejection: reported as an uncaught error of kind
+//!   [`CallbackKind::Task`](crate::CallbackKind::Task) where Node reports
+//!   unhandled rejections, once the microtask queue has drained.
+//! - **Dropping** a `JoinHandle` detaches its task; [`JoinHandle::abort`]
+//!   drops the task's future (and with it its timers) at the loop's next
+//!   flush point, at the latest when the current callback returns.
+
+mod join;
+
+pub use join::{JoinError, JoinHandle};
+
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll, Wake, Waker};
+use std::thread::ThreadId;
+
+use crate::collections::arena::{Arena, Key};
+use crate::timers::{CallbackError, CallbackKind, Cause, Error, EventLoop, LoopShared, Micro};
+use crate::uv;
+
+use join::JoinSlot;
+
+/// The loop's tasks.
+#[derive(Default)]
+pub(crate) struct Tasks {
+    slab: Arena<Task>,
+    /// The task `block_on` waits for: the loop halts when it completes.
+    main: Option<Key>,
+}
+
+impl Tasks {
+    pub(crate) fn len(&self) -> usize {
+        self.slab.len()
+    }
+
+    /// Drops every task's future (the loop is going away).
+    pub(crate) fn clear(&mut self) {
+        let slab = std::mem::take(&mut self.slab);
+        drop(slab);
+    }
+}
+
+struct Task {
+    /// `None` while it is being polled.
+    future: Option<Pin<Box<dyn Future<Output = ()>>>>,
+    waker: Waker,
+    header: Arc<Header>,
+    join: Rc<dyn JoinSlot>,
+}
+
+/// What a task's waker knows: enough to queue the task from any thread.
+struct Header {
+    key: Key,
+    loop_id: u32,
+    thread: ThreadId,
+    /// Queued (or being queued) for a poll; cleared just before the poll.
+    scheduled: AtomicBool,
+    sender: uv::Sender<EventLoop>,
+}
+
+impl Wake for Header {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        if self.scheduled.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        if std::thread::current().id() == self.thread {
+            if let Some(shared) = LoopShared::by_id(self.loop_id) {
+                shared.micro.borrow_mut().push_back(Micro::Task(self.key));
+            }
+        } else {
+            let key = self.key;
+            // As an I/O callback: its scope closes after it, and the
+            // microtask queue, the task in it, drains. A loop that is gone
+            // has nothing left to wake.
+            let _ = self.sender.send(move |lp: &mut EventLoop| {
+                lp.once_scope(CallbackKind::Io, move |lp| lp.queue_task(key));
+            });
+        }
+    }
+}
+
+/// A future that is ready on its second poll: one microtask hop, like
+/// `await null` in JavaScript. Made by [`yield_now`].
+#[derive(Debug)]
+#[must_use = "futures do nothing unless awaited"]
+pub struct YieldNow {
+    yielded: bool,
+}
+
+impl Future for YieldNow {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.yielded {
+            return Poll::Ready(());
+        }
+        self.yielded = true;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+/// Yields to the microtasks queued before this task's wake-up: one
+/// microtask hop (`await null`).
+///
+/// ```
+/// use std::{cell::RefCell, rc::Rc};
+/// use timerloop::{EventLoop, task};
+/// let log = Rc::new(RefCell::new(Vec::new()));
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let l = log.clone();
+/// lp.spawn(async move {
+///     l.borrow_mut().push("a1");
+///     task::yield_now().await;
+///     l.borrow_mut().push("a2");
+/// });
+/// let l = log.clone();
+/// lp.queue_microtask(move |_| l.borrow_mut().push("m"));
+/// lp.run().unwrap();
+/// assert_eq!(*log.borrow(), ["a1", "m", "a2"]);
+/// ```
+pub fn yield_now() -> YieldNow {
+    YieldNow { yielded: false }
+}
+
+/// Spawns a task on the thread's current loop; the same as
+/// [`EventLoop::spawn`], for code inside a task (which holds no
+/// `&mut EventLoop`).
+///
+/// ```
+/// use std::{cell::Cell, rc::Rc};
+/// use timerloop::{EventLoop, task};
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let got = Rc::new(Cell::new(0));
+/// let g = got.clone();
+/// lp.spawn(async move {
+///     let inner = task::spawn(async { 20 + 1 });
+///     g.set(inner.await.unwrap());
+/// });
+/// lp.run().unwrap();
+/// assert_eq!(got.get(), 21);
+/// ```
+///
+/// # Panics
+///
+/// Where [`EventLoop::with_current`] panics: outside a task, `block_on` or
+/// [`EventLoop::scope`], and inside a callback (use its `&mut EventLoop`).
+pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
+where
+    F: Future + 'static,
+{
+    EventLoop::with_current(|lp| lp.spawn(future))
+}
+
+impl EventLoop {
+    /// Spawns `future` as a task of this loop: its first poll runs as a
+    /// microtask, and so does every wake-up (see the [`task`](crate::task)
+    /// module). The future need not be `Send`. The returned
+    /// [`JoinHandle`] is a future of its output; dropping it detaches the
+    /// task.
+    ///
+    /// ```
+    /// use std::{cell::RefCell, rc::Rc, time::Duration};
+    /// use timerloop::{EventLoop, time};
+    /// let log = Rc::new(RefCell::new(Vec::new()));
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let l = log.clone();
+    /// lp.spawn(async move {
+    ///     time::sleep(Duration::from_millis(10)).await;
+    ///     l.borrow_mut().push("task");
+    /// });
+    /// let l = log.clone();
+    /// lp.set_timeout(10, move |lp| {
+    ///     let l2 = l.clone();
+    ///     lp.next_tick(move |_| l2.borrow_mut().push("tick"));
+    ///     l.borrow_mut().push("timeout");
+    /// });
+    /// lp.run().unwrap();
+    /// // The task's first poll is a microtask: it runs after the main body,
+    /// // so its sleep joins the 10 ms list after the timeout, as
+    /// // `queueMicrotask(async () => await setTimeout(10))` would in Node.
+    /// assert_eq!(*log.borrow(), ["timeout", "tick", "task"]);
+    /// ```
+    pub fn spawn<F>(&mut self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + 'static,
+    {
+        let slot = join::Slot::<F::Output>::new();
+        let out = slot.clone();
+        let wrapped = async move {
+            let value = future.await;
+            out.complete(Ok(value));
+        };
+        let shared = &self.shared;
+        let (loop_id, thread, sender) = (shared.id, shared.thread, shared.sender.clone());
+        let join: Rc<dyn JoinSlot> = slot.clone();
+        let key = self.tasks.slab.insert_with(|key| {
+            let header = Arc::new(Header {
+                key,
+                loop_id,
+                thread,
+                scheduled: AtomicBool::new(true),
+                sender,
+            });
+            Task {
+                future: Some(Box::pin(wrapped)),
+                waker: Waker::from(header.clone()),
+                header,
+                join,
+            }
+        });
+        self.queue_task(key);
+        JoinHandle::new(slot, key, self.shared.clone())
+    }
+
+    /// Queues a poll of the task `key` on the microtask queue.
+    pub(crate) fn queue_task(&mut self, key: Key) {
+        if let Some(t) = self.tasks.slab.get(key) {
+            t.header.scheduled.store(true, Ordering::Release);
+            self.push_microtask(Micro::Task(key));
+        }
+    }
+
+    /// Polls the task `key`: the microtask a wake-up queued.
+    pub(crate) fn poll_task(&mut self, key: Key) {
+        let Some(task) = self.tasks.slab.get_mut(key) else {
+            return; // completed or aborted since it was queued
+        };
+        let Some(mut future) = task.future.take() else {
+            return;
+        };
+        task.header.scheduled.store(false, Ordering::Release);
+        let waker = task.waker.clone();
+        let join = task.join.clone();
+        let r = self.lend_during(|| {
+            let mut cx = Context::from_waker(&waker);
+            catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx)))
+        });
+        let mut future = Some(future);
+        let done = match r {
+            Ok(Poll::Pending) if !join.is_aborted() => {
+                if let Some(task) = self.tasks.slab.get_mut(key) {
+                    task.future = future.take();
+                }
+                false
+            }
+            Ok(_) => true,
+            Err(payload) => {
+                let msg = crate::timers::panic_message(&*payload);
+                if let Some(rejected) = join.fail(msg) {
+                    self.reject(CallbackError::new(
+                        CallbackKind::Task,
+                        Cause::Panic(rejected),
+                    ));
+                }
+                true
+            }
+        };
+        if done {
+            self.tasks.slab.remove_at(key.index());
+            drop(future);
+            if self.tasks.main == Some(key) {
+                self.halt_for_main();
+            }
+        }
+        self.flush_deferred();
+    }
+
+    /// Drops an aborted task's future, unless it is being polled (then its
+    /// poll drops it).
+    pub(crate) fn abort_task(&mut self, key: Key) {
+        let Some(task) = self.tasks.slab.get_mut(key) else {
+            return;
+        };
+        if let Some(future) = task.future.take() {
+            self.tasks.slab.remove_at(key.index());
+            drop(future);
+        }
+    }
+
+    /// Runs the loop until `future` completes, and returns its output at
+    /// once (the rest of the loop's work stays queued for a later run). The
+    /// future runs as a task (its first poll a microtask), after the
+    /// main-body drain, as [`run`](Self::run) does.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{EventLoop, time};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let answer = lp
+    ///     .block_on(async {
+    ///         time::sleep(Duration::from_millis(30)).await;
+    ///         42
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!((answer, lp.now()), (42, 30));
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Stalled`] if nothing refed is left while `future` is still
+    /// pending (Node exits with code 13 for an unsettled top-level await);
+    /// [`Error::Uncaught`] if `future` panicked (kind
+    /// [`CallbackKind::Task`]) or if a callback failed with no handler;
+    /// [`Error::Reentrant`] if called from inside the loop.
+    pub fn block_on<F>(&mut self, future: F) -> Result<F::Output, Error>
+    where
+        F: Future + 'static,
+    {
+        if self.is_running_or_nested() {
+            return Err(Error::Reentrant);
+        }
+        let mut handle = self.spawn(future);
+        self.tasks.main = Some(handle.key());
+        let ran = self.run();
+        self.tasks.main = None;
+        let result = match handle.take_output() {
+            Some(out) => out.map_err(|e| {
+                Error::Uncaught(CallbackError::new(
+                    CallbackKind::Task,
+                    Cause::Panic(e.panic_message().unwrap_or_default()),
+                ))
+            }),
+            None => ran.and(Err(Error::Stalled)),
+        };
+        if result.is_err() {
+            // A stalled or failed main task is not left to run later.
+            handle.abort();
+            self.flush_deferred();
+        }
+        result
+    }
+}

@@ -1,0 +1,292 @@
+//! [`Interval`]: tokio's `Interval`, its rules exactly, on a [`Sleep`]
+//! (a Node timeout), with `Delay` as the default missed-tick behaviour.
+
+use std::future::poll_fn;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use super::{Instant, Sleep, sleep_until};
+use crate::uv::ms_ceil;
+
+/// How late a tick may be before it counts as missed (tokio's threshold).
+const MISSED_AFTER_MS: u64 = 5;
+
+/// What an [`Interval`] does with ticks it could not deliver on time; see
+/// the [module docs](super) for a timeline of each.
+///
+/// ```
+/// use timerloop::time::MissedTickBehavior;
+/// assert_eq!(MissedTickBehavior::default(), MissedTickBehavior::Delay);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MissedTickBehavior {
+    /// Fire the missed ticks back to back, then keep the original grid
+    /// (tokio's default).
+    Burst,
+    /// The next tick is one period after the late one (Node's
+    /// `setInterval`; the default here).
+    #[default]
+    Delay,
+    /// Drop the missed ticks; the next tick is on the original grid (like
+    /// Go's `Ticker` and .NET's `PeriodicTimer`).
+    Skip,
+}
+
+impl MissedTickBehavior {
+    /// The next deadline after a tick scheduled at `timeout` was delivered
+    /// late, at `now`.
+    fn next_timeout(self, timeout: u64, now: u64, period: u64) -> u64 {
+        match self {
+            MissedTickBehavior::Burst => timeout.saturating_add(period),
+            MissedTickBehavior::Delay => now.saturating_add(period),
+            MissedTickBehavior::Skip => now.saturating_add(period) - ((now - timeout) % period),
+        }
+    }
+}
+
+/// A stream of ticks, one every `period`; made by [`interval`] and
+/// [`interval_at`]. Its first tick is at once (at the start instant).
+///
+/// ```
+/// use std::time::Duration;
+/// use timerloop::{EventLoop, time};
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let ticks = lp
+///     .block_on(async {
+///         let mut iv = time::interval(Duration::from_millis(10));
+///         let mut at = Vec::new();
+///         for _ in 0..3 {
+///             iv.tick().await;
+///             at.push(time::Instant::now());
+///         }
+///         at
+///     })
+///     .unwrap();
+/// assert_eq!(ticks[2] - ticks[0], Duration::from_millis(20));
+/// ```
+#[derive(Debug)]
+pub struct Interval {
+    delay: Sleep,
+    period: u64,
+    missed_tick_behavior: MissedTickBehavior,
+}
+
+/// An interval whose first tick is now, then one every `period`.
+///
+/// ```
+/// use std::time::Duration;
+/// use timerloop::{EventLoop, time};
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let iv = lp.scope(|| time::interval(Duration::from_millis(100)));
+/// assert_eq!(iv.period(), Duration::from_millis(100));
+/// ```
+///
+/// # Panics
+///
+/// If `period` is zero, and if no loop is current on this thread.
+pub fn interval(period: Duration) -> Interval {
+    interval_at(Instant::now(), period)
+}
+
+/// An interval whose first tick is at `start`, then one every `period`.
+///
+/// ```
+/// use std::time::Duration;
+/// use timerloop::{EventLoop, time};
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let first = lp
+///     .block_on(async {
+///         let start = time::Instant::now() + Duration::from_millis(30);
+///         let mut iv = time::interval_at(start, Duration::from_millis(10));
+///         iv.tick().await
+///     })
+///     .unwrap();
+/// assert_eq!(lp.now(), 30);
+/// # let _ = first;
+/// ```
+///
+/// # Panics
+///
+/// If `period` is zero, and if no loop is current on this thread.
+pub fn interval_at(start: Instant, period: Duration) -> Interval {
+    assert!(period > Duration::ZERO, "`period` must be non-zero.");
+    Interval {
+        delay: sleep_until(start),
+        period: ms_ceil(period),
+        missed_tick_behavior: MissedTickBehavior::default(),
+    }
+}
+
+impl Interval {
+    /// Completes at the next tick, returning the instant it was scheduled
+    /// for (not when it was delivered). Cancel-safe: dropping the future
+    /// loses no tick.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{EventLoop, time};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// lp.block_on(async {
+    ///     let mut iv = time::interval(Duration::from_millis(5));
+    ///     let a = iv.tick().await;
+    ///     let b = iv.tick().await;
+    ///     assert_eq!(b - a, Duration::from_millis(5));
+    /// })
+    /// .unwrap();
+    /// ```
+    pub async fn tick(&mut self) -> Instant {
+        poll_fn(|cx| self.poll_tick(cx)).await
+    }
+
+    /// Polls for the next tick; only the waker of the latest poll is woken.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{EventLoop, time};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let mut iv = lp.scope(|| time::interval(Duration::from_millis(5)));
+    /// let mut t = tokio_test::task::spawn(());
+    /// lp.scope(|| t.enter(|cx, _| assert!(iv.poll_tick(cx).is_ready())));
+    /// lp.scope(|| t.enter(|cx, _| assert!(iv.poll_tick(cx).is_pending())));
+    /// ```
+    pub fn poll_tick(&mut self, cx: &mut Context<'_>) -> Poll<Instant> {
+        if Pin::new(&mut self.delay).poll(cx).is_pending() {
+            return Poll::Pending;
+        }
+        let timeout = self.delay.deadline().as_ms();
+        let now = Instant::now().as_ms();
+        let next = if now > timeout.saturating_add(MISSED_AFTER_MS) {
+            self.missed_tick_behavior
+                .next_timeout(timeout, now, self.period)
+        } else {
+            timeout.saturating_add(self.period)
+        };
+        Pin::new(&mut self.delay).reset(Instant::from_ms(next));
+        Poll::Ready(Instant::from_ms(timeout))
+    }
+
+    /// Restarts the period from now: the next tick is one period away.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{EventLoop, time};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// lp.block_on(async {
+    ///     let mut iv = time::interval(Duration::from_millis(10));
+    ///     iv.tick().await; // at 0
+    ///     time::sleep(Duration::from_millis(4)).await;
+    ///     iv.reset();
+    ///     iv.tick().await; // at 14
+    /// })
+    /// .unwrap();
+    /// assert_eq!(lp.now(), 14);
+    /// ```
+    pub fn reset(&mut self) {
+        let next = Instant::now().as_ms().saturating_add(self.period);
+        self.reset_to(next);
+    }
+
+    /// The next tick is now.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{EventLoop, time};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// lp.block_on(async {
+    ///     let mut iv = time::interval(Duration::from_millis(10));
+    ///     iv.tick().await;
+    ///     iv.reset_immediately();
+    ///     iv.tick().await; // no wait
+    /// })
+    /// .unwrap();
+    /// assert_eq!(lp.now(), 0);
+    /// ```
+    pub fn reset_immediately(&mut self) {
+        self.reset_to(Instant::now().as_ms());
+    }
+
+    /// The next tick is `after` from now.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{EventLoop, time};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// lp.block_on(async {
+    ///     let mut iv = time::interval(Duration::from_millis(10));
+    ///     iv.tick().await;
+    ///     iv.reset_after(Duration::from_millis(3));
+    ///     iv.tick().await;
+    /// })
+    /// .unwrap();
+    /// assert_eq!(lp.now(), 3);
+    /// ```
+    pub fn reset_after(&mut self, after: Duration) {
+        let next = Instant::now().as_ms().saturating_add(ms_ceil(after));
+        self.reset_to(next);
+    }
+
+    /// The next tick is at `deadline` (at once if it has passed; the
+    /// missed-tick behaviour then decides the one after).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{EventLoop, time};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// lp.block_on(async {
+    ///     let mut iv = time::interval(Duration::from_millis(10));
+    ///     iv.tick().await;
+    ///     iv.reset_at(time::Instant::now() + Duration::from_millis(7));
+    ///     iv.tick().await;
+    /// })
+    /// .unwrap();
+    /// assert_eq!(lp.now(), 7);
+    /// ```
+    pub fn reset_at(&mut self, deadline: Instant) {
+        self.reset_to(deadline.as_ms());
+    }
+
+    fn reset_to(&mut self, ms: u64) {
+        Pin::new(&mut self.delay).reset(Instant::from_ms(ms));
+    }
+
+    /// The missed-tick behaviour.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{EventLoop, time};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let iv = lp.scope(|| time::interval(Duration::from_millis(10)));
+    /// assert_eq!(iv.missed_tick_behavior(), time::MissedTickBehavior::Delay);
+    /// ```
+    pub fn missed_tick_behavior(&self) -> MissedTickBehavior {
+        self.missed_tick_behavior
+    }
+
+    /// Sets the missed-tick behaviour.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{EventLoop, time};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let mut iv = lp.scope(|| time::interval(Duration::from_millis(10)));
+    /// iv.set_missed_tick_behavior(time::MissedTickBehavior::Burst);
+    /// assert_eq!(iv.missed_tick_behavior(), time::MissedTickBehavior::Burst);
+    /// ```
+    pub fn set_missed_tick_behavior(&mut self, behavior: MissedTickBehavior) {
+        self.missed_tick_behavior = behavior;
+    }
+
+    /// The period.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{EventLoop, time};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let iv = lp.scope(|| time::interval(Duration::from_micros(1500)));
+    /// assert_eq!(iv.period(), Duration::from_millis(2), "whole milliseconds, rounded up");
+    /// ```
+    pub fn period(&self) -> Duration {
+        Duration::from_millis(self.period)
+    }
+}

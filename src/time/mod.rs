@@ -1,0 +1,368 @@
+//! Timer futures whose names and signatures mirror `tokio::time`, on Node
+//! timeouts: a tokio user ports code by changing imports, and every
+//! wake-up gets Node's order.
+//!
+//! # Ground rules
+//!
+//! - **A [`Sleep`] is a Node timeout**, in the list of its duration rounded
+//!   up to whole milliseconds (0 becomes 1 ms, as Node coerces it), created
+//!   when [`sleep`] is called (as Node creates the `Timeout` when
+//!   `timers/promises`' `setTimeout` is called): it is FIFO with the
+//!   `set_timeout` callbacks of the same duration. A deadline already
+//!   reached ([`sleep_until`] of the past) is ready at once, with no timer.
+//! - **Time is loop time**: an [`Instant`] is a point in the loop's
+//!   millisecond clock (real or virtual), so a future never fires before
+//!   its deadline in loop time, and on a virtual clock deadlines are exact.
+//! - **Dropping** a `Sleep`, [`Timeout`] or [`Interval`] clears its timer
+//!   and its ref before anything else runs; nothing is woken afterwards.
+//! - **Refs.** A `Sleep` keeps the loop alive while pending, as a refed
+//!   timeout does; [`Sleep::set_ref`] opts out (Node's `{ ref: false }`).
+//! - These functions work wherever a loop is current on the thread (in
+//!   `run`, `block_on`, spawned tasks, callbacks and
+//!   [`EventLoop::scope`](crate::EventLoop::scope)); elsewhere they panic
+//!   with a message that says so, as tokio's do.
+//! - Timers longer than Node's 2^31-1 ms limit are re-armed until their
+//!   deadline: they never fire early.
+//!
+//! # Missed ticks
+//!
+//! [`Interval`] follows tokio's rules exactly (first tick at once; a tick
+//! is *missed* when it is more than 5 ms late; a zero period panics), but
+//! its default [`MissedTickBehavior`] is `Delay`, which is what Node's
+//! `setInterval` does:
+//!
+//! | behaviour | after a late tick | who does this |
+//! |---|---|---|
+//! | `Burst` | the missed ticks fire back to back, then the original grid | tokio's default |
+//! | `Delay` (default) | the next tick is one period after the late one | Node's `setInterval` |
+//! | `Skip` | the missed ticks are dropped; the next is on the original grid | Go's `Ticker`, .NET's `PeriodicTimer` (alike) |
+//!
+//! ```text
+//! period 300 ms, ticks at 0 and 300, then the task is busy until 950:
+//!   Burst:  0 ... 300 ...... 600(at 950) 900(at 950) 1200 1500 ...
+//!   Delay:  0 ... 300 ...... 600(at 950) 1250 1550 ...
+//!   Skip:   0 ... 300 ...... 600(at 950) 1200 1500 ...
+//! ```
+
+mod interval;
+mod sleep;
+
+pub use interval::{Interval, MissedTickBehavior, interval, interval_at};
+pub use sleep::{Immediate, Sleep, immediate, sleep, sleep_until};
+
+use std::fmt;
+use std::future::Future;
+use std::ops::{Add, AddAssign, Sub, SubAssign};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use crate::timers::current_shared;
+use crate::uv::ms_ceil;
+
+/// A point in the current loop's time, in whole milliseconds (real or
+/// virtual): `Copy + Ord`, with `Add`/`Sub` of [`Duration`] (rounded up to
+/// whole milliseconds, so adding never lands early).
+///
+/// ```
+/// use std::time::Duration;
+/// use timerloop::{EventLoop, time::Instant};
+/// let mut lp = EventLoop::with_virtual_clock();
+/// lp.scope(|| {
+///     let a = Instant::now();
+///     let b = a + Duration::from_micros(1500);
+///     assert_eq!(b - a, Duration::from_millis(2));
+///     assert!(b > a);
+/// });
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Instant {
+    ms: u64,
+}
+
+impl fmt::Debug for Instant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Instant({} ms)", self.ms)
+    }
+}
+
+impl Instant {
+    /// The current loop's time: what Node's `getLibuvNow()` reads.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, time::Instant};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// lp.block(7);
+    /// let t = lp.scope(Instant::now);
+    /// assert_eq!(lp.scope(|| Instant::now() - t).as_millis(), 0);
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If no loop is current on this thread.
+    pub fn now() -> Instant {
+        Instant {
+            ms: current_shared().now_ms(),
+        }
+    }
+
+    pub(crate) fn from_ms(ms: u64) -> Instant {
+        Instant { ms }
+    }
+
+    pub(crate) fn as_ms(self) -> u64 {
+        self.ms
+    }
+
+    /// The time from `earlier` to `self`, zero if `earlier` is later.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{EventLoop, time::Instant};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let a = lp.scope(Instant::now);
+    /// let b = a + Duration::from_millis(5);
+    /// assert_eq!(b.duration_since(a), Duration::from_millis(5));
+    /// assert_eq!(a.duration_since(b), Duration::ZERO);
+    /// ```
+    pub fn duration_since(&self, earlier: Instant) -> Duration {
+        Duration::from_millis(self.ms.saturating_sub(earlier.ms))
+    }
+
+    /// The same as [`duration_since`](Self::duration_since) (which already
+    /// saturates), for tokio compatibility.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, time::Instant};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let a = lp.scope(Instant::now);
+    /// assert_eq!(a.saturating_duration_since(a).as_millis(), 0);
+    /// ```
+    pub fn saturating_duration_since(&self, earlier: Instant) -> Duration {
+        self.duration_since(earlier)
+    }
+
+    /// The time elapsed since `self` on the current loop's clock.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, time::Instant};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let a = lp.scope(Instant::now);
+    /// lp.block(12);
+    /// assert_eq!(lp.scope(|| a.elapsed()).as_millis(), 12);
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If no loop is current on this thread.
+    pub fn elapsed(&self) -> Duration {
+        Instant::now().duration_since(*self)
+    }
+
+    /// `self + d`, or `None` past the end of loop time.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{EventLoop, time::Instant};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// lp.block(1);
+    /// let a = lp.scope(Instant::now);
+    /// assert!(a.checked_add(Duration::MAX).is_none());
+    /// assert!(a.checked_add(Duration::from_secs(1)).is_some());
+    /// ```
+    pub fn checked_add(&self, d: Duration) -> Option<Instant> {
+        self.ms.checked_add(ms_ceil(d)).map(Instant::from_ms)
+    }
+
+    /// `self - d`, or `None` before the loop's time began.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{EventLoop, time::Instant};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let a = lp.scope(Instant::now);
+    /// assert!(a.checked_sub(Duration::from_millis(1)).is_none());
+    /// ```
+    pub fn checked_sub(&self, d: Duration) -> Option<Instant> {
+        self.ms.checked_sub(ms_ceil(d)).map(Instant::from_ms)
+    }
+}
+
+impl Add<Duration> for Instant {
+    type Output = Instant;
+    fn add(self, d: Duration) -> Instant {
+        Instant::from_ms(self.ms.saturating_add(ms_ceil(d)))
+    }
+}
+
+impl AddAssign<Duration> for Instant {
+    fn add_assign(&mut self, d: Duration) {
+        *self = *self + d;
+    }
+}
+
+impl Sub<Duration> for Instant {
+    type Output = Instant;
+    fn sub(self, d: Duration) -> Instant {
+        Instant::from_ms(self.ms.saturating_sub(ms_ceil(d)))
+    }
+}
+
+impl SubAssign<Duration> for Instant {
+    fn sub_assign(&mut self, d: Duration) {
+        *self = *self - d;
+    }
+}
+
+impl Sub<Instant> for Instant {
+    type Output = Duration;
+    fn sub(self, earlier: Instant) -> Duration {
+        self.duration_since(earlier)
+    }
+}
+
+/// The error of a [`Timeout`] whose deadline came first.
+///
+/// ```
+/// use std::time::Duration;
+/// use timerloop::{EventLoop, time};
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let r = lp
+///     .block_on(async {
+///         time::timeout(Duration::from_millis(5), std::future::pending::<()>()).await
+///     })
+///     .unwrap();
+/// let err = r.unwrap_err();
+/// assert_eq!(err.to_string(), "deadline has elapsed");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Elapsed(());
+
+impl fmt::Display for Elapsed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("deadline has elapsed")
+    }
+}
+
+impl std::error::Error for Elapsed {}
+
+pin_project_lite::pin_project! {
+    /// A future with a deadline, made by [`timeout`] and [`timeout_at`]:
+    /// its output is the inner future's, or [`Elapsed`] if the deadline
+    /// came first. The inner future is polled first, so one that is ready
+    /// at once wins even against a zero duration.
+    #[derive(Debug)]
+    #[must_use = "futures do nothing unless awaited"]
+    pub struct Timeout<F> {
+        #[pin]
+        value: F,
+        delay: Sleep,
+    }
+}
+
+impl<F> Timeout<F> {
+    /// The inner future.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{EventLoop, time};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let t = lp.scope(|| time::timeout(Duration::from_millis(5), async { 1 }));
+    /// let _inner = t.get_ref();
+    /// ```
+    pub fn get_ref(&self) -> &F {
+        &self.value
+    }
+
+    /// The inner future, mutably.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{EventLoop, time};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let mut t = lp.scope(|| time::timeout(Duration::from_millis(5), async { 1 }));
+    /// let _inner = t.get_mut();
+    /// ```
+    pub fn get_mut(&mut self) -> &mut F {
+        &mut self.value
+    }
+
+    /// The inner future, by value (its timer is cleared).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{EventLoop, time};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let t = lp.scope(|| time::timeout(Duration::from_millis(5), async { 1 }));
+    /// assert_eq!(lp.block_on(t.into_inner()).unwrap(), 1);
+    /// ```
+    pub fn into_inner(self) -> F {
+        self.value
+    }
+}
+
+impl<F: Future> Future for Timeout<F> {
+    type Output = Result<F::Output, Elapsed>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let me = self.project();
+        if let Poll::Ready(v) = me.value.poll(cx) {
+            return Poll::Ready(Ok(v));
+        }
+        match Pin::new(me.delay).poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(Elapsed(()))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+/// Requires `future` to complete within `duration` (its deadline is fixed
+/// now): a future of `Result<F::Output, Elapsed>`. This is also the
+/// acquire-with-timeout of anything awaitable.
+///
+/// ```
+/// use std::time::Duration;
+/// use timerloop::{EventLoop, time};
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let out = lp.block_on(async {
+///     let quick = time::timeout(Duration::from_millis(50), time::sleep(Duration::from_millis(10)));
+///     let slow = time::timeout(Duration::from_millis(50), time::sleep(Duration::from_millis(90)));
+///     (quick.await.is_ok(), slow.await.is_ok())
+/// });
+/// assert_eq!(out.unwrap(), (true, false));
+/// assert_eq!(lp.now(), 50, "both deadlines were fixed at 0");
+/// ```
+///
+/// # Panics
+///
+/// If no loop is current on this thread.
+pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
+    Timeout {
+        value: future,
+        delay: sleep(duration),
+    }
+}
+
+/// Requires `future` to complete by `deadline`; see [`timeout`].
+///
+/// ```
+/// use std::time::Duration;
+/// use timerloop::{EventLoop, time};
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let r = lp.block_on(async {
+///     let at = time::Instant::now() + Duration::from_millis(20);
+///     time::timeout_at(at, std::future::pending::<()>()).await
+/// });
+/// assert!(r.unwrap().is_err());
+/// assert_eq!(lp.now(), 20);
+/// ```
+///
+/// # Panics
+///
+/// If no loop is current on this thread.
+pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
+    Timeout {
+        value: future,
+        delay: sleep_until(deadline),
+    }
+}

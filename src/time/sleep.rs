@@ -1,0 +1,409 @@
+//! [`Sleep`] and [`Immediate`]: futures on a Node timeout and a Node
+//! immediate. Each keeps its loop-side state in an `Rc` shared with the
+//! callback that wakes it; every operation that needs the loop is queued on
+//! the loop's deferred queue, so a future can be made, reset and dropped
+//! anywhere, even inside a callback that holds the loop.
+
+use std::cell::{Cell, RefCell};
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use super::Instant;
+use crate::timers::{LoopShared, TIMEOUT_MAX, current_shared};
+use crate::uv::ms_ceil;
+use crate::{EventLoop, Timeout};
+
+/// The largest duration one Node timeout can have; longer sleeps re-arm.
+const MAX_MS: u64 = TIMEOUT_MAX as u64;
+
+/// What a [`Sleep`] shares with its timer's callback.
+pub(super) struct Entry {
+    shared: Rc<LoopShared>,
+    deadline: Cell<u64>,
+    fired: Cell<bool>,
+    refed: Cell<bool>,
+    waker: RefCell<Option<Waker>>,
+    /// The Node timeout, once the loop has created it.
+    timer: Cell<Option<Timeout>>,
+}
+
+impl Entry {
+    fn store_waker(&self, cx: &Context<'_>) {
+        let mut w = self.waker.borrow_mut();
+        match &mut *w {
+            Some(old) => old.clone_from(cx.waker()),
+            None => *w = Some(cx.waker().clone()),
+        }
+    }
+
+    /// Arms the Node timeout for the time left until the deadline, counted
+    /// from `start` (the loop time when the future asked for it).
+    fn arm(self: &Rc<Self>, lp: &mut EventLoop, start: u64) {
+        let left = self.deadline.get().saturating_sub(start).clamp(1, MAX_MS);
+        let me = self.clone();
+        let t = lp.timeout_started_at(start, left, move |lp| me.on_fire(lp));
+        if !self.refed.get() {
+            let _ = lp.unref_timeout(t);
+        }
+        self.timer.set(Some(t));
+    }
+
+    fn disarm(&self, lp: &mut EventLoop) {
+        if let Some(t) = self.timer.take() {
+            let _ = lp.clear_timeout(t);
+        }
+    }
+
+    fn on_fire(self: &Rc<Self>, lp: &mut EventLoop) {
+        self.timer.set(None);
+        let now = lp.loop_time();
+        if now < self.deadline.get() {
+            // A deadline beyond one Node timeout's reach: the next leg.
+            self.arm(lp, now);
+            return;
+        }
+        self.fired.set(true);
+        let waker = self.waker.borrow_mut().take();
+        if let Some(w) = waker {
+            w.wake();
+        }
+    }
+}
+
+/// A future that completes at a deadline, on a Node timeout; made by
+/// [`sleep`] and [`sleep_until`].
+///
+/// ```
+/// use std::time::Duration;
+/// use timerloop::{EventLoop, time};
+/// let mut lp = EventLoop::with_virtual_clock();
+/// lp.block_on(async { time::sleep(Duration::from_millis(25)).await })
+///     .unwrap();
+/// assert_eq!(lp.now(), 25);
+/// ```
+#[must_use = "futures do nothing unless awaited"]
+pub struct Sleep {
+    entry: Rc<Entry>,
+}
+
+impl fmt::Debug for Sleep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sleep")
+            .field("deadline", &self.deadline())
+            .field("elapsed", &self.is_elapsed())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Waits until `duration` has passed: a Node timeout in the list of
+/// `duration` rounded up to whole milliseconds (0 is 1 ms, as in Node),
+/// created now, so FIFO with `set_timeout` callbacks of that duration.
+///
+/// ```
+/// use std::{cell::RefCell, rc::Rc, time::Duration};
+/// use timerloop::{EventLoop, time};
+/// let log = Rc::new(RefCell::new(Vec::new()));
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let l = log.clone();
+/// lp.set_timeout(10, move |_| l.borrow_mut().push("timeout before"));
+/// let l = log.clone();
+/// lp.spawn(async move {
+///     time::sleep(Duration::from_millis(10)).await;
+///     l.borrow_mut().push("sleep");
+/// });
+/// lp.run().unwrap();
+/// assert_eq!(*log.borrow(), ["timeout before", "sleep"]);
+/// ```
+///
+/// # Panics
+///
+/// If no loop is current on this thread.
+pub fn sleep(duration: Duration) -> Sleep {
+    let shared = current_shared();
+    let now = shared.now_ms();
+    Sleep::new(shared, now, now.saturating_add(ms_ceil(duration).max(1)))
+}
+
+/// Waits until `deadline`; ready at once if it has passed (no timer).
+///
+/// ```
+/// use std::time::Duration;
+/// use timerloop::{EventLoop, time};
+/// let mut lp = EventLoop::with_virtual_clock();
+/// lp.block_on(async {
+///     let at = time::Instant::now() + Duration::from_millis(40);
+///     time::sleep_until(at).await;
+///     time::sleep_until(at).await; // already reached: no wait
+/// })
+/// .unwrap();
+/// assert_eq!(lp.now(), 40);
+/// ```
+///
+/// # Panics
+///
+/// If no loop is current on this thread.
+pub fn sleep_until(deadline: Instant) -> Sleep {
+    let shared = current_shared();
+    let now = shared.now_ms();
+    Sleep::new(shared, now, deadline.as_ms())
+}
+
+impl Sleep {
+    fn new(shared: Rc<LoopShared>, now: u64, deadline: u64) -> Sleep {
+        let entry = Rc::new(Entry {
+            shared,
+            deadline: Cell::new(deadline),
+            fired: Cell::new(false),
+            refed: Cell::new(true),
+            waker: RefCell::new(None),
+            timer: Cell::new(None),
+        });
+        entry.schedule(now);
+        Sleep { entry }
+    }
+
+    /// The instant the sleep completes at.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{EventLoop, time};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// lp.scope(|| {
+    ///     let s = time::sleep(Duration::from_millis(3));
+    ///     assert_eq!(s.deadline() - time::Instant::now(), Duration::from_millis(3));
+    /// });
+    /// ```
+    pub fn deadline(&self) -> Instant {
+        Instant::from_ms(self.entry.deadline.get())
+    }
+
+    /// Whether the deadline has been reached (the timer fired).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{EventLoop, time};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let s = lp.scope(|| time::sleep(Duration::from_millis(3)));
+    /// assert!(!s.is_elapsed());
+    /// lp.run().unwrap();
+    /// assert!(s.is_elapsed());
+    /// ```
+    pub fn is_elapsed(&self) -> bool {
+        self.entry.fired.get()
+    }
+
+    /// Moves the deadline to `deadline`, counted from now: the old timer is
+    /// cleared and a new one made (at the back of its duration's list).
+    /// Works on an elapsed `Sleep` too.
+    ///
+    /// ```
+    /// use std::{pin::pin, time::Duration};
+    /// use timerloop::{EventLoop, time};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// lp.block_on(async {
+    ///     let mut s = pin!(time::sleep(Duration::from_millis(10)));
+    ///     s.as_mut().reset(time::Instant::now() + Duration::from_millis(50));
+    ///     s.await;
+    /// })
+    /// .unwrap();
+    /// assert_eq!(lp.now(), 50);
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If no loop is current on this thread.
+    pub fn reset(self: Pin<&mut Self>, deadline: Instant) {
+        let e = &self.entry;
+        let now = e.shared.now_ms();
+        e.deadline.set(deadline.as_ms());
+        e.fired.set(false);
+        let old = e.clone();
+        e.shared.defer(move |lp| old.disarm(lp));
+        e.schedule(now);
+    }
+
+    /// Whether the sleep keeps the loop alive while pending (by default it
+    /// does, as a refed timeout).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{EventLoop, time};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let s = lp.scope(|| time::sleep(Duration::from_secs(5)));
+    /// assert!(s.has_ref());
+    /// ```
+    pub fn has_ref(&self) -> bool {
+        self.entry.refed.get()
+    }
+
+    /// Makes the sleep keep the loop alive (`true`, the default) or not
+    /// (`false`: Node's `{ ref: false }`, `timeout.unref()`).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{EventLoop, time};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let s = lp.scope(|| time::sleep(Duration::from_secs(5)));
+    /// s.set_ref(false);
+    /// lp.run().unwrap(); // returns at once: nothing refed is left
+    /// assert_eq!(lp.now(), 0);
+    /// ```
+    pub fn set_ref(&self, refed: bool) {
+        let e = &self.entry;
+        if e.refed.replace(refed) == refed {
+            return;
+        }
+        let me = e.clone();
+        e.shared.defer(move |lp| {
+            if let Some(t) = me.timer.get() {
+                let _ = if me.refed.get() {
+                    lp.ref_timeout(t)
+                } else {
+                    lp.unref_timeout(t)
+                };
+            }
+        });
+    }
+}
+
+impl Entry {
+    /// Queues the arming (or, for a deadline already reached, fires at
+    /// once: no timer).
+    fn schedule(self: &Rc<Self>, now: u64) {
+        if self.deadline.get() <= now {
+            self.fired.set(true);
+            return;
+        }
+        let me = self.clone();
+        self.shared.defer(move |lp| me.arm(lp, now));
+    }
+}
+
+impl Future for Sleep {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.entry.fired.get() {
+            return Poll::Ready(());
+        }
+        self.entry.store_waker(cx);
+        Poll::Pending
+    }
+}
+
+impl Drop for Sleep {
+    fn drop(&mut self) {
+        let e = &self.entry;
+        e.waker.borrow_mut().take();
+        if e.fired.get() && e.timer.get().is_none() {
+            return;
+        }
+        let me = e.clone();
+        e.shared.defer(move |lp| me.disarm(lp));
+    }
+}
+
+/// What an [`Immediate`] shares with its callback.
+struct ImmediateEntry {
+    fired: Cell<bool>,
+    waker: RefCell<Option<Waker>>,
+    handle: Cell<Option<crate::Immediate>>,
+}
+
+/// A future that completes in the loop's next check phase (Node's
+/// `await setImmediate()`); made by [`immediate`].
+#[must_use = "futures do nothing unless awaited"]
+pub struct Immediate {
+    entry: Rc<ImmediateEntry>,
+    shared: Rc<LoopShared>,
+}
+
+impl fmt::Debug for Immediate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Immediate")
+            .field("fired", &self.entry.fired.get())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Waits for the loop's next check phase: an immediate made now, FIFO with
+/// `set_immediate` callbacks (Node's `await setImmediate()`).
+///
+/// ```
+/// use std::{cell::RefCell, rc::Rc};
+/// use timerloop::{EventLoop, time};
+/// let log = Rc::new(RefCell::new(Vec::new()));
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let l = log.clone();
+/// lp.spawn(async move {
+///     time::immediate().await;
+///     l.borrow_mut().push("after check");
+/// });
+/// let l = log.clone();
+/// lp.set_timeout(0, move |_| l.borrow_mut().push("timeout"));
+/// lp.run().unwrap();
+/// // The timer is not due in the pre-loop pass (virtual time stands still),
+/// // so the check phase comes first.
+/// assert_eq!(*log.borrow(), ["after check", "timeout"]);
+/// ```
+///
+/// # Panics
+///
+/// If no loop is current on this thread.
+pub fn immediate() -> Immediate {
+    let shared = current_shared();
+    let entry = Rc::new(ImmediateEntry {
+        fired: Cell::new(false),
+        waker: RefCell::new(None),
+        handle: Cell::new(None),
+    });
+    let me = entry.clone();
+    shared.defer(move |lp| {
+        let fire = me.clone();
+        let h = lp.set_immediate(move |_| {
+            fire.handle.set(None);
+            fire.fired.set(true);
+            let waker = fire.waker.borrow_mut().take();
+            if let Some(w) = waker {
+                w.wake();
+            }
+        });
+        me.handle.set(Some(h));
+    });
+    Immediate { entry, shared }
+}
+
+impl Future for Immediate {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.entry.fired.get() {
+            return Poll::Ready(());
+        }
+        let mut w = self.entry.waker.borrow_mut();
+        match &mut *w {
+            Some(old) => old.clone_from(cx.waker()),
+            None => *w = Some(cx.waker().clone()),
+        }
+        Poll::Pending
+    }
+}
+
+impl Drop for Immediate {
+    fn drop(&mut self) {
+        self.entry.waker.borrow_mut().take();
+        if self.entry.fired.get() {
+            return;
+        }
+        let me = self.entry.clone();
+        self.shared.defer(move |lp| {
+            if let Some(h) = me.handle.take() {
+                let _ = lp.clear_immediate(h);
+            }
+        });
+    }
+}

@@ -1,0 +1,348 @@
+//! The loop's shared state and the thread's *current* loop: how code that
+//! holds no `&mut EventLoop` (wakers, futures, `Drop`s) reaches a loop.
+//!
+//! # Ground rules
+//!
+//! - **Shared state** ([`LoopShared`]) is what such code may touch without
+//!   the loop: the microtask queue (a waker pushes its task there, in FIFO
+//!   order with `queue_microtask`), a queue of *deferred operations*
+//!   (closures that need `&mut EventLoop`), the clock, the loop's id. It
+//!   never lends the loop itself.
+//! - **Deferred operations run before anything could observe them.** The
+//!   loop applies them, in the order they were queued, before it inserts a
+//!   timer or an immediate, before a timers pass, when a callback, a task
+//!   poll or a scope returns, and before it lends itself. A future that
+//!   creates its timer through one (a `Sleep`) therefore lands in its
+//!   duration's list exactly where a `set_timeout` made at that moment
+//!   would, with the start time read when it was created.
+//! - **The current loop** is a per-thread stack of frames, one per loop
+//!   that is running or entered ([`EventLoop::scope`]) on the thread. Free
+//!   functions (`time::sleep`, `Instant::now`) use the top frame's shared
+//!   state, so they work wherever a loop is current: in callbacks, tasks,
+//!   `block_on` and scopes.
+//! - **Lending** ([`EventLoop::with_current`]) hands out the loop itself,
+//!   as `&mut EventLoop`, and only where no other `&mut EventLoop` is in
+//!   use: while a task is polled, and inside [`EventLoop::scope`]. Inside a
+//!   callback the loop is already lent (to that callback's argument), so
+//!   `with_current` panics there, as it does when nested.
+//!
+//! # Safety
+//!
+//! This is the crate's one `unsafe`: a raw pointer to the loop, stored in
+//! the top frame while lending is allowed, turned into `&mut EventLoop` by
+//! `with_current`. The argument:
+//!
+//! 1. The pointer is created from the `&mut EventLoop` of the function
+//!    that allows lending (`EventLoop::lend_during`, `EventLoop::scope`),
+//!    and is removed from the frame before that function uses its own
+//!    reference again (a guard removes it even on unwind). So while the
+//!    pointer is reachable, the only other live `&mut EventLoop` is that
+//!    function's, which is not used.
+//! 2. `with_current` takes the pointer out of the frame for the duration
+//!    of its closure, so two `&mut EventLoop` made from it never coexist
+//!    (a nested call finds none and panics), and puts it back after.
+//! 3. What is polled while lending is allowed (a task's future, a scope's
+//!    closure) is not stored inside the loop: a task's future is moved out
+//!    of the loop for its poll. The lent `&mut EventLoop` cannot reach it.
+//!
+//! The alternative, the whole loop behind `Rc<RefCell<..>>` and released
+//! around every callback, costs a borrow check on every operation and
+//! rewrites every entry point; the scoped pointer costs nothing on paths
+//! that do not lend.
+#![allow(unsafe_code)]
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::fmt;
+use std::marker::PhantomData;
+use std::rc::{Rc, Weak};
+use std::thread::ThreadId;
+
+use super::EventLoop;
+use super::scope::OnceFn;
+use crate::collections::arena::Key;
+use crate::uv::{self, Clock};
+
+/// An entry of the microtask queue.
+pub(crate) enum Micro {
+    /// A `queue_microtask` callback.
+    Call(OnceFn),
+    /// Poll the task with this key (a wake-up, or its first poll).
+    Task(Key),
+}
+
+type Deferred = Box<dyn FnOnce(&mut EventLoop)>;
+
+/// State the loop shares with code that holds no `&mut EventLoop`; see the
+/// module docs.
+pub(crate) struct LoopShared {
+    pub(crate) id: u32,
+    pub(crate) thread: ThreadId,
+    pub(crate) clock: Rc<dyn Clock>,
+    pub(crate) micro: RefCell<VecDeque<Micro>>,
+    deferred: RefCell<VecDeque<Deferred>>,
+    has_deferred: Cell<bool>,
+    /// Reaches the loop from other threads (wakes a blocked poll). Holds
+    /// no ref: a waker does not keep the loop alive.
+    pub(crate) sender: uv::Sender<EventLoop>,
+}
+
+impl fmt::Debug for LoopShared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LoopShared")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
+
+thread_local! {
+    /// The loops made on this thread, for same-thread wakers.
+    static LOOPS: RefCell<Vec<Weak<LoopShared>>> = const { RefCell::new(Vec::new()) };
+    /// The current loops, innermost last.
+    static STACK: RefCell<Vec<Frame>> = const { RefCell::new(Vec::new()) };
+}
+
+struct Frame {
+    shared: Rc<LoopShared>,
+    /// The loop, while it may be lent; null otherwise.
+    lend: Cell<*mut EventLoop>,
+}
+
+impl LoopShared {
+    pub(crate) fn new(id: u32, clock: Rc<dyn Clock>, sender: uv::Sender<EventLoop>) -> Rc<Self> {
+        let shared = Rc::new(LoopShared {
+            id,
+            thread: std::thread::current().id(),
+            clock,
+            micro: RefCell::new(VecDeque::new()),
+            deferred: RefCell::new(VecDeque::new()),
+            has_deferred: Cell::new(false),
+            sender,
+        });
+        LOOPS.with(|l| {
+            let mut l = l.borrow_mut();
+            l.retain(|w| w.strong_count() > 0);
+            l.push(Rc::downgrade(&shared));
+        });
+        shared
+    }
+
+    /// The loop with this id on this thread, if it still exists.
+    pub(crate) fn by_id(id: u32) -> Option<Rc<LoopShared>> {
+        LOOPS.with(|l| {
+            l.borrow()
+                .iter()
+                .filter_map(Weak::upgrade)
+                .find(|s| s.id == id)
+        })
+    }
+
+    /// Queues `f` to run with the loop at its next flush point.
+    pub(crate) fn defer(&self, f: impl FnOnce(&mut EventLoop) + 'static) {
+        self.deferred.borrow_mut().push_back(Box::new(f));
+        self.has_deferred.set(true);
+    }
+
+    /// `getLibuvNow()` as code without the loop can compute it: the clock
+    /// in whole loop milliseconds (the cached loop time is never ahead of
+    /// the clock).
+    pub(crate) fn now_ms(&self) -> u64 {
+        uv::ms_floor(self.clock.now())
+    }
+
+    /// Drops whatever is queued (the loop is going away): breaks the
+    /// reference cycles a queued closure may form with this state.
+    pub(crate) fn clear(&self) {
+        let micro = std::mem::take(&mut *self.micro.borrow_mut());
+        let deferred = std::mem::take(&mut *self.deferred.borrow_mut());
+        self.has_deferred.set(false);
+        drop(micro);
+        drop(deferred);
+    }
+}
+
+/// The shared state of the thread's current loop.
+///
+/// # Panics
+///
+/// If no loop is current on this thread.
+pub(crate) fn current_shared() -> Rc<LoopShared> {
+    STACK
+        .with(|s| s.borrow().last().map(|f| f.shared.clone()))
+        .unwrap_or_else(|| {
+            panic!(
+                "there is no current timerloop EventLoop on this thread: call this inside \
+             EventLoop::run, block_on, a spawned task, a callback, or EventLoop::scope"
+            )
+        })
+}
+
+/// While alive, a loop is current on this thread (its frame is on the
+/// stack). Not `Send`: it must be dropped on the thread that made it.
+pub(crate) struct Entered {
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        STACK.with(|s| {
+            s.borrow_mut().pop();
+        });
+    }
+}
+
+/// Restores the top frame's lending pointer when dropped.
+struct Lend {
+    prev: *mut EventLoop,
+}
+
+impl Drop for Lend {
+    fn drop(&mut self) {
+        STACK.with(|s| {
+            if let Some(top) = s.borrow().last() {
+                top.lend.set(self.prev);
+            }
+        });
+    }
+}
+
+fn set_lend(ptr: *mut EventLoop) -> Lend {
+    let prev = STACK.with(|s| {
+        s.borrow()
+            .last()
+            .map_or(std::ptr::null_mut(), |top| top.lend.replace(ptr))
+    });
+    Lend { prev }
+}
+
+impl EventLoop {
+    /// Makes this loop the thread's current loop until the guard drops,
+    /// with lending not allowed (a callback holds the loop).
+    pub(crate) fn enter_current(&self) -> Entered {
+        STACK.with(|s| {
+            s.borrow_mut().push(Frame {
+                shared: self.shared.clone(),
+                lend: Cell::new(std::ptr::null_mut()),
+            })
+        });
+        Entered {
+            _not_send: PhantomData,
+        }
+    }
+
+    /// Runs `f` (which must not touch `self`: it gets no reference to it)
+    /// with this loop lendable through [`EventLoop::with_current`]. The
+    /// loop's frame must be the top one.
+    pub(crate) fn lend_during<R>(&mut self, f: impl FnOnce() -> R) -> R {
+        debug_assert!(
+            STACK.with(|s| s.borrow().last().map(|f| f.shared.id)) == Some(self.id),
+            "lending a loop that is not the current one"
+        );
+        // Safety argument, point 1: the pointer comes from `self`, which
+        // this function does not use until the guard has removed it.
+        let ptr: *mut EventLoop = self;
+        let guard = set_lend(ptr);
+        let r = f();
+        drop(guard);
+        r
+    }
+
+    /// Runs `f` with this loop as the thread's current loop, lendable: free
+    /// functions of [`time`](crate::time) and [`task`](crate::task) and
+    /// [`EventLoop::with_current`] work inside. Deferred work `f` leaves
+    /// (a timer a future created) is applied before `scope` returns. This
+    /// is how a test polls futures by hand, for example with tokio-test's
+    /// mock tasks.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{EventLoop, time};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let mut sleep = tokio_test::task::spawn(lp.scope(|| time::sleep(Duration::from_millis(10))));
+    /// lp.scope(|| tokio_test::assert_pending!(sleep.poll()));
+    /// lp.run().unwrap(); // the sleep's timer fires at 10 ms
+    /// assert!(sleep.is_woken());
+    /// lp.scope(|| tokio_test::assert_ready!(sleep.poll()));
+    /// assert_eq!(lp.now(), 10);
+    /// ```
+    pub fn scope<R>(&mut self, f: impl FnOnce() -> R) -> R {
+        let _entered = self.enter_current();
+        let r = self.lend_during(f);
+        self.flush_deferred();
+        r
+    }
+
+    /// Lends the thread's current loop to `f`, so that code inside a task
+    /// (which holds no `&mut EventLoop`) reaches the Node API: timers,
+    /// ticks, immediates, `spawn`, `now`, `block`.
+    ///
+    /// ```
+    /// use std::{cell::RefCell, rc::Rc};
+    /// use timerloop::EventLoop;
+    /// let log = Rc::new(RefCell::new(Vec::new()));
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let l = log.clone();
+    /// lp.spawn(async move {
+    ///     let l2 = l.clone();
+    ///     EventLoop::with_current(|lp| {
+    ///         lp.set_timeout(5, move |lp| l2.borrow_mut().push(lp.now()));
+    ///     });
+    ///     l.borrow_mut().push(0);
+    /// });
+    /// lp.run().unwrap();
+    /// assert_eq!(*log.borrow(), [0, 5]);
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If no loop is current on this thread; inside a callback, which
+    /// holds the loop already (use its `&mut EventLoop`); and inside
+    /// another `with_current`.
+    pub fn with_current<R>(f: impl FnOnce(&mut EventLoop) -> R) -> R {
+        let taken = STACK.with(|s| {
+            s.borrow()
+                .last()
+                .map(|top| top.lend.replace(std::ptr::null_mut()))
+        });
+        let ptr = match taken {
+            None => panic!(
+                "EventLoop::with_current: there is no current timerloop EventLoop on this \
+                 thread (call it inside a spawned task, block_on or EventLoop::scope)"
+            ),
+            Some(p) if p.is_null() => panic!(
+                "EventLoop::with_current: the loop is already lent: inside a callback use its \
+                 own `&mut EventLoop` argument; with_current does not nest"
+            ),
+            Some(p) => p,
+        };
+        let _restore = Lend { prev: ptr };
+        // SAFETY: see the module docs. The pointer was made from a live
+        // `&mut EventLoop` whose owner does not use it while the pointer is
+        // in the frame (point 1); it was taken out of the frame above, so
+        // no other reference is made from it until `_restore` puts it back
+        // (point 2); and nothing the loop stores is borrowed by the caller
+        // (point 3).
+        let lp = unsafe { &mut *ptr };
+        lp.flush_deferred();
+        f(lp)
+    }
+
+    /// Applies the deferred operations, in order (see the module docs).
+    pub(crate) fn flush_deferred(&mut self) {
+        // An operation that inserts a timer comes back here: the flush
+        // already under way keeps the order.
+        if !self.shared.has_deferred.get() || self.flushing {
+            return;
+        }
+        self.flushing = true;
+        loop {
+            let op = self.shared.deferred.borrow_mut().pop_front();
+            match op {
+                Some(op) => op(self),
+                None => break,
+            }
+        }
+        self.shared.has_deferred.set(false);
+        self.flushing = false;
+    }
+}
