@@ -20,7 +20,7 @@
 //! - **Failures.** A task that panics completes its [`JoinHandle`] with a
 //!   [`JoinError`]. A detached task (its `JoinHandle` dropped) that panics
 //!   is an unhandled rejection: reported as an uncaught error of kind
-//!   [`CallbackKind::Task`](crate::CallbackKind::Task) where Node reports
+//!   [`CallbackKind::Task`] where Node reports
 //!   unhandled rejections, once the microtask queue has drained.
 //! - **Dropping** a `JoinHandle` detaches its task; [`JoinHandle::abort`]
 //!   drops the task's future (and with it its timers) at the loop's next
