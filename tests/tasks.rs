@@ -1,0 +1,367 @@
+//! Tasks: spawn, JoinHandle, abort, block_on, wakers on this thread and
+//! others, unhandled rejections, and the Node order of every wake-up (a
+//! task's poll is a microtask). Virtual clock unless stated.
+
+use std::cell::{Cell, RefCell};
+use std::future::{Future, poll_fn};
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use timerloop::task::{self, JoinError};
+use timerloop::{CallbackKind, Error, EventLoop, Stats, time};
+
+mod common;
+use common::*;
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+/// A task's first poll is a microtask: after the main body's ticks, FIFO
+/// with the microtasks queued around it (R10.2: ticks, then microtasks).
+#[test]
+fn first_poll_is_a_microtask() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.queue_microtask(say(&log, "m1"));
+    let l = log.clone();
+    lp.spawn(async move { push(&l, "task") });
+    lp.queue_microtask(say(&log, "m2"));
+    lp.next_tick(say(&log, "tick"));
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["tick", "m1", "task", "m2"]);
+}
+
+/// A task woken by a fired timer resumes after the ticks that timer's
+/// callback queued and before the next timer callback of the same list,
+/// as a promise continuation does in Node (`A B(promise) C`, §12.8).
+#[test]
+fn a_woken_task_resumes_between_timers() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    let l = log.clone();
+    lp.set_timeout(10, move |lp| {
+        push(&l, "A");
+        lp.next_tick(say(&l, "A-tick"));
+    });
+    let l = log.clone();
+    lp.scope(|| {
+        let s = time::sleep(ms(10));
+        EventLoop::with_current(|lp| {
+            lp.spawn(async move {
+                s.await;
+                push(&l, "B");
+            })
+        })
+    });
+    let l = log.clone();
+    lp.set_timeout(10, move |lp| {
+        push(&l, "C");
+        lp.queue_microtask(say(&l, "C-micro"));
+    });
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["A", "A-tick", "B", "C", "C-micro"]);
+}
+
+/// A task that wakes itself while being polled is queued at the back:
+/// microtasks queued before its wake run first.
+#[test]
+fn a_self_wake_goes_to_the_back() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    let l = log.clone();
+    lp.spawn(async move {
+        push(&l, "t1");
+        EventLoop::with_current(|lp| lp.queue_microtask(say(&l, "m")));
+        task::yield_now().await;
+        push(&l, "t2");
+    });
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["t1", "m", "t2"]);
+}
+
+/// Wakes coalesce: many wakes before the poll give one poll.
+#[test]
+fn wakes_coalesce() {
+    let polls = Rc::new(Cell::new(0));
+    let mut lp = EventLoop::with_virtual_clock();
+    let p = polls.clone();
+    let h = lp.spawn(poll_fn(move |cx| {
+        p.set(p.get() + 1);
+        if p.get() == 1 {
+            for _ in 0..5 {
+                cx.waker().wake_by_ref();
+            }
+            Poll::Pending
+        } else {
+            Poll::Ready(())
+        }
+    }));
+    lp.block_on(h).unwrap().unwrap();
+    assert_eq!(polls.get(), 2);
+}
+
+/// A pending task keeps nothing alive: `run` returns with the task still
+/// pending, as Node exits with a promise still pending. What it waits on
+/// (a refed sleep) does.
+#[test]
+fn a_pending_task_does_not_keep_the_loop_alive() {
+    let mut lp = EventLoop::with_virtual_clock();
+    let h = lp.spawn(std::future::pending::<()>());
+    lp.run().unwrap();
+    assert!(!h.is_finished());
+    assert_eq!(lp.stats().tasks, 1);
+    let h2 = lp.spawn(async { time::sleep(ms(40)).await });
+    lp.run().unwrap();
+    assert!(h2.is_finished());
+    assert_eq!(lp.now(), 40);
+    h.abort();
+    lp.run().unwrap();
+    assert_eq!(lp.stats(), Stats::default());
+}
+
+/// `block_on` returns the output as soon as its future completes; the rest
+/// of the loop's work stays queued for the next run.
+#[test]
+fn block_on_returns_at_once() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.set_timeout(10, say_at(&log, "same-list-later"));
+    let out = lp
+        .block_on(async {
+            time::sleep(ms(5)).await;
+            7
+        })
+        .unwrap();
+    assert_eq!(out, 7);
+    assert_eq!(lp.now(), 5);
+    assert!(log.borrow().is_empty());
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["same-list-later@10"]);
+}
+
+/// Within a timers pass: the main task completes in the microtask after
+/// the first timer of a list; the second timer of the list has not run
+/// when `block_on` returns, and runs on the next run.
+#[test]
+fn block_on_stops_mid_pass_and_the_pass_resumes() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    let l = log.clone();
+    let out = lp.block_on(async move {
+        let s = time::sleep(ms(10));
+        EventLoop::with_current(|lp| lp.set_timeout(10, say_at(&l, "after")));
+        s.await;
+        push(&l, "main");
+    });
+    out.unwrap();
+    assert_eq!(*log.borrow(), ["main"]);
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["main", "after@10"]);
+}
+
+/// Nothing refed left while the future is pending: `Error::Stalled`
+/// (Node's exit code 13), not a hang; an unrefed sleep does not count.
+#[test]
+fn block_on_with_nothing_left_is_stalled() {
+    let mut lp = EventLoop::with_virtual_clock();
+    let r = lp.block_on(std::future::pending::<()>());
+    assert!(matches!(r, Err(Error::Stalled)), "{r:?}");
+    let r = lp.block_on(async {
+        let s = time::sleep(ms(10));
+        s.set_ref(false);
+        s.await;
+    });
+    assert!(matches!(r, Err(Error::Stalled)), "{r:?}");
+    assert_eq!(lp.stats().tasks, 0, "a stalled main task is dropped");
+    assert_eq!(lp.stats().timers, 0);
+}
+
+/// `block_on` from inside the loop is `Reentrant`; a panicking main future
+/// is an uncaught error of kind `Task`.
+#[test]
+fn block_on_errors() {
+    let mut lp = EventLoop::with_virtual_clock();
+    let seen = Rc::new(RefCell::new(None));
+    let s = seen.clone();
+    lp.set_timeout(1, move |lp| {
+        *s.borrow_mut() = Some(matches!(lp.block_on(async {}), Err(Error::Reentrant)));
+    });
+    lp.run().unwrap();
+    assert_eq!(*seen.borrow(), Some(true));
+    let r = lp.block_on(async { panic!("main failed") });
+    let e = r.unwrap_err().into_callback_error().unwrap();
+    assert_eq!(e.kind(), CallbackKind::Task);
+    assert_eq!(e.message(), "main failed");
+}
+
+/// A JoinHandle completes with the output, a panic, or cancellation.
+#[test]
+fn join_handles() {
+    let mut lp = EventLoop::with_virtual_clock();
+    let ok = lp.spawn(async { 5 });
+    let bad = lp.spawn(async {
+        time::sleep(ms(3)).await;
+        panic!("bad task")
+    });
+    let slow = lp.spawn(async { time::sleep(ms(100)).await });
+    let out = lp
+        .block_on(async move {
+            let a = ok.await;
+            let b = bad.await.unwrap_err();
+            slow.abort();
+            let c = slow.await.unwrap_err();
+            (a, b, c)
+        })
+        .unwrap();
+    assert_eq!(out.0, Ok(5));
+    assert!(out.1.is_panic() && out.1.panic_message().as_deref() == Some("bad task"));
+    assert!(out.2.is_cancelled());
+    assert_eq!(lp.now(), 3, "the aborted task's sleep went with it");
+    lp.run().unwrap();
+    assert_eq!(lp.now(), 3);
+    assert_eq!(lp.stats(), Stats::default());
+    let e: JoinError = out.2;
+    assert_eq!(e.to_string(), "the task was aborted");
+}
+
+/// Aborting a task from a callback drops its future (and clears its
+/// sleep) before anything else runs; nothing is woken afterwards.
+#[test]
+fn abort_from_a_callback() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    let l = log.clone();
+    let h = lp.spawn(async move {
+        time::sleep(ms(50)).await;
+        push(&l, "never");
+    });
+    lp.set_timeout(10, move |_| h.abort());
+    lp.run().unwrap();
+    assert!(log.borrow().is_empty());
+    assert_eq!(lp.now(), 10, "the sleep's ref went with the task");
+    assert_eq!(lp.stats(), Stats::default());
+}
+
+/// A detached task that panics is an unhandled rejection: reported as an
+/// uncaught `Task` error after the microtask queue drains, not at the
+/// panic; a task whose JoinHandle is alive reports to it instead.
+#[test]
+fn a_detached_panic_is_an_unhandled_rejection() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    let l = log.clone();
+    lp.set_uncaught_handler(move |_, e| {
+        push(&l, format!("uncaught {} ({:?})", e.message(), e.kind()))
+    });
+    let l = log.clone();
+    lp.spawn(async move {
+        EventLoop::with_current(|lp| {
+            lp.queue_microtask(say(&l, "micro-after"));
+            lp.next_tick(say(&l, "tick"));
+        });
+        panic!("x")
+    });
+    let l = log.clone();
+    lp.queue_microtask(say(&l, "micro-before"));
+    lp.run().unwrap();
+    assert_eq!(
+        *log.borrow(),
+        ["micro-before", "micro-after", "tick", "uncaught x (Task)"]
+    );
+    // Without a handler, run returns it.
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.spawn(async { panic!("y") });
+    let e = lp.run().unwrap_err().into_callback_error().unwrap();
+    assert_eq!((e.kind(), e.message().as_str()), (CallbackKind::Task, "y"));
+}
+
+/// `with_current` panics outside a loop, inside a callback (the loop is
+/// lent to it) and nested; `scope` lends it.
+#[test]
+fn with_current_is_lent_only_where_no_other_borrow_lives() {
+    let r = std::panic::catch_unwind(|| EventLoop::with_current(|_| ()));
+    assert!(r.is_err(), "outside any loop");
+    let mut lp = EventLoop::with_virtual_clock();
+    let nested = lp.scope(|| {
+        EventLoop::with_current(|_| {
+            std::panic::catch_unwind(|| EventLoop::with_current(|_| ())).is_err()
+        })
+    });
+    assert!(nested, "nested with_current panics");
+    let in_callback = Rc::new(Cell::new(false));
+    let c = in_callback.clone();
+    lp.set_timeout(1, move |_| {
+        let r = std::panic::catch_unwind(|| EventLoop::with_current(|_| ()));
+        c.set(r.is_err());
+    });
+    lp.run().unwrap();
+    assert!(in_callback.get(), "inside a callback");
+    let now = lp.scope(|| EventLoop::with_current(|lp| lp.now()));
+    assert_eq!(now, 1);
+}
+
+/// A waker sent to another thread wakes the task through the loop's
+/// cross-thread path: a blocked poll phase wakes, and the task runs as a
+/// microtask after that poll-phase callback. A refed Remote keeps the loop
+/// alive while the other thread may still wake it. Real clock.
+#[test]
+fn a_wake_from_another_thread() {
+    type Slot = Arc<Mutex<(bool, Option<Waker>)>>;
+    struct Flag(Slot);
+    impl Future for Flag {
+        type Output = ();
+        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+            let mut s = self.0.lock().unwrap();
+            if s.0 {
+                Poll::Ready(())
+            } else {
+                s.1 = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        }
+    }
+    let slot: Slot = Arc::default();
+    let mut lp = EventLoop::new();
+    let remote = lp.remote();
+    let s = slot.clone();
+    let other = std::thread::spawn(move || {
+        std::thread::sleep(ms(30));
+        let waker = {
+            let mut g = s.lock().unwrap();
+            g.0 = true;
+            g.1.take()
+        };
+        waker.expect("the task registered its waker").wake();
+        drop(remote);
+    });
+    let start = std::time::Instant::now();
+    let h = lp.spawn(Flag(slot));
+    lp.block_on(h).unwrap().unwrap();
+    other.join().unwrap();
+    assert!(start.elapsed() >= ms(25));
+}
+
+/// Dropping the loop drops its tasks' futures (and what they hold).
+#[test]
+fn dropping_the_loop_drops_task_futures() {
+    let token = Rc::new(());
+    let mut lp = EventLoop::with_virtual_clock();
+    let t = token.clone();
+    lp.spawn(async move {
+        let _held = t;
+        time::sleep(ms(1000)).await;
+    });
+    lp.run_nowait().unwrap();
+    assert_eq!(Rc::strong_count(&token), 2);
+    drop(lp);
+    assert_eq!(Rc::strong_count(&token), 1);
+}
+
+/// A callback that logs `name@<loop time>` (for `set_timeout`).
+fn say_at(log: &Log, name: &'static str) -> impl FnMut(&mut EventLoop) + 'static {
+    at(log, name)
+}

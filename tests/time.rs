@@ -1,0 +1,375 @@
+//! Timer futures polled by tokio-test's mock tasks: `Sleep`, `timeout`,
+//! `Interval` (each timeline of tokio's `tests/time_interval.rs`, written
+//! again for this crate and its default `Delay`), dropping cancels, and the
+//! Node order of sleeps among timeouts. Virtual clock: the test moves time
+//! with `VirtualClock::advance` and runs the loop's due timers with
+//! `run_nowait`.
+
+use std::future::Future;
+use std::task::Poll;
+use std::time::Duration;
+
+use timerloop::time::{self, Instant, Interval, MissedTickBehavior};
+use timerloop::{EventLoop, Stats, VirtualClock};
+use tokio_test::task::{Spawn, spawn};
+use tokio_test::{assert_pending, assert_ready, assert_ready_err, assert_ready_ok};
+
+mod common;
+use common::*;
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+/// A loop on a virtual clock the test keeps a handle to.
+fn setup() -> (EventLoop, VirtualClock) {
+    let clock = VirtualClock::new();
+    (EventLoop::with_clock(clock.clone()), clock)
+}
+
+/// Moves time by `n` ms and runs what became due, as tokio's
+/// `time::advance` does.
+fn advance(lp: &mut EventLoop, clock: &VirtualClock, n: u64) {
+    clock.advance(ms(n));
+    lp.run_nowait().unwrap();
+}
+
+#[test]
+fn sleep_is_pending_then_woken_then_ready() {
+    let (mut lp, clock) = setup();
+    let mut s = lp.scope(|| spawn(time::sleep(ms(10))));
+    lp.scope(|| assert_pending!(s.poll()));
+    advance(&mut lp, &clock, 9);
+    assert!(!s.is_woken());
+    lp.scope(|| assert_pending!(s.poll()));
+    advance(&mut lp, &clock, 1);
+    assert!(s.is_woken());
+    lp.scope(|| assert_ready!(s.poll()));
+    assert!(s.is_elapsed());
+}
+
+/// `sleep(0)` is a 1 ms timer, as Node coerces 0; a fraction of a
+/// millisecond rounds up; a deadline already reached is ready at once.
+#[test]
+fn zero_and_fractions() {
+    let (mut lp, clock) = setup();
+    let mut zero = lp.scope(|| spawn(time::sleep(Duration::ZERO)));
+    let mut frac = lp.scope(|| spawn(time::sleep(Duration::from_micros(1500))));
+    let mut past = lp.scope(|| spawn(time::sleep_until(Instant::now())));
+    lp.scope(|| {
+        assert_pending!(zero.poll());
+        assert_pending!(frac.poll());
+        assert_ready!(past.poll());
+    });
+    advance(&mut lp, &clock, 1);
+    lp.scope(|| {
+        assert_ready!(zero.poll());
+        assert_pending!(frac.poll());
+    });
+    advance(&mut lp, &clock, 1);
+    lp.scope(|| assert_ready!(frac.poll()));
+}
+
+/// Dropping a pending `Sleep` clears its timer and its ref at once, and
+/// drops the stored waker: the mock task's waker count falls back to one.
+#[test]
+fn dropping_a_sleep_cancels_it() {
+    let (mut lp, _clock) = setup();
+    let mut s = lp.scope(|| spawn(time::sleep(ms(100))));
+    lp.scope(|| assert_pending!(s.poll()));
+    assert_eq!(s.waker_ref_count(), 2, "the sleep holds a clone");
+    assert!(lp.is_alive());
+    assert_eq!(lp.stats().timers, 1);
+    let count = {
+        let mut s = s;
+        lp.scope(|| drop(std::mem::replace(&mut *s, time::sleep(ms(1)))));
+        s
+    };
+    assert_eq!(count.waker_ref_count(), 1, "dropped with the sleep");
+    drop(count);
+    lp.scope(|| ());
+    assert_eq!(lp.stats(), Stats::default());
+    assert!(!lp.is_alive());
+}
+
+/// `reset` moves the deadline; the old timer never wakes the task.
+#[test]
+fn reset_moves_the_deadline() {
+    let (mut lp, clock) = setup();
+    let mut s = lp.scope(|| spawn(time::sleep(ms(10))));
+    lp.scope(|| assert_pending!(s.poll()));
+    lp.scope(|| {
+        let at = Instant::now() + ms(30);
+        s.enter(|_, sleep| sleep.reset(at));
+    });
+    advance(&mut lp, &clock, 10);
+    assert!(!s.is_woken());
+    lp.scope(|| assert_pending!(s.poll()));
+    advance(&mut lp, &clock, 20);
+    assert!(s.is_woken());
+    lp.scope(|| assert_ready!(s.poll()));
+    assert_eq!(lp.stats(), Stats::default());
+}
+
+/// `timeout` polls the inner future first: ready at once wins, even at
+/// zero; a slow one loses at the deadline.
+#[test]
+fn timeout_polls_the_inner_future_first() {
+    let (mut lp, clock) = setup();
+    let mut fast = lp.scope(|| spawn(time::timeout(Duration::ZERO, async { 3 })));
+    lp.scope(|| assert_eq!(assert_ready_ok!(fast.poll()), 3));
+    let mut slow = lp.scope(|| spawn(time::timeout(ms(5), time::sleep(ms(10)))));
+    lp.scope(|| assert_pending!(slow.poll()));
+    advance(&mut lp, &clock, 5);
+    assert!(slow.is_woken());
+    lp.scope(|| assert_ready_err!(slow.poll()));
+    drop(slow);
+    lp.scope(|| ());
+    assert_eq!(lp.stats().timers, 0, "the inner sleep was dropped too");
+}
+
+/// A sleep is a Node timeout created when `sleep` is called: FIFO with
+/// `set_timeout` callbacks of its (rounded-up) duration.
+#[test]
+fn sleeps_are_fifo_with_timeouts_of_their_duration() {
+    let log = new_log();
+    let (mut lp, _clock) = setup();
+    lp.set_timeout(5, say_at(&log, "t1"));
+    let l = log.clone();
+    let sleep = lp.scope(|| time::sleep(Duration::from_micros(4200)));
+    lp.spawn(async move {
+        sleep.await;
+        push(
+            &l,
+            format!("sleep@{}", EventLoop::with_current(|lp| lp.now())),
+        );
+    });
+    lp.set_timeout(5, say_at(&log, "t2"));
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["t1@5", "sleep@5", "t2@5"]);
+}
+
+/// A sleep made inside a callback (which holds the loop) lands where a
+/// `set_timeout` made at that moment would.
+#[test]
+fn a_sleep_made_in_a_callback_keeps_its_place() {
+    let log = new_log();
+    let (mut lp, _clock) = setup();
+    let l = log.clone();
+    lp.set_timeout(1, move |lp| {
+        lp.set_timeout(10, say_at(&l, "before"));
+        let s = time::sleep(ms(10));
+        let l2 = l.clone();
+        lp.spawn(async move {
+            s.await;
+            push(&l2, "sleep");
+        });
+        lp.block(3); // the sleep's start was read before the block
+        lp.set_timeout(10, say_at(&l, "after"));
+    });
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["before@11", "sleep", "after@14"]);
+}
+
+/// Unrefed, a sleep does not keep the loop alive.
+#[test]
+fn an_unrefed_sleep_does_not_hold_the_loop() {
+    let (mut lp, _clock) = setup();
+    let s = lp.scope(|| time::sleep(ms(50)));
+    assert!(lp.is_alive());
+    s.set_ref(false);
+    lp.scope(|| ());
+    assert!(!lp.is_alive());
+    s.set_ref(true);
+    lp.scope(|| ());
+    assert!(lp.is_alive());
+}
+
+/// A sleep longer than Node's 2^31-1 ms limit never fires early: 40 days
+/// take 40 days.
+#[test]
+fn long_sleeps_rearm_until_their_deadline() {
+    let (mut lp, _clock) = setup();
+    let days = 40 * 86_400_000;
+    lp.block_on(async move { time::sleep(ms(days)).await })
+        .unwrap();
+    assert_eq!(lp.now(), days);
+}
+
+// ----- Interval: tokio's tests/time_interval.rs timelines ---------------
+
+fn poll_ticks(lp: &mut EventLoop, i: &mut Spawn<Interval>, start: Instant) -> Vec<u64> {
+    lp.scope(|| {
+        let mut got = Vec::new();
+        loop {
+            match i.enter(|cx, mut iv| iv.poll_tick(cx)) {
+                Poll::Ready(t) => got.push((t - start).as_millis() as u64),
+                Poll::Pending => return got,
+            }
+        }
+    })
+}
+
+fn interval_with(
+    behavior: MissedTickBehavior,
+) -> (EventLoop, VirtualClock, Spawn<Interval>, Instant) {
+    let (mut lp, clock) = setup();
+    let start = lp.scope(Instant::now);
+    let mut iv = lp.scope(|| time::interval_at(start, ms(300)));
+    iv.set_missed_tick_behavior(behavior);
+    (lp, clock, spawn(iv), start)
+}
+
+/// tokio's `burst`: the missed 600 and 900 come back to back at 950, then
+/// the original grid.
+#[test]
+fn interval_burst() {
+    let (mut lp, c, mut i, start) = interval_with(MissedTickBehavior::Burst);
+    assert_eq!(poll_ticks(&mut lp, &mut i, start), [0]);
+    advance(&mut lp, &c, 100);
+    assert!(poll_ticks(&mut lp, &mut i, start).is_empty());
+    advance(&mut lp, &c, 200);
+    assert_eq!(poll_ticks(&mut lp, &mut i, start), [300]);
+    advance(&mut lp, &c, 650);
+    assert_eq!(poll_ticks(&mut lp, &mut i, start), [600, 900]);
+    advance(&mut lp, &c, 200);
+    assert!(poll_ticks(&mut lp, &mut i, start).is_empty());
+    advance(&mut lp, &c, 100);
+    assert_eq!(poll_ticks(&mut lp, &mut i, start), [1200]);
+    advance(&mut lp, &c, 250);
+    assert_eq!(poll_ticks(&mut lp, &mut i, start), [1500]);
+    advance(&mut lp, &c, 300);
+    assert_eq!(poll_ticks(&mut lp, &mut i, start), [1800]);
+}
+
+/// tokio's `delay`: the late 600 at 950, then one period after it: 1250,
+/// 1550, ... (the default here; Node's setInterval).
+#[test]
+fn interval_delay() {
+    let (mut lp, c, mut i, start) = interval_with(MissedTickBehavior::Delay);
+    assert_eq!(poll_ticks(&mut lp, &mut i, start), [0]);
+    advance(&mut lp, &c, 100);
+    assert!(poll_ticks(&mut lp, &mut i, start).is_empty());
+    advance(&mut lp, &c, 200);
+    assert_eq!(poll_ticks(&mut lp, &mut i, start), [300]);
+    advance(&mut lp, &c, 650);
+    assert_eq!(poll_ticks(&mut lp, &mut i, start), [600]);
+    advance(&mut lp, &c, 250);
+    assert!(poll_ticks(&mut lp, &mut i, start).is_empty());
+    advance(&mut lp, &c, 50);
+    assert_eq!(poll_ticks(&mut lp, &mut i, start), [1250]);
+    advance(&mut lp, &c, 300);
+    assert_eq!(poll_ticks(&mut lp, &mut i, start), [1550]);
+    advance(&mut lp, &c, 300);
+    assert_eq!(poll_ticks(&mut lp, &mut i, start), [1850]);
+}
+
+/// tokio's `skip`: the late 600 at 950, then back on the grid: 1200, 1500.
+#[test]
+fn interval_skip() {
+    let (mut lp, c, mut i, start) = interval_with(MissedTickBehavior::Skip);
+    assert_eq!(poll_ticks(&mut lp, &mut i, start), [0]);
+    advance(&mut lp, &c, 300);
+    assert_eq!(poll_ticks(&mut lp, &mut i, start), [300]);
+    advance(&mut lp, &c, 650);
+    assert_eq!(poll_ticks(&mut lp, &mut i, start), [600]);
+    advance(&mut lp, &c, 250);
+    assert_eq!(poll_ticks(&mut lp, &mut i, start), [1200]);
+    advance(&mut lp, &c, 300);
+    assert_eq!(poll_ticks(&mut lp, &mut i, start), [1500]);
+}
+
+/// A tick at most 5 ms late is not missed: the grid holds.
+#[test]
+fn interval_late_by_five_is_on_time() {
+    let (mut lp, c, mut i, start) = interval_with(MissedTickBehavior::Delay);
+    assert_eq!(poll_ticks(&mut lp, &mut i, start), [0]);
+    advance(&mut lp, &c, 305);
+    assert_eq!(poll_ticks(&mut lp, &mut i, start), [300]);
+    advance(&mut lp, &c, 295);
+    assert_eq!(
+        poll_ticks(&mut lp, &mut i, start),
+        [600],
+        "still on the grid"
+    );
+}
+
+/// tokio's `reset`, `reset_immediately`, `reset_after`, `reset_at`.
+#[test]
+fn interval_resets() {
+    let (mut lp, c, mut i, start) = interval_with(MissedTickBehavior::Burst);
+    assert_eq!(poll_ticks(&mut lp, &mut i, start), [0]);
+    advance(&mut lp, &c, 100);
+    lp.scope(|| i.reset());
+    advance(&mut lp, &c, 299);
+    assert!(poll_ticks(&mut lp, &mut i, start).is_empty());
+    advance(&mut lp, &c, 1);
+    assert_eq!(poll_ticks(&mut lp, &mut i, start), [400]);
+    lp.scope(|| i.reset_immediately());
+    assert_eq!(poll_ticks(&mut lp, &mut i, start), [400]);
+    lp.scope(|| i.reset_after(ms(20)));
+    advance(&mut lp, &c, 20);
+    assert_eq!(poll_ticks(&mut lp, &mut i, start), [420]);
+    lp.scope(|| i.reset_at(start + ms(1000)));
+    advance(&mut lp, &c, 579);
+    assert!(poll_ticks(&mut lp, &mut i, start).is_empty());
+    advance(&mut lp, &c, 1);
+    assert_eq!(poll_ticks(&mut lp, &mut i, start), [1000]);
+}
+
+/// `tick()` is cancel-safe: a dropped tick future loses no tick.
+#[test]
+fn tick_is_cancel_safe() {
+    let (mut lp, c, mut i, start) = interval_with(MissedTickBehavior::Delay);
+    assert_eq!(poll_ticks(&mut lp, &mut i, start), [0]);
+    lp.scope(|| {
+        let mut t = Box::pin(i.tick());
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        assert!(t.as_mut().poll(&mut cx).is_pending());
+        // Dropped here, pending.
+    });
+    advance(&mut lp, &c, 300);
+    assert_eq!(poll_ticks(&mut lp, &mut i, start), [300]);
+}
+
+#[test]
+#[should_panic(expected = "`period` must be non-zero.")]
+fn interval_of_zero_panics() {
+    let (mut lp, _c) = setup();
+    lp.scope(|| time::interval(Duration::ZERO));
+}
+
+/// The time functions panic outside a loop, as tokio's do.
+#[test]
+fn outside_a_loop_they_panic_with_a_message() {
+    let r = std::panic::catch_unwind(|| time::sleep(ms(1)));
+    let payload = r.unwrap_err();
+    let msg = payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap();
+    assert!(msg.contains("no current timerloop EventLoop"), "{msg}");
+}
+
+/// An `Immediate` future completes in the next check phase, FIFO with
+/// `set_immediate`.
+#[test]
+fn immediate_future_is_fifo_with_set_immediate() {
+    let log = new_log();
+    let (mut lp, _clock) = setup();
+    lp.set_immediate(say(&log, "i1"));
+    let l = log.clone();
+    let imm = lp.scope(time::immediate);
+    lp.spawn(async move {
+        imm.await;
+        push(&l, "future");
+    });
+    lp.set_immediate(say(&log, "i2"));
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["i1", "future", "i2"]);
+}
+
+fn say_at(log: &Log, name: &'static str) -> impl FnMut(&mut EventLoop) + 'static {
+    at(log, name)
+}
