@@ -7,6 +7,7 @@
 //! cargo bench -p timerloop-bench --bench suite -- baseline IMPL OP DIST COUNT [--reps R]
 //! cargo bench -p timerloop-bench --bench suite -- memory [--same] [--count N] [--impl IMPL]
 //! cargo bench -p timerloop-bench --bench suite -- lateness [--samples K]
+//! cargo bench -p timerloop-bench --bench suite -- rivals tasks [N] [--reps R]
 //! ```
 //!
 //! This bench belongs to the `timerloop-bench` package (`bench/Cargo.toml`),
@@ -21,6 +22,8 @@
 mod baseline;
 #[path = "suite/probes.rs"]
 mod probes;
+#[path = "suite/rivals.rs"]
+mod rivals;
 #[path = "suite/workloads.rs"]
 mod workloads;
 
@@ -132,7 +135,8 @@ fn usage() -> ! {
         "usage: cargo bench -p timerloop-bench --bench suite -- (--list | WORKLOAD [N]\n\
          \x20      | baseline IMPL OP DIST COUNT [--reps R]\n\
          \x20      | memory [--same] [--count N] [--impl timerloop|delayqueue]\n\
-         \x20      | lateness [--samples K])"
+         \x20      | lateness [--samples K]\n\
+         \x20      | rivals tasks [N] [--reps R])"
     );
     exit(2)
 }
@@ -158,6 +162,7 @@ fn main() {
         "baseline" => baseline::main(&args[1..]),
         "memory" => probes::memory(&args[1..]),
         "lateness" => probes::lateness(&args[1..]),
+        "rivals" => rivals::main(&args[1..]),
         "-h" | "--help" => usage(),
         name => {
             if args.len() > 2 {

@@ -74,3 +74,8 @@ pub use timers::{
     Immediate, IoHandle, Remote, Stats, TIMEOUT_MAX, Timeout, TimerError, Warning,
 };
 pub use uv::{Clock, ClockError, Completion, PostError, Readiness, SystemClock, VirtualClock};
+
+/// The README's Rust examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
