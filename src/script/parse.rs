@@ -102,6 +102,27 @@ pub enum Stmt {
     /// `nth N BODY`: run BODY only on the enclosing callback's N-th run
     /// (1-based; N is at least 1). Only allowed inside a callback.
     Nth(u64, Body),
+    /// `task BODY`: `queueMicrotask(async () => { BODY })`, a spawned task.
+    Task(Body),
+    /// `sleep MS` (task bodies only): `await setTimeout(MS)`.
+    Sleep(u64),
+    /// `yield` (task bodies only): `await null`, one microtask hop.
+    Yield,
+    /// `check` (task bodies only): `await setImmediate()`.
+    Check,
+}
+
+/// The kind of body a statement is directly in; a body takes its kind
+/// from the statement that owns it, never from the bodies around it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Where {
+    /// The script's top level.
+    Top,
+    /// The body of a timeout, interval, immediate, tick, microtask or io,
+    /// or of an `nth` inside one.
+    Callback,
+    /// A task body.
+    Task,
 }
 
 /// Which kind of handle a name holds.
@@ -185,7 +206,8 @@ impl std::error::Error for ParseError {}
 ///
 /// The first problem found: an unknown statement, a missing or stray brace,
 /// a bad WORD, NAME, DELAY, MS or N, the end of file inside a statement,
-/// `nth` outside a callback, nesting deeper than [`MAX_DEPTH`], a name used
+/// `nth` outside a callback or directly in a task body, `sleep`, `yield` or
+/// `check` outside a task body, nesting deeper than [`MAX_DEPTH`], a name used
 /// for both timers and immediates, or `refresh` of an immediate.
 ///
 /// # Examples
@@ -218,7 +240,7 @@ pub fn parse(file: &str, src: &str) -> Result<Script, ParseError> {
     let mut top = Vec::new();
     while p.at < p.toks.len() {
         let t = p.next()?;
-        top.push(p.statement(t, false, 0)?);
+        top.push(p.statement(t, Where::Top, 0)?);
     }
     p.check_kinds()?;
     let first_line = src.split('\n').next().unwrap_or("");
@@ -393,7 +415,7 @@ impl<'a> Parser<'a> {
             .ok_or_else(|| self.error(t, format!("bad number '{}'", t.text)))
     }
 
-    fn body(&mut self, depth: usize) -> Result<Body, ParseError> {
+    fn body(&mut self, depth: usize, kind: Where) -> Result<Body, ParseError> {
         let open = self.next()?;
         if open.text != "{" {
             return Err(self.error(open, format!("expected '{{', found '{}'", open.text)));
@@ -407,23 +429,24 @@ impl<'a> Parser<'a> {
             if t.text == "}" {
                 return Ok(stmts.into());
             }
-            stmts.push(self.statement(t, true, depth + 1)?);
+            stmts.push(self.statement(t, kind, depth + 1)?);
         }
     }
 
     fn statement(
         &mut self,
         t: Token<'a>,
-        in_callback: bool,
+        at: Where,
         depth: usize,
     ) -> Result<Stmt, ParseError> {
+        let callback = Where::Callback;
         Ok(match t.text {
             "log" => Stmt::Log(self.word()?),
             "throw" => Stmt::Throw(self.word()?),
             "timeout" | "interval" => {
                 let (name, tok) = self.name()?;
                 let delay = self.delay()?;
-                let body = self.body(depth)?;
+                let body = self.body(depth, callback)?;
                 self.decls.push((name, NameKind::Timer, tok));
                 if t.text == "timeout" {
                     Stmt::Timeout { name, delay, body }
@@ -436,12 +459,13 @@ impl<'a> Parser<'a> {
                 self.decls.push((name, NameKind::Immediate, tok));
                 Stmt::Immediate {
                     name,
-                    body: self.body(depth)?,
+                    body: self.body(depth, callback)?,
                 }
             }
-            "tick" => Stmt::Tick(self.body(depth)?),
-            "microtask" => Stmt::Microtask(self.body(depth)?),
-            "io" => Stmt::Io(self.body(depth)?),
+            "tick" => Stmt::Tick(self.body(depth, callback)?),
+            "microtask" => Stmt::Microtask(self.body(depth, callback)?),
+            "io" => Stmt::Io(self.body(depth, callback)?),
+            "task" => Stmt::Task(self.body(depth, Where::Task)?),
             "clear" => Stmt::Clear(self.name()?.0),
             "refresh" => {
                 let (name, tok) = self.name()?;
@@ -453,11 +477,23 @@ impl<'a> Parser<'a> {
             "hasref" => Stmt::HasRef(self.name()?.0),
             "block" => Stmt::Block(self.whole(0)?),
             "nth" => {
-                if !in_callback {
-                    return Err(self.error(t, "nth outside a callback".into()));
+                match at {
+                    Where::Top => return Err(self.error(t, "nth outside a callback".into())),
+                    Where::Task => return Err(self.error(t, "nth inside a task body".into())),
+                    Where::Callback => {}
                 }
                 let n = self.whole(1)?;
-                Stmt::Nth(n, self.body(depth)?)
+                Stmt::Nth(n, self.body(depth, callback)?)
+            }
+            "sleep" | "yield" | "check" => {
+                if at != Where::Task {
+                    return Err(self.error(t, format!("{} outside a task body", t.text)));
+                }
+                match t.text {
+                    "sleep" => Stmt::Sleep(self.whole(0)?),
+                    "yield" => Stmt::Yield,
+                    _ => Stmt::Check,
+                }
             }
             "{" | "}" => return Err(self.error(t, format!("unexpected '{}'", t.text))),
             other => return Err(self.error(t, format!("unknown statement '{other}'"))),

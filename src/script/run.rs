@@ -11,7 +11,11 @@
 //! | `tick` / `microtask` | [`EventLoop::next_tick`] / [`EventLoop::queue_microtask`] |
 //! | `io` | an [`EventLoop::completion`] completed from a new thread, so the body runs in a poll phase |
 //! | `block MS` | [`EventLoop::block`]: busy-wait, or advance the virtual clock |
-//! | `throw WORD` | the callback returns `Err(WORD)` |
+//! | `throw WORD` | the callback returns `Err(WORD)`; in a task body, the task fails (a panic, reported as an unhandled rejection) |
+//! | `task` | [`EventLoop::spawn`] of the body as an async block (its first poll is a microtask, as `queueMicrotask(async () => ...)`) |
+//! | `sleep MS` | [`time::sleep`](crate::time::sleep) of MS ms, coerced as Node coerces it (0 is 1 ms) |
+//! | `yield` | [`task::yield_now`](crate::task::yield_now): one microtask hop (`await null`) |
+//! | `check` | [`time::immediate`](crate::time::immediate) (`await setImmediate()`) |
 //!
 //! Every callback made by a `timeout`/`interval`/`immediate`/`tick`/
 //! `microtask`/`io` statement counts its own runs, which `nth` reads.
@@ -19,7 +23,10 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use super::parse::{Script, Stmt};
+use std::time::Duration;
+
+use super::parse::{Body, Script, Stmt};
+use crate::timers::coerce;
 use crate::{BoxError, Delay, Error, EventLoop, Immediate, Timeout};
 
 /// What a name is bound to.
@@ -233,6 +240,42 @@ fn step(stmt: &Stmt, runs: u64, lp: &mut EventLoop, state: &Shared) -> Result<()
                 exec(body, runs, lp, state)?;
             }
         }
+        Stmt::Task(body) => {
+            lp.spawn(task(body.clone(), state.clone()));
+        }
+        // The parser allows these only in task bodies, which `task` runs.
+        Stmt::Sleep(_) | Stmt::Yield | Stmt::Check => {
+            unreachable!("an await outside a task body is a parse error")
+        }
     }
     Ok(())
+}
+
+/// A task body: `async () => { BODY }`, whose awaits are exactly its
+/// `sleep`, `yield` and `check` statements. Every other statement runs as
+/// anywhere else, with the loop lent by [`EventLoop::with_current`].
+async fn task(body: Body, state: Shared) {
+    for stmt in body.iter() {
+        match stmt {
+            Stmt::Sleep(ms) => {
+                // timers/promises' setTimeout coerces as setTimeout does.
+                let (ms, warning) = coerce(*ms as f64);
+                if let Some(w) = warning {
+                    EventLoop::with_current(|lp| lp.warn(w));
+                }
+                crate::time::sleep(Duration::from_millis(ms as u64)).await;
+            }
+            Stmt::Yield => crate::task::yield_now().await,
+            Stmt::Check => crate::time::immediate().await,
+            other => {
+                if let Err(e) = EventLoop::with_current(|lp| step(other, 0, lp, &state)) {
+                    // A throw rejects the task's promise, which nothing
+                    // handles: the task fails, detached, and the loop
+                    // reports it as Node reports an unhandled rejection.
+                    // (resume_unwind: no panic hook, no noise on stderr.)
+                    std::panic::resume_unwind(Box::new(e.to_string()));
+                }
+            }
+        }
+    }
 }
