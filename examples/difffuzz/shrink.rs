@@ -69,6 +69,10 @@ fn print_stmt(script: &Script, s: &Stmt, indent: usize, out: &mut String) {
         Stmt::HasRef(n) => (format!("hasref {}", name(n)), None),
         Stmt::Block(ms) => (format!("block {ms}"), None),
         Stmt::Nth(n, body) => (format!("nth {n}"), Some(body)),
+        Stmt::Task(body) => ("task".to_owned(), Some(body)),
+        Stmt::Sleep(ms) => (format!("sleep {ms}"), None),
+        Stmt::Yield => ("yield".to_owned(), None),
+        Stmt::Check => ("check".to_owned(), None),
     };
     out.push_str(&head);
     let Some(body) = body else { return };
@@ -107,6 +111,7 @@ fn body_of(s: &Stmt) -> Option<&Body> {
         | Stmt::Tick(body)
         | Stmt::Microtask(body)
         | Stmt::Io(body)
+        | Stmt::Task(body)
         | Stmt::Nth(_, body) => Some(body),
         _ => None,
     }
@@ -129,6 +134,7 @@ fn with_body(s: &Stmt, body: Body) -> Stmt {
         Stmt::Microtask(_) => Stmt::Microtask(body),
         Stmt::Io(_) => Stmt::Io(body),
         Stmt::Nth(n, _) => Stmt::Nth(*n, body),
+        Stmt::Task(_) => Stmt::Task(body),
         other => other.clone(),
     }
 }

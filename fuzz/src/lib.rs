@@ -47,7 +47,7 @@ fn check_names(body: &Body, n: usize) {
                 assert!(*name < n);
                 check_names(body, n);
             }
-            Stmt::Tick(b) | Stmt::Microtask(b) | Stmt::Io(b) | Stmt::Nth(_, b) => {
+            Stmt::Tick(b) | Stmt::Microtask(b) | Stmt::Io(b) | Stmt::Nth(_, b) | Stmt::Task(b) => {
                 check_names(b, n);
             }
             Stmt::Clear(name)
@@ -55,7 +55,12 @@ fn check_names(body: &Body, n: usize) {
             | Stmt::Ref(name)
             | Stmt::Unref(name)
             | Stmt::HasRef(name) => assert!(*name < n),
-            Stmt::Log(_) | Stmt::Block(_) | Stmt::Throw(_) => {}
+            Stmt::Log(_)
+            | Stmt::Block(_)
+            | Stmt::Throw(_)
+            | Stmt::Sleep(_)
+            | Stmt::Yield
+            | Stmt::Check => {}
         }
     }
 }

@@ -433,12 +433,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn statement(
-        &mut self,
-        t: Token<'a>,
-        at: Where,
-        depth: usize,
-    ) -> Result<Stmt, ParseError> {
+    fn statement(&mut self, t: Token<'a>, at: Where, depth: usize) -> Result<Stmt, ParseError> {
         let callback = Where::Callback;
         Ok(match t.text {
             "log" => Stmt::Log(self.word()?),

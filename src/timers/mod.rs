@@ -85,8 +85,8 @@ pub use immediate::Immediate;
 pub use io::{IoHandle, Remote};
 pub use timeout::Timeout;
 
-pub(crate) use current::{LoopShared, Micro, current_shared};
 pub(crate) use coerce::coerce;
+pub(crate) use current::{LoopShared, Micro, current_shared};
 pub(crate) use error::panic_message;
 pub(crate) use scope::{Flow, OnceFn, Thrown};
 
