@@ -624,7 +624,19 @@ mod tests {
     fn errors_carry_positions() {
         assert_eq!(err("log"), "t.tl:1:4: unexpected end of file");
         assert_eq!(err("tick {\n"), "t.tl:2:1: unexpected end of file");
-        assert_eq!(err("sleep 5"), "t.tl:1:1: unknown statement 'sleep'");
+        assert_eq!(err("wait 5"), "t.tl:1:1: unknown statement 'wait'");
+        assert_eq!(err("sleep 5"), "t.tl:1:1: sleep outside a task body");
+        assert_eq!(err("tick { yield }"), "t.tl:1:8: yield outside a task body");
+        assert_eq!(
+            err("task { timeout a 1 { check } }"),
+            "t.tl:1:22: check outside a task body"
+        );
+        assert_eq!(err("task { nth 1 {} }"), "t.tl:1:8: nth inside a task body");
+        assert_eq!(err("task { sleep -1 }"), "t.tl:1:14: bad number '-1'");
+        assert!(ok("task { sleep 0 yield check task { yield } tick { task { check } } }")
+            .body
+            .len()
+            == 1);
         assert_eq!(err("  }"), "t.tl:1:3: unexpected '}'");
         assert_eq!(err("{"), "t.tl:1:1: unexpected '{'");
         assert_eq!(err("tick log"), "t.tl:1:6: expected '{', found 'log'");
@@ -647,7 +659,7 @@ mod tests {
         // Syntax errors win over the static checks, wherever they are.
         assert_eq!(
             err("timeout a 1 {} immediate a {} sleep"),
-            "t.tl:1:31: unknown statement 'sleep'"
+            "t.tl:1:31: sleep outside a task body"
         );
         // Nested declarations are checked in source order.
         assert_eq!(
