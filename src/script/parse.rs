@@ -633,10 +633,12 @@ mod tests {
         );
         assert_eq!(err("task { nth 1 {} }"), "t.tl:1:8: nth inside a task body");
         assert_eq!(err("task { sleep -1 }"), "t.tl:1:14: bad number '-1'");
-        assert!(ok("task { sleep 0 yield check task { yield } tick { task { check } } }")
-            .body
-            .len()
-            == 1);
+        assert!(
+            ok("task { sleep 0 yield check task { yield } tick { task { check } } }")
+                .body
+                .len()
+                == 1
+        );
         assert_eq!(err("  }"), "t.tl:1:3: unexpected '}'");
         assert_eq!(err("{"), "t.tl:1:1: unexpected '{'");
         assert_eq!(err("tick log"), "t.tl:1:6: expected '{', found 'log'");
