@@ -165,15 +165,17 @@ pub(crate) fn ms_floor(d: Duration) -> u64 {
     if d >= Duration::from_nanos(u64::MAX) {
         return u64::MAX;
     }
-    // Below u64::MAX ns, the milliseconds always fit.
-    (d.as_nanos() / 1_000_000) as u64
+    // Below u64::MAX ns, the milliseconds always fit. (No u128 division:
+    // this runs on every clock read, and that is a library call.)
+    d.as_secs() * 1000 + u64::from(d.subsec_millis())
 }
 
 /// Whole milliseconds of a duration, rounded up, saturating at `u64::MAX`:
 /// the crate's one conversion from a user's [`Duration`] to a delay, so
 /// that a `Duration` timer never fires early.
 pub(crate) fn ms_ceil(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos().div_ceil(1_000_000)).unwrap_or(u64::MAX)
+    let part = u64::from(d.subsec_nanos().div_ceil(1_000_000));
+    d.as_secs().saturating_mul(1000).saturating_add(part)
 }
 
 impl VirtualClock {
