@@ -86,7 +86,7 @@ pub use io::{IoHandle, Remote};
 pub use timeout::Timeout;
 
 pub(crate) use coerce::coerce;
-pub(crate) use current::{LoopShared, Micro, current_shared};
+pub(crate) use current::{LoopShared, Micro, current_shared, try_current_shared};
 pub(crate) use error::panic_message;
 pub(crate) use scope::{Flow, OnceFn, Thrown};
 
