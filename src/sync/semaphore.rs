@@ -353,6 +353,9 @@ impl Semaphore {
     /// the wakers of those granted (in batches of [`WAKE_BATCH`], locking
     /// again between batches).
     fn grant_and_unlock<'a>(&'a self, mut st: MutexGuard<'a, State>) {
+        if st.queue.is_empty() {
+            return; // the uncontended release: nobody to grant
+        }
         loop {
             let mut woken = WakeList::new();
             let more = st.grant(self.size, &mut woken);
