@@ -58,6 +58,25 @@ fn the_types_are_send_and_sync() {
     send::<AcquireOwned>();
 }
 
+#[test]
+fn debug_output() {
+    let sem = Arc::new(Semaphore::new(3));
+    let p = sem.try_acquire(1).unwrap();
+    let mut a = spawn(sem.acquire(3));
+    assert_pending!(a.poll());
+    assert_eq!(
+        format!("{sem:?}"),
+        "Semaphore { size: 3, available: 2, waiting: 1 }"
+    );
+    assert_eq!(format!("{p:?}"), "Permit { n: 1 }");
+    assert_eq!(format!("{:?}", *a), r#"Acquire { n: 3, state: "queued" }"#);
+    let o = sem.clone().acquire_owned(4);
+    assert_eq!(
+        format!("{o:?}"),
+        r#"AcquireOwned { n: 4, state: "not polled" }"#
+    );
+}
+
 // ---------------------------------------------------------------------
 // Go's semaphore_test.go
 

@@ -105,15 +105,15 @@ impl Wait {
     }
 }
 
-impl fmt::Debug for Wait {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Wait {
+    fn debug(&self, name: &str, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = match self.step {
             Step::Start => "not polled",
             Step::Queued(_) => "queued",
             Step::TooBig => "larger than the size",
             Step::Done => "done",
         };
-        f.debug_struct("Acquire")
+        f.debug_struct(name)
             .field("n", &self.n)
             .field("state", &state)
             .finish()
@@ -172,7 +172,7 @@ impl Drop for Acquire<'_> {
 
 impl fmt::Debug for Acquire<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.wait.fmt(f)
+        self.wait.debug("Acquire", f)
     }
 }
 
@@ -235,6 +235,6 @@ impl Drop for AcquireOwned {
 
 impl fmt::Debug for AcquireOwned {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.wait.fmt(f)
+        self.wait.debug("AcquireOwned", f)
     }
 }
