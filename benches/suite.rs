@@ -7,7 +7,7 @@
 //! cargo bench -p timerloop-bench --bench suite -- baseline IMPL OP DIST COUNT [--reps R]
 //! cargo bench -p timerloop-bench --bench suite -- memory [--same] [--count N] [--impl IMPL]
 //! cargo bench -p timerloop-bench --bench suite -- lateness [--samples K]
-//! cargo bench -p timerloop-bench --bench suite -- rivals tasks [N] [--reps R]
+//! cargo bench -p timerloop-bench --bench suite -- rivals (tasks | semaphore) [N] [--reps R]
 //! ```
 //!
 //! This bench belongs to the `timerloop-bench` package (`bench/Cargo.toml`),
@@ -136,7 +136,7 @@ fn usage() -> ! {
          \x20      | baseline IMPL OP DIST COUNT [--reps R]\n\
          \x20      | memory [--same] [--count N] [--impl timerloop|delayqueue]\n\
          \x20      | lateness [--samples K]\n\
-         \x20      | rivals tasks [N] [--reps R])"
+         \x20      | rivals (tasks | semaphore) [N] [--reps R])"
     );
     exit(2)
 }

@@ -35,6 +35,8 @@
 //!   [`task::JoinHandle`]), whose polls are microtasks;
 //! - [`time`]: `sleep`, `timeout`, `interval` and [`time::Instant`], with
 //!   `tokio::time`'s names, on Node timeouts;
+//! - [`sync`]: [`sync::Semaphore`], Go's weighted semaphore (FIFO, all or
+//!   nothing), `Send + Sync`, for tasks of any loop, thread or executor;
 //! - [`script`]: the `.tl` timer-script parser and interpreter.
 //!
 //! Nothing else is: the loop layer cannot be run around [`EventLoop`].
@@ -64,6 +66,7 @@
 
 mod collections;
 pub mod script;
+pub mod sync;
 pub mod task;
 pub mod time;
 mod timers;

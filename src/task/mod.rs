@@ -16,7 +16,8 @@
 //! - **A pending task keeps nothing alive by itself**, as a pending promise
 //!   does not keep Node alive: what it waits on does (a refed timer, an I/O
 //!   source, a refed [`Remote`](crate::Remote) through which another thread
-//!   will wake it).
+//!   will wake it, an acquire waiting in a
+//!   [`Semaphore`](crate::sync::Semaphore)'s queue).
 //! - **Failures.** A task that panics completes its [`JoinHandle`] with a
 //!   [`JoinError`]. A detached task (its `JoinHandle` dropped) that panics
 //!   is an unhandled rejection: reported as an uncaught error of kind

@@ -177,6 +177,11 @@ pub(crate) fn current_shared() -> Rc<LoopShared> {
         })
 }
 
+/// The shared state of the thread's current loop, if any.
+pub(crate) fn try_current_shared() -> Option<Rc<LoopShared>> {
+    STACK.with(|s| s.borrow().last().map(|f| f.shared.clone()))
+}
+
 /// While alive, a loop is current on this thread (its frame is on the
 /// stack). Not `Send`: it must be dropped on the thread that made it.
 pub(crate) struct Entered {

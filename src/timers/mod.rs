@@ -86,7 +86,7 @@ pub use io::{IoHandle, Remote};
 pub use timeout::Timeout;
 
 pub(crate) use coerce::coerce;
-pub(crate) use current::{LoopShared, Micro, current_shared};
+pub(crate) use current::{LoopShared, Micro, current_shared, try_current_shared};
 pub(crate) use error::panic_message;
 pub(crate) use scope::{Flow, OnceFn, Thrown};
 
@@ -425,7 +425,9 @@ impl EventLoop {
 
     /// Whether the loop has anything refed left to do (`uv__loop_alive`,
     /// R11.2): refed timeouts, refed immediates, I/O sources, requests in
-    /// flight, refed [`Remote`]s.
+    /// flight, refed [`Remote`]s, and semaphore acquires waiting in a
+    /// queue that were polled on this loop (their permit may come from
+    /// another thread; see [`sync`](crate::sync)).
     ///
     /// ```
     /// use timerloop::EventLoop;

@@ -54,7 +54,7 @@ mod timer;
 pub use clock::{Clock, ClockError, SystemClock, VirtualClock};
 pub(crate) use clock::{ms_ceil, ms_floor};
 pub use poll::{Completion, PostError, Readiness};
-pub(crate) use poll::{Remote, Sender};
+pub(crate) use poll::{KeepAlive, Remote, Sender};
 pub(crate) use run::run;
 
 use std::collections::VecDeque;
@@ -249,6 +249,7 @@ impl<H: Host> Loop<H> {
             || self.io.requests() > 0
             || !self.pending.is_empty()
             || !self.closing.is_empty()
+            || self.io.kept_alive()
     }
 
     /// Whether [`run`] is executing (true inside the loop's callbacks).

@@ -21,7 +21,7 @@
 
 use std::collections::VecDeque;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -80,6 +80,8 @@ struct Shared<H> {
     queue: Mutex<Queue<H>>,
     has_msgs: AtomicBool,
     waker: Waker,
+    /// Live [`KeepAlive`]s: waits whose wake may come from another thread.
+    keepalive: AtomicUsize,
 }
 
 /// Why a closure could not be posted to a loop.
@@ -162,6 +164,46 @@ impl<H: 'static> Sender<H> {
     /// Queues `f` for the loop's next poll phase and wakes the loop.
     pub(crate) fn send(&self, f: impl FnOnce(&mut H) + Send + 'static) -> Result<(), PostError> {
         self.shared.send(Msg::Run(Box::new(f)))
+    }
+
+    /// Keeps the loop alive until the guard is dropped (from any thread),
+    /// as a refed handle would, with no handle: for a wait whose wake may
+    /// come from another thread (a semaphore's waiter).
+    pub(crate) fn keep_alive(&self) -> KeepAlive {
+        self.shared.keepalive.fetch_add(1, Ordering::AcqRel);
+        KeepAlive {
+            counter: self.shared.clone(),
+        }
+    }
+}
+
+trait Counter: Send + Sync {
+    fn release(&self);
+}
+
+impl<H> Counter for Shared<H> {
+    fn release(&self) {
+        if self.keepalive.fetch_sub(1, Ordering::AcqRel) == 1 {
+            // The loop may be waiting for nothing else: let it look again.
+            let _ = self.waker.wake();
+        }
+    }
+}
+
+/// See [`Sender::keep_alive`].
+pub(crate) struct KeepAlive {
+    counter: Arc<dyn Counter>,
+}
+
+impl fmt::Debug for KeepAlive {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KeepAlive").finish_non_exhaustive()
+    }
+}
+
+impl Drop for KeepAlive {
+    fn drop(&mut self) {
+        self.counter.release();
     }
 }
 
@@ -330,6 +372,7 @@ impl<H: 'static> Io<H> {
                     closed: false,
                 }),
                 has_msgs: AtomicBool::new(false),
+                keepalive: AtomicUsize::new(0),
                 waker,
             }),
             requests: Slab::new(),
@@ -520,6 +563,11 @@ pub(super) fn io_poll<H: Host>(host: &mut H, timeout: Option<u64>) {
 impl<H> Io<H> {
     pub(super) fn requests(&self) -> usize {
         self.requests.len()
+    }
+
+    /// Live keep-alive guards.
+    pub(super) fn kept_alive(&self) -> bool {
+        self.shared.keepalive.load(Ordering::Acquire) > 0
     }
 
     /// Whether a request started before request id `id` is still in flight.

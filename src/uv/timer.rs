@@ -186,7 +186,7 @@ impl<H: Host> Loop<H> {
     /// "block until an event".
     pub(crate) fn backend_timeout(&self) -> Option<u64> {
         if self.stop_flag
-            || (self.active_refed == 0 && self.io.requests() == 0)
+            || (self.active_refed == 0 && self.io.requests() == 0 && !self.io.kept_alive())
             || !self.pending.is_empty()
             || !self.idle.is_empty()
             || !self.closing.is_empty()

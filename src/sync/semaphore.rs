@@ -1,0 +1,592 @@
+//! [`Semaphore`]: its state, every transition of that state, and the
+//! permits.
+//!
+//! # State
+//!
+//! One mutex guards `taken` (Go's `cur`: tokens held by permits, forgotten
+//! permits and granted waiters), a slab of waiters, and the FIFO queue
+//! threaded through that slab (an intrusive list whose links are slab
+//! keys). A waiter is in one of two states, told apart by whether it is
+//! linked into the queue:
+//!
+//! | state | in the queue | its tokens | leaves by |
+//! |---|---|---|---|
+//! | queued | yes | not taken | a grant (to *granted*); its future dropped (unlinked and removed; if it was the head, the waiters behind it are granted what fits) |
+//! | granted | no | in `taken` | its future's poll (removed, a permit made); its future dropped (removed, tokens back, waiters granted what fits) |
+//!
+//! A slab slot belongs to the future that made it until that future
+//! completes or is dropped, so the key the future holds is never stale.
+//! Requests larger than the size never get a slot.
+//!
+//! Invariants, whenever the lock is free and no grant is under way (a
+//! grant that wakes many waiters unlocks between batches of wakes):
+//! `taken <= size`; the head of the queue does not fit
+//! (`size - taken < head.n`), else it would have been granted; and a
+//! queued waiter holds the waker of its latest poll.
+//!
+//! Every function that can make room ends in [`Semaphore::grant_and_unlock`]:
+//! it grants from the head while the head fits, collects the wakers of
+//! those it granted, and calls them after the lock is released.
+
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::Waker;
+
+use slab::Slab;
+
+use super::acquire::{Acquire, AcquireOwned};
+use crate::collections::list::{Linked, Links, List};
+
+/// A weighted, FIFO, all-or-nothing semaphore: Go's
+/// `x/sync/semaphore.Weighted`, `Send + Sync`, for tasks of any loop or
+/// executor (see the [module docs](super) for the rules).
+///
+/// ```
+/// use std::sync::Arc;
+/// use timerloop::{EventLoop, sync::Semaphore};
+/// let sem = Arc::new(Semaphore::new(3));
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let s = sem.clone();
+/// lp.block_on(async move {
+///     let a = s.acquire(2).await;
+///     assert_eq!(s.available(), 1);
+///     assert!(s.try_acquire(2).is_none());
+///     drop(a);
+///     assert_eq!(s.available(), 3);
+/// })
+/// .unwrap();
+/// ```
+pub struct Semaphore {
+    size: u64,
+    state: Mutex<State>,
+}
+
+/// What the lock guards; see the module docs.
+struct State {
+    taken: u64,
+    waiters: Slab<Waiter>,
+    queue: List,
+}
+
+struct Waiter {
+    n: u64,
+    links: Links,
+    /// The waker of the latest poll while queued; taken when granted.
+    waker: Option<Waker>,
+}
+
+impl Linked for Waiter {
+    fn links(&self) -> &Links {
+        &self.links
+    }
+    fn links_mut(&mut self) -> &mut Links {
+        &mut self.links
+    }
+}
+
+/// What the first poll of an acquire found.
+pub(super) enum Start {
+    /// The tokens were free and nobody waited: they are taken.
+    Taken,
+    /// Larger than the size: never granted, not queued.
+    TooBig,
+    /// Queued, with this slab key.
+    Queued(usize),
+}
+
+/// How many wakers a grant collects before it unlocks to call them (and
+/// locks again to go on): a release normally grants one or two waiters,
+/// and this keeps the list off the heap.
+const WAKE_BATCH: usize = 8;
+
+/// Wakers collected under the lock, called after it is released.
+struct WakeList {
+    wakers: [Option<Waker>; WAKE_BATCH],
+    len: usize,
+}
+
+impl WakeList {
+    fn new() -> WakeList {
+        WakeList {
+            wakers: [const { None }; WAKE_BATCH],
+            len: 0,
+        }
+    }
+
+    fn is_full(&self) -> bool {
+        self.len == WAKE_BATCH
+    }
+
+    fn push(&mut self, w: Waker) {
+        debug_assert!(!self.is_full(), "WakeList overflow");
+        self.wakers[self.len] = Some(w);
+        self.len += 1;
+    }
+
+    fn wake_all(mut self) {
+        for w in self.wakers[..self.len].iter_mut() {
+            if let Some(w) = w.take() {
+                w.wake();
+            }
+        }
+    }
+}
+
+impl State {
+    /// Go's `notifyWaiters`: grants queued waiters from the head while the
+    /// head fits, collecting their wakers. Returns true if it stopped
+    /// because `woken` is full (the head may still fit).
+    fn grant(&mut self, size: u64, woken: &mut WakeList) -> bool {
+        while let Some(key) = self.queue.peek() {
+            let n = self.waiters[key].n;
+            if size - self.taken < n {
+                // The head does not fit: everyone waits behind it, so a
+                // large request is not starved by small ones.
+                return false;
+            }
+            if woken.is_full() {
+                return true;
+            }
+            self.taken += n;
+            self.queue.remove(&mut self.waiters, key);
+            if let Some(w) = self.waiters[key].waker.take() {
+                woken.push(w);
+            }
+        }
+        false
+    }
+
+    /// Takes `n` if nobody waits and `n` fits: the fast path of `acquire`
+    /// and all of `try_acquire`.
+    fn try_take(&mut self, size: u64, n: u64) -> bool {
+        let ok = self.queue.is_empty() && size - self.taken >= n;
+        if ok {
+            self.taken += n;
+        }
+        ok
+    }
+}
+
+impl Semaphore {
+    /// A semaphore of `size` tokens, all available. `const`, so it can be a
+    /// `static`.
+    ///
+    /// ```
+    /// use timerloop::sync::Semaphore;
+    /// static LIMIT: Semaphore = Semaphore::new(4);
+    /// let p = LIMIT.try_acquire(3).unwrap();
+    /// assert_eq!(LIMIT.available(), 1);
+    /// drop(p);
+    /// assert_eq!(LIMIT.available(), 4);
+    /// ```
+    pub const fn new(size: u64) -> Semaphore {
+        Semaphore {
+            size,
+            state: Mutex::new(State {
+                taken: 0,
+                waiters: Slab::new(),
+                queue: List::new(),
+            }),
+        }
+    }
+
+    /// The number of tokens the semaphore was made with.
+    ///
+    /// ```
+    /// use timerloop::sync::Semaphore;
+    /// let sem = Semaphore::new(5);
+    /// let _p = sem.try_acquire(2);
+    /// assert_eq!(sem.size(), 5);
+    /// ```
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// The number of tokens not taken right now (a snapshot: other threads
+    /// may change it at once). Tokens granted to a waiter that has not yet
+    /// been polled count as taken.
+    ///
+    /// ```
+    /// use timerloop::sync::Semaphore;
+    /// let sem = Semaphore::new(5);
+    /// let p = sem.try_acquire(2).unwrap();
+    /// assert_eq!(sem.available(), 3);
+    /// p.forget();
+    /// assert_eq!(sem.available(), 3);
+    /// ```
+    pub fn available(&self) -> u64 {
+        self.size - self.lock().taken
+    }
+
+    /// Waits for `n` tokens: a future of a [`Permit`] that gives them back
+    /// when dropped. Nothing happens until the future is first polled; then
+    /// the tokens are taken at once if they are free and nobody waits, and
+    /// otherwise the acquire queues behind the waiters (FIFO, all or
+    /// nothing). A request larger than [`size`](Self::size) stays pending
+    /// until dropped, without queueing. Dropping the future cancels the
+    /// acquire and gives back whatever it was granted; for an
+    /// acquire-with-timeout, wrap it in [`time::timeout`](crate::time::timeout).
+    ///
+    /// ```
+    /// use std::{sync::Arc, time::Duration};
+    /// use timerloop::{EventLoop, sync::Semaphore, time};
+    /// let sem = Arc::new(Semaphore::new(1));
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let s = sem.clone();
+    /// let out = lp.block_on(async move {
+    ///     let held = s.acquire(1).await;
+    ///     // Busy: the acquire-with-timeout gives up after 5 ms.
+    ///     let late = time::timeout(Duration::from_millis(5), s.acquire(1)).await;
+    ///     drop(held);
+    ///     let now = time::timeout(Duration::from_millis(5), s.acquire(1)).await;
+    ///     (late.is_err(), now.is_ok())
+    /// });
+    /// assert_eq!(out.unwrap(), (true, true));
+    /// assert_eq!(sem.available(), 1);
+    /// ```
+    pub fn acquire(&self, n: u64) -> Acquire<'_> {
+        Acquire::new(self, n)
+    }
+
+    /// [`acquire`](Self::acquire) for an `Arc<Semaphore>`: the future and
+    /// its [`OwnedPermit`] hold the `Arc`, so they are `'static` and can
+    /// move into spawned tasks and other threads.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use timerloop::{EventLoop, sync::Semaphore, task};
+    /// let sem = Arc::new(Semaphore::new(2));
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let s = sem.clone();
+    /// lp.block_on(async move {
+    ///     let permit = s.clone().acquire_owned(2).await;
+    ///     let worker = task::spawn(async move {
+    ///         let _permit = permit; // released when the task ends
+    ///     });
+    ///     worker.await.unwrap();
+    ///     assert_eq!(s.available(), 2);
+    /// })
+    /// .unwrap();
+    /// ```
+    pub fn acquire_owned(self: Arc<Self>, n: u64) -> AcquireOwned {
+        AcquireOwned::new(self, n)
+    }
+
+    /// Takes `n` tokens now, or returns `None`: only if they are free **and
+    /// nobody waits**, so it never jumps the queue. Zero tokens succeed
+    /// unless someone waits.
+    ///
+    /// ```
+    /// use timerloop::sync::Semaphore;
+    /// let sem = Semaphore::new(2);
+    /// let a = sem.try_acquire(1).unwrap();
+    /// assert!(sem.try_acquire(1).is_some()); // taken and given back
+    /// assert!(sem.try_acquire(2).is_none());
+    /// drop(a);
+    /// assert!(sem.try_acquire(2).is_some());
+    /// assert!(sem.try_acquire(3).is_none()); // larger than the size
+    /// ```
+    pub fn try_acquire(&self, n: u64) -> Option<Permit<'_>> {
+        self.lock()
+            .try_take(self.size, n)
+            .then(|| Permit::new(self, n))
+    }
+
+    /// [`try_acquire`](Self::try_acquire) for an `Arc<Semaphore>`: the
+    /// permit holds the `Arc`.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use timerloop::sync::Semaphore;
+    /// let sem = Arc::new(Semaphore::new(1));
+    /// let p = sem.clone().try_acquire_owned(1).unwrap();
+    /// assert!(sem.clone().try_acquire_owned(1).is_none());
+    /// std::thread::spawn(move || drop(p)).join().unwrap();
+    /// assert_eq!(sem.available(), 1);
+    /// ```
+    pub fn try_acquire_owned(self: Arc<Self>, n: u64) -> Option<OwnedPermit> {
+        let ok = self.lock().try_take(self.size, n);
+        ok.then(|| OwnedPermit { sem: self, n })
+    }
+
+    /// Gives back `n` tokens taken without a permit (one that was
+    /// [forgotten](Permit::forget)), and grants the waiters that then fit,
+    /// in order.
+    ///
+    /// ```
+    /// use timerloop::sync::Semaphore;
+    /// let sem = Semaphore::new(4);
+    /// sem.try_acquire(3).unwrap().forget();
+    /// sem.release(2).unwrap();
+    /// assert_eq!(sem.available(), 3);
+    /// let err = sem.release(2).unwrap_err(); // only 1 is held
+    /// assert_eq!(sem.available(), 3, "nothing was released");
+    /// assert!(err.to_string().starts_with("semaphore: released more than held"));
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ReleaseError`] if `n` is more than is held (Go panics with
+    /// "semaphore: released more than held"); nothing changes then.
+    pub fn release(&self, n: u64) -> Result<(), ReleaseError> {
+        let mut st = self.lock();
+        if n > st.taken {
+            return Err(ReleaseError {
+                released: n,
+                held: st.taken,
+            });
+        }
+        st.taken -= n;
+        self.grant_and_unlock(st);
+        Ok(())
+    }
+
+    /// The lock; a panic while it was held (which only a bug of this
+    /// module could cause, and which leaves the state consistent: every
+    /// transition is complete before anything that can panic) does not
+    /// poison the semaphore for everyone else.
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Grants from the head while it fits, releases the lock, then calls
+    /// the wakers of those granted (in batches of [`WAKE_BATCH`], locking
+    /// again between batches).
+    fn grant_and_unlock<'a>(&'a self, mut st: MutexGuard<'a, State>) {
+        if st.queue.is_empty() {
+            return; // the uncontended release: nobody to grant
+        }
+        loop {
+            let mut woken = WakeList::new();
+            let more = st.grant(self.size, &mut woken);
+            drop(st);
+            woken.wake_all();
+            if !more {
+                return;
+            }
+            st = self.lock();
+        }
+    }
+
+    /// The first poll of an acquire of `n`.
+    pub(super) fn start(&self, n: u64, waker: &Waker) -> Start {
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        if st.try_take(self.size, n) {
+            return Start::Taken;
+        }
+        if n > self.size {
+            return Start::TooBig;
+        }
+        let key = st.waiters.insert(Waiter {
+            n,
+            links: Links::default(),
+            waker: Some(waker.clone()),
+        });
+        st.queue.append(&mut st.waiters, key);
+        Start::Queued(key)
+    }
+
+    /// A later poll of the queued acquire `key`: true if it was granted
+    /// (its slot is freed and its tokens are now the caller's); otherwise
+    /// stores `waker` as the one to wake.
+    pub(super) fn poll_queued(&self, key: usize, waker: &Waker) -> bool {
+        let mut st = self.lock();
+        let w = &mut st.waiters[key];
+        if w.links.is_linked() {
+            match &mut w.waker {
+                Some(old) => old.clone_from(waker), // no clone if it will_wake
+                None => w.waker = Some(waker.clone()),
+            }
+            return false;
+        }
+        st.waiters.remove(key);
+        true
+    }
+
+    /// The acquire `key` was dropped before it completed: out of the
+    /// queue, or its tokens back if it had been granted; then grants what
+    /// fits if the head changed or tokens came back.
+    pub(super) fn cancel(&self, key: usize) {
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        let room = if st.waiters[key].links.is_linked() {
+            let was_head = st.queue.peek() == Some(key);
+            st.queue.remove(&mut st.waiters, key);
+            // Go checks `size > cur` too, which strands a zero-weight
+            // waiter behind a full semaphore; `grant` checks the new head
+            // itself.
+            was_head
+        } else {
+            // Its tokens are in `taken`, unless a hand-made `release`
+            // already gave them back: then, as for a permit, nothing more.
+            if let Some(t) = st.taken.checked_sub(st.waiters[key].n) {
+                st.taken = t;
+            }
+            true
+        };
+        let waiter = st.waiters.remove(key);
+        if room {
+            self.grant_and_unlock(guard);
+        } else {
+            drop(guard);
+        }
+        drop(waiter); // its waker, if any, outside the lock
+    }
+}
+
+impl fmt::Debug for Semaphore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (taken, waiting) = {
+            let st = self.lock();
+            (st.taken, st.queue.len())
+        };
+        f.debug_struct("Semaphore")
+            .field("size", &self.size)
+            .field("available", &(self.size - taken))
+            .field("waiting", &waiting)
+            .finish()
+    }
+}
+
+/// Releasing more tokens than are held: what [`Semaphore::release`]
+/// returns instead of Go's panic. Nothing was released.
+///
+/// ```
+/// use timerloop::sync::Semaphore;
+/// let err = Semaphore::new(1).release(1).unwrap_err();
+/// assert_eq!(
+///     err.to_string(),
+///     "semaphore: released more than held (1 released, 0 held); nothing was released: \
+///      release only tokens taken without a permit (a dropped Permit gives its own back)"
+/// );
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReleaseError {
+    released: u64,
+    held: u64,
+}
+
+impl fmt::Display for ReleaseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "semaphore: released more than held ({} released, {} held); nothing was released: \
+             release only tokens taken without a permit (a dropped Permit gives its own back)",
+            self.released, self.held
+        )
+    }
+}
+
+impl std::error::Error for ReleaseError {}
+
+/// Tokens taken from a [`Semaphore`]: given back when dropped, unless
+/// [forgotten](Self::forget). Made by [`Semaphore::acquire`] and
+/// [`Semaphore::try_acquire`].
+///
+/// If the tokens were already given back by hand
+/// ([`Semaphore::release`] of tokens this permit holds), the drop gives back
+/// nothing more: it never takes the count below zero.
+///
+/// ```
+/// use timerloop::sync::Semaphore;
+/// let sem = Semaphore::new(2);
+/// {
+///     let _p = sem.try_acquire(2).unwrap();
+///     assert_eq!(sem.available(), 0);
+/// }
+/// assert_eq!(sem.available(), 2);
+/// ```
+#[must_use = "a permit dropped at once gives its tokens back at once"]
+pub struct Permit<'a> {
+    sem: &'a Semaphore,
+    n: u64,
+}
+
+impl<'a> Permit<'a> {
+    pub(super) fn new(sem: &'a Semaphore, n: u64) -> Permit<'a> {
+        Permit { sem, n }
+    }
+
+    /// Keeps the tokens taken: the permit is consumed without giving them
+    /// back (give them back later with [`Semaphore::release`]).
+    ///
+    /// ```
+    /// use timerloop::sync::Semaphore;
+    /// let sem = Semaphore::new(3);
+    /// sem.try_acquire(2).unwrap().forget();
+    /// assert_eq!(sem.available(), 1);
+    /// sem.release(2).unwrap();
+    /// assert_eq!(sem.available(), 3);
+    /// ```
+    pub fn forget(mut self) {
+        self.n = 0;
+    }
+}
+
+impl Drop for Permit<'_> {
+    fn drop(&mut self) {
+        if self.n > 0 {
+            // An error means the tokens were given back by hand already.
+            let _ = self.sem.release(self.n);
+        }
+    }
+}
+
+impl fmt::Debug for Permit<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Permit").field("n", &self.n).finish()
+    }
+}
+
+/// A [`Permit`] that holds an `Arc` of its semaphore, so it is `'static`:
+/// made by [`Semaphore::acquire_owned`] and
+/// [`Semaphore::try_acquire_owned`].
+///
+/// ```
+/// use std::sync::Arc;
+/// use timerloop::sync::{OwnedPermit, Semaphore};
+/// let sem = Arc::new(Semaphore::new(1));
+/// let p: OwnedPermit = sem.clone().try_acquire_owned(1).unwrap();
+/// let t = std::thread::spawn(move || drop(p));
+/// t.join().unwrap();
+/// assert_eq!(sem.available(), 1);
+/// ```
+#[must_use = "a permit dropped at once gives its tokens back at once"]
+pub struct OwnedPermit {
+    sem: Arc<Semaphore>,
+    n: u64,
+}
+
+impl OwnedPermit {
+    pub(super) fn new(sem: Arc<Semaphore>, n: u64) -> OwnedPermit {
+        OwnedPermit { sem, n }
+    }
+
+    /// Keeps the tokens taken; see [`Permit::forget`].
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use timerloop::sync::Semaphore;
+    /// let sem = Arc::new(Semaphore::new(3));
+    /// sem.clone().try_acquire_owned(3).unwrap().forget();
+    /// assert_eq!(sem.available(), 0);
+    /// ```
+    pub fn forget(mut self) {
+        self.n = 0;
+    }
+}
+
+impl Drop for OwnedPermit {
+    fn drop(&mut self) {
+        if self.n > 0 {
+            let _ = self.sem.release(self.n);
+        }
+    }
+}
+
+impl fmt::Debug for OwnedPermit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OwnedPermit").field("n", &self.n).finish()
+    }
+}
