@@ -103,7 +103,8 @@ fn print_stmt(script: &Script, s: &Stmt, indent: usize, out: &mut String) {
 
 // ----------------------------------------------------------- shrinking ---
 
-fn body_of(s: &Stmt) -> Option<&Body> {
+/// The body of a statement that has one (a callback, a task or an `nth`).
+pub fn body_of(s: &Stmt) -> Option<&Body> {
     match s {
         Stmt::Timeout { body, .. }
         | Stmt::Interval { body, .. }
