@@ -63,6 +63,13 @@
 //!   runs inside its creator's cluster. Only one callback of a cluster (its
 //!   root, or a child the root handed the right to) creates attached timers,
 //!   and their expiries are at least 3 ms apart unless they share a list.
+//!   A timer callback reads the loop's clock (creates a timer, `refresh`es)
+//!   after making an attached timer only where a `block` follows (as the
+//!   attached timer's own does); so does an attached interval's body after
+//!   its first `block`. At the end of a timers pass Node re-arms its timer
+//!   `max(1, due - now)` ms after the clock's last reading (R6.2 step 6): a
+//!   reading after the `block` would make the attached timer due 1 ms after
+//!   it, racing the check phase, rather than overdue.
 //! - `io` is followed by `block 10`, so the completion has arrived before
 //!   the next poll phase, except in *quiet* clusters, which have no immediates
 //!   or attached timers that the poll phase could race (and no `throw`:
@@ -226,6 +233,10 @@ struct Mode {
     /// Directly in a task body (not in a callback inside one): `sleep`,
     /// `yield` and `check` are allowed, `nth` is not.
     task: Option<Rc<TaskBody>>,
+    /// In a timer callback (its body and its `nth`s): set once it has an
+    /// attached timer pending (see the module docs), after which it reads
+    /// the loop's clock only right before a `block`.
+    timer: Option<Rc<Cell<bool>>>,
 }
 
 impl Mode {
@@ -236,7 +247,22 @@ impl Mode {
             simple: self.simple.clone(),
             light: self.light,
             task: None,
+            timer: None,
         }
+    }
+
+    /// The mode of a timer's body.
+    fn timer_body(&self) -> Mode {
+        Mode {
+            timer: Some(Rc::new(Cell::new(false))),
+            ..self.deeper()
+        }
+    }
+
+    /// Whether this callback has an attached timer pending: a new timer or
+    /// a `refresh` now would reset the loop's clock (R6.2 step 6).
+    fn attached_pending(&self) -> bool {
+        self.timer.as_ref().is_some_and(|t| t.get())
     }
 }
 
@@ -432,6 +458,7 @@ impl Gen {
             simple: None,
             light: false,
             task: None,
+            timer: None,
         };
         let mut out = Vec::new();
         while self.left > 0 && !runs.is_empty() {
@@ -508,6 +535,17 @@ impl Gen {
                 false
             }
             Kind::Refresh if simple => false,
+            // Timers and `refresh` read the clock; attached timers, with
+            // their `block` after, may.
+            Kind::Timeout
+            | Kind::RefreshUnit
+            | Kind::SelfRefresh
+            | Kind::Interval
+            | Kind::Refresh
+                if mode.attached_pending() =>
+            {
+                false
+            }
             Kind::Block if mode.light => false,
             Kind::Nth => mode.callback,
             _ => true,
@@ -869,6 +907,7 @@ impl Gen {
             },
             light: false,
             task: None,
+            timer: Some(Rc::new(Cell::new(false))),
         };
         let len = self.body_len();
         let stmts = self.body(&mut body_runs, &body_mode, len);
@@ -911,7 +950,7 @@ impl Gen {
         let quiet = self.rng.chance(25);
         let (d, mut body_runs) = self.place(runs, reps, 0.0, budget, quiet, None, false)?;
         let name = self.name(Class::Once);
-        let body_mode = mode.deeper();
+        let body_mode = mode.timer_body();
         let mut stmts = Vec::new();
         if !interval {
             for n in 1..reps {
@@ -986,9 +1025,12 @@ impl Gen {
                 cb,
             });
         }
+        if let Some(t) = &mode.timer {
+            t.set(true);
+        }
         let name = self.name(Class::Plain);
         let len = self.body_len();
-        let stmts = self.body(&mut body_runs, &mode.deeper(), len);
+        let stmts = self.body(&mut body_runs, &mode.timer_body(), len);
         advance(runs, ms);
         Some(vec![
             format!("timeout {name} {text} {}", braces(&stmts)),
@@ -1022,8 +1064,15 @@ impl Gen {
         for run in &mut body_runs {
             run.cb = self.cb();
         }
-        let body_mode = mode.deeper();
-        // Each run is overdue for the next when it returns.
+        if let Some(t) = &mode.timer {
+            t.set(true);
+        }
+        // Each run is overdue for the next when it returns: its body reads
+        // the clock only before a `block`.
+        let body_mode = Mode {
+            timer: Some(Rc::new(Cell::new(true))),
+            ..mode.deeper()
+        };
         let took = self.take(&body_runs, &body_mode, 5);
         debug_assert!(took);
         advance(&mut body_runs, 5);
@@ -1148,6 +1197,7 @@ impl Gen {
             simple: mode.simple.clone(),
             light: mode.light,
             task: Some(tb.clone()),
+            timer: None,
         };
         // Often the owner of attached timers, so that an attached `sleep`
         // is possible.
@@ -1258,7 +1308,11 @@ impl Gen {
         } else {
             counters[self.rng.below(counters.len())]
         };
-        let body_mode = mode.deeper();
+        // An `nth` body is part of its callback's body.
+        let body_mode = Mode {
+            timer: mode.timer.clone(),
+            ..mode.deeper()
+        };
         let idx: Vec<usize> = (0..runs.len()).filter(|&i| runs[i].counter == n).collect();
         let len = self.body_len().max(1);
         if idx.is_empty() {
