@@ -1226,7 +1226,7 @@ impl Gen {
         let len = self.rng.pick(&[1, 2, 2, 3, 3, 4, 4, 5, 6]);
         let mut stmts = Vec::new();
         let mut done = 0;
-        if mode.simple.is_none() && owners(&child) && self.rng.chance(40) {
+        if mode.simple.is_none() && owners(&child) && self.rng.chance(65) {
             // An attached `sleep` after a statement or two.
             done = self.rng.below(3).min(len);
             stmts = self.body(&mut child, &body_mode, done);
@@ -1252,7 +1252,7 @@ impl Gen {
     fn sleep(&mut self, runs: &mut Vec<Run>, mode: &Mode) -> Option<Vec<String>> {
         let tb = mode.task.clone()?;
         if tb.first.get()
-            && self.rng.chance(60)
+            && self.rng.chance(75)
             && let Some(v) = self.attached_sleep(runs, mode, &tb)
         {
             return Some(v);
