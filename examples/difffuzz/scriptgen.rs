@@ -19,10 +19,22 @@
 //!
 //! Nested timeouts, intervals, immediates, ticks, microtasks, `io`, `block`,
 //! `throw`, `nth`, and `clear`/`refresh`/`ref`/`unref`/`hasref` of random
-//! names. Every script ends on Node: every interval clears itself with
-//! `nth K { clear NAME }` in its own body (its name is bound exactly once),
-//! and a timeout only runs again after a `refresh` that the generator
-//! accounted for.
+//! names; and `task`s, at the top level, in callbacks and in other tasks,
+//! whose bodies mix those statements with `sleep MS`, `yield`, `check` and
+//! now and then a `throw` (an unhandled rejection). Every script ends on
+//! Node: every interval clears itself with `nth K { clear NAME }` in its own
+//! body (its name is bound exactly once), a timeout only runs again after a
+//! `refresh` that the generator accounted for, and a task only waits for
+//! timers and immediates of its own.
+//!
+//! Tasks come from a random stream of their own. Each script draws a task
+//! rate (0, no tasks, for a quarter of the seeds; else 5 to 15 %), and each
+//! statement the main stream is about to make is, with that chance, a
+//! `task` made wholly from the task stream (its body, and whatever nests in
+//! it, tasks included). A seed whose task stream never says "task" gives
+//! exactly the script it gave before tasks existed; after a first task the
+//! main stream sees the names, windows and budgets the task used, so the
+//! rest of the script drifts from the old one.
 //!
 //! # Timing
 //!
@@ -51,19 +63,69 @@
 //!   runs inside its creator's cluster. Only one callback of a cluster (its
 //!   root, or a child the root handed the right to) creates attached timers,
 //!   and their expiries are at least 3 ms apart unless they share a list.
+//!   A timer callback reads the loop's clock (creates a timer, `refresh`es)
+//!   after making an attached timer only where a `block` follows (as the
+//!   attached timer's own does); so does an attached interval's body after
+//!   its first `block`. At the end of a timers pass Node re-arms its timer
+//!   `max(1, due - now)` ms after the clock's last reading (R6.2 step 6): a
+//!   reading after the `block` would make the attached timer due 1 ms after
+//!   it, racing the check phase, rather than overdue.
 //! - `io` is followed by `block 10`, so the completion has arrived before
 //!   the next poll phase, except in *quiet* clusters, which have no immediates
 //!   or attached timers that the poll phase could race (and no `throw`:
 //!   Node's handler queues an immediate). At most one `io` of a cluster is
-//!   in flight at a time.
-//! - An immediate that `unref` may target does nothing that takes or
-//!   depends on time: an unref'd immediate does not keep poll from waiting,
-//!   so it may run only when the loop next wakes up, in another cluster.
+//!   in flight at a time. The process's first `io` starts libuv's thread
+//!   pool, which takes its caller a few ms: so an `io` also takes 3 ms more
+//!   of its cluster's budget (and its `hi`), unless one at the main
+//!   script's top level, which runs before it, came first.
+//! - An immediate that `unref` may target (a *light* one) does nothing that
+//!   takes or depends on time: an unref'd immediate does not keep poll from
+//!   waiting, so it runs whenever the loop next wakes up, which is in
+//!   another cluster, before its timers, or earlier, for reasons of Node's
+//!   own: V8 posts tasks to the loop, such as the scavenges that `block`'s
+//!   garbage calls for (`node --trace-gc` shows one run as a task there;
+//!   seed 23000476, size 60, woke early on 10 runs of 10). So its body
+//!   makes no immediate (which would run before that cluster's timers
+//!   after a wake-up of Node's own, after them otherwise) and no `unref`
+//!   (which could leave the loop without the timer it is waiting for).
 //! - `refresh` is emitted only where the new expiry is known: right after
 //!   its timeout was created and a `block`, as the first statement of a
 //!   timeout's own body (`nth N { refresh SELF }`), or for names whose
 //!   timeouts all share one delay and have bodies without timers, `io` or
 //!   `refresh` (whose re-runs get windows of their own).
+//!
+//! ## Tasks
+//!
+//! A task body runs in pieces, one per poll; each piece is a callback of its
+//! own in the model, and each `sleep`, `yield` or `check` ends one.
+//!
+//! - The first poll is a microtask queued by the `task` statement: the body
+//!   starts as a `microtask`'s would, in the spawner's cluster, from the
+//!   spawner's `lo` up to the cluster's end. It often takes over from an
+//!   owner spawner the right to create attached timers.
+//! - `yield` is one microtask hop and `check` waits for an immediate of its
+//!   own (`setImmediate` from `timers/promises`): the rest of the body runs
+//!   later in the same cluster, as a microtask or an immediate created there
+//!   would. So `check`, like `immediate`, is not made in quiet clusters, nor
+//!   in the light bodies that `unref` may leave to another cluster.
+//! - `sleep MS` is a timeout of MS ms (0 is 1 ms), created when it runs,
+//!   whose callback is the rest of the body, so it obeys the rules of a
+//!   timeout created there. Mostly it is detached: MS is a whole delay
+//!   placed as a detached timeout's, and the rest of the body is the root of
+//!   the new cluster. Where the task's first poll owns its cluster's
+//!   attached timers, it may end in an attached `sleep 0`, `sleep 1` or
+//!   `sleep 5`: nothing can follow it in the same poll, so the `task`
+//!   statement is followed by `microtask { block 5 }` (`block 10` for
+//!   `sleep 5`), the very next microtask after the first poll, which makes
+//!   the timer overdue as the `block` after an attached timeout does; its
+//!   expiry is spaced from the owner's other attached timers, and the rest
+//!   of the body runs in the same cluster and owns them, or nobody does. A
+//!   `sleep` is a timer: none in the bodies of refreshable timeouts or of
+//!   light immediates.
+//! - `throw` in a task body rejects the task's promise; Node reports the
+//!   unhandled rejection as an uncaught exception, whose handler queues an
+//!   immediate, so, as any `throw`, not in quiet clusters. It ends the task.
+//!   A task body has no `nth` of its own (its callbacks do).
 //!
 //! Scripts span at most about 110 ms of virtual time.
 
@@ -84,6 +146,10 @@ const IO_LATENCY: f64 = 5.0;
 /// The `block` after an `io`: long enough for the thread pool to complete
 /// it even on a busy machine.
 const IO_BLOCK: u32 = 10;
+/// What the process's first `io` costs its caller, in ms: it starts libuv's
+/// thread pool and waits until the pool's threads run (0.4 to 4 ms measured
+/// on the 2-core test machine under load).
+const IO_START: u32 = 3;
 /// No window ends later than this, in ms.
 const HORIZON: f64 = 110.0;
 /// Deepest nesting of bodies the generator produces.
@@ -178,6 +244,13 @@ struct Mode {
     /// In the body of an immediate that may be unref'd: simple, without
     /// `block`, and any immediate in it is light too.
     light: bool,
+    /// Directly in a task body (not in a callback inside one): `sleep`,
+    /// `yield` and `check` are allowed, `nth` is not.
+    task: Option<Rc<TaskBody>>,
+    /// In a timer callback (its body and its `nth`s): set once it has an
+    /// attached timer pending (see the module docs), after which it reads
+    /// the loop's clock only right before a `block`.
+    timer: Option<Rc<Cell<bool>>>,
 }
 
 impl Mode {
@@ -187,8 +260,35 @@ impl Mode {
             callback: true,
             simple: self.simple.clone(),
             light: self.light,
+            task: None,
+            timer: None,
         }
     }
+
+    /// The mode of a timer's body.
+    fn timer_body(&self) -> Mode {
+        Mode {
+            timer: Some(Rc::new(Cell::new(false))),
+            ..self.deeper()
+        }
+    }
+
+    /// Whether this callback has an attached timer pending: a new timer or
+    /// a `refresh` now would reset the loop's clock (R6.2 step 6).
+    fn attached_pending(&self) -> bool {
+        self.timer.as_ref().is_some_and(|t| t.get())
+    }
+}
+
+/// The task body being generated.
+#[derive(Debug)]
+struct TaskBody {
+    /// No `sleep`, `yield` or `check` yet: the body is still in the task's
+    /// first poll, right after its spawner returned.
+    first: Cell<bool>,
+    /// The `block` of the `microtask { block N }` that must follow the
+    /// `task` statement, for an attached `sleep` (0: none).
+    guard: Cell<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -229,6 +329,10 @@ enum Kind {
     Refresh,
     Throw,
     Nth,
+    Task,
+    Sleep,
+    Yield,
+    Check,
 }
 
 const KINDS: &[(Kind, u32)] = &[
@@ -248,10 +352,27 @@ const KINDS: &[(Kind, u32)] = &[
     (Kind::Refresh, 3),
     (Kind::Throw, 2),
     (Kind::Nth, 6),
+    // Weighed only in the task stream (see `Gen::task_rate`); the last three
+    // only directly in a task body.
+    (Kind::Task, 4),
+    (Kind::Sleep, 20),
+    (Kind::Yield, 10),
+    (Kind::Check, 8),
 ];
 
 struct Gen {
+    /// The stream of the statement being generated: the main stream, or
+    /// the task stream while a `task` statement is generated.
     rng: Rng,
+    /// The other stream (swapped with `rng` around each `task`). A script
+    /// whose task stream never says "task" is exactly the script the main
+    /// stream alone makes, as before tasks existed.
+    task_rng: Rng,
+    /// Percent chance that a main-stream statement is a `task` (0: none in
+    /// this script).
+    task_rate: u64,
+    /// Generating from the task stream (inside a `task` statement).
+    in_task: bool,
     /// Statements still to generate.
     left: usize,
     /// Reserved cluster windows.
@@ -259,6 +380,10 @@ struct Gen {
     names: Vec<(String, Class)>,
     next_cb: u64,
     next_label: u32,
+    /// An `io` has been made at the main script's top level: it runs before
+    /// any other `io` made after it, so none of those starts the thread
+    /// pool.
+    io_started: bool,
 }
 
 /// Generates a random timer script from `seed`, with about `size`
@@ -270,13 +395,19 @@ struct Gen {
 /// lines on every run unless the machine is very late.
 #[must_use]
 pub fn generate(seed: u64, size: usize) -> String {
+    let mut task_rng = Rng(seed ^ 0x7461_736b_7374_726d);
+    let task_rate = task_rng.pick(&[0, 0, 5, 8, 10, 10, 12, 15]);
     let mut g = Gen {
         rng: Rng(seed ^ 0x7469_6d65_726c_6f6f),
+        task_rng,
+        task_rate,
+        in_task: false,
         left: size.max(1),
         windows: Vec::new(),
         names: Vec::new(),
         next_cb: 1,
         next_label: 0,
+        io_started: false,
     };
     g.main()
 }
@@ -345,6 +476,8 @@ impl Gen {
             callback: false,
             simple: None,
             light: false,
+            task: None,
+            timer: None,
         };
         let mut out = Vec::new();
         while self.left > 0 && !runs.is_empty() {
@@ -382,6 +515,9 @@ impl Gen {
 
     fn stmt(&mut self, runs: &mut Vec<Run>, mode: &Mode) -> Vec<String> {
         self.left = self.left.saturating_sub(1);
+        if let Some(v) = self.maybe_task(runs, mode) {
+            return v;
+        }
         for _ in 0..10 {
             let kind = self.pick_kind(mode);
             if let Some(v) = self.try_kind(kind, runs, mode) {
@@ -394,8 +530,18 @@ impl Gen {
     fn pick_kind(&mut self, mode: &Mode) -> Kind {
         let leaf = mode.depth >= MAX_DEPTH;
         let simple = mode.simple.is_some();
+        let in_task = self.in_task;
+        let task_body = mode.task.is_some();
         let allowed = |k: Kind| match k {
-            Kind::Tick | Kind::Microtask | Kind::Immediate | Kind::Nth if leaf => false,
+            Kind::Tick | Kind::Microtask | Kind::Immediate | Kind::Nth | Kind::Task if leaf => {
+                false
+            }
+            Kind::Task => in_task,
+            // A `sleep` is a timer; a `check` an immediate that must not be
+            // unref'd-light.
+            Kind::Sleep => task_body && !simple,
+            Kind::Check => task_body && !mode.light,
+            Kind::Yield => task_body,
             Kind::Io
             | Kind::Timeout
             | Kind::Attached
@@ -408,14 +554,25 @@ impl Gen {
                 false
             }
             Kind::Refresh if simple => false,
-            Kind::Block if mode.light => false,
+            // Timers and `refresh` read the clock; attached timers, with
+            // their `block` after, may.
+            Kind::Timeout
+            | Kind::RefreshUnit
+            | Kind::SelfRefresh
+            | Kind::Interval
+            | Kind::Refresh
+                if mode.attached_pending() =>
+            {
+                false
+            }
+            Kind::Block | Kind::Immediate if mode.light => false,
             Kind::Nth => mode.callback,
             _ => true,
         };
         let weight = |k: Kind, w: u32| match k {
             _ if !allowed(k) => 0,
             // A throw at the main script's top level ends the script.
-            Kind::Throw if !mode.callback => 1,
+            Kind::Throw if !mode.callback && !task_body => 1,
             _ => w * 2,
         };
         let total: u32 = KINDS.iter().map(|&(k, w)| weight(k, w)).sum();
@@ -455,7 +612,7 @@ impl Gen {
                     }
                     _ => format!("immediate {}", self.name(Class::Immediate)),
                 };
-                let mut child = self.children(runs, false);
+                let mut child = self.children(runs, false, 20);
                 let len = self.body_len();
                 let stmts = self.body(&mut child, &body_mode, len);
                 Some(vec![format!("{word} {}", braces(&stmts))])
@@ -471,9 +628,13 @@ impl Gen {
             Kind::Interval => self.repeating(runs, mode, true),
             Kind::AttachedInterval => self.attached_interval(runs, mode),
             Kind::Control => {
-                let op = self
-                    .rng
-                    .pick(&["clear", "clear", "ref", "unref", "hasref", "hasref"]);
+                let op = if mode.light {
+                    self.rng
+                        .pick(&["clear", "clear", "ref", "hasref", "hasref"])
+                } else {
+                    self.rng
+                        .pick(&["clear", "clear", "ref", "unref", "hasref", "hasref"])
+                };
                 Some(vec![format!("{op} {}", self.any_name(op))])
             }
             Kind::Refresh => self.refresh(runs),
@@ -487,6 +648,25 @@ impl Gen {
                 Some(vec![format!("throw {}", self.label('x'))])
             }
             Kind::Nth => self.nth(runs, mode),
+            Kind::Task => self.task(runs, mode),
+            Kind::Sleep => self.sleep(runs, mode),
+            Kind::Yield | Kind::Check => {
+                // `check` waits for an immediate of its own.
+                if matches!(kind, Kind::Check) && runs.iter().any(|r| r.cluster.borrow().quiet) {
+                    return None;
+                }
+                let tb = mode.task.as_ref()?;
+                tb.first.set(false);
+                // The rest of the body runs later in the same cluster: after
+                // other microtasks (`yield`), or in the check phase.
+                *runs = self.children(runs, false, 20);
+                let word = if matches!(kind, Kind::Check) {
+                    "check"
+                } else {
+                    "yield"
+                };
+                Some(vec![word.to_owned()])
+            }
         }
     }
 
@@ -529,10 +709,13 @@ impl Gen {
     /// Callbacks created by `runs` that run inside the same cluster (ticks,
     /// microtasks, immediates, `io`). `fresh_io` gives them an `io` permit
     /// of their own.
-    fn children(&mut self, runs: &[Run], fresh_io: bool) -> Vec<Run> {
+    /// `hand_over` is the percent chance that the children become the
+    /// owners of attached timers in their clusters, where `runs` own them
+    /// and have created none.
+    fn children(&mut self, runs: &[Run], fresh_io: bool, hand_over: u64) -> Vec<Run> {
         let hand_over = owners(runs)
             && runs.iter().all(|r| r.cluster.borrow().attached.is_empty())
-            && self.rng.chance(20);
+            && self.rng.chance(hand_over);
         let mut out = Vec::new();
         for r in runs {
             let cb = self.cb();
@@ -598,7 +781,8 @@ impl Gen {
     /// Finds a delay for a timer armed at `extra` ms after each run's
     /// current time, repeating `reps` times (interval runs, refreshes), so
     /// that every cluster it starts fits; reserves their windows and returns
-    /// the delay and the runs of its body.
+    /// the delay (a whole number of ms if `whole`) and the runs of its body.
+    #[allow(clippy::too_many_arguments)]
     fn place(
         &mut self,
         runs: &[Run],
@@ -607,6 +791,7 @@ impl Gen {
         budget: u32,
         quiet: bool,
         fixed: Option<f64>,
+        whole: bool,
     ) -> Option<(f64, Vec<Run>)> {
         let tail = f64::from(budget) + DRIFT + if quiet { IO_LATENCY } else { 0.0 };
         let windows = |d: f64| {
@@ -642,6 +827,7 @@ impl Gen {
                             _ => d,
                         }
                     })
+                    .map(|d| if whole { d.trunc() } else { d })
                     .collect()
             }
         };
@@ -717,9 +903,15 @@ impl Gen {
                 self.rng.chance(25),
             ),
         };
-        let Some((d, mut body_runs)) =
-            self.place(runs, 1, f64::from(refresh_after), budget, quiet, fixed)
-        else {
+        let Some((d, mut body_runs)) = self.place(
+            runs,
+            1,
+            f64::from(refresh_after),
+            budget,
+            quiet,
+            fixed,
+            false,
+        ) else {
             if refresh_after > 0 {
                 self.untake(runs, mode, refresh_after);
             }
@@ -737,6 +929,8 @@ impl Gen {
                 _ => None,
             },
             light: false,
+            task: None,
+            timer: Some(Rc::new(Cell::new(false))),
         };
         let len = self.body_len();
         let stmts = self.body(&mut body_runs, &body_mode, len);
@@ -777,9 +971,9 @@ impl Gen {
         };
         let budget = self.rng.pick(&[0, 0, 5, 5, 10]);
         let quiet = self.rng.chance(25);
-        let (d, mut body_runs) = self.place(runs, reps, 0.0, budget, quiet, None)?;
+        let (d, mut body_runs) = self.place(runs, reps, 0.0, budget, quiet, None, false)?;
         let name = self.name(Class::Once);
-        let body_mode = mode.deeper();
+        let body_mode = mode.timer_body();
         let mut stmts = Vec::new();
         if !interval {
             for n in 1..reps {
@@ -854,9 +1048,12 @@ impl Gen {
                 cb,
             });
         }
+        if let Some(t) = &mode.timer {
+            t.set(true);
+        }
         let name = self.name(Class::Plain);
         let len = self.body_len();
-        let stmts = self.body(&mut body_runs, &mode.deeper(), len);
+        let stmts = self.body(&mut body_runs, &mode.timer_body(), len);
         advance(runs, ms);
         Some(vec![
             format!("timeout {name} {text} {}", braces(&stmts)),
@@ -890,8 +1087,15 @@ impl Gen {
         for run in &mut body_runs {
             run.cb = self.cb();
         }
-        let body_mode = mode.deeper();
-        // Each run is overdue for the next when it returns.
+        if let Some(t) = &mode.timer {
+            t.set(true);
+        }
+        // Each run is overdue for the next when it returns: its body reads
+        // the clock only before a `block`.
+        let body_mode = Mode {
+            timer: Some(Rc::new(Cell::new(true))),
+            ..mode.deeper()
+        };
         let took = self.take(&body_runs, &body_mode, 5);
         debug_assert!(took);
         advance(&mut body_runs, 5);
@@ -924,8 +1128,14 @@ impl Gen {
             c.quiet && c.lazy_io
         });
         let block = !lazy || self.rng.chance(30);
-        if block && !self.take(runs, mode, IO_BLOCK) {
+        // It may be the process's first `io` (a lazy one's start is within
+        // the `IO_LATENCY` its cluster allows for).
+        let start = if self.io_started { 0 } else { IO_START };
+        if block && !self.take(runs, mode, IO_BLOCK + start) {
             return None;
+        }
+        if mode.depth == 0 {
+            self.io_started = true;
         }
         if !block {
             // The window allows for the latency of one `io` nobody waits for.
@@ -936,13 +1146,16 @@ impl Gen {
         for r in runs.iter() {
             r.io.set(false);
         }
-        let mut child = self.children(runs, true);
+        let mut child = self.children(runs, true, 20);
         let len = self.body_len();
         let stmts = self.body(&mut child, &mode.deeper(), len);
         let mut out = vec![format!("io {}", braces(&stmts))];
         if block {
             advance(runs, IO_BLOCK);
             out.push(format!("block {IO_BLOCK}"));
+        }
+        for r in runs.iter_mut() {
+            r.hi += f64::from(start);
         }
         Some(out)
     }
@@ -980,6 +1193,145 @@ impl Gen {
         Some(vec![format!("refresh {name}")])
     }
 
+    /// In the main stream, with the script's task rate: a `task`
+    /// statement, made from the task stream.
+    fn maybe_task(&mut self, runs: &mut [Run], mode: &Mode) -> Option<Vec<String>> {
+        if self.in_task || self.task_rate == 0 || mode.depth >= MAX_DEPTH {
+            return None;
+        }
+        std::mem::swap(&mut self.rng, &mut self.task_rng);
+        self.in_task = true;
+        let out = if self.rng.chance(self.task_rate) {
+            self.task(runs, mode)
+        } else {
+            None
+        };
+        self.in_task = false;
+        std::mem::swap(&mut self.rng, &mut self.task_rng);
+        out
+    }
+
+    /// `task BODY`: its first poll is a microtask of the spawner's cluster;
+    /// each `sleep`, `yield` or `check` in BODY moves the runs of the rest.
+    /// Followed by `microtask { block N }` if BODY's first poll ends in an
+    /// attached `sleep`.
+    fn task(&mut self, runs: &[Run], mode: &Mode) -> Option<Vec<String>> {
+        if mode.depth >= MAX_DEPTH {
+            return None;
+        }
+        let tb = Rc::new(TaskBody {
+            first: Cell::new(true),
+            guard: Cell::new(0),
+        });
+        let body_mode = Mode {
+            depth: mode.depth + 1,
+            callback: false,
+            simple: mode.simple.clone(),
+            light: mode.light,
+            task: Some(tb.clone()),
+            timer: None,
+        };
+        // Often the owner of attached timers, so that an attached `sleep`
+        // is possible.
+        let mut child = self.children(runs, false, 60);
+        let len = self.rng.pick(&[1, 2, 2, 3, 3, 4, 4, 5, 6]);
+        let mut stmts = Vec::new();
+        let mut done = 0;
+        if mode.simple.is_none() && owners(&child) && self.rng.chance(65) {
+            // An attached `sleep` after a statement or two.
+            done = self.rng.below(3).min(len);
+            stmts = self.body(&mut child, &body_mode, done);
+            if tb.first.get()
+                && !child.is_empty()
+                && self.left > 0
+                && let Some(v) = self.attached_sleep(&mut child, &body_mode, &tb)
+            {
+                self.left -= 1;
+                stmts.extend(v);
+            }
+        }
+        stmts.extend(self.body(&mut child, &body_mode, len - done));
+        let mut out = vec![format!("task {}", braces(&stmts))];
+        if tb.guard.get() > 0 {
+            out.push(format!("microtask {{ block {} }}", tb.guard.get()));
+        }
+        Some(out)
+    }
+
+    /// `sleep MS`: a timeout of MS ms whose callback is the rest of the
+    /// task body; attached, or else detached (a cluster of its own).
+    fn sleep(&mut self, runs: &mut Vec<Run>, mode: &Mode) -> Option<Vec<String>> {
+        let tb = mode.task.clone()?;
+        if tb.first.get()
+            && self.rng.chance(75)
+            && let Some(v) = self.attached_sleep(runs, mode, &tb)
+        {
+            return Some(v);
+        }
+        let budget = self.rng.pick(&[0, 0, 5, 5, 10, 15]);
+        let quiet = self.rng.chance(20);
+        let (d, body_runs) = self.place(runs, 1, 0.0, budget, quiet, None, true)?;
+        tb.first.set(false);
+        *runs = body_runs;
+        Some(vec![format!("sleep {d}")])
+    }
+
+    /// A `sleep` at the end of the task's first poll, made overdue by the
+    /// `microtask { block N }` queued right after the task (the next
+    /// microtask after this poll): an attached timer of the task, which
+    /// must own the cluster's attached timers. The rest of the body runs
+    /// when it fires, in the same cluster, and owns them if handed over.
+    fn attached_sleep(
+        &mut self,
+        runs: &mut Vec<Run>,
+        mode: &Mode,
+        tb: &TaskBody,
+    ) -> Option<Vec<String>> {
+        if !owners(runs) {
+            return None;
+        }
+        let (ms, d, block) = self
+            .rng
+            .pick(&[(0, 1.0, 5), (0, 1.0, 5), (1, 1.0, 5), (5, 5.0, 10)]);
+        let spaced = runs.iter().all(|r| {
+            let e = r.lo + d;
+            r.cluster
+                .borrow()
+                .attached
+                .iter()
+                .all(|&(e2, d2)| (e - e2).abs() >= 3.0 || (e == e2 && d == d2))
+        });
+        if !spaced || !self.take(runs, mode, block) {
+            return None;
+        }
+        tb.first.set(false);
+        tb.guard.set(block);
+        let hand_over = self.rng.chance(50);
+        let mut next = Vec::new();
+        for r in runs.iter() {
+            let cb = self.cb();
+            let mut c = r.cluster.borrow_mut();
+            c.attached.push((r.lo + d, d));
+            if hand_over {
+                c.owner = Some(cb);
+                c.attached.clear();
+            } else {
+                // The task's first poll, the owner, has returned.
+                c.owner = None;
+            }
+            next.push(Run {
+                counter: 1,
+                lo: r.lo + d,
+                hi: c.end.max(r.hi),
+                cluster: r.cluster.clone(),
+                io: r.io.clone(),
+                cb,
+            });
+        }
+        *runs = next;
+        Some(vec![format!("sleep {ms}")])
+    }
+
     fn nth(&mut self, runs: &mut Vec<Run>, mode: &Mode) -> Option<Vec<String>> {
         let mut counters: Vec<u32> = runs.iter().map(|r| r.counter).collect();
         counters.dedup();
@@ -988,7 +1340,11 @@ impl Gen {
         } else {
             counters[self.rng.below(counters.len())]
         };
-        let body_mode = mode.deeper();
+        // An `nth` body is part of its callback's body.
+        let body_mode = Mode {
+            timer: mode.timer.clone(),
+            ..mode.deeper()
+        };
         let idx: Vec<usize> = (0..runs.len()).filter(|&i| runs[i].counter == n).collect();
         let len = self.body_len().max(1);
         if idx.is_empty() {
@@ -1017,7 +1373,8 @@ impl Gen {
 
 #[cfg(test)]
 mod tests {
-    use timerloop::script::{parse::parse, run::run_to_lines};
+    use timerloop::script::parse::{Stmt, parse};
+    use timerloop::script::run::run_to_lines;
 
     use super::*;
 
@@ -1025,6 +1382,61 @@ mod tests {
     fn generation_is_deterministic_and_varied() {
         assert_eq!(generate(42, 25), generate(42, 25));
         assert_ne!(generate(42, 25), generate(43, 25));
+    }
+
+    /// Tasks are a weighted choice: some scripts have none, and the others
+    /// use every task statement, attached `sleep`s included.
+    #[test]
+    fn tasks_come_and_go() {
+        let (mut with, mut without) = (0, 0);
+        let mut seen = [0; 6];
+        let words = ["sleep", "yield", "check", "throw", "guard", "nested"];
+        for seed in 0..300 {
+            let src = generate(seed, 40);
+            let script = parse("g.tl", &src).unwrap();
+            fn walk(body: &[Stmt], in_task: bool, seen: &mut [usize; 6]) -> bool {
+                let mut any = false;
+                for (i, s) in body.iter().enumerate() {
+                    match s {
+                        Stmt::Sleep(_) => seen[0] += 1,
+                        Stmt::Yield => seen[1] += 1,
+                        Stmt::Check => seen[2] += 1,
+                        Stmt::Throw(_) if in_task => seen[3] += 1,
+                        Stmt::Microtask(b)
+                            if matches!(&b[..], [Stmt::Block(_)])
+                                && i > 0
+                                && matches!(body[i - 1], Stmt::Task(_)) =>
+                        {
+                            seen[4] += 1;
+                        }
+                        _ => {}
+                    }
+                    if let Stmt::Task(b) = s {
+                        any = true;
+                        if in_task {
+                            seen[5] += 1;
+                        }
+                        walk(b, true, seen);
+                    } else if let Some(b) = crate::shrink::body_of(s) {
+                        // A callback in a task body is no task body.
+                        any |= walk(b, false, seen);
+                    }
+                }
+                any
+            }
+            if walk(&script.body, false, &mut seen) {
+                with += 1;
+            } else {
+                without += 1;
+            }
+        }
+        assert!(
+            with > 150 && without > 40,
+            "{with} with tasks, {without} without"
+        );
+        for (w, n) in words.iter().zip(seen) {
+            assert!(n >= 10, "only {n} {w}");
+        }
     }
 
     #[test]

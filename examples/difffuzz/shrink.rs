@@ -103,7 +103,8 @@ fn print_stmt(script: &Script, s: &Stmt, indent: usize, out: &mut String) {
 
 // ----------------------------------------------------------- shrinking ---
 
-fn body_of(s: &Stmt) -> Option<&Body> {
+/// The body of a statement that has one (a callback, a task or an `nth`).
+pub fn body_of(s: &Stmt) -> Option<&Body> {
     match s {
         Stmt::Timeout { body, .. }
         | Stmt::Interval { body, .. }
@@ -148,15 +149,37 @@ fn clears(body: &[Stmt], name: usize) -> bool {
     })
 }
 
+/// Whether the first await of a task body is a `sleep`: then the sleep's
+/// timer is created at the end of the task's first poll, and a
+/// `microtask { block N }` right after the `task` statement (the next
+/// microtask to run) makes it overdue, as the generator's attached `sleep`.
+fn first_await_is_sleep(body: &[Stmt]) -> bool {
+    body.iter()
+        .find(|s| matches!(s, Stmt::Sleep(_) | Stmt::Yield | Stmt::Check))
+        .is_some_and(|s| matches!(s, Stmt::Sleep(_)))
+}
+
+/// Whether `s`, after `prev`, is the `microtask { block N }` that makes an
+/// attached `sleep` of the task `prev` overdue.
+fn sleep_guard(prev: Option<&Stmt>, s: &Stmt) -> bool {
+    match (prev, s) {
+        (Some(Stmt::Task(task)), Stmt::Microtask(body)) => {
+            first_await_is_sleep(task) && matches!(&body[..], [Stmt::Block(_)])
+        }
+        _ => false,
+    }
+}
+
 /// Paths (indexes from the top level down) of the statements the shrinker
 /// may remove: with `blocks`, the `block`s; otherwise everything else.
 ///
 /// Kept are: an interval's own `clear` (and the `nth` around it), and a
 /// timeout that a later statement of its body refreshes (else the `refresh`
 /// could restart the running timeout, forever), so that the script still
-/// ends; the `block` right after a timeout, interval or `io`, and the first
-/// `block` of an interval's body, which keep attached timers and `io` from
-/// racing.
+/// ends; the `block` right after a timeout, interval or `io`, the first
+/// `block` of an interval's body, and the `microtask { block N }` right
+/// after a task whose first await is a `sleep` (with its block), which keep
+/// attached timers, attached `sleep`s and `io` from racing.
 fn removable(
     body: &[Stmt],
     interval: Option<usize>,
@@ -167,6 +190,10 @@ fn removable(
     for (i, s) in body.iter().enumerate() {
         path.push(i);
         let prev = i.checked_sub(1).map(|j| &body[j]);
+        if sleep_guard(prev, s) {
+            path.pop();
+            continue;
+        }
         let keep = match s {
             Stmt::Block(_) => {
                 !blocks
@@ -331,6 +358,25 @@ mod tests {
             to_source(&small),
             "timeout t 5 { timeout t 5 { } block 5 refresh t }\n"
         );
+    }
+
+    #[test]
+    fn shrink_keeps_the_block_after_an_attached_sleep() {
+        let script = parse(
+            "a.tl",
+            "task { log a sleep 0 log b } microtask { block 5 } log c microtask { block 5 }",
+        )
+        .unwrap();
+        let fails = |_: &Script, src: &str| src.contains("sleep 0 log b");
+        let small = shrink(&script, fails);
+        assert_eq!(
+            to_source(&small),
+            "task { sleep 0 log b }\nmicrotask { block 5 }\n"
+        );
+        // After a task whose first await is no sleep, the block may go.
+        let script = parse("a.tl", "task { yield sleep 0 log b } microtask { block 5 }").unwrap();
+        let small = shrink(&script, fails);
+        assert_eq!(to_source(&small), "task { sleep 0 log b }\n");
     }
 
     #[test]
