@@ -866,9 +866,12 @@ static RSS_TESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// runs out at once, and a second million reuses the memory of the first
 /// (RSS does not grow by more than 16 MB from one round to the next: no
 /// leak). Dropping the loop gives the memory back (RSS within 64 MB of the
-/// start). About 5 s in release; ignored in debug builds.
+/// start). About 5 s in release. Whole-process RSS is disturbed by the
+/// other tests of this file running in parallel (it failed about 2 runs in
+/// 10 under `cargo test --release`), so, like the test below, it is
+/// ignored there and `.ci/run` runs it alone.
 #[test]
-#[cfg_attr(debug_assertions, ignore = "slow in debug builds: run with --release")]
+#[ignore = "measures whole-process RSS, which other tests running in parallel disturb; .ci/run runs it alone"]
 fn million_timers_created_and_cleared_leave_nothing() {
     let _one_at_a_time = RSS_TESTS.lock().unwrap_or_else(|e| e.into_inner());
     let start = rss();
