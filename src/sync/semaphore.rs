@@ -394,10 +394,7 @@ impl Semaphore {
         let mut st = self.lock();
         let w = &mut st.waiters[key];
         if w.links.is_linked() {
-            match &mut w.waker {
-                Some(old) => old.clone_from(waker), // no clone if it will_wake
-                None => w.waker = Some(waker.clone()),
-            }
+            crate::task::store_waker(&mut w.waker, waker);
             return false;
         }
         st.waiters.remove(key);

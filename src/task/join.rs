@@ -126,10 +126,7 @@ impl<T> Slot<T> {
         if !self.detached.get() {
             *self.out.borrow_mut() = Some(out);
         }
-        let waker = self.waker.borrow_mut().take();
-        if let Some(w) = waker {
-            w.wake();
-        }
+        super::wake_stored(&self.waker);
     }
 }
 
@@ -256,11 +253,7 @@ impl<T> Future for JoinHandle<T> {
         if let Some(out) = self.slot.out.borrow_mut().take() {
             return Poll::Ready(out);
         }
-        let mut w = self.slot.waker.borrow_mut();
-        match &mut *w {
-            Some(old) => old.clone_from(cx.waker()),
-            None => *w = Some(cx.waker().clone()),
-        }
+        super::store_waker(&mut self.slot.waker.borrow_mut(), cx.waker());
         Poll::Pending
     }
 }

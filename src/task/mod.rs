@@ -109,6 +109,25 @@ impl Wake for Header {
     }
 }
 
+/// Stores `waker` as the one to wake, keeping the stored one when it would
+/// wake the same task (`Waker::clone_from` skips the clone then): only the
+/// latest poll's waker is ever woken.
+pub(crate) fn store_waker(slot: &mut Option<Waker>, waker: &Waker) {
+    match slot {
+        Some(old) => old.clone_from(waker),
+        None => *slot = Some(waker.clone()),
+    }
+}
+
+/// Wakes the stored waker, if any, after taking it out of its cell (so a
+/// wake that polls again can store a new one).
+pub(crate) fn wake_stored(slot: &std::cell::RefCell<Option<Waker>>) {
+    let waker = slot.borrow_mut().take();
+    if let Some(w) = waker {
+        w.wake();
+    }
+}
+
 /// A future that is ready on its second poll: one microtask hop, like
 /// `await null` in JavaScript. Made by [`yield_now`].
 #[derive(Debug)]

@@ -13,6 +13,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use super::Instant;
+use crate::task::{store_waker, wake_stored};
 use crate::timers::{LoopShared, TIMEOUT_MAX, current_shared};
 use crate::uv::ms_ceil;
 use crate::{EventLoop, Timeout};
@@ -32,14 +33,6 @@ pub(super) struct Entry {
 }
 
 impl Entry {
-    fn store_waker(&self, cx: &Context<'_>) {
-        let mut w = self.waker.borrow_mut();
-        match &mut *w {
-            Some(old) => old.clone_from(cx.waker()),
-            None => *w = Some(cx.waker().clone()),
-        }
-    }
-
     /// Arms the Node timeout for the time left until the deadline, counted
     /// from `start` (the loop time when the future asked for it).
     fn arm(self: &Rc<Self>, lp: &mut EventLoop, start: u64) {
@@ -67,10 +60,7 @@ impl Entry {
             return;
         }
         self.fired.set(true);
-        let waker = self.waker.borrow_mut().take();
-        if let Some(w) = waker {
-            w.wake();
-        }
+        wake_stored(&self.waker);
     }
 }
 
@@ -290,7 +280,7 @@ impl Future for Sleep {
         if self.entry.fired.get() {
             return Poll::Ready(());
         }
-        self.entry.store_waker(cx);
+        store_waker(&mut self.entry.waker.borrow_mut(), cx.waker());
         Poll::Pending
     }
 }
@@ -367,10 +357,7 @@ pub fn immediate() -> Immediate {
         let h = lp.set_immediate(move |_| {
             fire.handle.set(None);
             fire.fired.set(true);
-            let waker = fire.waker.borrow_mut().take();
-            if let Some(w) = waker {
-                w.wake();
-            }
+            wake_stored(&fire.waker);
         });
         me.handle.set(Some(h));
     });
@@ -384,11 +371,7 @@ impl Future for Immediate {
         if self.entry.fired.get() {
             return Poll::Ready(());
         }
-        let mut w = self.entry.waker.borrow_mut();
-        match &mut *w {
-            Some(old) => old.clone_from(cx.waker()),
-            None => *w = Some(cx.waker().clone()),
-        }
+        store_waker(&mut self.entry.waker.borrow_mut(), cx.waker());
         Poll::Pending
     }
 }

@@ -97,7 +97,7 @@ impl fmt::Debug for LoopShared {
 
 thread_local! {
     /// The loops made on this thread, for same-thread wakers.
-    static LOOPS: RefCell<Vec<Weak<LoopShared>>> = const { RefCell::new(Vec::new()) };
+    static LOOPS: RefCell<Vec<(u32, Weak<LoopShared>)>> = const { RefCell::new(Vec::new()) };
     /// The current loops, innermost last.
     static STACK: RefCell<Vec<Frame>> = const { RefCell::new(Vec::new()) };
 }
@@ -121,19 +121,20 @@ impl LoopShared {
         });
         LOOPS.with(|l| {
             let mut l = l.borrow_mut();
-            l.retain(|w| w.strong_count() > 0);
-            l.push(Rc::downgrade(&shared));
+            l.retain(|(_, w)| w.strong_count() > 0);
+            l.push((id, Rc::downgrade(&shared)));
         });
         shared
     }
 
     /// The loop with this id on this thread, if it still exists.
     pub(crate) fn by_id(id: u32) -> Option<Rc<LoopShared>> {
+        // Every same-thread wake comes here: compare ids before upgrading.
         LOOPS.with(|l| {
             l.borrow()
                 .iter()
-                .filter_map(Weak::upgrade)
-                .find(|s| s.id == id)
+                .find(|(i, _)| *i == id)
+                .and_then(|(_, w)| w.upgrade())
         })
     }
 
