@@ -22,6 +22,9 @@ use model::{Action, DelaySpec, Op, SPECIAL_DELAYS};
 use proptest::prelude::*;
 use timerloop::{EventLoop, Stats};
 
+mod common;
+use common::cases;
+
 /// Mostly small whole delays, sometimes the awkward ones (fractions,
 /// negatives, NaN, infinities, overflow, `Duration`s).
 fn delay() -> impl Strategy<Value = DelaySpec> {
@@ -83,18 +86,6 @@ fn op(time_moves: bool) -> BoxedStrategy<Op> {
         .boxed()
     } else {
         base.boxed()
-    }
-}
-
-/// `n` cases, or `PROPTEST_CASES` when set.
-fn cases(n: u32) -> ProptestConfig {
-    let n = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(n);
-    ProptestConfig {
-        cases: n,
-        ..ProptestConfig::default()
     }
 }
 

@@ -20,6 +20,9 @@ use timerloop::{Error, EventLoop, task, time};
 use tokio_test::task::{Spawn, spawn};
 use tokio_test::{assert_pending, assert_ready};
 
+mod common;
+use common::cases;
+
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
@@ -818,18 +821,6 @@ fn op(size: u64) -> impl Strategy<Value = Op> {
 
 fn case() -> impl Strategy<Value = (u64, Vec<Op>)> {
     (1u64..=6).prop_flat_map(|size| (Just(size), prop::collection::vec(op(size), 1..80)))
-}
-
-/// `n` cases, or `PROPTEST_CASES` when set (as in `tests/properties.rs`).
-fn cases(n: u32) -> ProptestConfig {
-    let n = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(n);
-    ProptestConfig {
-        cases: n,
-        ..ProptestConfig::default()
-    }
 }
 
 /// Runs `ops` on a semaphore of `size` and on the model, checking after

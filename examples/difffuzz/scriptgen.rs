@@ -216,6 +216,20 @@ struct Cluster {
 
 type ClusterRef = Rc<RefCell<Cluster>>;
 
+/// Whether an attached timer of duration `d` made now, in every run, keeps
+/// its expiry at least 3 ms from each attached timer of its cluster, unless
+/// it shares that timer's list and expiry.
+fn spaced(runs: &[Run], d: f64) -> bool {
+    runs.iter().all(|r| {
+        let e = r.lo + d;
+        r.cluster
+            .borrow()
+            .attached
+            .iter()
+            .all(|&(e2, d2)| (e - e2).abs() >= 3.0 || (e == e2 && d == d2))
+    })
+}
+
 /// One execution of the body being generated.
 #[derive(Debug, Clone)]
 struct Run {
@@ -1018,15 +1032,7 @@ impl Gen {
         } else {
             d
         };
-        let ok = runs.iter().all(|r| {
-            let e = r.lo + d;
-            r.cluster
-                .borrow()
-                .attached
-                .iter()
-                .all(|&(e2, d2)| (e - e2).abs() >= 3.0 || (e == e2 && d == d2))
-        });
-        if !ok || !self.take(runs, mode, ms) {
+        if !spaced(runs, d) || !self.take(runs, mode, ms) {
             return None;
         }
         let hand_over = self.rng.chance(30);
@@ -1293,15 +1299,7 @@ impl Gen {
         let (ms, d, block) = self
             .rng
             .pick(&[(0, 1.0, 5), (0, 1.0, 5), (1, 1.0, 5), (5, 5.0, 10)]);
-        let spaced = runs.iter().all(|r| {
-            let e = r.lo + d;
-            r.cluster
-                .borrow()
-                .attached
-                .iter()
-                .all(|&(e2, d2)| (e - e2).abs() >= 3.0 || (e == e2 && d == d2))
-        });
-        if !spaced || !self.take(runs, mode, block) {
+        if !spaced(runs, d) || !self.take(runs, mode, block) {
             return None;
         }
         tb.first.set(false);

@@ -37,3 +37,15 @@ pub fn say(log: &Log, name: &'static str) -> impl FnOnce(&mut EventLoop) + 'stat
     let log = log.clone();
     move |_| push(&log, name)
 }
+
+/// A proptest configuration of `n` cases, or `PROPTEST_CASES` when set.
+pub fn cases(n: u32) -> proptest::prelude::ProptestConfig {
+    let n = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(n);
+    proptest::prelude::ProptestConfig {
+        cases: n,
+        ..proptest::prelude::ProptestConfig::default()
+    }
+}
