@@ -246,6 +246,50 @@ impl fmt::Display for Elapsed {
 
 impl std::error::Error for Elapsed {}
 
+/// A period a periodic timer cannot have: zero (after rounding up to whole
+/// milliseconds, so only [`Duration::ZERO`] is). Go's `NewTicker` and
+/// `Reset` panic on it and .NET's `PeriodicTimer` throws
+/// `ArgumentOutOfRangeException`; here it is this error.
+///
+/// ```
+/// use timerloop::time::InvalidPeriod;
+/// let e = InvalidPeriod::zero();
+/// assert_eq!(e.to_string(), "a periodic timer needs a period of at least 1 ms");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct InvalidPeriod {}
+
+impl InvalidPeriod {
+    /// The error for a zero period.
+    ///
+    /// ```
+    /// use timerloop::time::InvalidPeriod;
+    /// assert_eq!(InvalidPeriod::zero(), InvalidPeriod::zero());
+    /// ```
+    pub const fn zero() -> Self {
+        InvalidPeriod {}
+    }
+
+    /// Checks `period`: `Ok` with its whole milliseconds (rounded up), or
+    /// the error for zero.
+    #[allow(dead_code)] // until go::Ticker and dotnet::PeriodicTimer land
+    pub(crate) fn check(period: Duration) -> Result<u64, InvalidPeriod> {
+        match ms_ceil(period) {
+            0 => Err(InvalidPeriod::zero()),
+            ms => Ok(ms),
+        }
+    }
+}
+
+impl fmt::Display for InvalidPeriod {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a periodic timer needs a period of at least 1 ms")
+    }
+}
+
+impl std::error::Error for InvalidPeriod {}
+
 pin_project_lite::pin_project! {
     /// A future with a deadline, made by [`timeout`] and [`timeout_at`]:
     /// its output is the inner future's, or [`Elapsed`] if the deadline
