@@ -74,7 +74,8 @@ mod uv;
 
 pub use timers::{
     BoxError, CallbackError, CallbackKind, CallbackResult, Cause, Delay, Error, EventLoop,
-    Immediate, IoHandle, Remote, Stats, TIMEOUT_MAX, Timeout, TimerError, Warning,
+    Immediate, IoHandle, LONG_MAX_MS, NATIVE_MAX_MS, Remote, Stats, TIMEOUT_MAX, Timeout,
+    TimerError, Warning,
 };
 pub use uv::{Clock, ClockError, Completion, PostError, Readiness, SystemClock, VirtualClock};
 

@@ -72,17 +72,12 @@ fn below_one_negative_and_nan_become_one_ms_silently() {
 fn overflowing_delays_become_one_ms_with_node_text() {
     let log = new_log();
     let mut lp = warned_loop(&log);
-    let cases: [(&str, Delay, &str); 5] = [
+    // (A `Duration` this long is a long timer instead: tests/long_timers.rs.)
+    let cases: [(&str, Delay, &str); 4] = [
         ("2^31", 2_147_483_648u64.into(), "2147483648"),
         ("2^31-0.5", 2_147_483_647.5.into(), "2147483647.5"),
         ("Infinity", f64::INFINITY.into(), "Infinity"),
         ("u64::MAX", u64::MAX.into(), "18446744073709552000"),
-        // Rounded up to u64::MAX ms first; then coerced as that number.
-        (
-            "Duration::MAX",
-            Duration::MAX.into(),
-            "18446744073709552000",
-        ),
     ];
     let mut want = Vec::new();
     for (name, d, shown) in cases {

@@ -21,8 +21,11 @@
 //!   `run`, `block_on`, spawned tasks, callbacks and
 //!   [`EventLoop::scope`](crate::EventLoop::scope)); elsewhere they panic
 //!   with a message that says so, as tokio's do.
-//! - Timers longer than Node's 2^31-1 ms limit are re-armed until their
-//!   deadline: they never fire early.
+//! - **Long sleeps** (beyond Node's 2^31-1 ms limit) are long timers, as
+//!   `set_timeout` of such a `Duration` is: one timeout of the whole
+//!   length, in that length's list; the loop's native timer is armed at
+//!   most [`NATIVE_MAX_MS`](crate::NATIVE_MAX_MS) ahead and re-armed (as
+//!   .NET does), so they never fire early and never at 1 ms.
 //!
 //! # Missed ticks
 //!

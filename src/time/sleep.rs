@@ -14,12 +14,13 @@ use std::time::Duration;
 
 use super::Instant;
 use crate::task::{store_waker, wake_stored};
-use crate::timers::{LoopShared, TIMEOUT_MAX, current_shared};
+use crate::timers::{LONG_MAX_MS, LoopShared, current_shared};
 use crate::uv::ms_ceil;
 use crate::{EventLoop, Timeout};
 
-/// The largest duration one Node timeout can have; longer sleeps re-arm.
-const MAX_MS: u64 = TIMEOUT_MAX as u64;
+/// The longest one timeout can be; a deadline further away (only
+/// `sleep_until` can ask for one) is reached in legs.
+const MAX_MS: u64 = LONG_MAX_MS;
 
 /// What a [`Sleep`] shares with its timer's callback.
 pub(super) struct Entry {
@@ -55,7 +56,7 @@ impl Entry {
         self.timer.set(None);
         let now = lp.loop_time();
         if now < self.deadline.get() {
-            // A deadline beyond one Node timeout's reach: the next leg.
+            // A deadline beyond one timeout's reach: the next leg.
             self.arm(lp, now);
             return;
         }

@@ -10,8 +10,12 @@
 //! [`Duration`] has no Node meaning to keep: it is rounded **up** to whole
 //! milliseconds first, so a `Duration` timer never fires before its
 //! duration has passed (1.5 ms is 2 ms, where the number 1.5 is listed
-//! with the 1 ms timers). A `Duration` above [`TIMEOUT_MAX`] is then
-//! coerced as the number would be (to 1 ms, with the warning).
+//! with the 1 ms timers). A `Duration` above [`TIMEOUT_MAX`] is a *long
+//! timer*: kept at its length (up to [`LONG_MAX_MS`]), never turned into
+//! 1 ms, as .NET keeps timers longer than its native timer allows. The loop
+//! never arms its native timer more than [`NATIVE_MAX_MS`] ahead and simply
+//! re-arms when it wakes early, so a long timer fires at its deadline, not
+//! before.
 
 use std::fmt;
 use std::time::Duration;
@@ -19,12 +23,28 @@ use std::time::Duration;
 /// The largest delay Node accepts: `2^31 - 1` ms (about 24.8 days).
 pub const TIMEOUT_MAX: f64 = 2_147_483_647.0;
 
+/// The longest [`Duration`] delay kept as given: 2^53 - 1 ms (about
+/// 285,000 years; the largest whole number a delay's `f64` holds exactly).
+/// Longer ones are this long. Either is beyond any clock's end (a
+/// [`VirtualClock`](crate::VirtualClock) saturates after about 584 years):
+/// on a virtual clock with nothing else to do, the loop jumps to the end of
+/// time, where every timer counts as due, and fires it there.
+pub const LONG_MAX_MS: u64 = (1 << 53) - 1;
+
+/// How far ahead the loop arms its one native timer at most:
+/// `0x0fff_ffff` ms (about 3.1 days), .NET's cap in `EnsureTimerFiresBy`.
+/// A timer further away wakes the loop early, which finds nothing due and
+/// re-arms.
+pub const NATIVE_MAX_MS: u64 = 0x0fff_ffff;
+
 /// A timer delay in milliseconds, as given (possibly fractional, negative,
 /// NaN or infinite); see [`Delay::coerced`] for what the loop makes of it.
 ///
 /// Every numeric type and [`Duration`] converts into a `Delay`, so
 /// `set_timeout(10, ..)`, `set_timeout(2.5, ..)` and
-/// `set_timeout(Duration::from_secs(1), ..)` all work.
+/// `set_timeout(Duration::from_secs(1), ..)` all work. A number is Node's
+/// delay, coerced as Node does; a `Duration` is rounded up to whole
+/// milliseconds and, above [`TIMEOUT_MAX`], kept as a long timer.
 ///
 /// ```
 /// use std::time::Duration;
@@ -35,9 +55,16 @@ pub const TIMEOUT_MAX: f64 = 2_147_483_647.0;
 /// assert_eq!(Delay::from(f64::NAN).coerced(), 1.0);
 /// assert_eq!(Delay::from(1.9).coerced(), 1.9);
 /// assert_eq!(Delay::from(2_147_483_648u64).coerced(), 1.0); // and a warning
+/// // A Duration is never cut to 1 ms: 40 days stay 40 days.
+/// let forty_days = Duration::from_secs(40 * 86_400);
+/// assert_eq!(Delay::from(forty_days).coerced(), 3_456_000_000.0);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Delay(f64);
+pub struct Delay {
+    ms: f64,
+    /// Made from a `Duration`: whole ms, kept above `TIMEOUT_MAX`.
+    long_ok: bool,
+}
 
 impl Delay {
     /// A delay of `ms` milliseconds, as a Node delay.
@@ -47,7 +74,7 @@ impl Delay {
     /// assert_eq!(Delay::from_ms(2.5).as_ms(), 2.5);
     /// ```
     pub const fn from_ms(ms: f64) -> Self {
-        Delay(ms)
+        Delay { ms, long_ok: false }
     }
 
     /// The delay as given, in milliseconds (a `Duration` already rounded up).
@@ -59,18 +86,31 @@ impl Delay {
     /// assert_eq!(Delay::from(Duration::from_nanos(1)).as_ms(), 1.0);
     /// ```
     pub fn as_ms(self) -> f64 {
-        self.0
+        self.ms
     }
 
-    /// The delay the loop uses: Node's coercion.
+    /// The delay the loop uses: Node's coercion for a number; for a
+    /// `Duration`, its whole milliseconds (at least 1, at most
+    /// [`LONG_MAX_MS`]).
     ///
     /// ```
+    /// use std::time::Duration;
     /// use timerloop::Delay;
     /// assert_eq!(Delay::from(-3).coerced(), 1.0);
     /// assert_eq!(Delay::from(1.9).coerced(), 1.9);
+    /// assert_eq!(Delay::from(Duration::ZERO).coerced(), 1.0);
+    /// assert_eq!(Delay::from(Duration::from_secs(3_000_000)).coerced(), 3e9);
     /// ```
     pub fn coerced(self) -> f64 {
-        coerce(self.0).0
+        self.coerce().0
+    }
+
+    /// The delay to use, and the warning to report.
+    pub(crate) fn coerce(self) -> (f64, Option<Warning>) {
+        if self.long_ok && self.ms > TIMEOUT_MAX {
+            return (self.ms.min(LONG_MAX_MS as f64), None);
+        }
+        coerce(self.ms)
     }
 }
 
@@ -80,7 +120,7 @@ macro_rules! delay_from {
             fn from(ms: $t) -> Self {
                 // Integers beyond 2^53 lose precision, but anything that
                 // large coerces to 1 ms anyway.
-                Delay(ms as f64)
+                Delay::from_ms(ms as f64)
             }
         }
     )*};
@@ -91,9 +131,13 @@ delay_from!(
 
 impl From<Duration> for Delay {
     /// Rounds `d` up to whole milliseconds: a `Duration` timer never fires
-    /// early.
+    /// early. Above [`TIMEOUT_MAX`] it stays a long timer.
     fn from(d: Duration) -> Self {
-        Delay(crate::uv::ms_ceil(d) as f64)
+        let ms = crate::uv::ms_ceil(d).min(LONG_MAX_MS);
+        Delay {
+            ms: ms as f64,
+            long_ok: true,
+        }
     }
 }
 
@@ -212,7 +256,10 @@ mod tests {
 
     #[test]
     fn conversions() {
-        assert_eq!(Delay::from(Duration::MAX).coerced(), 1.0);
+        assert_eq!(Delay::from(Duration::MAX).coerced(), LONG_MAX_MS as f64);
+        assert_eq!(Delay::from(Duration::MAX).coerce().1, None, "no warning");
+        let just_over = Duration::from_millis(TIMEOUT_MAX as u64 + 1);
+        assert_eq!(Delay::from(just_over).coerced(), TIMEOUT_MAX + 1.0);
         assert_eq!(Delay::from(u64::MAX).coerced(), 1.0);
         assert_eq!(Delay::from(-5i32).coerced(), 1.0);
         assert_eq!(Delay::from(Duration::from_micros(2500)).as_ms(), 3.0);

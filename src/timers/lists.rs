@@ -20,6 +20,7 @@
 use indexmap::IndexMap;
 
 use super::EventLoop;
+use super::coerce::NATIVE_MAX_MS;
 use super::timeout::{State, Timer};
 use crate::collections::arena::{Arena, Key};
 use crate::collections::hash::BuildIntHasher;
@@ -254,8 +255,16 @@ impl EventLoop {
                 Arm::Resume => Some(expiry),
             };
             if let Some(due) = due {
-                // The native timer counts from the cached loop time.
-                let _ = self.uv.timer_start(native, due.saturating_sub(now), 0);
+                // The native timer counts from the cached loop time. On a
+                // real clock it never reaches further than NATIVE_MAX_MS:
+                // a long timer wakes the loop early, finds nothing due and
+                // re-arms (.NET's EnsureTimerFiresBy). A virtual clock has
+                // no OS timer to distrust: it jumps straight there.
+                let mut wait = due.saturating_sub(now);
+                if wait > NATIVE_MAX_MS && !self.uv.clock().is_virtual() {
+                    wait = NATIVE_MAX_MS;
+                }
+                let _ = self.uv.timer_start(native, wait, 0);
             }
         }
         self.sync_ref();

@@ -79,7 +79,7 @@ mod scope;
 mod ticks;
 mod timeout;
 
-pub use coerce::{Delay, TIMEOUT_MAX, Warning};
+pub use coerce::{Delay, LONG_MAX_MS, NATIVE_MAX_MS, TIMEOUT_MAX, Warning};
 pub use error::{BoxError, CallbackError, CallbackKind, CallbackResult, Cause, Error, TimerError};
 pub use immediate::Immediate;
 pub use io::{IoHandle, Remote};

@@ -46,7 +46,7 @@
 //! becomes `Fired`, `FiredCleared` or `Cleared`; its handle is then stale.
 
 use super::EventLoop;
-use super::coerce::{Delay, TIMEOUT_MAX, coerce};
+use super::coerce::{Delay, LONG_MAX_MS};
 use super::error::{BoxError, CallbackResult, TimerError};
 use crate::collections::arena::Key;
 use crate::collections::list::{Linked, Links};
@@ -166,7 +166,7 @@ impl EventLoop {
         F: FnMut(&mut EventLoop) -> R + 'static,
         R: CallbackResult,
     {
-        let (ms, warning) = coerce(delay.as_ms());
+        let (ms, warning) = delay.coerce();
         if let Some(w) = warning {
             self.warn(w);
         }
@@ -184,7 +184,7 @@ impl EventLoop {
     where
         F: FnMut(&mut EventLoop) + 'static,
     {
-        debug_assert!((1..=TIMEOUT_MAX as u64).contains(&ms), "uncoerced {ms}");
+        debug_assert!((1..=LONG_MAX_MS).contains(&ms), "uncoerced {ms}");
         self.uv.advance_time_to(start);
         self.timer_from(start, ms as f64, false, f)
     }

@@ -73,8 +73,17 @@ fn deadlines_saturate_and_timeout_is_capped() {
     let (mut h, _c) = host();
     let t = h.uv.timer_init(|_: &mut Host0| {});
     h.uv.timer_start(t, u64::MAX, 0).unwrap();
-    assert_eq!(h.uv.next_timeout(), Some(i32::MAX as u64));
+    // A virtual clock is not capped: it jumps straight to the deadline.
+    assert_eq!(h.uv.next_timeout(), Some(u64::MAX - h.uv.now()));
     assert_eq!(h.uv.timer_due_in(t).unwrap(), u64::MAX - h.uv.now());
+    // A real clock's poll is capped at i32::MAX ms, as libuv's.
+    let mut real = Host0 {
+        uv: Loop::new(Rc::new(crate::uv::SystemClock::new())).unwrap(),
+        log: Rc::default(),
+    };
+    let t = real.uv.timer_init(|_: &mut Host0| {});
+    real.uv.timer_start(t, u64::MAX, 0).unwrap();
+    assert_eq!(real.uv.next_timeout(), Some(i32::MAX as u64));
     let never = h.uv.timer_init(|_: &mut Host0| {});
     assert_eq!(h.uv.timer_again(never), Err(UvError::NeverStarted));
 }

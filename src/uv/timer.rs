@@ -197,9 +197,15 @@ impl<H: Host> Loop<H> {
     }
 
     /// `uv__next_timeout`: `None` with no timers, else ms to the earliest
-    /// (0 if due), capped at `i32::MAX` as libuv does.
+    /// (0 if due), capped at `i32::MAX` as libuv does (epoll takes an
+    /// `int`) on a real clock. A virtual clock jumps straight to the
+    /// deadline, however far: capping would only add empty iterations.
     pub(crate) fn next_timeout(&self) -> Option<u64> {
         let (_, (due, _)) = self.timer_heap.peek()?;
-        Some(due.saturating_sub(self.time).min(i32::MAX as u64))
+        let left = due.saturating_sub(self.time);
+        if left > i32::MAX as u64 && !self.clock.is_virtual() {
+            return Some(i32::MAX as u64);
+        }
+        Some(left)
     }
 }

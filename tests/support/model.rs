@@ -77,7 +77,11 @@ pub const SPECIAL_DELAYS: &[DelaySpec] = &[
     DelaySpec::Ms(100.0),
     DelaySpec::Ms(1000.0),
     DelaySpec::Ms(65_536.0),
-    DelaySpec::Dur(Duration::MAX),
+    // Long timers: just past Node's limit, and 40 days. (Not
+    // `Duration::MAX`: it would take the virtual clock to its end, where
+    // time stops; tests/long_timers.rs covers it.)
+    DelaySpec::Dur(Duration::from_millis(2_147_483_648)),
+    DelaySpec::Dur(Duration::from_secs(40 * 86_400)),
     DelaySpec::Dur(Duration::ZERO),
     DelaySpec::Dur(Duration::from_micros(2500)),
     DelaySpec::Dur(Duration::from_millis(7)),
@@ -113,6 +117,12 @@ impl DelaySpec {
     /// list key (truncated duration) and whether a warning is due.
     pub fn expected(self) -> (u64, bool) {
         let ms = self.raw_ms();
+        if let DelaySpec::Dur(_) = self
+            && ms > TIMEOUT_MAX
+        {
+            // A long timer: kept at its length, up to 2^53 - 1 ms.
+            return ((ms as u64).min((1 << 53) - 1), false);
+        }
         if (1.0..=TIMEOUT_MAX).contains(&ms) {
             (ms.trunc() as u64, false)
         } else {
@@ -921,7 +931,15 @@ fn finish(m: &Shared, lp: &mut EventLoop, warnings: &Cell<usize>) {
     check(m, lp, warnings.get(), "clearing everything", false);
     let flushed = Rc::new(Cell::new(false));
     let f = flushed.clone();
-    lp.set_timeout(TIMEOUT_MAX, move |_| f.set(true));
+    // The longest list decides how far the flush reaches: an unrefed timer
+    // cleared leaves its list queued until its expiry (as in Node), and a
+    // `Duration` long timer's can be beyond 2^31-1 ms.
+    let longest = m.borrow().timers.iter().map(|t| t.ms).max().unwrap_or(0);
+    if longest > TIMEOUT_MAX as u64 {
+        lp.set_timeout(Duration::from_millis(longest), move |_| f.set(true));
+    } else {
+        lp.set_timeout(TIMEOUT_MAX, move |_| f.set(true));
+    }
     // Failing ticks queued before an unhandled failure still run (and
     // fail) when the loop is next run: run until a run succeeds.
     let mut finished = false;
@@ -939,7 +957,7 @@ fn finish(m: &Shared, lp: &mut EventLoop, warnings: &Cell<usize>) {
         md.fail("the final run kept failing".into());
     }
     if !flushed.get() {
-        md.fail("the final 2^31-1 ms timer did not fire".into());
+        md.fail("the final flushing timer did not fire".into());
     }
     let s = lp.stats();
     if s != Stats::default() {
