@@ -47,6 +47,7 @@
 //!   Skip:   0 ... 300 ...... 600(at 950) 1200 1500 ...
 //! ```
 
+pub mod dotnet;
 mod interval;
 mod sleep;
 
@@ -276,7 +277,6 @@ impl InvalidPeriod {
 
     /// Checks `period`: `Ok` with its whole milliseconds (rounded up), or
     /// the error for zero.
-    #[allow(dead_code)] // until go::Ticker and dotnet::PeriodicTimer land
     pub(crate) fn check(period: Duration) -> Result<u64, InvalidPeriod> {
         match ms_ceil(period) {
             0 => Err(InvalidPeriod::zero()),

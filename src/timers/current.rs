@@ -51,6 +51,7 @@
 //! that do not lend.
 #![allow(unsafe_code)]
 
+use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::fmt;
@@ -85,6 +86,9 @@ pub(crate) struct LoopShared {
     /// Reaches the loop from other threads (wakes a blocked poll). Holds
     /// no ref: a waker does not keep the loop alive.
     pub(crate) sender: uv::Sender<EventLoop>,
+    /// Per-loop state of the layers on top (one value per type, made on
+    /// first use: the .NET timer queue), so this layer names none of them.
+    layers: RefCell<Vec<Rc<dyn Any>>>,
 }
 
 impl fmt::Debug for LoopShared {
@@ -118,6 +122,7 @@ impl LoopShared {
             deferred: RefCell::new(VecDeque::new()),
             has_deferred: Cell::new(false),
             sender,
+            layers: RefCell::new(Vec::new()),
         });
         LOOPS.with(|l| {
             let mut l = l.borrow_mut();
@@ -136,6 +141,18 @@ impl LoopShared {
                 .find(|(i, _)| *i == id)
                 .and_then(|(_, w)| w.upgrade())
         })
+    }
+
+    /// This loop's one value of type `T`, made with `T::default()` on
+    /// first use: where a layer on top keeps per-loop state.
+    pub(crate) fn layer<T: Any + Default>(&self) -> Rc<T> {
+        let mut layers = self.layers.borrow_mut();
+        if let Some(found) = layers.iter().find_map(|l| l.clone().downcast::<T>().ok()) {
+            return found;
+        }
+        let made = Rc::new(T::default());
+        layers.push(made.clone());
+        made
     }
 
     /// Queues `f` to run with the loop at its next flush point.
@@ -157,8 +174,10 @@ impl LoopShared {
         let micro = std::mem::take(&mut *self.micro.borrow_mut());
         let deferred = std::mem::take(&mut *self.deferred.borrow_mut());
         self.has_deferred.set(false);
+        let layers = std::mem::take(&mut *self.layers.borrow_mut());
         drop(micro);
         drop(deferred);
+        drop(layers);
     }
 }
 
