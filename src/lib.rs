@@ -65,6 +65,7 @@
 #![warn(missing_docs, missing_debug_implementations)]
 
 mod collections;
+pub mod net;
 pub mod script;
 pub mod sync;
 pub mod task;
@@ -74,10 +75,15 @@ mod uv;
 
 pub use timers::{
     BoxError, CallbackError, CallbackKind, CallbackResult, Cause, Delay, Error, EventLoop,
-    Immediate, IoHandle, LONG_MAX_MS, NATIVE_MAX_MS, Remote, Stats, TIMEOUT_MAX, Timeout,
-    TimerError, Warning,
+    Immediate, InsertError, IoError, IoEvent, IoHandle, LONG_MAX_MS, NATIVE_MAX_MS, Remote, Stats,
+    TIMEOUT_MAX, Timeout, TimerError, Warning,
 };
 pub use uv::{Clock, ClockError, Completion, PostError, Readiness, SystemClock, VirtualClock};
+
+/// The mio this crate registers I/O sources with, so that a program's
+/// sources are always of the version the loop expects (no "multiple
+/// different versions of crate `mio`").
+pub use mio;
 
 /// The README's Rust examples, compiled and run as doctests.
 #[cfg(doctest)]

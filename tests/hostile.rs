@@ -565,16 +565,16 @@ fn panics_in_handlers_posts_and_the_main_body_leave_the_loop_runnable() {
         }),
         (CallbackKind::Io, |lp| {
             use std::io::Write;
-            let (mut tx, mut rx) = mio::net::UnixStream::pair().unwrap();
+            let (mut tx, rx) = mio::net::UnixStream::pair().unwrap();
             tx.write_all(b"x").unwrap();
             let h = lp
-                .register_io(&mut rx, mio::Interest::READABLE, |_, _| boom("readable"))
+                .insert_io(rx, mio::Interest::READABLE, |_, _, _| boom("readable"))
                 .unwrap();
-            // Keep the source open and deregister it on the resumed run.
-            let rx = std::cell::RefCell::new(Some((rx, tx)));
+            // Keep the source open and close it on the resumed run.
+            let tx = std::cell::RefCell::new(Some(tx));
             lp.set_timeout(2, move |lp| {
-                if let Some((mut rx, _tx)) = rx.borrow_mut().take() {
-                    lp.deregister_io(h, &mut rx).unwrap();
+                if tx.borrow_mut().take().is_some() {
+                    lp.close_io(h).unwrap();
                 }
             });
             None

@@ -152,18 +152,17 @@ fn unrefed_timer_alone_does_not_keep_the_loop_alive() {
 fn unrefed_timer_bounds_the_poll() {
     let log = new_log();
     let mut lp = EventLoop::with_virtual_clock();
-    let (_tx, mut rx) = mio::unix::pipe::new().unwrap();
+    let (_tx, rx) = mio::unix::pipe::new().unwrap();
     let l = log.clone();
     let io = lp
-        .register_io(&mut rx, mio::Interest::READABLE, move |_, _| {
+        .insert_io(rx, mio::Interest::READABLE, move |_, _, _| {
             push(&l, "readable?!");
         })
         .unwrap();
-    let rx = Rc::new(RefCell::new(rx));
     let l = log.clone();
     let t = lp.set_timeout(25, move |lp| {
         push(&l, format!("unref'd@{}", lp.now()));
-        lp.deregister_io(io, &mut *rx.borrow_mut()).unwrap();
+        lp.close_io(io).unwrap();
     });
     lp.unref_timeout(t).unwrap();
     assert!(lp.is_alive(), "the I/O source keeps the loop alive");

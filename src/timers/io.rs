@@ -92,15 +92,18 @@ impl Remote {
     }
 }
 
-/// A registered I/O source (see [`EventLoop::register_io`]): small,
-/// `Copy`, generation checked.
+/// A registered I/O source (see [`EventLoop::insert_io`]): small,
+/// `Copy`, generation checked, so a closed source's handle never reaches a
+/// later source in the same slot.
 ///
 /// ```
-/// use timerloop::EventLoop;
+/// use timerloop::{EventLoop, mio};
 /// let mut lp = EventLoop::with_virtual_clock();
-/// let (mut a, _b) = mio::net::UnixStream::pair().unwrap();
-/// let h = lp.register_io(&mut a, mio::Interest::READABLE, |_, _| {}).unwrap();
-/// lp.deregister_io(h, &mut a).unwrap();
+/// let (a, _b) = mio::net::UnixStream::pair().unwrap();
+/// let h = lp.insert_io(a, mio::Interest::READABLE, |_, _, _| {}).unwrap();
+/// let copy = h;
+/// lp.close_io(h).unwrap();
+/// assert!(!lp.io_is_active(copy));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct IoHandle {
@@ -217,80 +220,409 @@ impl EventLoop {
             .is_ok_and(|h| self.uv.has_ref(h).unwrap_or(false))
     }
 
-    /// Registers a mio I/O source; `cb` runs in the poll phase, as an I/O
-    /// callback, with the source's readiness. The source keeps the loop
-    /// alive until [`deregister_io`](Self::deregister_io).
+    /// Registers a mio I/O source, which the loop owns from now on, and
+    /// runs `cb` in the poll phase (as an I/O callback, so ticks and
+    /// microtasks drain after it) with the loop, the source itself and the
+    /// [`IoEvent`] (its handle and readiness). The source keeps the loop
+    /// alive until [`close_io`](Self::close_io) (which drops it) or
+    /// [`remove_io`](Self::remove_io) (which gives it back); dropping the
+    /// loop drops it. Outside its callback, reach it with
+    /// [`io_source`](Self::io_source).
     ///
     /// ```
-    /// use std::{cell::Cell, io::Write, rc::Rc};
-    /// use timerloop::EventLoop;
+    /// use std::io::{Read, Write};
+    /// use timerloop::{EventLoop, mio};
     /// let mut lp = EventLoop::with_virtual_clock();
     /// let (mut tx, rx) = mio::net::UnixStream::pair().unwrap();
-    /// let rx = Rc::new(std::cell::RefCell::new(rx));
-    /// let (r, handle) = (rx.clone(), Rc::new(Cell::new(None)));
-    /// let h2 = handle.clone();
-    /// let h = lp
-    ///     .register_io(&mut *rx.borrow_mut(), mio::Interest::READABLE, move |lp, ready| {
-    ///         assert!(ready.readable);
-    ///         lp.deregister_io(h2.get().unwrap(), &mut *r.borrow_mut()).unwrap();
-    ///     })
-    ///     .unwrap();
-    /// handle.set(Some(h));
-    /// tx.write_all(b"x").unwrap();
-    /// lp.run().unwrap(); // returns once the source is deregistered
+    /// lp.insert_io(rx, mio::Interest::READABLE, |lp, rx, ev| {
+    ///     let mut buf = [0; 8];
+    ///     let n = rx.read(&mut buf).unwrap();
+    ///     assert_eq!(&buf[..n], b"hi");
+    ///     lp.close_io(ev.handle).unwrap(); // the stream is dropped on return
+    /// })
+    /// .unwrap();
+    /// tx.write_all(b"hi").unwrap();
+    /// lp.run().unwrap(); // returns once the source is closed
     /// assert_eq!(lp.stats().io_sources, 0);
     /// ```
     ///
     /// # Errors
     ///
-    /// The OS error if the source cannot be registered.
-    pub fn register_io<S, R>(
+    /// [`InsertError`], with the source back, if the OS refuses to
+    /// register it.
+    pub fn insert_io<S, F, R>(
         &mut self,
-        source: &mut S,
+        source: S,
         interest: mio::Interest,
-        mut cb: impl FnMut(&mut EventLoop, Readiness) -> R + 'static,
-    ) -> std::io::Result<IoHandle>
+        mut cb: F,
+    ) -> Result<IoHandle, InsertError<S>>
     where
-        S: mio::event::Source + ?Sized,
+        S: mio::event::Source + 'static,
+        F: FnMut(&mut EventLoop, &mut S, IoEvent) -> R + 'static,
         R: CallbackResult,
     {
-        let key = self
-            .uv
-            .io_register(source, interest, move |lp: &mut EventLoop, r| {
-                lp.callback_scope(CallbackKind::Io, &mut |lp| cb(lp, r).into_result());
-            })?;
-        Ok(IoHandle {
-            key,
-            loop_id: self.id,
-        })
+        let id = self.id;
+        let uv_cb: uv::IoCb<EventLoop> = Box::new(move |lp, key, src, readiness| {
+            let Some(src) = src.downcast_mut::<S>() else {
+                return; // unreachable: the loop stores what it was given
+            };
+            let ev = IoEvent {
+                handle: IoHandle { key, loop_id: id },
+                readiness,
+            };
+            lp.callback_scope(CallbackKind::Io, &mut |lp| cb(lp, src, ev).into_result());
+        });
+        match self.uv.io_insert(Box::new(source), interest, uv_cb) {
+            Ok(key) => Ok(IoHandle { key, loop_id: id }),
+            Err((error, source)) => match source.into_any().downcast::<S>() {
+                Ok(source) => Err(InsertError {
+                    source: *source,
+                    error,
+                }),
+                Err(_) => unreachable!("the loop gives back what it was given"),
+            },
+        }
     }
 
-    /// Deregisters a source registered with [`register_io`](Self::register_io);
-    /// its callback never runs again.
+    /// Registers a source that a future owns (the net types): `cb` gets
+    /// `()` as its source. The owner closes it with
+    /// [`close_external_io`](Self::close_external_io).
+    pub(crate) fn register_external_io(
+        &mut self,
+        source: &mut dyn mio::event::Source,
+        interest: mio::Interest,
+        cb: uv::IoCb<EventLoop>,
+    ) -> std::io::Result<Key> {
+        self.uv.io_register_external(source, interest, cb)
+    }
+
+    /// Deregisters a source registered with
+    /// [`register_external_io`](Self::register_external_io) and closes its
+    /// handle.
+    pub(crate) fn close_external_io(&mut self, key: Key, source: &mut dyn mio::event::Source) {
+        let _ = self.uv.io_close_external(key, source);
+    }
+
+    fn io_key(&self, h: IoHandle) -> Result<Key, IoError> {
+        if h.loop_id == self.id {
+            Ok(h.key)
+        } else {
+            Err(IoError::ForeignLoop)
+        }
+    }
+
+    /// The source registered under `h`, to use outside its callback (a
+    /// timer that writes to a socket).
     ///
     /// ```
-    /// use timerloop::{EventLoop, TimerError};
+    /// use std::io::Write;
+    /// use timerloop::{EventLoop, IoError, mio};
     /// let mut lp = EventLoop::with_virtual_clock();
-    /// let (mut a, _b) = mio::net::UnixStream::pair().unwrap();
-    /// let h = lp.register_io(&mut a, mio::Interest::READABLE, |_, _| {}).unwrap();
-    /// lp.deregister_io(h, &mut a).unwrap();
-    /// assert_eq!(lp.deregister_io(h, &mut a), Err(TimerError::Stale));
+    /// let (tx, _rx) = mio::net::UnixStream::pair().unwrap();
+    /// let h = lp.insert_io(tx, mio::Interest::WRITABLE, |_, _, _| {}).unwrap();
+    /// lp.io_source::<mio::net::UnixStream>(h).unwrap().write_all(b"x").unwrap();
+    /// assert!(matches!(lp.io_source::<mio::net::TcpStream>(h), Err(IoError::WrongType)));
+    /// lp.close_io(h).unwrap();
     /// ```
     ///
     /// # Errors
     ///
-    /// [`TimerError::Stale`] if the source was already deregistered;
-    /// [`TimerError::ForeignLoop`] for another loop's handle.
-    pub fn deregister_io<S: mio::event::Source + ?Sized>(
-        &mut self,
-        h: IoHandle,
-        source: &mut S,
-    ) -> Result<(), TimerError> {
-        if h.loop_id != self.id {
-            return Err(TimerError::ForeignLoop);
+    /// [`IoError::Stale`] once closed or removed, [`IoError::ForeignLoop`],
+    /// [`IoError::WrongType`] if `S` is not the source's type,
+    /// [`IoError::Busy`] from inside the source's own callback (it has the
+    /// source as its argument).
+    pub fn io_source<S: 'static>(&mut self, h: IoHandle) -> Result<&mut S, IoError> {
+        let key = self.io_key(h)?;
+        let src = self.uv.io_source(key).map_err(IoError::from_uv)?;
+        src.as_any().downcast_mut::<S>().ok_or(IoError::WrongType)
+    }
+
+    /// Changes what the source is watched for (to add
+    /// [`WRITABLE`](mio::Interest::WRITABLE) under back-pressure, and take
+    /// it away once drained). From inside the source's own callback the
+    /// change applies when the callback returns.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, mio::{self, Interest}};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let (a, _b) = mio::net::UnixStream::pair().unwrap();
+    /// let h = lp.insert_io(a, Interest::READABLE, |_, _, _| {}).unwrap();
+    /// lp.set_io_interest(h, Interest::READABLE | Interest::WRITABLE).unwrap();
+    /// lp.close_io(h).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`IoError::Stale`], [`IoError::ForeignLoop`], or [`IoError::Os`] if
+    /// the OS refuses (the old interest stays).
+    pub fn set_io_interest(&mut self, h: IoHandle, interest: mio::Interest) -> Result<(), IoError> {
+        let key = self.io_key(h)?;
+        self.uv.io_set_interest(key, interest).map_err(|e| match e {
+            uv::IoOpError::Uv(e) => IoError::from_uv(e),
+            uv::IoOpError::Os(e) => IoError::Os(e),
+        })
+    }
+
+    /// Deregisters the source and drops it (closing a socket); its callback
+    /// never runs again and it no longer keeps the loop alive. From inside
+    /// its own callback, the source is dropped when the callback returns.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, IoError, mio};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let (a, _b) = mio::net::UnixStream::pair().unwrap();
+    /// let h = lp.insert_io(a, mio::Interest::READABLE, |_, _, _| {}).unwrap();
+    /// lp.close_io(h).unwrap();
+    /// assert!(matches!(lp.close_io(h), Err(IoError::Stale)));
+    /// lp.run().unwrap(); // nothing left to wait for
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`IoError::Stale`] if already closed or removed;
+    /// [`IoError::ForeignLoop`].
+    pub fn close_io(&mut self, h: IoHandle) -> Result<(), IoError> {
+        let key = self.io_key(h)?;
+        self.uv.io_close(key).map_err(IoError::from_uv)
+    }
+
+    /// Deregisters the source and gives it back; its callback never runs
+    /// again.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, mio};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let (a, _b) = mio::net::UnixStream::pair().unwrap();
+    /// let h = lp.insert_io(a, mio::Interest::READABLE, |_, _, _| {}).unwrap();
+    /// let a: mio::net::UnixStream = lp.remove_io(h).unwrap();
+    /// assert_eq!(lp.stats().io_sources, 0);
+    /// # drop(a);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`IoError::Stale`], [`IoError::ForeignLoop`]; [`IoError::WrongType`]
+    /// if `S` is not the source's type (nothing is removed);
+    /// [`IoError::Busy`] from inside its own callback (use
+    /// [`close_io`](Self::close_io) there).
+    pub fn remove_io<S: 'static>(&mut self, h: IoHandle) -> Result<S, IoError> {
+        let key = self.io_key(h)?;
+        let src = self.uv.io_source(key).map_err(IoError::from_uv)?;
+        if !src.as_any().is::<S>() {
+            return Err(IoError::WrongType);
         }
-        self.uv
-            .io_close(h.key, source)
-            .map_err(|_| TimerError::Stale)
+        let src = self.uv.io_take(key).map_err(IoError::from_uv)?;
+        match src.into_any().downcast::<S>() {
+            Ok(s) => Ok(*s),
+            Err(_) => Err(IoError::WrongType),
+        }
+    }
+
+    /// Whether `h` names a registered source of this loop.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, mio};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let (a, _b) = mio::net::UnixStream::pair().unwrap();
+    /// let h = lp.insert_io(a, mio::Interest::READABLE, |_, _, _| {}).unwrap();
+    /// assert!(lp.io_is_active(h));
+    /// lp.close_io(h).unwrap();
+    /// assert!(!lp.io_is_active(h));
+    /// ```
+    pub fn io_is_active(&self, h: IoHandle) -> bool {
+        h.loop_id == self.id && self.uv.is_active(h.key).unwrap_or(false)
+    }
+
+    /// Lets the loop end while the source is registered (Node's
+    /// `socket.unref()`); its callback still runs whenever the loop polls.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, mio};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let (a, _b) = mio::net::UnixStream::pair().unwrap();
+    /// let h = lp.insert_io(a, mio::Interest::READABLE, |_, _, _| {}).unwrap();
+    /// lp.unref_io(h).unwrap();
+    /// lp.run().unwrap(); // returns: an unrefed source keeps nothing alive
+    /// lp.ref_io(h).unwrap();
+    /// assert!(lp.is_alive());
+    /// # lp.close_io(h).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`IoError::Stale`], [`IoError::ForeignLoop`].
+    pub fn unref_io(&mut self, h: IoHandle) -> Result<(), IoError> {
+        let key = self.io_key(h)?;
+        self.uv.io_check(key).map_err(IoError::from_uv)?;
+        self.uv.unref_handle(key).map_err(IoError::from_uv)
+    }
+
+    /// On a virtual clock, how long the registered sources must be quiet,
+    /// in real time, before the loop lets virtual time jump to its next
+    /// timer (default 10 ms; zero: jump at once, as with no sources). A
+    /// server's timeouts can then be tested deterministically on real
+    /// sockets: bytes in flight on loopback arrive before any timer that
+    /// they would have refreshed fires. No effect on a real clock, or while
+    /// no source is registered.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::EventLoop;
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// assert_eq!(lp.io_grace(), Duration::from_millis(10));
+    /// lp.set_io_grace(Duration::from_millis(50));
+    /// assert_eq!(lp.io_grace(), Duration::from_millis(50));
+    /// ```
+    pub fn set_io_grace(&mut self, grace: std::time::Duration) {
+        self.uv.set_io_grace(grace);
+    }
+
+    /// The virtual clock's I/O grace (see [`set_io_grace`](Self::set_io_grace)).
+    ///
+    /// ```
+    /// use timerloop::EventLoop;
+    /// assert!(!EventLoop::with_virtual_clock().io_grace().is_zero());
+    /// ```
+    pub fn io_grace(&self) -> std::time::Duration {
+        self.uv.io_grace()
+    }
+
+    /// Makes the source keep the loop alive again (`socket.ref()`).
+    ///
+    /// # Errors
+    ///
+    /// As [`unref_io`](Self::unref_io).
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, mio};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let (a, _b) = mio::net::UnixStream::pair().unwrap();
+    /// let h = lp.insert_io(a, mio::Interest::READABLE, |_, _, _| {}).unwrap();
+    /// lp.unref_io(h).unwrap();
+    /// lp.ref_io(h).unwrap();
+    /// assert!(lp.is_alive());
+    /// # lp.close_io(h).unwrap();
+    /// ```
+    pub fn ref_io(&mut self, h: IoHandle) -> Result<(), IoError> {
+        let key = self.io_key(h)?;
+        self.uv.io_check(key).map_err(IoError::from_uv)?;
+        self.uv.ref_handle(key).map_err(IoError::from_uv)
+    }
+}
+
+/// What the loop tells a source's callback: which source, and what it is
+/// ready for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct IoEvent {
+    /// The source's handle (to close it, change its interest, or hand to
+    /// its timers).
+    pub handle: IoHandle,
+    /// What it is ready for.
+    pub readiness: Readiness,
+}
+
+/// [`EventLoop::insert_io`] failed: the OS error, and the source, given
+/// back unregistered (never silently dropped).
+///
+/// ```
+/// use timerloop::{EventLoop, InsertError, mio};
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let (a, _b) = mio::net::UnixStream::pair().unwrap();
+/// match lp.insert_io(a, mio::Interest::READABLE, |_, _, _| {}) {
+///     Ok(h) => lp.close_io(h).unwrap(),
+///     Err(InsertError { source, error, .. }) => {
+///         eprintln!("cannot watch {source:?}: {error}");
+///     }
+/// }
+/// ```
+#[non_exhaustive]
+pub struct InsertError<S> {
+    /// The source, not registered.
+    pub source: S,
+    /// Why.
+    pub error: std::io::Error,
+}
+
+impl<S> fmt::Debug for InsertError<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InsertError")
+            .field("error", &self.error)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S> fmt::Display for InsertError<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the I/O source could not be registered: {}", self.error)
+    }
+}
+
+impl<S> std::error::Error for InsertError<S> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
+/// What an operation on a registered source can fail with.
+///
+/// ```
+/// use timerloop::{EventLoop, IoError, mio};
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let (a, _b) = mio::net::UnixStream::pair().unwrap();
+/// let h = lp.insert_io(a, mio::Interest::READABLE, |_, _, _| {}).unwrap();
+/// lp.close_io(h).unwrap();
+/// let e = lp.set_io_interest(h, mio::Interest::WRITABLE).unwrap_err();
+/// assert!(matches!(e, IoError::Stale));
+/// assert_eq!(e.to_string(), "the source was closed or removed");
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum IoError {
+    /// The source was closed or removed (its handle may now name nothing,
+    /// or something else, which it never touches).
+    Stale,
+    /// The handle was made by another loop.
+    ForeignLoop,
+    /// The source is lent to its own running callback, which has it as
+    /// its argument.
+    Busy,
+    /// The source is not of the type asked for.
+    WrongType,
+    /// The operating system refused.
+    Os(std::io::Error),
+}
+
+impl IoError {
+    fn from_uv(e: uv::UvError) -> IoError {
+        match e {
+            uv::UvError::Busy => IoError::Busy,
+            // Closing, stale, another kind of handle: as far as an
+            // IoHandle can tell, the source is gone.
+            _ => IoError::Stale,
+        }
+    }
+}
+
+impl fmt::Display for IoError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IoError::Stale => f.write_str("the source was closed or removed"),
+            IoError::ForeignLoop => f.write_str("the handle belongs to another EventLoop"),
+            IoError::Busy => f.write_str(
+                "the source is lent to its own running callback (use the callback's argument)",
+            ),
+            IoError::WrongType => f.write_str("the source is not of the type asked for"),
+            IoError::Os(e) => write!(f, "the OS refused: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for IoError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            IoError::Os(e) => Some(e),
+            _ => None,
+        }
     }
 }

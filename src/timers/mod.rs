@@ -82,7 +82,7 @@ mod timeout;
 pub use coerce::{Delay, LONG_MAX_MS, NATIVE_MAX_MS, TIMEOUT_MAX, Warning};
 pub use error::{BoxError, CallbackError, CallbackKind, CallbackResult, Cause, Error, TimerError};
 pub use immediate::Immediate;
-pub use io::{IoHandle, Remote};
+pub use io::{InsertError, IoError, IoEvent, IoHandle, Remote};
 pub use timeout::Timeout;
 
 pub(crate) use coerce::coerce;

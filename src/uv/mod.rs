@@ -54,9 +54,10 @@ mod timer;
 pub use clock::{Clock, ClockError, SystemClock, VirtualClock};
 pub(crate) use clock::{ms_ceil, ms_floor};
 pub use poll::{Completion, PostError, Readiness};
-pub(crate) use poll::{KeepAlive, Remote, Sender};
+pub(crate) use poll::{IoOpError, KeepAlive, OwnedSource, Remote, Sender};
 pub(crate) use run::run;
 
+use std::any::Any;
 use std::collections::VecDeque;
 use std::fmt;
 use std::rc::Rc;
@@ -98,6 +99,8 @@ pub(crate) enum UvError {
     NeverStarted,
     /// [`run`] was called from inside one of the loop's own callbacks.
     Reentrant,
+    /// The source is lent to its own running callback.
+    Busy,
 }
 
 impl fmt::Display for UvError {
@@ -107,6 +110,7 @@ impl fmt::Display for UvError {
             UvError::WrongKind => "the handle is not of the kind this operation needs",
             UvError::Closing => "the handle is closing",
             UvError::NeverStarted => "the timer was never started",
+            UvError::Busy => "the source is lent to its running callback",
             UvError::Reentrant => {
                 "the loop is already running: run() cannot be called from its own callbacks"
             }
@@ -117,7 +121,10 @@ impl fmt::Display for UvError {
 impl std::error::Error for UvError {}
 
 pub(crate) type Cb<H> = Box<dyn FnMut(&mut H)>;
-type IoCb<H> = Box<dyn FnMut(&mut H, Readiness)>;
+/// An I/O callback: the loop, the handle, the source it owns (as `Any`,
+/// for the layer above to downcast; `()` for a source the loop does not
+/// own), and the readiness.
+pub(crate) type IoCb<H> = Box<dyn FnMut(&mut H, Handle, &mut dyn Any, Readiness)>;
 pub(crate) type OnceCb<H> = Box<dyn FnOnce(&mut H)>;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -141,6 +148,12 @@ enum Kind<H> {
     },
     Io {
         cb: Option<IoCb<H>>,
+        /// The source, if the loop owns it; `None` while it is lent to its
+        /// callback (or if it is owned elsewhere: `owned` false).
+        source: Option<Box<dyn OwnedSource>>,
+        owned: bool,
+        /// An interest change asked for while the source was lent.
+        interest: Option<mio::Interest>,
     },
     /// An async handle: the loop side of a [`Remote`].
     Async,
@@ -319,7 +332,6 @@ impl<H: Host> Loop<H> {
     }
 
     /// Whether the handle is active (started and not stopped).
-    #[cfg(test)]
     pub(crate) fn is_active(&self, h: Handle) -> Result<bool, UvError> {
         self.rec(h).map(|r| r.active)
     }

@@ -19,6 +19,7 @@
 //! - no user code runs while the queue's lock is held (closures are
 //!   dropped after it is released).
 
+use std::any::Any;
 use std::collections::VecDeque;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -32,6 +33,10 @@ use slab::Slab;
 use super::{Handle, Host, IoCb, Kind, Loop, OnceCb, UvError};
 
 const WAKER: Token = Token(usize::MAX);
+
+/// The default I/O grace of a virtual clock: long enough for a loopback
+/// client's bytes to arrive, short enough for tests.
+pub(crate) const DEFAULT_GRACE: Duration = Duration::from_millis(10);
 
 /// What an I/O source is ready for, copied out of a [`mio::event::Event`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -357,6 +362,9 @@ pub(super) struct Io<H> {
     /// Registered I/O sources. With none, a zero-timeout poll has nothing
     /// to ask the kernel: cross-thread messages are seen through a flag.
     sources: usize,
+    /// On a virtual clock with sources registered: how long (real time) the
+    /// sources must be quiet before time may jump to the next timer.
+    pub(super) grace: Duration,
 }
 
 impl<H: 'static> Io<H> {
@@ -380,6 +388,7 @@ impl<H: 'static> Io<H> {
             undelivered: VecDeque::new(),
             held: VecDeque::new(),
             sources: 0,
+            grace: DEFAULT_GRACE,
         })
     }
 
@@ -438,21 +447,58 @@ impl<H: Host> Loop<H> {
         }
     }
 
-    /// Registers an I/O source; `cb` runs in the poll phase with its
-    /// readiness. The handle is active and refed until closed with
-    /// [`Loop::io_close`].
+    /// Registers an I/O source the loop takes ownership of; `cb` runs in
+    /// the poll phase with it and its readiness. The handle is active and
+    /// refed until closed ([`Loop::io_close`] drops the source,
+    /// [`Loop::io_take`] gives it back); dropping the loop drops it.
+    ///
+    /// # Errors
+    ///
+    /// The operating system's error, with the source, if it cannot be
+    /// registered.
+    pub(crate) fn io_insert(
+        &mut self,
+        mut source: Box<dyn OwnedSource>,
+        interest: Interest,
+        cb: IoCb<H>,
+    ) -> Result<Handle, (std::io::Error, Box<dyn OwnedSource>)> {
+        let h = self.insert(Kind::Io {
+            cb: Some(cb),
+            source: None,
+            owned: true,
+            interest: None,
+        });
+        let key = h.index();
+        let registry = self.io.poll.registry();
+        if let Err(e) = registry.register(source.source(), Token(key), interest) {
+            self.handles.remove_at(key);
+            return Err((e, source));
+        }
+        if let Kind::Io { source: slot, .. } = &mut self.handles[key].kind {
+            *slot = Some(source);
+        }
+        self.io.sources += 1;
+        self.activate(key);
+        Ok(h)
+    }
+
+    /// Registers a source owned elsewhere (a future's); `cb` gets `()` as
+    /// its source. Its owner deregisters it with [`Loop::io_close_external`].
     ///
     /// # Errors
     ///
     /// The operating system's error if the source cannot be registered.
-    pub(crate) fn io_register<S: Source + ?Sized>(
+    pub(crate) fn io_register_external(
         &mut self,
-        source: &mut S,
+        source: &mut dyn Source,
         interest: Interest,
-        cb: impl FnMut(&mut H, Readiness) + 'static,
+        cb: IoCb<H>,
     ) -> std::io::Result<Handle> {
         let h = self.insert(Kind::Io {
-            cb: Some(Box::new(cb) as IoCb<H>),
+            cb: Some(cb),
+            source: None,
+            owned: false,
+            interest: None,
         });
         let key = h.index();
         if let Err(e) = self
@@ -469,23 +515,191 @@ impl<H: Host> Loop<H> {
         Ok(h)
     }
 
-    /// Deregisters the source and closes its handle.
+    /// The I/O record of `h`, checked.
+    #[allow(clippy::type_complexity)]
+    fn io_rec(
+        &mut self,
+        h: Handle,
+    ) -> Result<
+        (
+            &mut Option<Box<dyn OwnedSource>>,
+            bool,
+            &mut Option<Interest>,
+        ),
+        UvError,
+    > {
+        let rec = self.rec_mut(h)?;
+        if rec.closing {
+            return Err(UvError::Closing);
+        }
+        match &mut rec.kind {
+            Kind::Io {
+                source,
+                owned,
+                interest,
+                ..
+            } => Ok((source, *owned, interest)),
+            _ => Err(UvError::WrongKind),
+        }
+    }
+
+    /// Checks that `h` is a live (not closing) I/O handle.
+    pub(crate) fn io_check(&mut self, h: Handle) -> Result<(), UvError> {
+        self.io_rec(h).map(|_| ())
+    }
+
+    /// The owned source of `h`.
+    ///
+    /// # Errors
+    ///
+    /// A bad handle; [`UvError::Busy`] while the source is lent to its
+    /// callback; [`UvError::WrongKind`] for a source the loop does not own.
+    pub(crate) fn io_source(&mut self, h: Handle) -> Result<&mut dyn OwnedSource, UvError> {
+        match self.io_rec(h)? {
+            (Some(src), _, _) => Ok(&mut **src),
+            (None, true, _) => Err(UvError::Busy),
+            (None, false, _) => Err(UvError::WrongKind),
+        }
+    }
+
+    /// Changes the interest of an owned source; asked for while the source
+    /// is lent to its callback, it applies when the callback returns.
+    ///
+    /// # Errors
+    ///
+    /// A bad handle; the OS error of re-registering (the handle stays as it
+    /// was, with its old interest).
+    pub(crate) fn io_set_interest(
+        &mut self,
+        h: Handle,
+        interest: Interest,
+    ) -> Result<(), IoOpError> {
+        let key = h.index();
+        let (src, owned, pending) = self.io_rec(h)?;
+        let Some(mut taken) = src.take() else {
+            if !owned {
+                return Err(IoOpError::Uv(UvError::WrongKind));
+            }
+            *pending = Some(interest);
+            return Ok(());
+        };
+        let r = self
+            .io
+            .poll
+            .registry()
+            .reregister(taken.source(), Token(key), interest)
+            .map_err(IoOpError::Os);
+        if let Ok((slot, _, _)) = self.io_rec(h) {
+            *slot = Some(taken);
+        }
+        r
+    }
+
+    /// Deregisters and drops an owned source and closes its handle. From
+    /// inside the source's own callback, the source is dropped when the
+    /// callback returns.
     ///
     /// # Errors
     ///
     /// [`UvError::StaleHandle`] / [`UvError::WrongKind`] / [`UvError::Closing`]
-    /// for a bad handle; deregistration errors from the OS are ignored, as
-    /// the source may already be closed.
-    pub(crate) fn io_close<S: Source + ?Sized>(
+    /// for a bad handle. Deregistration errors from the OS are ignored: the
+    /// source is being dropped, which removes it from the poller anyway.
+    pub(crate) fn io_close(&mut self, h: Handle) -> Result<(), UvError> {
+        let (src, owned, _) = self.io_rec(h)?;
+        if !owned {
+            return Err(UvError::WrongKind);
+        }
+        let src = src.take();
+        if let Some(mut src) = src {
+            let _ = self.io.poll.registry().deregister(src.source());
+            drop(src);
+        }
+        self.close(h, None)
+    }
+
+    /// Deregisters an owned source, closes its handle and gives the source
+    /// back.
+    ///
+    /// # Errors
+    ///
+    /// A bad handle; [`UvError::Busy`] from inside the source's own
+    /// callback (use [`Loop::io_close`] there).
+    pub(crate) fn io_take(&mut self, h: Handle) -> Result<Box<dyn OwnedSource>, UvError> {
+        let (src, owned, _) = self.io_rec(h)?;
+        if !owned {
+            return Err(UvError::WrongKind);
+        }
+        let mut src = src.take().ok_or(UvError::Busy)?;
+        let _ = self.io.poll.registry().deregister(src.source());
+        self.close(h, None)?;
+        Ok(src)
+    }
+
+    /// Deregisters a source owned elsewhere and closes its handle.
+    ///
+    /// # Errors
+    ///
+    /// As [`Loop::io_close`].
+    pub(crate) fn io_close_external(
         &mut self,
         h: Handle,
-        source: &mut S,
+        source: &mut dyn Source,
     ) -> Result<(), UvError> {
-        if !matches!(self.rec(h)?.kind, Kind::Io { .. }) {
+        if self.io_rec(h)?.1 {
             return Err(UvError::WrongKind);
         }
         let _ = self.io.poll.registry().deregister(source);
         self.close(h, None)
+    }
+
+    /// Sets the I/O grace of a virtual clock (see [`io_poll`]).
+    pub(crate) fn set_io_grace(&mut self, grace: Duration) {
+        self.io.grace = grace;
+    }
+
+    /// The I/O grace of a virtual clock.
+    pub(crate) fn io_grace(&self) -> Duration {
+        self.io.grace
+    }
+}
+
+/// What an I/O operation on a handle can fail with.
+#[derive(Debug)]
+pub(crate) enum IoOpError {
+    /// The handle.
+    Uv(UvError),
+    /// The operating system.
+    Os(std::io::Error),
+}
+
+impl From<UvError> for IoOpError {
+    fn from(e: UvError) -> Self {
+        IoOpError::Uv(e)
+    }
+}
+
+/// A source the loop owns: any mio source, kept as `Any` so that the layer
+/// above can hand its callback the concrete type.
+pub(crate) trait OwnedSource: Any {
+    /// The source, to (de)register.
+    fn source(&mut self) -> &mut dyn Source;
+    /// The source, to downcast.
+    fn as_any(&mut self) -> &mut dyn Any;
+    /// The source, to give back.
+    fn into_any(self: Box<Self>) -> Box<dyn Any>;
+}
+
+impl<S: Source + Any> OwnedSource for S {
+    fn source(&mut self) -> &mut dyn Source {
+        self
+    }
+
+    fn as_any(&mut self) -> &mut dyn Any {
+        self
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
     }
 }
 
@@ -503,6 +717,13 @@ pub(super) fn io_poll<H: Host>(host: &mut H, timeout: Option<u64>) {
     let owed = lp.clock.is_virtual().then_some(lp.io.next_request);
     // Messages held back by the previous poll phase are deliverable now.
     let mut held = !lp.io.held.is_empty();
+    // A virtual clock with real sources registered first waits (for real)
+    // until they have been quiet for the grace period; only then may time
+    // jump to the deadline, so I/O in flight is seen before timers fire.
+    let mut graced = !(lp.clock.is_virtual()
+        && lp.io.sources > 0
+        && !lp.io.grace.is_zero()
+        && deadline.is_some_and(|d| d > base));
     loop {
         let lp = host.uv();
         let pending_work = std::mem::take(&mut held) || lp.io.has_work();
@@ -515,6 +736,9 @@ pub(super) fn io_poll<H: Host>(host: &mut H, timeout: Option<u64>) {
             (None, true)
         } else if timeout == Some(0) {
             (Some(Duration::ZERO), false)
+        } else if !graced {
+            graced = true;
+            (Some(lp.io.grace), false)
         } else {
             let until = deadline.map(Duration::from_millis);
             (lp.clock.wait_until(until, lp.io.requests() > 0), true)
@@ -592,17 +816,46 @@ fn dispatch<H: Host>(host: &mut H, owed: Option<u64>) -> bool {
         if rec.closing {
             continue;
         }
-        let Kind::Io { cb } = &mut rec.kind else {
+        let Kind::Io { cb, source, .. } = &mut rec.kind else {
             continue;
         };
         let Some(mut f) = cb.take() else { continue };
+        let mut lent = source.take();
         let handle = lp.handles.key_at(key);
-        f(host, readiness);
+        match &mut lent {
+            Some(src) => f(host, handle, src.as_any(), readiness),
+            None => f(host, handle, &mut (), readiness),
+        }
         ran = true;
-        if let Some(rec) = host.uv().handles.get_mut(handle)
-            && let Kind::Io { cb } = &mut rec.kind
+        let lp = host.uv();
+        if let Some(rec) = lp.handles.get_mut(handle)
+            && let Kind::Io {
+                cb,
+                source,
+                interest,
+                ..
+            } = &mut rec.kind
         {
-            *cb = Some(f);
+            if rec.closing {
+                // Closed by its own callback: the source goes now.
+                if let Some(mut src) = lent {
+                    let _ = lp.io.poll.registry().deregister(src.source());
+                }
+            } else {
+                *cb = Some(f);
+                if let Some(mut src) = lent {
+                    if let Some(i) = interest.take() {
+                        // A failure leaves the old interest; the callback
+                        // asked from a place that could not see the error.
+                        let _ = lp
+                            .io
+                            .poll
+                            .registry()
+                            .reregister(src.source(), Token(key), i);
+                    }
+                    *source = Some(src);
+                }
+            }
         }
         if host.uv().halted {
             return ran;

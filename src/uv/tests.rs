@@ -198,19 +198,74 @@ fn io_sources_deliver_readiness() {
     use std::io::Write;
     let (mut h, _c) = host();
     let (mut tx, mut rx) = mio::net::UnixStream::pair().unwrap();
-    let cell: Rc<RefCell<Option<Handle>>> = Rc::default();
-    let c2 = cell.clone();
     let hd =
-        h.uv.io_register(&mut rx, mio::Interest::READABLE, move |h: &mut Host0, r| {
-            assert!(r.readable);
-            log(h, "readable");
-            let hd = c2.borrow().unwrap();
-            h.uv.close(hd, None).unwrap();
-        })
+        h.uv.io_register_external(
+            &mut rx,
+            mio::Interest::READABLE,
+            Box::new(move |h: &mut Host0, hd, _, r| {
+                assert!(r.readable);
+                log(h, "readable");
+                h.uv.close(hd, None).unwrap();
+            }),
+        )
         .unwrap();
-    *cell.borrow_mut() = Some(hd);
     tx.write_all(b"x").unwrap();
     run(&mut h, RunMode::Default).unwrap();
     assert_eq!(*h.log.borrow(), ["readable@0"]);
     assert!(!h.uv.alive());
+    assert_eq!(
+        h.uv.io_close_external(hd, &mut rx),
+        Err(UvError::StaleHandle)
+    );
+}
+
+/// An owned source is lent to its callback and put back after; closing it
+/// from there drops it when the callback returns; an interest change asked
+/// for meanwhile applies then; `io_take` gives it back, refused while lent.
+#[test]
+fn owned_sources_are_lent_to_their_callback() {
+    use std::io::{Read, Write};
+    let (mut h, _c) = host();
+    let (mut tx, rx) = mio::net::UnixStream::pair().unwrap();
+    let hd =
+        h.uv.io_insert(
+            Box::new(rx),
+            mio::Interest::READABLE,
+            Box::new(move |h: &mut Host0, hd, src, r| {
+                let rx = src.downcast_mut::<mio::net::UnixStream>().unwrap();
+                let mut buf = [0; 4];
+                let n = rx.read(&mut buf).unwrap_or(0);
+                log(h, if r.readable { "readable" } else { "?" });
+                assert_eq!(h.uv.io_source(hd).err(), Some(UvError::Busy));
+                assert!(matches!(h.uv.io_take(hd), Err(UvError::Busy)));
+                if &buf[..n] == b"bye" {
+                    h.uv.io_close(hd).unwrap();
+                } else {
+                    h.uv.io_set_interest(hd, mio::Interest::READABLE).unwrap();
+                }
+            }),
+        )
+        .map_err(|e| e.0)
+        .unwrap();
+    tx.write_all(b"x").unwrap();
+    run(&mut h, RunMode::Once).unwrap();
+    assert!(h.uv.io_source(hd).is_ok(), "put back after the callback");
+    tx.write_all(b"bye").unwrap();
+    run(&mut h, RunMode::Default).unwrap();
+    assert_eq!(*h.log.borrow(), ["readable@0", "readable@0"]);
+    assert_eq!(h.uv.io_sources(), 0);
+    assert!(!h.uv.alive());
+    // Taken back outside its callback: deregistered and returned.
+    let (_tx, rx) = mio::net::UnixStream::pair().unwrap();
+    let hd =
+        h.uv.io_insert(
+            Box::new(rx),
+            mio::Interest::READABLE,
+            Box::new(|_: &mut Host0, _, _, _| {}),
+        )
+        .map_err(|e| e.0)
+        .unwrap();
+    let back = h.uv.io_take(hd).unwrap();
+    assert!(back.into_any().downcast::<mio::net::UnixStream>().is_ok());
+    assert_eq!(h.uv.io_sources(), 0);
 }

@@ -1,0 +1,188 @@
+//! Async TCP on the loop's own poll: [`TcpListener`] and [`TcpStream`],
+//! for tasks, with no other runtime.
+//!
+//! # Invariants
+//!
+//! - **A socket is a refed handle of its loop**, as in Node: while a
+//!   `TcpListener` or `TcpStream` exists, the loop stays alive (a server
+//!   task waiting in `accept` is never reported as stalled). Dropping it
+//!   deregisters it and closes the socket before the loop next polls.
+//! - **Readiness comes from the loop's poll phase**, as an I/O callback:
+//!   the task waiting on it is woken there, and runs as a microtask right
+//!   after that callback, so in Node's order with timers and immediates.
+//! - **Nothing is lost**: an operation is tried first, and only a
+//!   `WouldBlock` waits for the next readiness event; a read or write that
+//!   is dropped before it completes has transferred nothing.
+//! - Sockets can be made wherever a loop is current (tasks, `block_on`,
+//!   callbacks, [`EventLoop::scope`](crate::EventLoop::scope)): the loop
+//!   registers them at its next flush point, before it polls.
+//!
+//! Names and shapes follow `tokio::net` (`bind(..).await`, `accept()`,
+//! `connect(..).await`), with inherent `read`, `write` and `write_all`
+//! instead of tokio's `AsyncRead`/`AsyncWrite` traits.
+
+mod tcp;
+
+pub use tcp::{TcpListener, TcpStream};
+
+use std::cell::{Cell, RefCell};
+use std::fmt;
+use std::io;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+use crate::EventLoop;
+use crate::task::{store_waker, wake_stored};
+use crate::timers::{CallbackKind, LoopShared, current_shared};
+use crate::uv::{self, Readiness};
+
+/// A mio source registered with the current loop for a future's use: the
+/// source, its readiness as last reported, and the tasks waiting on it.
+struct Registration<S: mio::event::Source + 'static> {
+    inner: Rc<Inner<S>>,
+}
+
+struct Inner<S> {
+    shared: Rc<LoopShared>,
+    source: RefCell<S>,
+    interest: mio::Interest,
+    handle: Cell<Option<uv::Handle>>,
+    /// Dropped: a registration still queued does nothing.
+    dropped: Cell<bool>,
+    /// Why registering failed, for the next operation to report.
+    failed: RefCell<Option<io::Error>>,
+    /// May be ready: the next operation tries the socket. Cleared by a
+    /// `WouldBlock`, set by the poll phase.
+    readable: Cell<bool>,
+    writable: Cell<bool>,
+    read_waker: RefCell<Option<Waker>>,
+    write_waker: RefCell<Option<Waker>>,
+}
+
+impl<S: mio::event::Source + 'static> Registration<S> {
+    /// Registers `source` with the current loop (at its next flush point).
+    fn new(source: S, interest: mio::Interest) -> Registration<S> {
+        let shared = current_shared();
+        let inner = Rc::new(Inner {
+            shared: shared.clone(),
+            source: RefCell::new(source),
+            interest,
+            handle: Cell::new(None),
+            dropped: Cell::new(false),
+            failed: RefCell::new(None),
+            readable: Cell::new(true),
+            writable: Cell::new(true),
+            read_waker: RefCell::new(None),
+            write_waker: RefCell::new(None),
+        });
+        let me = inner.clone();
+        shared.defer(move |lp| me.register(lp));
+        Registration { inner }
+    }
+
+    fn source(&self) -> std::cell::Ref<'_, S> {
+        self.inner.source.borrow()
+    }
+
+    /// Runs `op` on the source while it may be ready for `dir`; on
+    /// `WouldBlock`, waits for the next readiness event.
+    fn poll_io<R>(
+        &self,
+        cx: &mut Context<'_>,
+        dir: Dir,
+        mut op: impl FnMut(&mut S) -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
+        let i = &*self.inner;
+        if let Some(e) = i.failed.borrow_mut().take() {
+            return Poll::Ready(Err(e));
+        }
+        let (ready, waker) = match dir {
+            Dir::Read => (&i.readable, &i.read_waker),
+            Dir::Write => (&i.writable, &i.write_waker),
+        };
+        loop {
+            if !ready.get() {
+                store_waker(&mut waker.borrow_mut(), cx.waker());
+                return Poll::Pending;
+            }
+            match op(&mut i.source.borrow_mut()) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => ready.set(false),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                r => return Poll::Ready(r),
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Dir {
+    Read,
+    Write,
+}
+
+impl<S: mio::event::Source + 'static> Inner<S> {
+    fn register(self: &Rc<Self>, lp: &mut EventLoop) {
+        if self.dropped.get() {
+            return;
+        }
+        let me = Rc::downgrade(self);
+        let cb: uv::IoCb<EventLoop> = Box::new(move |lp, _, _, r| {
+            if let Some(me) = me.upgrade() {
+                lp.callback_scope(CallbackKind::Io, &mut |_| {
+                    me.on_ready(r);
+                    Ok(())
+                });
+            }
+        });
+        let mut src = self.source.borrow_mut();
+        match lp.register_external_io(&mut *src, self.interest, cb) {
+            Ok(h) => self.handle.set(Some(h)),
+            Err(e) => {
+                *self.failed.borrow_mut() = Some(e);
+                drop(src);
+                self.on_ready(Readiness {
+                    error: true,
+                    ..Readiness::default()
+                });
+            }
+        }
+    }
+
+    fn on_ready(&self, r: Readiness) {
+        let trouble = r.error || r.read_closed || r.write_closed;
+        if r.readable || trouble {
+            self.readable.set(true);
+            wake_stored(&self.read_waker);
+        }
+        if r.writable || trouble {
+            self.writable.set(true);
+            wake_stored(&self.write_waker);
+        }
+    }
+}
+
+impl<S: mio::event::Source + 'static> Drop for Registration<S> {
+    fn drop(&mut self) {
+        let i = &self.inner;
+        i.dropped.set(true);
+        i.read_waker.borrow_mut().take();
+        i.write_waker.borrow_mut().take();
+        // Deregistered, then the socket closed (the last Rc), at the next
+        // flush point; a registration still queued finds nothing to do.
+        if let Some(h) = i.handle.take() {
+            let me = i.clone();
+            i.shared.defer(move |lp| {
+                lp.close_external_io(h, &mut *me.source.borrow_mut());
+            });
+        }
+    }
+}
+
+impl<S: mio::event::Source + fmt::Debug + 'static> fmt::Debug for Registration<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.inner.source.try_borrow() {
+            Ok(s) => s.fmt(f),
+            Err(_) => f.write_str("<in use>"),
+        }
+    }
+}

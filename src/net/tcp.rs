@@ -1,0 +1,341 @@
+//! [`TcpListener`] and [`TcpStream`].
+
+use std::fmt;
+use std::future::poll_fn;
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, SocketAddr, ToSocketAddrs};
+use std::task::{Context, Poll};
+
+use super::{Dir, Registration};
+
+/// A TCP listener on the current loop (`tokio::net::TcpListener`'s shape;
+/// Node's `net.Server`). Keeps its loop alive while it exists.
+///
+/// ```
+/// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+/// let mut lp = EventLoop::new();
+/// let echoed = lp
+///     .block_on(async {
+///         let listener = TcpListener::bind("127.0.0.1:0").await?;
+///         let addr = listener.local_addr()?;
+///         let server = timerloop::task::spawn(async move {
+///             let (mut s, _) = listener.accept().await?;
+///             let mut buf = [0; 16];
+///             let n = s.read(&mut buf).await?;
+///             s.write_all(&buf[..n]).await?;
+///             std::io::Result::Ok(())
+///         });
+///         let mut c = TcpStream::connect(addr).await?;
+///         c.write_all(b"ping").await?;
+///         let mut buf = [0; 16];
+///         let n = c.read(&mut buf).await?;
+///         server.await.unwrap()?;
+///         std::io::Result::Ok(buf[..n].to_vec())
+///     })
+///     .unwrap()
+///     .unwrap();
+/// assert_eq!(echoed, b"ping");
+/// ```
+pub struct TcpListener {
+    io: Registration<mio::net::TcpListener>,
+}
+
+impl fmt::Debug for TcpListener {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TcpListener").field("io", &self.io).finish()
+    }
+}
+
+/// The first address of `addr` that `f` succeeds with.
+fn each_addr<A: ToSocketAddrs, T>(
+    addr: A,
+    mut f: impl FnMut(SocketAddr) -> io::Result<T>,
+) -> io::Result<T> {
+    let mut last = None;
+    for a in addr.to_socket_addrs()? {
+        match f(a) {
+            Ok(t) => return Ok(t),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no address to use")))
+}
+
+impl TcpListener {
+    /// Binds a listener to `addr` (the first of its addresses that works),
+    /// with `SO_REUSEADDR`, as tokio and Node do. Resolving a host name
+    /// blocks the thread; pass an IP address to avoid that.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::TcpListener};
+    /// let mut lp = EventLoop::new();
+    /// let port = lp
+    ///     .block_on(async { TcpListener::bind("127.0.0.1:0").await?.local_addr() })
+    ///     .unwrap()
+    ///     .unwrap()
+    ///     .port();
+    /// assert_ne!(port, 0);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The OS error of the last address tried.
+    ///
+    /// # Panics
+    ///
+    /// If no loop is current on this thread.
+    pub async fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<TcpListener> {
+        let l = each_addr(addr, mio::net::TcpListener::bind)?;
+        Ok(TcpListener::from_mio(l))
+    }
+
+    /// A listener from a bound, listening std listener (for options the
+    /// standard library does not set, such as `SO_REUSEPORT` through
+    /// `socket2`). It is made non-blocking here.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::TcpListener};
+    /// let std_l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    /// let mut lp = EventLoop::new();
+    /// let l = lp.scope(|| TcpListener::from_std(std_l)).unwrap();
+    /// assert!(l.local_addr().is_ok());
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The OS error of making it non-blocking.
+    ///
+    /// # Panics
+    ///
+    /// If no loop is current on this thread.
+    pub fn from_std(listener: std::net::TcpListener) -> io::Result<TcpListener> {
+        listener.set_nonblocking(true)?;
+        Ok(TcpListener::from_mio(mio::net::TcpListener::from_std(
+            listener,
+        )))
+    }
+
+    fn from_mio(l: mio::net::TcpListener) -> TcpListener {
+        TcpListener {
+            io: Registration::new(l, mio::Interest::READABLE),
+        }
+    }
+
+    /// Accepts a connection: the stream, on this loop, and the peer's
+    /// address.
+    ///
+    /// # Errors
+    ///
+    /// The OS error of `accept` (running out of descriptors, for one); the
+    /// listener stays usable.
+    pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
+        poll_fn(|cx| self.poll_accept(cx)).await
+    }
+
+    /// [`accept`](Self::accept) as a poll function.
+    ///
+    /// # Errors
+    ///
+    /// As [`accept`](Self::accept).
+    pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
+        self.io
+            .poll_io(cx, Dir::Read, |l| l.accept())
+            .map_ok(|(s, a)| (TcpStream::from_mio(s), a))
+    }
+
+    /// The address the listener is bound to.
+    ///
+    /// # Errors
+    ///
+    /// The OS error.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.io.source().local_addr()
+    }
+}
+
+/// A TCP connection on the current loop (`tokio::net::TcpStream`'s shape;
+/// Node's `net.Socket`). Keeps its loop alive while it exists; dropping it
+/// closes it.
+///
+/// See [`TcpListener`] for an example.
+pub struct TcpStream {
+    io: Registration<mio::net::TcpStream>,
+}
+
+impl fmt::Debug for TcpStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TcpStream").field("io", &self.io).finish()
+    }
+}
+
+impl TcpStream {
+    fn from_mio(s: mio::net::TcpStream) -> TcpStream {
+        TcpStream {
+            io: Registration::new(s, mio::Interest::READABLE | mio::Interest::WRITABLE),
+        }
+    }
+
+    /// Connects to `addr` (the first of its addresses that accepts).
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (s, peer) = l.accept().await?;
+    ///     assert_eq!(peer, c.local_addr()?);
+    ///     assert_eq!(s.peer_addr()?, c.local_addr()?);
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The OS error of the last address tried (refused, unreachable).
+    ///
+    /// # Panics
+    ///
+    /// If no loop is current on this thread.
+    pub async fn connect<A: ToSocketAddrs>(addr: A) -> io::Result<TcpStream> {
+        let mut last = None;
+        for a in addr.to_socket_addrs()? {
+            match TcpStream::connect_one(a).await {
+                Ok(s) => return Ok(s),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidInput, "no address to connect to")
+        }))
+    }
+
+    async fn connect_one(addr: SocketAddr) -> io::Result<TcpStream> {
+        let s = TcpStream::from_mio(mio::net::TcpStream::connect(addr)?);
+        // mio's connect is non-blocking: writable means it finished, and
+        // then `take_error` / `peer_addr` say how.
+        poll_fn(|cx| {
+            s.io.poll_io(cx, Dir::Write, |s| {
+                if let Some(e) = s.take_error()? {
+                    return Err(e);
+                }
+                match s.peer_addr() {
+                    Ok(_) => Ok(()),
+                    Err(e) if e.kind() == io::ErrorKind::NotConnected => {
+                        Err(io::ErrorKind::WouldBlock.into())
+                    }
+                    Err(e) => Err(e),
+                }
+            })
+        })
+        .await?;
+        Ok(s)
+    }
+
+    /// A stream from a connected std stream. It is made non-blocking here.
+    ///
+    /// # Errors
+    ///
+    /// The OS error of making it non-blocking.
+    ///
+    /// # Panics
+    ///
+    /// If no loop is current on this thread.
+    pub fn from_std(stream: std::net::TcpStream) -> io::Result<TcpStream> {
+        stream.set_nonblocking(true)?;
+        Ok(TcpStream::from_mio(mio::net::TcpStream::from_std(stream)))
+    }
+
+    /// Reads into `buf`: the number of bytes read, 0 at end of stream.
+    ///
+    /// # Errors
+    ///
+    /// The OS error (reset by the peer, for one).
+    pub async fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        poll_fn(|cx| self.poll_read(cx, buf)).await
+    }
+
+    /// [`read`](Self::read) as a poll function.
+    ///
+    /// # Errors
+    ///
+    /// As [`read`](Self::read).
+    pub fn poll_read(&mut self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        self.io.poll_io(cx, Dir::Read, |s| s.read(buf))
+    }
+
+    /// Writes some of `buf`: the number of bytes written (fewer than
+    /// `buf.len()` when the socket's buffer fills; the writer waits for
+    /// room rather than spinning).
+    ///
+    /// # Errors
+    ///
+    /// The OS error (a broken pipe, for one).
+    pub async fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        poll_fn(|cx| self.poll_write(cx, buf)).await
+    }
+
+    /// [`write`](Self::write) as a poll function.
+    ///
+    /// # Errors
+    ///
+    /// As [`write`](Self::write).
+    pub fn poll_write(&mut self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        self.io.poll_io(cx, Dir::Write, |s| s.write(buf))
+    }
+
+    /// Writes all of `buf`, waiting for room as often as needed (a slow
+    /// reader back-pressures the writer, with no busy loop).
+    ///
+    /// # Errors
+    ///
+    /// The OS error; [`io::ErrorKind::WriteZero`] if the socket accepts no
+    /// more bytes. What was written before the error stays written.
+    pub async fn write_all(&mut self, mut buf: &[u8]) -> io::Result<()> {
+        while !buf.is_empty() {
+            match self.write(buf).await? {
+                0 => return Err(io::ErrorKind::WriteZero.into()),
+                n => buf = &buf[n..],
+            }
+        }
+        Ok(())
+    }
+
+    /// Shuts down the write half, the read half or both.
+    ///
+    /// # Errors
+    ///
+    /// The OS error.
+    pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        self.io.source().shutdown(how)
+    }
+
+    /// Sets `TCP_NODELAY`.
+    ///
+    /// # Errors
+    ///
+    /// The OS error.
+    pub fn set_nodelay(&self, nodelay: bool) -> io::Result<()> {
+        self.io.source().set_nodelay(nodelay)
+    }
+
+    /// The local address.
+    ///
+    /// # Errors
+    ///
+    /// The OS error.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.io.source().local_addr()
+    }
+
+    /// The peer's address.
+    ///
+    /// # Errors
+    ///
+    /// The OS error (not connected).
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.io.source().peer_addr()
+    }
+}

@@ -1,0 +1,203 @@
+//! `timerloop::net` (issue 11, item 2): async TCP on the loop's own poll,
+//! real sockets on loopback. Behaviour only, never speed: real-clock
+//! tests have generous bounds; the idle-timeout test runs on the virtual
+//! clock, whose I/O grace makes it deterministic.
+
+use std::io::{Read, Write};
+use std::time::Duration;
+
+use timerloop::net::{TcpListener, TcpStream};
+use timerloop::time::{self, Instant};
+use timerloop::{Error, EventLoop, task};
+
+/// A line-echo server task with an idle timeout, and a client task:
+/// every line comes back; after the client goes quiet, the server says
+/// goodbye exactly `idle` (virtual) ms after the last line.
+#[test]
+fn idle_timeout_server_on_the_virtual_clock() {
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.set_io_grace(Duration::from_millis(200));
+    let idle = Duration::from_millis(300);
+    let (echoes, closed_after) = lp
+        .block_on(async move {
+            let listener = TcpListener::bind("127.0.0.1:0").await?;
+            let addr = listener.local_addr()?;
+            let server = task::spawn(async move {
+                let (mut s, _) = listener.accept().await?;
+                let mut last = Instant::now();
+                let mut buf = [0; 256];
+                loop {
+                    match time::timeout(idle, s.read(&mut buf)).await {
+                        Ok(Ok(0)) => return std::io::Result::Ok(None),
+                        Ok(Ok(n)) => {
+                            s.write_all(&buf[..n]).await?;
+                            last = Instant::now();
+                        }
+                        Ok(Err(e)) => return Err(e),
+                        Err(_elapsed) => {
+                            s.write_all(b"idle timeout\n").await?;
+                            return Ok(Some(Instant::now() - last));
+                        }
+                    }
+                }
+            });
+            let mut c = TcpStream::connect(addr).await?;
+            let mut echoes = Vec::new();
+            for line in ["one\n", "two\n", "three\n"] {
+                c.write_all(line.as_bytes()).await?;
+                let mut buf = [0; 64];
+                let n = c.read(&mut buf).await?;
+                echoes.push(String::from_utf8_lossy(&buf[..n]).into_owned());
+                time::sleep(Duration::from_millis(100)).await;
+            }
+            let mut rest = Vec::new();
+            let mut buf = [0; 64];
+            loop {
+                match c.read(&mut buf).await? {
+                    0 => break,
+                    n => rest.extend_from_slice(&buf[..n]),
+                }
+            }
+            echoes.push(String::from_utf8_lossy(&rest).into_owned());
+            let closed_after = server.await.unwrap()?;
+            std::io::Result::Ok((echoes, closed_after))
+        })
+        .unwrap()
+        .unwrap();
+    assert_eq!(echoes, ["one\n", "two\n", "three\n", "idle timeout\n"]);
+    assert_eq!(
+        closed_after,
+        Some(idle),
+        "exactly the idle time, not before"
+    );
+}
+
+/// A slow reader back-pressures `write_all` (no busy loop, no lost
+/// bytes): 8 MiB arrive intact, read 4 KiB at a time with pauses.
+#[test]
+fn write_all_to_a_slow_reader_loses_nothing() {
+    const TOTAL: usize = 8 << 20;
+    let mut lp = EventLoop::new();
+    let got = lp
+        .block_on(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await?;
+            let addr = listener.local_addr()?;
+            let writer = task::spawn(async move {
+                let (mut s, _) = listener.accept().await?;
+                let data: Vec<u8> = (0..TOTAL).map(|i| (i % 253) as u8).collect();
+                s.write_all(&data).await?;
+                std::io::Result::Ok(())
+            });
+            let mut c = TcpStream::connect(addr).await?;
+            let mut got = Vec::with_capacity(TOTAL);
+            let mut buf = [0; 4096];
+            let mut reads = 0u32;
+            loop {
+                match c.read(&mut buf).await? {
+                    0 => break,
+                    n => got.extend_from_slice(&buf[..n]),
+                }
+                reads += 1;
+                if reads.is_multiple_of(256) {
+                    time::sleep(Duration::from_millis(1)).await;
+                }
+            }
+            writer.await.unwrap()?;
+            std::io::Result::Ok(got)
+        })
+        .unwrap()
+        .unwrap();
+    assert_eq!(got.len(), TOTAL);
+    assert!(got.iter().enumerate().all(|(i, &b)| b == (i % 253) as u8));
+}
+
+/// A task waiting in `accept` keeps the loop alive (it is not stalled):
+/// a client on another thread connects later and is served.
+#[test]
+fn a_waiting_accept_keeps_the_loop_alive() {
+    let mut lp = EventLoop::new();
+    let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = std_listener.local_addr().unwrap();
+    let client = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(50));
+        let mut c = std::net::TcpStream::connect(addr).unwrap();
+        c.write_all(b"hi").unwrap();
+        let mut back = String::new();
+        c.read_to_string(&mut back).unwrap();
+        back
+    });
+    lp.block_on(async move {
+        let l = TcpListener::from_std(std_listener)?;
+        let (mut s, _) = l.accept().await?;
+        let mut buf = [0; 2];
+        let mut n = 0;
+        while n < 2 {
+            n += s.read(&mut buf[n..]).await?;
+        }
+        s.write_all(b"bye").await?;
+        std::io::Result::Ok(())
+    })
+    .unwrap()
+    .unwrap();
+    assert_eq!(client.join().unwrap(), "bye");
+    assert_eq!(lp.stats().io_sources, 0, "both sockets dropped and closed");
+}
+
+/// Dropped sockets are deregistered and closed before the loop next
+/// polls, even one dropped before it was ever registered: nothing keeps
+/// the loop waiting on nothing.
+#[test]
+fn dropped_sockets_leave_nothing_behind() {
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.block_on(async {
+        let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let _ = TcpListener::bind("127.0.0.1:0").await.unwrap(); // made and dropped at once
+        let c = TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
+        let (s, _) = l.accept().await.unwrap();
+        drop((c, s, l));
+        time::sleep(Duration::from_millis(1)).await;
+    })
+    .unwrap();
+    assert_eq!(lp.stats().io_sources, 0);
+    assert!(!lp.is_alive());
+}
+
+/// A refused connection is an error, not a hang; an unconnected future
+/// dropped midway leaves nothing registered.
+#[test]
+fn a_refused_connect_is_an_error() {
+    let mut lp = EventLoop::new();
+    let addr = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap()
+    }; // closed: nobody listens there now
+    let r = lp.block_on(async move { TcpStream::connect(addr).await.map(|_| ()) });
+    let e = r.unwrap().unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused);
+    assert_eq!(lp.stats().io_sources, 0);
+}
+
+/// A task that waits for a read that can never come, with nothing else
+/// alive: the socket keeps the loop alive (Node keeps an open socket's
+/// process alive), so `block_on` does not report a stall; the peer
+/// closing ends the read with EOF.
+#[test]
+fn an_open_socket_is_not_a_stall() {
+    let mut lp = EventLoop::new();
+    let r = lp.block_on(async {
+        let l = TcpListener::bind("127.0.0.1:0").await?;
+        let addr = l.local_addr()?;
+        let closer = std::thread::spawn(move || {
+            let c = std::net::TcpStream::connect(addr).unwrap();
+            std::thread::sleep(Duration::from_millis(50));
+            drop(c);
+        });
+        let (mut s, _) = l.accept().await?;
+        let mut buf = [0; 1];
+        let n = s.read(&mut buf).await?;
+        closer.join().unwrap();
+        std::io::Result::Ok(n)
+    });
+    assert!(!matches!(r, Err(Error::Stalled)));
+    assert_eq!(r.unwrap().unwrap(), 0);
+}
