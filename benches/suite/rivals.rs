@@ -35,10 +35,14 @@
 //! threads (N defaults to [`WAKE_N`]). Thread B runs the runtime: this
 //! crate's loop on the real clock (`EventLoop::new`), or tokio's
 //! current-thread runtime with `enable_all()` (so both park in epoll and
-//! are woken through an eventfd). On it one task waits; thread A, a plain
-//! thread, wakes it; the task runs and signals back through a std channel,
-//! on which A blocks before the next wake. Ops are round trips; A's side
-//! and the task's code are the same for both runtimes. Two lines:
+//! are woken through an eventfd). On it one task starts waiting (its
+//! first poll of the wait registers its waker) and then says so through a
+//! std channel; thread A, a plain thread blocked on that channel, then
+//! wakes it. So every round trip is a wake, from another thread, of a
+//! pending task (never a fast path that finds the wake already done);
+//! B's runtime may or may not have parked by then, as in a program. Ops
+//! are round trips; A's side and the task's code are the same for both
+//! runtimes. Two lines:
 //!
 //! - *wake-notify*: the task awaits a `tokio::sync::Notify` and A calls
 //!   `notify_one`: the very same primitive on both runtimes, so the
@@ -57,7 +61,8 @@
 //! each uses its own default; with N, `wake` does N / 10 round trips (a
 //! round trip between two threads costs tens of times an acquire on one).
 
-use std::future::Future;
+use std::future::{Future, poll_fn};
+use std::pin::pin;
 use std::sync::{Arc, mpsc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -179,11 +184,11 @@ fn tokio_sem_contended(n: u64) -> f64 {
 const WAKE_N: u64 = 100_000;
 
 /// Thread A's side of a `wake` workload, the same for both runtimes: waits
-/// until B's task runs (its first signal), then N times wakes it with
-/// `wake` and blocks until it signals back. Joins B; returns round trips
-/// per second.
+/// until B's task waits, then N times wakes it with `wake` and blocks
+/// until it says it waits again (or, the last time, that it is done).
+/// Joins B; returns round trips per second.
 fn ping(n: u64, b: JoinHandle<()>, back: mpsc::Receiver<()>, mut wake: impl FnMut()) -> f64 {
-    back.recv().expect("B's task starts");
+    back.recv().expect("B's task waits");
     let start = Instant::now();
     for _ in 0..n {
         wake();
@@ -194,14 +199,26 @@ fn ping(n: u64, b: JoinHandle<()>, back: mpsc::Receiver<()>, mut wake: impl FnMu
     n as f64 / elapsed.as_secs_f64()
 }
 
-/// The task on thread B in `wake-notify`: signals that it runs, then N
-/// times waits for A's `notify_one` and signals back.
-async fn pong_notify(n: u64, notify: Arc<tokio::sync::Notify>, back: mpsc::Sender<()>) {
-    back.send(()).expect("A listens");
+/// The task on thread B, the same for both runtimes: N times, awaits
+/// `wait()`, telling A through `back` once it waits (after the first poll,
+/// which registers its waker; it must be pending, as A wakes it only after
+/// hearing this, so every round trip is a wake of a pending task from
+/// another thread, never a fast path); then tells A it is done.
+async fn pong<W: Future<Output = ()>>(n: u64, back: mpsc::Sender<()>, mut wait: impl FnMut() -> W) {
     for _ in 0..n {
-        notify.notified().await;
-        back.send(()).expect("A listens");
+        let mut w = pin!(wait());
+        let mut first = true;
+        poll_fn(|cx| {
+            let r = w.as_mut().poll(cx);
+            if std::mem::take(&mut first) {
+                assert!(r.is_pending(), "A wakes only a waiting task");
+                back.send(()).expect("A listens");
+            }
+            r
+        })
+        .await;
     }
+    back.send(()).expect("A listens");
 }
 
 /// Runs `task` on a new thread B, on a timerloop loop (real clock) kept
@@ -231,14 +248,16 @@ fn on_tokio(task: impl Future<Output = ()> + Send + 'static) -> JoinHandle<()> {
 fn timerloop_wake_notify(n: u64) -> f64 {
     let notify = Arc::new(tokio::sync::Notify::new());
     let (tx, rx) = mpsc::channel();
-    let b = on_timerloop(pong_notify(n, notify.clone(), tx));
+    let nt = notify.clone();
+    let b = on_timerloop(async move { pong(n, tx, || nt.notified()).await });
     ping(n, b, rx, || notify.notify_one())
 }
 
 fn tokio_wake_notify(n: u64) -> f64 {
     let notify = Arc::new(tokio::sync::Notify::new());
     let (tx, rx) = mpsc::channel();
-    let b = on_tokio(pong_notify(n, notify.clone(), tx));
+    let nt = notify.clone();
+    let b = on_tokio(async move { pong(n, tx, || nt.notified()).await });
     ping(n, b, rx, || notify.notify_one())
 }
 
@@ -248,11 +267,8 @@ fn timerloop_wake_semaphore(n: u64) -> f64 {
     let (tx, rx) = mpsc::channel();
     let s = sem.clone();
     let b = on_timerloop(async move {
-        tx.send(()).expect("A listens");
-        for _ in 0..n {
-            s.acquire(1).await.forget();
-            tx.send(()).expect("A listens");
-        }
+        let s = &*s;
+        pong(n, tx, || async move { s.acquire(1).await.forget() }).await
     });
     let rate = ping(n, b, rx, || sem.release(1).expect("1 is held"));
     assert_eq!(sem.available(), 0, "B took every token A gave back");
@@ -264,11 +280,11 @@ fn tokio_wake_semaphore(n: u64) -> f64 {
     let (tx, rx) = mpsc::channel();
     let s = sem.clone();
     let b = on_tokio(async move {
-        tx.send(()).expect("A listens");
-        for _ in 0..n {
-            s.acquire().await.expect("open").forget();
-            tx.send(()).expect("A listens");
-        }
+        let s = &*s;
+        pong(n, tx, || async move {
+            s.acquire().await.expect("open").forget()
+        })
+        .await
     });
     let rate = ping(n, b, rx, || sem.add_permits(1));
     assert_eq!(sem.available_permits(), 0, "B took every permit A added");
