@@ -59,7 +59,8 @@
 //!
 //! `all`: `tasks`, `semaphore` and `wake` in one run, five lines. Without N
 //! each uses its own default; with N, `wake` does N / 10 round trips (a
-//! round trip between two threads costs tens of times an acquire on one).
+//! round trip between two threads costs a hundred times an acquire or more,
+//! so the run stays short).
 
 use std::future::{Future, poll_fn};
 use std::pin::pin;
