@@ -4,19 +4,23 @@
 //! ```text
 //! rivals tasks [N] [--reps R]
 //! rivals semaphore [N] [--reps R]
+//! rivals wake [N] [--reps R]
+//! rivals all [N] [--reps R]
 //! ```
+//!
+//! Every line is `rivals NAME n=N timerloop_ops/s=A tokio_ops/s=B
+//! ratio=A/B`, each rate the median of R repetitions (default 3), the two
+//! sides run alternately.
 //!
 //! `tasks`: N tasks that each spawn, sleep 1 ms and wake, on this crate's
 //! loop (virtual clock) and on tokio's current-thread runtime with a
 //! `LocalSet` (paused clock, which auto-advances: neither side waits for
-//! real time). Ops are tasks completed; prints
-//! `rivals tasks n=N timerloop_ops/s=A tokio_ops/s=B ratio=A/B`, each rate
-//! the median of R repetitions.
+//! real time). Ops are tasks completed. N defaults to 1,000,000.
 //!
 //! `semaphore`: `timerloop::sync::Semaphore` against
 //! `tokio::sync::Semaphore`, two workloads of N acquire-and-release ops
 //! each, one line per workload (`rivals semaphore-uncontended ...`,
-//! `rivals semaphore-contended ...`, same fields):
+//! `rivals semaphore-contended ...`). N defaults to 1,000,000.
 //!
 //! - *uncontended*: one task acquires 1 from a free semaphore and drops
 //!   the permit, N times (the fast path of the future, and a release with
@@ -26,7 +30,42 @@
 //!   it across a `yield_now`, so every acquire but the first queues and is
 //!   granted by the release of the task before it (a FIFO ring: queue,
 //!   grant, wake, poll).
+//!
+//! `wake`: cross-thread wakes, N round trips of a ping-pong between two
+//! threads (N defaults to [`WAKE_N`]). Thread B runs the runtime: this
+//! crate's loop on the real clock (`EventLoop::new`), or tokio's
+//! current-thread runtime with `enable_all()` (so both park in epoll and
+//! are woken through an eventfd). On it one task starts waiting (its
+//! first poll of the wait registers its waker) and then says so through a
+//! std channel; thread A, a plain thread blocked on that channel, then
+//! wakes it. So every round trip is a wake, from another thread, of a
+//! pending task (never a fast path that finds the wake already done);
+//! B's runtime may or may not have parked by then, as in a program. Ops
+//! are round trips; A's side and the task's code are the same for both
+//! runtimes. Two lines:
+//!
+//! - *wake-notify*: the task awaits a `tokio::sync::Notify` and A calls
+//!   `notify_one`: the very same primitive on both runtimes, so the
+//!   difference is the executor's path from a foreign thread's wake to the
+//!   task's poll (timerloop: the loop's cross-thread queue, an I/O
+//!   callback in the poll phase, then the task as a microtask). A pending
+//!   task keeps nothing alive by itself on timerloop, so a refed `Remote`
+//!   keeps the loop waiting, as a program waiting for another thread
+//!   would;
+//! - *wake-semaphore*: each runtime's own semaphore: the task acquires 1
+//!   and forgets it, A gives 1 back (`Semaphore::release(1)`, tokio's
+//!   `add_permits(1)`), which grants the waiting acquire and calls its
+//!   waker on thread A.
+//!
+//! `all`: `tasks`, `semaphore` and `wake` in one run, five lines. Without N
+//! each uses its own default; with N, `wake` does N / 10 round trips (a
+//! round trip between two threads costs a hundred times an acquire or more,
+//! so the run stays short).
 
+use std::future::{Future, poll_fn};
+use std::pin::pin;
+use std::sync::{Arc, mpsc};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::{die, flag_value, parse_count};
@@ -142,6 +181,117 @@ fn tokio_sem_contended(n: u64) -> f64 {
     (n / CONTENDERS * CONTENDERS) as f64 / start.elapsed().as_secs_f64()
 }
 
+/// Round trips in the `wake` workloads when no N is given.
+const WAKE_N: u64 = 100_000;
+
+/// Thread A's side of a `wake` workload, the same for both runtimes: waits
+/// until B's task waits, then N times wakes it with `wake` and blocks
+/// until it says it waits again (or, the last time, that it is done).
+/// Joins B; returns round trips per second.
+fn ping(n: u64, b: JoinHandle<()>, back: mpsc::Receiver<()>, mut wake: impl FnMut()) -> f64 {
+    back.recv().expect("B's task waits");
+    let start = Instant::now();
+    for _ in 0..n {
+        wake();
+        back.recv().expect("B's task answers");
+    }
+    let elapsed = start.elapsed();
+    b.join().expect("B ends");
+    n as f64 / elapsed.as_secs_f64()
+}
+
+/// The task on thread B, the same for both runtimes: N times, awaits
+/// `wait()`, telling A through `back` once it waits (after the first poll,
+/// which registers its waker; it must be pending, as A wakes it only after
+/// hearing this, so every round trip is a wake of a pending task from
+/// another thread, never a fast path); then tells A it is done.
+async fn pong<W: Future<Output = ()>>(n: u64, back: mpsc::Sender<()>, mut wait: impl FnMut() -> W) {
+    for _ in 0..n {
+        let mut w = pin!(wait());
+        let mut first = true;
+        poll_fn(|cx| {
+            let r = w.as_mut().poll(cx);
+            if std::mem::take(&mut first) {
+                assert!(r.is_pending(), "A wakes only a waiting task");
+                back.send(()).expect("A listens");
+            }
+            r
+        })
+        .await;
+    }
+    back.send(()).expect("A listens");
+}
+
+/// Runs `task` on a new thread B, on a timerloop loop (real clock) kept
+/// alive by a refed `Remote` (a task waiting on a tokio `Notify` keeps
+/// nothing alive by itself).
+fn on_timerloop(task: impl Future<Output = ()> + Send + 'static) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut lp = timerloop::EventLoop::new();
+        let remote = lp.remote();
+        lp.block_on(task).expect("B's task completes");
+        drop(remote);
+    })
+}
+
+/// Runs `task` on a new thread B, on a tokio current-thread runtime with
+/// every driver enabled (I/O included, so it parks in epoll).
+fn on_tokio(task: impl Future<Output = ()> + Send + 'static) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a current-thread runtime")
+            .block_on(task);
+    })
+}
+
+fn timerloop_wake_notify(n: u64) -> f64 {
+    let notify = Arc::new(tokio::sync::Notify::new());
+    let (tx, rx) = mpsc::channel();
+    let nt = notify.clone();
+    let b = on_timerloop(async move { pong(n, tx, || nt.notified()).await });
+    ping(n, b, rx, || notify.notify_one())
+}
+
+fn tokio_wake_notify(n: u64) -> f64 {
+    let notify = Arc::new(tokio::sync::Notify::new());
+    let (tx, rx) = mpsc::channel();
+    let nt = notify.clone();
+    let b = on_tokio(async move { pong(n, tx, || nt.notified()).await });
+    ping(n, b, rx, || notify.notify_one())
+}
+
+fn timerloop_wake_semaphore(n: u64) -> f64 {
+    let sem = Arc::new(timerloop::sync::Semaphore::new(1));
+    sem.try_acquire(1).expect("free").forget();
+    let (tx, rx) = mpsc::channel();
+    let s = sem.clone();
+    let b = on_timerloop(async move {
+        let s = &*s;
+        pong(n, tx, || async move { s.acquire(1).await.forget() }).await
+    });
+    let rate = ping(n, b, rx, || sem.release(1).expect("1 is held"));
+    assert_eq!(sem.available(), 0, "B took every token A gave back");
+    rate
+}
+
+fn tokio_wake_semaphore(n: u64) -> f64 {
+    let sem = Arc::new(tokio::sync::Semaphore::new(0));
+    let (tx, rx) = mpsc::channel();
+    let s = sem.clone();
+    let b = on_tokio(async move {
+        let s = &*s;
+        pong(n, tx, || async move {
+            s.acquire().await.expect("open").forget()
+        })
+        .await
+    });
+    let rate = ping(n, b, rx, || sem.add_permits(1));
+    assert_eq!(sem.available_permits(), 0, "B took every permit A added");
+    rate
+}
+
 /// Runs `ours` and `theirs` alternately `reps` times and prints the medians
 /// as `rivals NAME n=N timerloop_ops/s=A tokio_ops/s=B ratio=A/B`.
 fn compare(name: &str, n: u64, reps: u64, ours: fn(u64) -> f64, theirs: fn(u64) -> f64) {
@@ -158,36 +308,69 @@ fn compare(name: &str, n: u64, reps: u64, ours: fn(u64) -> f64, theirs: fn(u64) 
     );
 }
 
+const USAGE: &str = "usage: rivals (tasks | semaphore | wake | all) [N] [--reps R]";
+
+fn tasks(n: Option<u64>, reps: u64) {
+    let n = n.unwrap_or(1_000_000);
+    compare("tasks", n, reps, timerloop_tasks, tokio_tasks);
+}
+
+fn semaphore(n: Option<u64>, reps: u64) {
+    let n = n.unwrap_or(1_000_000);
+    compare(
+        "semaphore-uncontended",
+        n,
+        reps,
+        timerloop_sem_uncontended,
+        tokio_sem_uncontended,
+    );
+    compare(
+        "semaphore-contended",
+        n,
+        reps,
+        timerloop_sem_contended,
+        tokio_sem_contended,
+    );
+}
+
+fn wake(n: Option<u64>, reps: u64) {
+    let n = n.unwrap_or(WAKE_N);
+    compare(
+        "wake-notify",
+        n,
+        reps,
+        timerloop_wake_notify,
+        tokio_wake_notify,
+    );
+    compare(
+        "wake-semaphore",
+        n,
+        reps,
+        timerloop_wake_semaphore,
+        tokio_wake_semaphore,
+    );
+}
+
 pub(crate) fn main(args: &[String]) {
     let (Some(what), rest) = (args.first(), args.get(1..).unwrap_or_default()) else {
-        die("usage: rivals (tasks | semaphore) [N] [--reps R]");
+        die(USAGE);
     };
     let n = rest
         .first()
         .filter(|a| !a.starts_with("--"))
-        .map(|s| parse_count(s).unwrap_or_else(|| die("bad N")))
-        .unwrap_or(1_000_000);
+        .map(|s| parse_count(s).unwrap_or_else(|| die("bad N")));
     let reps = flag_value(rest, "--reps")
         .map(|s| parse_count(s).unwrap_or_else(|| die("bad --reps")))
         .unwrap_or(3);
     match what.as_str() {
-        "tasks" => compare("tasks", n, reps, timerloop_tasks, tokio_tasks),
-        "semaphore" => {
-            compare(
-                "semaphore-uncontended",
-                n,
-                reps,
-                timerloop_sem_uncontended,
-                tokio_sem_uncontended,
-            );
-            compare(
-                "semaphore-contended",
-                n,
-                reps,
-                timerloop_sem_contended,
-                tokio_sem_contended,
-            );
+        "tasks" => tasks(n, reps),
+        "semaphore" => semaphore(n, reps),
+        "wake" => wake(n, reps),
+        "all" => {
+            tasks(n, reps);
+            semaphore(n, reps);
+            wake(n.map(|n| (n / 10).max(1)), reps);
         }
-        other => die(&format!("unknown rival workload {other}")),
+        other => die(&format!("unknown rival workload {other}; {USAGE}")),
     }
 }
