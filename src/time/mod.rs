@@ -23,6 +23,8 @@
 //!   with a message that says so, as tokio's do.
 //! - Timers longer than Node's 2^31-1 ms limit are re-armed until their
 //!   deadline: they never fire early.
+//! - [`go`] has Go's `Timer`, `Ticker` and `AfterFunc` (Go 1.23 rules) on
+//!   the same Node timeouts.
 //!
 //! # Missed ticks
 //!
@@ -44,6 +46,7 @@
 //!   Skip:   0 ... 300 ...... 600(at 950) 1200 1500 ...
 //! ```
 
+pub mod go;
 mod interval;
 mod sleep;
 
@@ -273,7 +276,6 @@ impl InvalidPeriod {
 
     /// Checks `period`: `Ok` with its whole milliseconds (rounded up), or
     /// the error for zero.
-    #[allow(dead_code)] // until go::Ticker and dotnet::PeriodicTimer land
     pub(crate) fn check(period: Duration) -> Result<u64, InvalidPeriod> {
         match ms_ceil(period) {
             0 => Err(InvalidPeriod::zero()),
