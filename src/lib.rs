@@ -34,7 +34,8 @@
 //! - [`task`]: spawned tasks ([`EventLoop::spawn`], [`EventLoop::block_on`],
 //!   [`task::JoinHandle`]), whose polls are microtasks;
 //! - [`time`]: `sleep`, `timeout`, `interval` and [`time::Instant`], with
-//!   `tokio::time`'s names, on Node timeouts;
+//!   `tokio::time`'s names, on Node timeouts; [`time::go`]: Go's `Timer`,
+//!   `Ticker` and `AfterFunc`, with Go 1.23's rules;
 //! - [`sync`]: [`sync::Semaphore`], Go's weighted semaphore (FIFO, all or
 //!   nothing), `Send + Sync`, for tasks of any loop, thread or executor;
 //! - [`script`]: the `.tl` timer-script parser and interpreter.

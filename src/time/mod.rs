@@ -26,6 +26,9 @@
 //!   length, in that length's list; the loop's native timer is armed at
 //!   most [`NATIVE_MAX_MS`](crate::NATIVE_MAX_MS) ahead and re-armed (as
 //!   .NET does), so they never fire early and never at 1 ms.
+//! - [`go`] has Go's `Timer`, `Ticker` and `AfterFunc` (Go 1.23 rules) on
+//!   the same Node timeouts; [`dotnet`] has .NET's `Timer` (`Change`) and
+//!   `PeriodicTimer`, on one queue per loop.
 //!
 //! # Missed ticks
 //!
@@ -48,6 +51,7 @@
 //! ```
 
 pub mod dotnet;
+pub mod go;
 mod interval;
 mod sleep;
 
