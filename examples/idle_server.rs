@@ -1,0 +1,498 @@
+//! A TCP line-echo server with a per-connection idle timeout, on the
+//! public API only: the server Node's `socket.setTimeout` is made for.
+//!
+//! ```text
+//! cargo run --release --example idle_server -- --port PORT --idle-ms MS [--threads N] [--async]
+//! ```
+//!
+//! Every line read is written back and refreshes its connection's idle
+//! timer (one Node timeout per connection, refreshed in O(1): all of one
+//! duration share one list). When the timer fires, the server writes
+//! `idle timeout\n` and closes the connection. It prints
+//! `listening on 127.0.0.1:PORT` once ready (PORT 0 picks a free port);
+//! on SIGINT or SIGTERM (watched by the loop itself through
+//! `signal-hook-mio`) it prints
+//! `accepted=A closed_idle=I closed_by_peer=P max_open=M` and exits 0.
+//!
+//! - Default: callbacks. The loop owns each connection (`insert_io`), lends
+//!   it to its I/O callback, and the idle timer reaches it by handle
+//!   (`io_source`). Writes that do not fit wait in the connection's buffer
+//!   with WRITABLE interest; a reader too slow for its echoes stops being
+//!   read until its buffer drains (no busy loop, no lost bytes).
+//! - `--async`: the same server as tasks (`spawn`, `timeout_at`) on
+//!   `timerloop::net`.
+//! - `--threads N`: N loops, one per thread, each with its own listener on
+//!   the same port (`SO_REUSEPORT`), as Node's cluster does with processes.
+
+use std::cell::Cell;
+use std::io::{self, ErrorKind, Read, Write};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Duration;
+
+use signal_hook_mio::v1_0::Signals;
+use timerloop::mio::{self, Interest};
+use timerloop::net::{TcpListener, TcpStream};
+use timerloop::time::{self, Instant};
+use timerloop::{EventLoop, IoEvent, IoHandle, Remote, Timeout, task};
+
+/// Output buffered for a slow reader beyond which reading stops until it
+/// drains.
+const HIGH_WATER: usize = 1 << 20;
+
+#[derive(Default)]
+struct Counters {
+    accepted: AtomicU64,
+    closed_idle: AtomicU64,
+    closed_by_peer: AtomicU64,
+    open: AtomicU64,
+    max_open: AtomicU64,
+}
+
+impl Counters {
+    fn opened(&self) {
+        self.accepted.fetch_add(1, Ordering::Relaxed);
+        let now = self.open.fetch_add(1, Ordering::Relaxed) + 1;
+        self.max_open.fetch_max(now, Ordering::Relaxed);
+    }
+
+    fn closed(&self, idle: bool) {
+        self.open.fetch_sub(1, Ordering::Relaxed);
+        let c = if idle {
+            &self.closed_idle
+        } else {
+            &self.closed_by_peer
+        };
+        c.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn line(&self) -> String {
+        format!(
+            "accepted={} closed_idle={} closed_by_peer={} max_open={}",
+            self.accepted.load(Ordering::Relaxed),
+            self.closed_idle.load(Ordering::Relaxed),
+            self.closed_by_peer.load(Ordering::Relaxed),
+            self.max_open.load(Ordering::Relaxed),
+        )
+    }
+}
+
+struct Args {
+    port: u16,
+    idle_ms: u64,
+    threads: usize,
+    async_mode: bool,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut a = Args {
+        port: 0,
+        idle_ms: 0,
+        threads: 1,
+        async_mode: false,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        let mut value = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value"));
+        match arg.as_str() {
+            "--port" => {
+                a.port = value("--port")?
+                    .parse()
+                    .map_err(|e| format!("--port: {e}"))?
+            }
+            "--idle-ms" => {
+                a.idle_ms = value("--idle-ms")?
+                    .parse()
+                    .map_err(|e| format!("--idle-ms: {e}"))?;
+            }
+            "--threads" => {
+                a.threads = value("--threads")?
+                    .parse()
+                    .map_err(|e| format!("--threads: {e}"))?;
+            }
+            "--async" => a.async_mode = true,
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    if a.idle_ms == 0 || a.threads == 0 {
+        return Err("usage: idle_server --port PORT --idle-ms MS [--threads N] [--async]".into());
+    }
+    Ok(a)
+}
+
+/// A listener on 127.0.0.1:`port` with `SO_REUSEADDR` and `SO_REUSEPORT`,
+/// so that several loops can each accept on the same port.
+fn reuseport_listener(port: u16) -> io::Result<std::net::TcpListener> {
+    use socket2::{Domain, Socket, Type};
+    let s = Socket::new(Domain::IPV4, Type::STREAM, None)?;
+    s.set_reuse_address(true)?;
+    s.set_reuse_port(true)?;
+    s.set_nonblocking(true)?;
+    let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+    s.bind(&addr.into())?;
+    s.listen(4096)?;
+    Ok(s.into())
+}
+
+fn main() {
+    let args = match parse_args() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(2);
+        }
+    };
+    let counters = Arc::new(Counters::default());
+    // Bind every listener first: the first picks the port (for --port 0).
+    let first = reuseport_listener(args.port).unwrap_or_else(|e| {
+        eprintln!("cannot listen on 127.0.0.1:{}: {e}", args.port);
+        std::process::exit(1)
+    });
+    let port = first.local_addr().map(|a| a.port()).unwrap_or(args.port);
+    let mut listeners = vec![first];
+    for _ in 1..args.threads {
+        listeners.push(reuseport_listener(port).unwrap_or_else(|e| {
+            eprintln!("cannot listen on 127.0.0.1:{port} again: {e}");
+            std::process::exit(1)
+        }));
+    }
+    let remotes: Arc<Mutex<Vec<Remote>>> = Arc::default();
+    let (ready_tx, ready_rx) = mpsc::channel();
+    let mut threads = Vec::new();
+    for (i, listener) in listeners.into_iter().enumerate() {
+        let (counters, remotes, ready) = (counters.clone(), remotes.clone(), ready_tx.clone());
+        let idle = Duration::from_millis(args.idle_ms);
+        let async_mode = args.async_mode;
+        threads.push(std::thread::spawn(move || {
+            let mut lp = EventLoop::new();
+            remotes.lock().unwrap().push(lp.remote());
+            if i == 0 {
+                watch_signals(&mut lp, remotes.clone());
+            }
+            if async_mode {
+                serve_async(&mut lp, listener, idle, counters);
+            } else {
+                serve_callbacks(&mut lp, listener, idle, counters);
+            }
+            ready.send(()).unwrap();
+            if let Err(e) = lp.run() {
+                eprintln!("loop {i}: {e}");
+            }
+        }));
+    }
+    drop(ready_tx);
+    for _ in 0..args.threads {
+        ready_rx.recv().unwrap();
+    }
+    println!("listening on 127.0.0.1:{port}");
+    io::stdout().flush().unwrap();
+    for t in threads {
+        t.join().unwrap();
+    }
+    println!("{}", counters.line());
+}
+
+/// SIGINT and SIGTERM, watched by this loop: on either, every loop stops.
+fn watch_signals(lp: &mut EventLoop, remotes: Arc<Mutex<Vec<Remote>>>) {
+    let signals = Signals::new([signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM])
+        .expect("cannot watch signals");
+    lp.insert_io(signals, Interest::READABLE, move |_, signals, _| {
+        if signals.pending().next().is_some() {
+            for r in remotes.lock().unwrap().drain(..) {
+                let _ = r.post(|lp| lp.stop());
+            }
+        }
+    })
+    .expect("cannot watch signals");
+}
+
+// ----- Callbacks: the loop owns each connection ---------------------------
+
+/// A connection as the loop owns it: the socket, what was read but is not
+/// yet a whole line, what waits to be written, and its idle timer.
+struct Conn {
+    stream: mio::net::TcpStream,
+    input: Vec<u8>,
+    output: Vec<u8>,
+    timer: Option<Timeout>,
+    /// Its interest includes WRITABLE.
+    writing: bool,
+    /// Reading is paused until the output drains.
+    paused: bool,
+    /// Close once the output is written (after `idle timeout`).
+    closing: bool,
+}
+
+impl mio::event::Source for Conn {
+    fn register(&mut self, r: &mio::Registry, t: mio::Token, i: Interest) -> io::Result<()> {
+        self.stream.register(r, t, i)
+    }
+    fn reregister(&mut self, r: &mio::Registry, t: mio::Token, i: Interest) -> io::Result<()> {
+        self.stream.reregister(r, t, i)
+    }
+    fn deregister(&mut self, r: &mio::Registry) -> io::Result<()> {
+        self.stream.deregister(r)
+    }
+}
+
+enum Next {
+    Open,
+    PeerClosed,
+    Done,
+}
+
+impl Conn {
+    /// Writes what it can; `Err` if the socket failed.
+    fn flush(&mut self) -> io::Result<()> {
+        let mut at = 0;
+        while at < self.output.len() {
+            match self.stream.write(&self.output[at..]) {
+                Ok(0) => return Err(ErrorKind::WriteZero.into()),
+                Ok(n) => at += n,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        self.output.drain(..at);
+        Ok(())
+    }
+
+    /// Reads what is there; echoes each whole line and counts them.
+    fn read_lines(&mut self) -> io::Result<(usize, bool)> {
+        let mut lines = 0;
+        let mut buf = [0; 16 << 10];
+        while !self.paused {
+            match self.stream.read(&mut buf) {
+                Ok(0) => return Ok((lines, true)),
+                Ok(n) => {
+                    self.input.extend_from_slice(&buf[..n]);
+                    while let Some(i) = self.input.iter().position(|&b| b == b'\n') {
+                        self.output.extend(self.input.drain(..=i));
+                        lines += 1;
+                    }
+                    if self.output.len() > HIGH_WATER {
+                        self.flush()?;
+                        self.paused = self.output.len() > HIGH_WATER;
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok((lines, false))
+    }
+
+    /// One readiness event.
+    fn on_event(&mut self, ev: IoEvent) -> (usize, Next) {
+        let (lines, next) = self.step(ev);
+        match next {
+            // After the goodbye, the connection is already counted.
+            Next::PeerClosed if self.closing => (lines, Next::Done),
+            n => (lines, n),
+        }
+    }
+
+    fn step(&mut self, ev: IoEvent) -> (usize, Next) {
+        let mut lines = 0;
+        if ev.readiness.readable || ev.readiness.read_closed || ev.readiness.error {
+            match self.read_lines() {
+                Ok((n, eof)) => {
+                    lines = n;
+                    if eof && !self.closing {
+                        return (lines, Next::PeerClosed);
+                    }
+                }
+                Err(_) => return (lines, Next::PeerClosed),
+            }
+        }
+        if self.flush().is_err() {
+            return (lines, Next::PeerClosed);
+        }
+        if self.paused && self.output.len() <= HIGH_WATER / 2 {
+            self.paused = false;
+            // Edge-triggered: read what arrived while paused.
+            if let Ok((n, eof)) = self.read_lines() {
+                lines += n;
+                if eof && !self.closing {
+                    return (lines, Next::PeerClosed);
+                }
+            }
+            if self.flush().is_err() {
+                return (lines, Next::PeerClosed);
+            }
+        }
+        if self.closing && self.output.is_empty() {
+            return (lines, Next::Done);
+        }
+        (lines, Next::Open)
+    }
+
+    /// The interest the connection needs now, if it changed.
+    fn interest(&mut self) -> Option<Interest> {
+        let want_write = !self.output.is_empty();
+        if want_write == self.writing {
+            return None;
+        }
+        self.writing = want_write;
+        Some(if want_write {
+            Interest::READABLE | Interest::WRITABLE
+        } else {
+            Interest::READABLE
+        })
+    }
+}
+
+fn serve_callbacks(
+    lp: &mut EventLoop,
+    listener: std::net::TcpListener,
+    idle: Duration,
+    counters: Arc<Counters>,
+) {
+    let listener = mio::net::TcpListener::from_std(listener);
+    lp.insert_io(listener, Interest::READABLE, move |lp, listener, _| {
+        loop {
+            match listener.accept() {
+                Ok((stream, _)) => accept(lp, stream, idle, &counters),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                // Out of descriptors, a connection reset before accept:
+                // the listener stays, the next readiness tries again.
+                Err(_) => break,
+            }
+        }
+    })
+    .expect("cannot watch the listener");
+}
+
+fn accept(
+    lp: &mut EventLoop,
+    stream: mio::net::TcpStream,
+    idle: Duration,
+    counters: &Arc<Counters>,
+) {
+    let _ = stream.set_nodelay(true);
+    let conn = Conn {
+        stream,
+        input: Vec::new(),
+        output: Vec::new(),
+        timer: None,
+        writing: false,
+        paused: false,
+        closing: false,
+    };
+    let c = counters.clone();
+    let h = match lp.insert_io(conn, Interest::READABLE, move |lp, conn, ev| {
+        let (lines, next) = conn.on_event(ev);
+        match next {
+            Next::Open => {
+                if lines > 0
+                    && let Some(t) = conn.timer
+                {
+                    let _ = lp.refresh(t);
+                }
+                if let Some(i) = conn.interest() {
+                    let _ = lp.set_io_interest(ev.handle, i);
+                }
+            }
+            Next::PeerClosed => {
+                if let Some(t) = conn.timer.take() {
+                    let _ = lp.clear_timeout(t);
+                }
+                c.closed(false);
+                let _ = lp.close_io(ev.handle);
+            }
+            Next::Done => {
+                let _ = lp.close_io(ev.handle);
+            }
+        }
+    }) {
+        Ok(h) => h,
+        Err(_) => return, // the stream is dropped: closed
+    };
+    counters.opened();
+    let c = counters.clone();
+    let timer = lp.set_timeout(idle, move |lp| on_idle(lp, h, &c));
+    if let Ok(conn) = lp.io_source::<Conn>(h) {
+        conn.timer = Some(timer);
+    }
+}
+
+/// The idle timer fired: say so, and close once that is written.
+fn on_idle(lp: &mut EventLoop, h: IoHandle, counters: &Counters) {
+    let Ok(conn) = lp.io_source::<Conn>(h) else {
+        return;
+    };
+    conn.timer = None;
+    conn.output.extend_from_slice(b"idle timeout\n");
+    conn.closing = true;
+    conn.paused = true; // nothing more is read or echoed
+    counters.closed(true);
+    let failed = conn.flush().is_err();
+    if failed || conn.output.is_empty() {
+        let _ = lp.close_io(h);
+    } else if let Some(i) = conn.interest() {
+        let _ = lp.set_io_interest(h, i);
+    }
+}
+
+// ----- Tasks: the same server with async/await ----------------------------
+
+fn serve_async(
+    lp: &mut EventLoop,
+    listener: std::net::TcpListener,
+    idle: Duration,
+    counters: Arc<Counters>,
+) {
+    let listener = lp
+        .scope(|| TcpListener::from_std(listener))
+        .expect("cannot watch the listener");
+    lp.spawn(async move {
+        loop {
+            match listener.accept().await {
+                Ok((stream, _)) => {
+                    counters.opened();
+                    task::spawn(connection(stream, idle, counters.clone()));
+                }
+                // Out of descriptors: wait a little rather than spin.
+                Err(_) => time::sleep(Duration::from_millis(10)).await,
+            }
+        }
+    });
+}
+
+async fn connection(mut s: TcpStream, idle: Duration, counters: Arc<Counters>) {
+    let _ = s.set_nodelay(true);
+    let mut input = Vec::new();
+    let mut buf = vec![0; 16 << 10];
+    let last_line = Cell::new(Instant::now());
+    loop {
+        match time::timeout_at(last_line.get() + idle, s.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => {
+                counters.closed(false);
+                return;
+            }
+            Ok(Ok(n)) => {
+                input.extend_from_slice(&buf[..n]);
+                if let Some(end) = input.iter().rposition(|&b| b == b'\n') {
+                    last_line.set(Instant::now());
+                    let lines: Vec<u8> = input.drain(..=end).collect();
+                    // A slow reader holds this task here: nothing more is
+                    // read until the echoes are written.
+                    if s.write_all(&lines).await.is_err() {
+                        counters.closed(false);
+                        return;
+                    }
+                }
+            }
+            Err(_elapsed) => {
+                counters.closed(true);
+                // A reader that never reads gets no more than another idle
+                // period to take the goodbye.
+                let _ = time::timeout(idle, s.write_all(b"idle timeout\n")).await;
+                return;
+            }
+        }
+    }
+}
