@@ -465,7 +465,8 @@ fn serve_async(
 async fn connection(mut s: TcpStream, idle: Duration, counters: Arc<Counters>) {
     let _ = s.set_nodelay(true);
     let mut input = Vec::new();
-    let mut buf = vec![0; 16 << 10];
+    // Small: a connection's memory is mostly this buffer while it waits.
+    let mut buf = vec![0; 1024];
     let last_line = Cell::new(Instant::now());
     loop {
         match time::timeout_at(last_line.get() + idle, s.read(&mut buf)).await {
