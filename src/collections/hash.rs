@@ -8,7 +8,8 @@
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// Hashes one `u64` with a multiply (Fibonacci hashing) and a rotate, so
-/// that both the low bits (which `IndexMap` uses) and the high bits mix.
+/// that both the low bits (which hashbrown's buckets use) and the high bits
+/// mix.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct IntHasher(u64);
 

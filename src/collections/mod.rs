@@ -4,6 +4,7 @@
 //! duration lists and list heap; libuv's timer heap; every handle).
 
 pub(crate) mod arena;
+pub(crate) mod durations;
 pub(crate) mod hash;
 pub(crate) mod list;
 pub(crate) mod queue;

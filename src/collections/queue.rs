@@ -57,6 +57,12 @@ impl<K: Ord + Copy> PriorityQueue<K> {
         self.heap.len()
     }
 
+    /// Entries it can hold without allocating (by id, the larger of its
+    /// two tables).
+    pub fn capacity(&self) -> usize {
+        self.heap.capacity().max(self.pos.capacity())
+    }
+
     #[cfg(test)]
     /// Whether the heap is empty.
     pub fn is_empty(&self) -> bool {

@@ -17,13 +17,11 @@
 //!   from the return value (R5.2 step 4, R6.2); nothing can observe the
 //!   difference between phases, so here the two never disagree.
 
-use indexmap::IndexMap;
-
 use super::EventLoop;
 use super::coerce::NATIVE_MAX_MS;
 use super::timeout::{State, Timer};
 use crate::collections::arena::{Arena, Key};
-use crate::collections::hash::BuildIntHasher;
+use crate::collections::durations::DurationMap;
 use crate::collections::list::List;
 use crate::collections::queue::PriorityQueue;
 use crate::uv;
@@ -37,17 +35,14 @@ pub(super) struct TimersList {
     pub(super) expiry: u64,
     pub(super) id: u64,
     pub(super) msecs: u64,
-    /// This list's index in the duration map, kept so removal needs no
-    /// hashing (`swap_remove_index`).
-    map_index: usize,
     pub(super) list: List,
 }
 
 pub(super) struct Timers {
     pub(super) slab: Arena<Timer>,
     pub(super) lists: Arena<TimersList>,
-    /// Duration -> list index.
-    pub(super) map: IndexMap<u64, usize, BuildIntHasher>,
+    /// Duration -> list index (Node's `timerListMap`).
+    pub(super) map: DurationMap,
     /// The lists by `(expiry, id)`; ids are list indexes.
     pub(super) queue: PriorityQueue<(u64, u64)>,
     /// `timerListId`, bumped on list creation and on every reschedule.
@@ -86,7 +81,7 @@ impl Timers {
         Timers {
             slab: Arena::new(),
             lists: Arena::new(),
-            map: IndexMap::default(),
+            map: DurationMap::default(),
             queue: PriorityQueue::new(),
             next_list_id: 0,
             ref_count: 0,
@@ -129,21 +124,16 @@ impl Timers {
     }
 
     /// Drops a list from the heap, the map and storage. O(log n) for the
-    /// heap; the map entry goes by index, and the entry moved into its
-    /// place learns its new index.
+    /// heap, O(1) for the map (an index for durations below 70 min).
     pub(super) fn remove_list(&mut self, lk: usize) {
         self.queue.remove(lk);
-        let at = self.lists[lk].map_index;
-        debug_assert_eq!(self.map.get_index(at).map(|(_, &l)| l), Some(lk));
-        self.map.swap_remove_index(at);
-        if let Some((_, &moved)) = self.map.get_index(at) {
-            self.lists[moved].map_index = at;
-        }
+        let removed = self.map.remove(self.lists[lk].msecs);
+        debug_assert_eq!(removed, Some(lk));
         self.lists.remove_at(lk);
         if self.lists.is_empty() {
             self.lists.shrink_if_empty(SHRINK_ABOVE);
-            if self.map.capacity() > SHRINK_ABOVE {
-                self.map = IndexMap::default();
+            self.map.shrink_if_empty(SHRINK_ABOVE);
+            if self.queue.capacity() > SHRINK_ABOVE {
                 self.queue = PriorityQueue::new();
             }
         }
@@ -173,8 +163,8 @@ impl EventLoop {
         let msecs = self.timers.slab[key].delay as u64;
         let tm = &mut self.timers;
         tm.slab[key].start = start;
-        let lk = match tm.map.get(&msecs) {
-            Some(&lk) => lk,
+        let lk = match tm.map.get(msecs) {
+            Some(lk) => lk,
             None => {
                 let expiry = start.saturating_add(msecs);
                 let id = tm.next_list_id();
@@ -184,7 +174,6 @@ impl EventLoop {
                         expiry,
                         id,
                         msecs,
-                        map_index: tm.map.len(),
                         list: List::new(),
                     })
                     .index();

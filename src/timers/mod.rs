@@ -12,7 +12,7 @@
 //! decides when the single native timer fires:
 //!
 //! ```text
-//!  map (IndexMap: duration ms -> list)          heap of lists by (expiry, id)
+//!  map (DurationMap: duration ms -> list)       heap of lists by (expiry, id)
 //!  ┌────────┬──────────────────────────────┐        ┌──────────────┐
 //!  │  10 ms │ TimersList { expiry, id }     │◄───────┤ root: 10 ms  │── native uv timer
 //!  │        │  oldest ◄─► T ◄─► T ◄─► newest│        ├──────┬───────┤   armed for root.expiry

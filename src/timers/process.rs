@@ -133,7 +133,7 @@ impl EventLoop {
         // Empty: drop the list, unless it was removed (and maybe recreated)
         // while it ran.
         let tm = &mut self.timers;
-        if tm.map.get(&msecs) == Some(&lk) {
+        if tm.map.get(msecs) == Some(lk) {
             tm.remove_list(lk);
         }
         Ok(())

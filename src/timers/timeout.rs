@@ -228,7 +228,7 @@ impl EventLoop {
             let lk = if was_linked {
                 Some(t.list as usize)
             } else {
-                tm.map.get(&(t.delay as u64)).copied()
+                tm.map.get(t.delay as u64)
             };
             if let Some(lk) = lk
                 && tm.lists[lk].list.is_empty()
