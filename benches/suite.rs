@@ -7,7 +7,7 @@
 //! cargo bench -p timerloop-bench --bench suite -- baseline IMPL OP DIST COUNT [--reps R]
 //! cargo bench -p timerloop-bench --bench suite -- memory [--same] [--count N] [--impl IMPL]
 //! cargo bench -p timerloop-bench --bench suite -- lateness [--samples K]
-//! cargo bench -p timerloop-bench --bench suite -- rivals (tasks | semaphore | wake | all) [N] [--reps R]
+//! cargo bench -p timerloop-bench --bench suite -- rivals (tasks | semaphore | wake | timers-refresh-idle | all) [N] [--reps R]
 //! ```
 //!
 //! This bench belongs to the `timerloop-bench` package (`bench/Cargo.toml`),
@@ -17,8 +17,9 @@
 //! twin schedules the same things in the same order, times the same region
 //! and reports the same number of ops. See `baseline.rs` and `probes.rs`
 //! (in `benches/suite/`) for the other modes, and `rivals.rs` for the
-//! async workloads run against tokio (tasks, semaphores, cross-thread
-//! wakes; `rivals all` runs every one in one process).
+//! workloads run against tokio (tasks, semaphores, cross-thread
+//! wakes, and the idle-timeout pattern against `DelayQueue`; `rivals all`
+//! runs every one in one process).
 
 #[path = "suite/baseline.rs"]
 mod baseline;
@@ -138,7 +139,7 @@ fn usage() -> ! {
          \x20      | baseline IMPL OP DIST COUNT [--reps R]\n\
          \x20      | memory [--same] [--count N] [--impl timerloop|delayqueue]\n\
          \x20      | lateness [--samples K]\n\
-         \x20      | rivals (tasks | semaphore | wake | all) [N] [--reps R])"
+         \x20      | rivals (tasks | semaphore | wake | timers-refresh-idle | all) [N] [--reps R])"
     );
     exit(2)
 }

@@ -304,6 +304,71 @@ function timersTimeoutNexttick(n) {
 }
 
 // ---------------------------------------------------------------------------
+// timers-refresh-idle (not in Node's suite; issue 12): the idle-timeout
+// server pattern.
+
+const IDLE_CONNS = 10000; // connections, one idle timeout each
+const IDLE_MS = 1000; // the idle timeout (all in one list)
+const IDLE_EVERY = 1000; // every IDLE_EVERY-th connection has gone idle
+const IDLE_SLACK_MS = 10; // past IDLE_MS, so that the idle ones are due
+const LINES_PER_ITERATION = 1000; // refreshes per loop iteration
+
+// Blocks the thread (the loop too) for ms milliseconds.
+function sleepMs(ms) {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+// n = 1e7. Untimed: IDLE_CONNS timeouts of IDLE_MS, handles kept; connection
+// i (0-based) gets onIdle if i % IDLE_EVERY == 0 (10 of them, the idle
+// ones), else onLive, which throws (a refreshed connection must never time
+// out); the thread sleeps IDLE_MS + IDLE_SLACK_MS; every live connection is
+// refreshed once, in creation order (so the idle ones, due now, are the
+// oldest in the list). Start; then one batch of LINES_PER_ITERATION
+// refreshes per loop iteration (a setImmediate chain, the first batch in
+// the first iteration's check phase; the last batch is n % 1000 if that is
+// not 0), each refresh the next live connection's timeout round-robin, in
+// creation order. The 10 idle timeouts fire in the first iteration's timers
+// phase, inside the timed region. End right after the n-th refresh; the
+// run fails unless exactly 10 fired. ops = n (refreshes).
+function timersRefreshIdle(n) {
+  const live = [];
+  let fired = 0;
+  const idle = IDLE_CONNS / IDLE_EVERY;
+  function onIdle() { fired++; }
+  function onLive() {
+    throw new Error('a refreshed connection timed out (the run stalled for over a second)');
+  }
+  for (let i = 0; i < IDLE_CONNS; i++) {
+    if (i % IDLE_EVERY === 0) setTimeout(onIdle, IDLE_MS);
+    else live.push(setTimeout(onLive, IDLE_MS));
+  }
+  sleepMs(IDLE_MS + IDLE_SLACK_MS);
+  for (let i = 0; i < live.length; i++) live[i].refresh();
+  let j = 0;
+  let left = n;
+  function batch() {
+    const k = left < LINES_PER_ITERATION ? left : LINES_PER_ITERATION;
+    for (let b = 0; b < k; b++) {
+      live[j].refresh();
+      if (++j === live.length) j = 0;
+    }
+    left -= k;
+    if (left > 0) {
+      setImmediate(batch);
+      return;
+    }
+    stop(n);
+    if (fired !== idle) {
+      process.stderr.write(`timers-refresh-idle: ${fired} idle timeouts fired, not ${idle}\n`);
+      process.exit(1);
+    }
+    process.exit(0);
+  }
+  start();
+  setImmediate(batch);
+}
+
+// ---------------------------------------------------------------------------
 
 const WORKLOADS = [
   ['immediate-depth', 5e6, immediateDepth],
@@ -328,6 +393,7 @@ const WORKLOADS = [
   ['timers-timeout-unpooled', 1e6, timersTimeoutUnpooled],
   ['timers-timeout-nexttick-5e4', 5e4, timersTimeoutNexttick],
   ['timers-timeout-nexttick-5e6', 5e6, timersTimeoutNexttick],
+  ['timers-refresh-idle', 1e7, timersRefreshIdle],
 ];
 
 function usage() {

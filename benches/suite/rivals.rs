@@ -5,6 +5,7 @@
 //! rivals tasks [N] [--reps R]
 //! rivals semaphore [N] [--reps R]
 //! rivals wake [N] [--reps R]
+//! rivals timers-refresh-idle [N] [--reps R]
 //! rivals all [N] [--reps R]
 //! ```
 //!
@@ -57,10 +58,32 @@
 //!   `add_permits(1)`), which grants the waiting acquire and calls its
 //!   waker on thread A.
 //!
-//! `all`: `tasks`, `semaphore` and `wake` in one run, five lines. Without N
-//! each uses its own default; with N, `wake` does N / 10 round trips (a
-//! round trip between two threads costs a hundred times an acquire or more,
-//! so the run stays short).
+//! `timers-refresh-idle`: the idle-timeout server pattern of the suite
+//! workload of that name (`workloads.rs`: 10,000 timeouts of 1,000 ms, the
+//! 10 idle connections' timeouts due and the rest freshly refreshed when the
+//! timed region starts, then N refreshes round-robin over the 9,990 live
+//! ones, 1,000 per loop iteration; the 10 idle ones fire in the first
+//! iteration), this crate's `refresh` against tokio-util's
+//! `DelayQueue::reset` (the `tokio_ops/s` column). N defaults to
+//! 10,000,000. Both clocks are virtual and stand still while timed
+//! (timerloop's `VirtualClock`, an atomic load per read; tokio's paused
+//! clock, which `DelayQueue::reset` reads through `Instant::now()`, a
+//! mutex per read): neither side reads the OS clock, so neither pays a
+//! `clock_gettime` the other does not. A loop iteration is, on timerloop,
+//! a `set_immediate` chain whose every iteration runs the timers phase
+//! (which fires the idle timeouts) and then one batch; on tokio, one
+//! `yield_now` in `block_on` (a turn of the runtime, whose time driver
+//! then fires what is due without advancing the paused clock), then
+//! `poll_expired` until it has nothing more, then one batch. Untimed
+//! set-up: the timeouts are made in index order (`DelayQueue::insert`),
+//! time moves 1,010 ms, every live one is refreshed (reset) once.
+//!
+//! `all`: `tasks`, `semaphore`, `wake` and `timers-refresh-idle` in one
+//! run, six lines. Without N each uses its own default; with N, `wake`
+//! does N / 10 round trips (a round trip between two threads costs a
+//! hundred times an acquire or more, so the run stays short) and
+//! `timers-refresh-idle` N × 10 refreshes (a refresh costs a tenth of a
+//! task or less).
 
 use std::future::{Future, poll_fn};
 use std::pin::pin;
@@ -68,6 +91,10 @@ use std::sync::{Arc, mpsc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use super::workloads::{
+    IDLE_CONNS, IDLE_EVERY, IDLE_FIRED, IDLE_MS, IDLE_SLACK_MS, LINES_PER_ITERATION, Lines,
+    idle_connections, refresh_lines,
+};
 use super::{die, flag_value, parse_count};
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -292,6 +319,105 @@ fn tokio_wake_semaphore(n: u64) -> f64 {
     rate
 }
 
+/// `timers-refresh-idle` on timerloop's virtual clock: the suite twin's
+/// set-up and batches, with the clock advanced instead of slept on; the
+/// last batch stops the loop (the live timeouts stay pending).
+fn timerloop_refresh_idle(n: u64) -> f64 {
+    use std::cell::Cell;
+    use std::rc::Rc;
+    use timerloop::EventLoop;
+
+    type Done = Rc<Cell<Option<Duration>>>;
+    fn batch(lp: &mut EventLoop, mut lines: Lines, t0: Instant, done: Done) {
+        if refresh_lines(lp, &mut lines) {
+            done.set(Some(t0.elapsed()));
+            lp.stop();
+            return;
+        }
+        lp.set_immediate(move |lp: &mut EventLoop| batch(lp, lines, t0, done));
+    }
+
+    IDLE_FIRED.set(0);
+    let mut lp = EventLoop::with_virtual_clock();
+    let live = idle_connections(&mut lp);
+    lp.virtual_clock()
+        .expect("a virtual clock")
+        .advance(Duration::from_millis(IDLE_MS + IDLE_SLACK_MS));
+    for &t in &live {
+        lp.refresh(t).expect("a pending timeout");
+    }
+    let lines = Lines {
+        live,
+        next: 0,
+        left: n,
+    };
+    let done: Done = Rc::default();
+    let d = done.clone();
+    let t0 = Instant::now();
+    lp.set_immediate(move |lp: &mut EventLoop| batch(lp, lines, t0, d));
+    lp.run().expect("no live connection times out");
+    let elapsed = done.get().expect("the last batch ran");
+    assert_eq!(IDLE_FIRED.get(), (IDLE_CONNS / IDLE_EVERY) as u64);
+    n as f64 / elapsed.as_secs_f64()
+}
+
+/// `timers-refresh-idle` on tokio-util's `DelayQueue` (paused clock): the
+/// same keys in the same order, `reset` for `refresh`.
+fn delayqueue_refresh_idle(n: u64) -> f64 {
+    use std::task::Poll;
+    use tokio_util::time::DelayQueue;
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .expect("a current-thread runtime");
+    rt.block_on(async move {
+        let idle_ms = Duration::from_millis(IDLE_MS);
+        // The value: whether the connection is idle.
+        let mut dq: DelayQueue<bool> = DelayQueue::with_capacity(IDLE_CONNS);
+        let mut live = Vec::with_capacity(IDLE_CONNS);
+        for i in 0..IDLE_CONNS {
+            let idle = i % IDLE_EVERY == 0;
+            let key = dq.insert(idle, idle_ms);
+            if !idle {
+                live.push(key);
+            }
+        }
+        tokio::time::advance(Duration::from_millis(IDLE_MS + IDLE_SLACK_MS)).await;
+        for k in &live {
+            dq.reset(k, idle_ms);
+        }
+        let mut fired = 0;
+        let (mut next, mut left) = (0, n);
+        let t0 = Instant::now();
+        loop {
+            // A turn of the runtime: the time driver fires what is due.
+            tokio::task::yield_now().await;
+            // The timers phase: whatever expired, without waiting.
+            while let Poll::Ready(Some(e)) = poll_fn(|cx| Poll::Ready(dq.poll_expired(cx))).await {
+                assert!(e.into_inner(), "a refreshed connection timed out");
+                fired += 1;
+            }
+            let k = left.min(LINES_PER_ITERATION);
+            for _ in 0..k {
+                dq.reset(&live[next], idle_ms);
+                next += 1;
+                if next == live.len() {
+                    next = 0;
+                }
+            }
+            left -= k;
+            if left == 0 {
+                break;
+            }
+        }
+        let elapsed = t0.elapsed();
+        assert_eq!(fired, (IDLE_CONNS / IDLE_EVERY) as u64);
+        n as f64 / elapsed.as_secs_f64()
+    })
+}
+
 /// Runs `ours` and `theirs` alternately `reps` times and prints the medians
 /// as `rivals NAME n=N timerloop_ops/s=A tokio_ops/s=B ratio=A/B`.
 fn compare(name: &str, n: u64, reps: u64, ours: fn(u64) -> f64, theirs: fn(u64) -> f64) {
@@ -308,7 +434,8 @@ fn compare(name: &str, n: u64, reps: u64, ours: fn(u64) -> f64, theirs: fn(u64) 
     );
 }
 
-const USAGE: &str = "usage: rivals (tasks | semaphore | wake | all) [N] [--reps R]";
+const USAGE: &str =
+    "usage: rivals (tasks | semaphore | wake | timers-refresh-idle | all) [N] [--reps R]";
 
 fn tasks(n: Option<u64>, reps: u64) {
     let n = n.unwrap_or(1_000_000);
@@ -351,6 +478,17 @@ fn wake(n: Option<u64>, reps: u64) {
     );
 }
 
+fn refresh_idle(n: Option<u64>, reps: u64) {
+    let n = n.unwrap_or(10_000_000);
+    compare(
+        "timers-refresh-idle",
+        n,
+        reps,
+        timerloop_refresh_idle,
+        delayqueue_refresh_idle,
+    );
+}
+
 pub(crate) fn main(args: &[String]) {
     let (Some(what), rest) = (args.first(), args.get(1..).unwrap_or_default()) else {
         die(USAGE);
@@ -366,10 +504,12 @@ pub(crate) fn main(args: &[String]) {
         "tasks" => tasks(n, reps),
         "semaphore" => semaphore(n, reps),
         "wake" => wake(n, reps),
+        "timers-refresh-idle" => refresh_idle(n, reps),
         "all" => {
             tasks(n, reps);
             semaphore(n, reps);
             wake(n.map(|n| (n / 10).max(1)), reps);
+            refresh_idle(n.map(|n| n.saturating_mul(10)), reps);
         }
         other => die(&format!("unknown rival workload {other}; {USAGE}")),
     }

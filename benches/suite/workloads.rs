@@ -22,9 +22,9 @@
 use std::cell::Cell;
 use std::hint::black_box;
 use std::process::exit;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use timerloop::EventLoop;
+use timerloop::{EventLoop, Timeout};
 
 use crate::{die, parse_count};
 
@@ -90,6 +90,7 @@ pub(crate) const WORKLOADS: &[(&str, u64, Workload)] = &[
         5_000_000,
         timers_timeout_nexttick,
     ),
+    ("timers-refresh-idle", 10_000_000, timers_refresh_idle),
 ];
 
 pub(crate) fn list() {
@@ -527,4 +528,131 @@ fn timers_timeout_nexttick(lp: &mut EventLoop, n: u64) {
         }
     }
     start();
+}
+
+// ---------------------------------------------------------------------------
+// timers-refresh-idle (issue 12; not in Node's suite): the idle-timeout
+// server pattern. `rivals timers-refresh-idle` runs the same pattern on a
+// virtual clock against tokio-util's `DelayQueue::reset`, with these
+// constants and [`idle_connections`] / [`refresh_lines`].
+
+/// Connections, one idle timeout each.
+pub(crate) const IDLE_CONNS: usize = 10_000;
+/// The idle timeout: every timer has this duration (one list).
+pub(crate) const IDLE_MS: u64 = 1_000;
+/// Every `IDLE_EVERY`-th connection (index 0, 1000, ...) has gone idle:
+/// 10 of them.
+pub(crate) const IDLE_EVERY: usize = 1_000;
+/// How far past `IDLE_MS` the set-up lets time go, so that the idle
+/// connections' timeouts are due when the timed region starts.
+pub(crate) const IDLE_SLACK_MS: u64 = 10;
+/// Refreshes ("lines read") per loop iteration, about what one
+/// `epoll_wait` of a busy server returns (libuv asks for up to 1024).
+pub(crate) const LINES_PER_ITERATION: u64 = 1_000;
+
+thread_local! {
+    /// Idle timeouts that fired.
+    pub(crate) static IDLE_FIRED: Cell<u64> = const { Cell::new(0) };
+}
+
+fn on_idle(_: &mut EventLoop) {
+    IDLE_FIRED.set(IDLE_FIRED.get() + 1);
+}
+
+fn on_live(_: &mut EventLoop) -> Result<(), &'static str> {
+    Err("a refreshed connection timed out (the run stalled for over a second)")
+}
+
+/// Creates the [`IDLE_CONNS`] timeouts of [`IDLE_MS`] in index order
+/// (connection `i` is idle if `i % IDLE_EVERY == 0`; its timeout counts in
+/// [`IDLE_FIRED`], a live one's fails the loop) and returns the live
+/// connections' handles, in creation order.
+pub(crate) fn idle_connections(lp: &mut EventLoop) -> Vec<Timeout> {
+    let mut live = Vec::with_capacity(IDLE_CONNS);
+    for i in 0..IDLE_CONNS {
+        if i % IDLE_EVERY == 0 {
+            lp.set_timeout(IDLE_MS, on_idle);
+        } else {
+            live.push(lp.set_timeout(IDLE_MS, on_live));
+        }
+    }
+    live
+}
+
+/// The round-robin over the live connections: the next one to get a line,
+/// and how many lines are left.
+pub(crate) struct Lines {
+    pub(crate) live: Vec<Timeout>,
+    pub(crate) next: usize,
+    pub(crate) left: u64,
+}
+
+/// One loop iteration's lines: up to [`LINES_PER_ITERATION`] refreshes,
+/// each of the next live connection's timeout. True when none are left.
+#[inline]
+pub(crate) fn refresh_lines(lp: &mut EventLoop, lines: &mut Lines) -> bool {
+    let k = lines.left.min(LINES_PER_ITERATION);
+    for _ in 0..k {
+        lp.refresh(lines.live[lines.next])
+            .expect("a pending timeout");
+        lines.next += 1;
+        if lines.next == lines.live.len() {
+            lines.next = 0;
+        }
+    }
+    lines.left -= k;
+    lines.left == 0
+}
+
+/// Untimed: [`idle_connections`]; the thread sleeps `IDLE_MS +
+/// IDLE_SLACK_MS`; every live connection is refreshed once, in creation
+/// order (so the 10 idle ones, due now, are the oldest of the list).
+/// Timed: one batch of [`LINES_PER_ITERATION`] refreshes per loop
+/// iteration (a `set_immediate` chain; the first batch runs in the first
+/// iteration's check phase, after its timers phase has fired the 10 idle
+/// timeouts), round-robin over the live connections in creation order;
+/// end right after the n-th refresh; the run fails unless exactly 10 idle
+/// timeouts fired. ops = n (refreshes).
+///
+/// Time source: the real clock on both sides, as in every twin. Each
+/// refresh reads the clock once on both, as Node's semantics require (a
+/// refresh restarts the countdown from `getLibuvNow()`): Node's
+/// `uv_update_time` reads `CLOCK_MONOTONIC_COARSE` when its resolution is
+/// 1 ms or better and `CLOCK_MONOTONIC` otherwise (the coarse clock is
+/// 4 ms with CONFIG_HZ=250, as on the VM of `bench/results-*`, so both
+/// read `CLOCK_MONOTONIC` there); timerloop's `SystemClock` reads
+/// `Instant::now()`, `CLOCK_MONOTONIC`. Both are vDSO calls, not
+/// syscalls, with a clocksource such as `tsc` (see
+/// `/sys/devices/system/clocksource/clocksource0/current_clocksource`).
+/// On a kernel whose coarse clock is 1 ms (CONFIG_HZ=1000) Node reads the
+/// cheaper one (about 10 ns instead of 40 here) and timerloop does not.
+/// Per batch, Node's poll phase makes one `epoll_wait` with timeout 0 (Node
+/// always watches some fds) that timerloop skips (it watches none here):
+/// one syscall per 1,000 ops.
+fn timers_refresh_idle(lp: &mut EventLoop, n: u64) {
+    fn batch(lp: &mut EventLoop, mut lines: Lines) {
+        if refresh_lines(lp, &mut lines) {
+            stop(OPS.get());
+            let fired = IDLE_FIRED.get();
+            let idle = (IDLE_CONNS / IDLE_EVERY) as u64;
+            if fired != idle {
+                eprintln!("timers-refresh-idle: {fired} idle timeouts fired, not {idle}");
+                exit(1);
+            }
+            exit(0);
+        }
+        lp.set_immediate(move |lp: &mut EventLoop| batch(lp, lines));
+    }
+    let live = idle_connections(lp);
+    std::thread::sleep(Duration::from_millis(IDLE_MS + IDLE_SLACK_MS));
+    for &t in &live {
+        lp.refresh(t).expect("a pending timeout");
+    }
+    let lines = Lines {
+        live,
+        next: 0,
+        left: n,
+    };
+    start();
+    lp.set_immediate(move |lp: &mut EventLoop| batch(lp, lines));
 }
