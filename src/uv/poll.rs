@@ -87,6 +87,8 @@ struct Shared<H> {
     waker: Waker,
     /// Live [`KeepAlive`]s: waits whose wake may come from another thread.
     keepalive: AtomicUsize,
+    /// The loop's thread.
+    owner: std::thread::ThreadId,
 }
 
 /// Why a closure could not be posted to a loop.
@@ -188,8 +190,14 @@ trait Counter: Send + Sync {
 
 impl<H> Counter for Shared<H> {
     fn release(&self) {
-        if self.keepalive.fetch_sub(1, Ordering::AcqRel) == 1 {
-            // The loop may be waiting for nothing else: let it look again.
+        // The last one gone: a loop blocked in its poll may be waiting for
+        // nothing else, so let it look again. On the loop's own thread the
+        // loop is not blocked (this code is running there) and checks
+        // liveness again before it polls: no wake, no eventfd write (one
+        // per granted semaphore acquire, before).
+        if self.keepalive.fetch_sub(1, Ordering::AcqRel) == 1
+            && std::thread::current().id() != self.owner
+        {
             let _ = self.waker.wake();
         }
     }
@@ -381,6 +389,7 @@ impl<H: 'static> Io<H> {
                 }),
                 has_msgs: AtomicBool::new(false),
                 keepalive: AtomicUsize::new(0),
+                owner: std::thread::current().id(),
                 waker,
             }),
             requests: Slab::new(),
