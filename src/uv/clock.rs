@@ -47,10 +47,10 @@ pub trait Clock: fmt::Debug + 'static {
 
 /// The monotonic system clock, read through `quanta`: the CPU's time-stamp
 /// counter, calibrated against the OS's monotonic clock, where the counter
-/// is invariant (about 7 ns a read instead of `clock_gettime`'s 25–40 ns
-/// on this crate's benchmark VM; every `set_timeout` and `refresh` reads
-/// it, as Node's `getLibuvNow()` does), and the OS clock itself where it is
-/// not. The loop's time never goes backwards (it keeps the largest reading
+/// is invariant (cheaper than `clock_gettime`, which was about 40% of a
+/// `refresh` on this crate's benchmark VM; every `set_timeout` and
+/// `refresh` reads the clock, as Node's `getLibuvNow()` does), and the OS
+/// clock itself where it is not. The loop's time never goes backwards (it keeps the largest reading
 /// it has seen), and a timer is due only when this clock says so: the
 /// poll phase waits again if the OS woke it a little before.
 ///
