@@ -63,6 +63,18 @@ pub trait ListStore {
     fn links_mut(&mut self, key: usize) -> &mut Links;
 }
 
+/// Links kept apart from their entries, indexed by the entries' keys: a
+/// list's append then touches the old tail's 8 bytes in a dense array
+/// rather than the tail entry itself, wherever it lies.
+impl ListStore for Vec<Links> {
+    fn links(&self, key: usize) -> &Links {
+        &self[key]
+    }
+    fn links_mut(&mut self, key: usize) -> &mut Links {
+        &mut self[key]
+    }
+}
+
 impl<T: Linked> ListStore for Slab<T> {
     fn links(&self, key: usize) -> &Links {
         self[key].links()

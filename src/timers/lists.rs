@@ -22,7 +22,7 @@ use super::coerce::NATIVE_MAX_MS;
 use super::timeout::{State, Timer};
 use crate::collections::arena::{Arena, Key};
 use crate::collections::durations::DurationMap;
-use crate::collections::list::List;
+use crate::collections::list::{Links, List};
 use crate::collections::queue::PriorityQueue;
 use crate::uv;
 
@@ -40,6 +40,10 @@ pub(super) struct TimersList {
 
 pub(super) struct Timers {
     pub(super) slab: Arena<Timer>,
+    /// Each timer's list links, by slab index (apart from the timers, so
+    /// appending to a list touches its tail's links in this dense array,
+    /// not the tail timer: the cache miss of a random-duration insert).
+    pub(super) links: Vec<Links>,
     pub(super) lists: Arena<TimersList>,
     /// Duration -> list index (Node's `timerListMap`).
     pub(super) map: DurationMap,
@@ -80,6 +84,7 @@ impl Timers {
     pub(super) fn new(native: uv::Handle, base: u64) -> Self {
         Timers {
             slab: Arena::new(),
+            links: Vec::new(),
             lists: Arena::new(),
             map: DurationMap::default(),
             queue: PriorityQueue::new(),
@@ -103,17 +108,32 @@ impl Timers {
     /// Unlinks a timer from the list it is in, if any; returns whether it
     /// was linked. (`list` stays as it was: it still names that list.)
     pub(super) fn unlink(&mut self, key: usize) -> bool {
-        if !self.slab[key].links.is_linked() {
+        if !self.links[key].is_linked() {
             return false;
         }
         let lk = self.slab[key].list as usize;
-        self.lists[lk].list.remove(&mut self.slab, key);
+        self.lists[lk].list.remove(&mut self.links, key);
         true
+    }
+
+    /// Unlinked links for a timer just stored at `key`.
+    pub(super) fn reset_links(&mut self, key: usize) {
+        if self.links.len() <= key {
+            self.links.resize(key + 1, Links::default());
+        } else {
+            self.links[key] = Links::default();
+        }
     }
 
     pub(super) fn free(&mut self, key: usize) {
         self.slab.remove_at(key);
-        self.slab.shrink_if_empty(SHRINK_ABOVE);
+        self.links[key] = Links::default();
+        if self.slab.is_empty() {
+            self.slab.shrink_if_empty(SHRINK_ABOVE);
+            if self.links.capacity() > SHRINK_ABOVE {
+                self.links = Vec::new();
+            }
+        }
     }
 
     /// A new list id: lists created or rescheduled later lose ties (R2.3).
@@ -185,7 +205,7 @@ impl EventLoop {
         };
         let tm = &mut self.timers;
         tm.unlink(key);
-        tm.lists[lk].list.append(&mut tm.slab, key);
+        tm.lists[lk].list.append(&mut tm.links, key);
         tm.slab[key].list = lk as u32;
     }
 

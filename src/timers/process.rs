@@ -154,6 +154,7 @@ impl EventLoop {
         self.timers.current = outer;
 
         // finally
+        let linked = self.timers.links[key].is_linked();
         let timer = &mut self.timers.slab[key];
         match timer.state {
             State::Running if repeat => {
@@ -161,7 +162,7 @@ impl EventLoop {
                 self.insert(key, start);
             }
             // Refreshed by its own callback.
-            State::Running if timer.links.is_linked() => timer.state = State::Armed,
+            State::Running if linked => timer.state = State::Armed,
             State::Running => self.destroy(key, State::Fired),
             State::RunningCleared => timer.state = State::Cleared,
             other => unreachable!("a running timer cannot become {other:?}"),

@@ -49,7 +49,6 @@ use super::EventLoop;
 use super::coerce::{Delay, LONG_MAX_MS};
 use super::error::{BoxError, CallbackResult, TimerError};
 use crate::collections::arena::Key;
-use crate::collections::list::{Linked, Links};
 
 /// A handle to a timeout or interval: small, `Copy`, and generation checked.
 ///
@@ -108,7 +107,8 @@ impl State {
     }
 }
 
-/// One timeout or interval: 48 bytes plus the arena's generation.
+/// One timeout or interval: 40 bytes plus the arena's generation (its list
+/// links live apart, in `Timers::links`).
 pub(super) struct Timer {
     /// `_idleTimeout` (and `_repeat` for intervals): the coerced duration.
     pub(super) delay: f64,
@@ -116,22 +116,12 @@ pub(super) struct Timer {
     pub(super) start: u64,
     /// `_onTimeout`; `None` while it runs and once cleared.
     pub(super) cb: Option<TimerFn>,
-    pub(super) links: Links,
     /// The list (an index into `Timers::lists`) while linked.
     pub(super) list: u32,
     pub(super) state: State,
     pub(super) refed: bool,
     pub(super) repeat: bool,
     pub(super) kept: bool,
-}
-
-impl Linked for Timer {
-    fn links(&self) -> &Links {
-        &self.links
-    }
-    fn links_mut(&mut self) -> &mut Links {
-        &mut self.links
-    }
 }
 
 impl EventLoop {
@@ -201,7 +191,6 @@ impl EventLoop {
                 delay: ms,
                 start,
                 cb: Some(Box::new(move |lp| f(lp).into_result())),
-                links: Links::default(),
                 list: u32::MAX,
                 state: State::Armed,
                 refed: true,
@@ -209,6 +198,7 @@ impl EventLoop {
                 kept: false,
             })
             .index();
+        self.timers.reset_links(key);
         self.count_ref(true);
         self.insert(key, start);
         self.handle_of(key)
@@ -546,8 +536,9 @@ impl EventLoop {
     /// assert!(!lp.timeout_is_pending(t));
     /// ```
     pub fn timeout_is_pending(&self, t: Timeout) -> bool {
-        self.timer(t)
-            .is_some_and(|t| t.links.is_linked() && t.state != State::Zombie)
+        self.lookup(t).is_ok_and(|key| {
+            self.timers.links[key].is_linked() && self.timers.slab[key].state != State::Zombie
+        })
     }
 
     /// The timeout or interval whose callback is running (Node's `this` in
