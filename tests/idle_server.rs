@@ -41,7 +41,8 @@ fn server_binary() -> PathBuf {
 
 struct Server {
     child: Child,
-    out: BufReader<std::process::ChildStdout>,
+    /// Its stdout, after the first line (taken by `stop`).
+    out: Option<BufReader<std::process::ChildStdout>>,
     port: u16,
 }
 
@@ -61,7 +62,11 @@ fn start(extra: &[&str]) -> Server {
         .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
         .parse()
         .unwrap();
-    Server { child, out, port }
+    Server {
+        child,
+        out: Some(out),
+        port,
+    }
 }
 
 impl Drop for Server {
@@ -73,7 +78,8 @@ impl Drop for Server {
 }
 
 impl Server {
-    /// SIGINT, then the stats line, and exit code 0.
+    /// SIGINT, then the stats line, and exit code 0 — within 30 s: a
+    /// server that ignores the signal fails the test instead of hanging it.
     fn stop(mut self) -> String {
         let ok = Command::new("kill")
             .args(["-INT", &self.child.id().to_string()])
@@ -81,8 +87,16 @@ impl Server {
             .unwrap()
             .success();
         assert!(ok);
-        let mut line = String::new();
-        self.out.read_line(&mut line).unwrap();
+        let mut out = self.out.take().expect("stopped once");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = out.read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let line = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the server did not answer SIGINT within 30 s");
         let status = self.child.wait().unwrap();
         assert!(status.success(), "exit status {status}");
         line.trim().to_owned()
