@@ -61,7 +61,9 @@
 //! The rules the crate implements are in `docs/node-semantics.md` in the
 //! repository; rule ids in these docs (R5.4, §10, ...) refer to it.
 // One module lends the loop through a scoped pointer (timers/current.rs,
-// with its safety argument); everything else is safe code.
+// with its safety argument); everything else is safe code: denied here,
+// and forbidden (no `allow` can reopen it) in every module that stays
+// safe.
 #![deny(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations)]
 

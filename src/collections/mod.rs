@@ -2,6 +2,7 @@
 //! links are slab keys, an indexed 4-ary min-heap, a generational arena,
 //! and an integer hasher. Both layers of the crate build on them (Node's
 //! duration lists and list heap; libuv's timer heap; every handle).
+#![forbid(unsafe_code)]
 
 pub(crate) mod arena;
 pub(crate) mod durations;

@@ -20,6 +20,7 @@
 //! Names and shapes follow `tokio::net` (`bind(..).await`, `accept()`,
 //! `connect(..).await`), with inherent `read`, `write` and `write_all`
 //! instead of tokio's `AsyncRead`/`AsyncWrite` traits.
+#![forbid(unsafe_code)]
 
 mod tcp;
 

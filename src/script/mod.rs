@@ -6,6 +6,7 @@
 //! it on an [`EventLoop`](crate::EventLoop) with the real or the virtual
 //! clock. The same script runs on Node through `fixtures/node/tl.js`, and the
 //! two outputs must be identical.
+#![forbid(unsafe_code)]
 
 pub mod parse;
 pub mod run;

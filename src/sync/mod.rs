@@ -81,6 +81,7 @@
 //! });
 //! assert_eq!(got.unwrap(), (true, 1));
 //! ```
+#![forbid(unsafe_code)]
 
 mod acquire;
 mod semaphore;

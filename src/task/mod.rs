@@ -26,6 +26,7 @@
 //! - **Dropping** a `JoinHandle` detaches its task; [`JoinHandle::abort`]
 //!   drops the task's future (and with it its timers) at the loop's next
 //!   flush point, at the latest when the current callback returns.
+#![forbid(unsafe_code)]
 
 mod join;
 

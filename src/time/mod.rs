@@ -49,6 +49,7 @@
 //!   Delay:  0 ... 300 ...... 600(at 950) 1250 1550 ...
 //!   Skip:   0 ... 300 ...... 600(at 950) 1200 1500 ...
 //! ```
+#![forbid(unsafe_code)]
 
 pub mod dotnet;
 pub mod go;

@@ -16,6 +16,7 @@
 //! never arms its native timer more than [`NATIVE_MAX_MS`] ahead and simply
 //! re-arms when it wakes early, so a long timer fires at its deadline, not
 //! before.
+#![forbid(unsafe_code)]
 
 use std::fmt;
 use std::time::Duration;

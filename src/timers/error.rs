@@ -1,4 +1,5 @@
 //! Errors: what a callback can fail with, and what running the loop returns.
+#![forbid(unsafe_code)]
 
 use std::any::Any;
 use std::fmt;

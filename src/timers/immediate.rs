@@ -10,6 +10,7 @@
 //!   the poll phase does not block for them (R9.8);
 //! - a batch that a failure interrupted finishes in the same check phase
 //!   if a handler took the failure (R7.3), else when `run` resumes.
+#![forbid(unsafe_code)]
 
 use super::error::{CallbackError, CallbackKind, CallbackResult, TimerError};
 use super::lists::SHRINK_ABOVE;

@@ -13,6 +13,7 @@
 //!   run that reaches one (a refed `Remote` makes sure a run does);
 //! - once the loop is dropped, posting fails with [`PostError::Closed`] and
 //!   the closure is dropped: nothing accumulates for a loop that is gone.
+#![forbid(unsafe_code)]
 
 use std::fmt;
 

@@ -16,6 +16,7 @@
 //!   handle's ref lag behind the count inside `processTimers` and fixes it
 //!   from the return value (R5.2 step 4, R6.2); nothing can observe the
 //!   difference between phases, so here the two never disagree.
+#![forbid(unsafe_code)]
 
 use super::EventLoop;
 use super::coerce::NATIVE_MAX_MS;

@@ -13,6 +13,7 @@
 //!   `now`, and its next timer runs before the ticks the failure left
 //!   (R7.1, R7.2); after one with no handler, the pass stops and the next
 //!   run finishes it first.
+#![forbid(unsafe_code)]
 
 use super::error::{CallbackError, CallbackKind};
 use super::lists::Arm;

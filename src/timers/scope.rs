@@ -11,6 +11,7 @@
 //! - a failure is reported once, at the boundary Node reports it: to the
 //!   uncaught-error handler if there is one (the loop goes on as Node
 //!   does), else it becomes fatal: the loop halts and `run` returns it.
+#![forbid(unsafe_code)]
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 

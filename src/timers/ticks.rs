@@ -15,6 +15,7 @@
 //! `&mut EventLoop` queues its task in FIFO order. Unhandled rejections
 //! (detached tasks that panicked) are reported after the microtasks drain,
 //! where Node's `processPromiseRejections` reports them (R10.2 step 3).
+#![forbid(unsafe_code)]
 
 use std::collections::VecDeque;
 

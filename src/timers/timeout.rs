@@ -44,6 +44,7 @@
 //! The one destroy step is [`EventLoop::destroy`] (live to not live, and
 //! the ref count follows). Storage is freed when a timer that is not kept
 //! becomes `Fired`, `FiredCleared` or `Cleared`; its handle is then stale.
+#![forbid(unsafe_code)]
 
 use super::EventLoop;
 use super::coerce::{Delay, LONG_MAX_MS};

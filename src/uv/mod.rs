@@ -45,6 +45,7 @@
 //! prepare and check handles, the poll timeout), `run.rs` (`uv_run` and
 //! its phases), `poll.rs` (the poll phase, I/O, cross-thread work) and
 //! `clock.rs`.
+#![forbid(unsafe_code)]
 
 mod clock;
 mod poll;
