@@ -1,0 +1,231 @@
+// The JavaScript side of the host: Node's global objects as thin shells
+// over the natives in `host` (installed by the engine). Scheduling, order,
+// refresh, ref counting and coercion all happen in timerloop; this file
+// only keeps each callback with its arguments until the loop calls
+// `dispatch(kind, id)`, and gives the handles Node's shape.
+//
+// Invariants:
+// - every pending timeout, interval and immediate is in `timers` or
+//   `immediates` under its id, and nowhere else is a callback kept;
+// - `ticks` holds one entry per tick queued in the loop, in the same order
+//   (each `host.tick()` queues exactly one loop tick, which shifts one);
+// - ids come from one counter shared by Timeout, Immediate and ticks,
+//   starting at 2, which is what Node's async ids give a plain script.
+(function (host) {
+  'use strict';
+  const timers = new Map();
+  const immediates = new Map();
+  const known = new Map(); // ids handed out by [Symbol.toPrimitive]
+  const ticks = [];
+
+  const queueMicrotask = globalThis.queueMicrotask;
+  const released = new FinalizationRegistry((id) => host.release(id));
+
+  class Timeout {
+    constructor(cb, after, args, repeat) {
+      this._idleTimeout = after;
+      this._onTimeout = cb;
+      this._timerArgs = args;
+      this._repeat = repeat ? after : null;
+      this._destroyed = false;
+      this._id = host.timer(after, !!repeat);
+      timers.set(this._id, this);
+      released.register(this, this._id);
+    }
+    ref() { host.ref(this._id); return this; }
+    unref() { host.unref(this._id); return this; }
+    hasRef() { return host.hasRef(this._id); }
+    refresh() {
+      if (!this._destroyed) {
+        timers.set(this._id, this);
+        host.refresh(this._id);
+      }
+      return this;
+    }
+    close() { clearTimeout(this); return this; }
+    [Symbol.toPrimitive]() {
+      known.set(this._id, this);
+      return this._id;
+    }
+  }
+
+  class Immediate {
+    constructor(cb, args) {
+      this._onImmediate = cb;
+      this._argv = args;
+      this._destroyed = false;
+      this._id = host.immediate();
+      immediates.set(this._id, this);
+    }
+    ref() { if (!this._destroyed) host.refImmediate(this._id); return this; }
+    unref() { if (!this._destroyed) host.unrefImmediate(this._id); return this; }
+    hasRef() { return !this._destroyed && host.immediateHasRef(this._id); }
+  }
+
+  function checkCallback(cb) {
+    if (typeof cb !== 'function') {
+      const e = new TypeError(
+        'The "callback" argument must be of type function. Received ' + describe(cb));
+      e.code = 'ERR_INVALID_ARG_TYPE';
+      throw e;
+    }
+  }
+
+  function describe(v) {
+    if (v === null || v === undefined) return String(v);
+    if (typeof v === 'function') return 'function ' + v.name;
+    if (typeof v === 'object') return 'an instance of ' + (v.constructor && v.constructor.name || 'Object');
+    return 'type ' + typeof v + ' (' + inspect(v, 0) + ')';
+  }
+
+  function setTimeout(cb, after, ...args) {
+    checkCallback(cb);
+    return new Timeout(cb, after * 1, args, false);
+  }
+  function setInterval(cb, after, ...args) {
+    checkCallback(cb);
+    return new Timeout(cb, after * 1, args, true);
+  }
+  function clearTimeout(timer) {
+    if (timer && timer._onTimeout) {
+      timer._onTimeout = null;
+      unenroll(timer);
+      return;
+    }
+    if (typeof timer === 'number' || typeof timer === 'string') {
+      const t = known.get(Number(timer));
+      if (t !== undefined) unenroll(t);
+    }
+  }
+  function unenroll(t) {
+    if (t._destroyed) return;
+    t._destroyed = true;
+    timers.delete(t._id);
+    known.delete(t._id);
+    host.clear(t._id);
+  }
+  function setImmediate(cb, ...args) {
+    checkCallback(cb);
+    return new Immediate(cb, args);
+  }
+  function clearImmediate(im) {
+    if (!im || im._destroyed || !(im instanceof Immediate)) return;
+    im._destroyed = true;
+    im._onImmediate = null;
+    immediates.delete(im._id);
+    host.clearImmediate(im._id);
+  }
+  function nextTick(cb, ...args) {
+    checkCallback(cb);
+    ticks.push([cb, args]);
+    host.tick();
+  }
+
+  // Called by the loop: 0 a timeout or interval, 1 an immediate, 2 a tick.
+  function dispatch(kind, id) {
+    if (kind === 0) {
+      const t = timers.get(id);
+      if (t === undefined || t._onTimeout === null) return;
+      if (t._repeat === null) timers.delete(id);
+      t._onTimeout.apply(t, t._timerArgs);
+    } else if (kind === 1) {
+      const im = immediates.get(id);
+      if (im === undefined) return;
+      immediates.delete(id);
+      im._destroyed = true;
+      const cb = im._onImmediate;
+      im._onImmediate = null;
+      cb.apply(im, im._argv);
+    } else {
+      const [cb, args] = ticks.shift();
+      cb.apply(undefined, args);
+    }
+  }
+
+  // A small util.inspect: strings, numbers, booleans, undefined, null,
+  // bigints, symbols, functions, arrays and plain objects, nested 2 deep
+  // as Node's default depth; no line breaking past 72 columns, no
+  // Map/Set/class-instance details.
+  function inspect(v, depth, top) {
+    switch (typeof v) {
+      case 'string': return top ? v : "'" + v.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n') + "'";
+      case 'number': return Object.is(v, -0) ? '-0' : String(v);
+      case 'bigint': return v + 'n';
+      case 'undefined': case 'boolean': return String(v);
+      case 'symbol': return v.toString();
+      case 'function': return '[Function: ' + (v.name || '(anonymous)') + ']';
+    }
+    if (v === null) return 'null';
+    if (v instanceof Error) return v.stack ? String(v) + '\n' + v.stack.replace(/\n$/, '') : String(v);
+    if (Array.isArray(v)) {
+      if (depth > 2) return '[Array]';
+      if (v.length === 0) return '[]';
+      return '[ ' + v.map((x) => inspect(x, depth + 1, false)).join(', ') + ' ]';
+    }
+    if (v instanceof Timeout) return 'Timeout { _idleTimeout: ' + v._idleTimeout + ' }';
+    if (depth > 2) return '[Object]';
+    const keys = Object.keys(v);
+    const ctor = v.constructor && v.constructor !== Object ? v.constructor.name + ' ' : '';
+    if (keys.length === 0) return ctor + '{}';
+    return ctor + '{ ' + keys.map((k) => (/^[A-Za-z_$][\w$]*$/.test(k) ? k : "'" + k + "'") + ': ' + inspect(v[k], depth + 1, false)).join(', ') + ' }';
+  }
+  function format(args) {
+    return args.map((a) => inspect(a, 0, true)).join(' ') + '\n';
+  }
+
+  const console = {
+    log: (...a) => host.write(1, format(a)),
+    info: (...a) => host.write(1, format(a)),
+    error: (...a) => host.write(2, format(a)),
+    warn: (...a) => host.write(2, format(a)),
+  };
+
+  const process = {
+    argv: host.argv(),
+    exitCode: undefined,
+    nextTick,
+    exit(code) {
+      if (code !== undefined) process.exitCode = code;
+      host.exit(process.exitCode === undefined ? 0 : process.exitCode | 0);
+    },
+    hrtime(prev) {
+      const ns = host.hrtime();
+      let s = Math.floor(ns / 1e9), n = ns - s * 1e9;
+      if (prev) { s -= prev[0]; n -= prev[1]; if (n < 0) { s--; n += 1e9; } }
+      return [s, n];
+    },
+    platform: 'linux',
+    env: {},
+  };
+  process.hrtime.bigint = () => BigInt(host.hrtime());
+
+  const g = globalThis;
+  Object.assign(g, {
+    setTimeout, setInterval, setImmediate, clearTimeout, clearImmediate,
+    clearInterval: clearTimeout, console, process,
+    performance: { now: () => host.now() },
+  });
+  g.global = g;
+  g.queueMicrotask = queueMicrotask;
+
+  const timersModule = {
+    setTimeout, setInterval, setImmediate, clearTimeout,
+    clearInterval: clearTimeout, clearImmediate,
+  };
+  // timers/promises: the basics (no `signal`, no `ref` option, no async
+  // iterator for setInterval).
+  const timersPromises = {
+    setTimeout: (after, value) => new Promise((r) => setTimeout(r, after, value)),
+    setImmediate: (value) => new Promise((r) => setImmediate(r, value)),
+  };
+  timersModule.promises = timersPromises;
+  const modules = { timers: timersModule, 'timers/promises': timersPromises };
+  function require(name) {
+    const key = String(name).replace(/^node:/, '');
+    if (Object.prototype.hasOwnProperty.call(modules, key)) return modules[key];
+    const e = new Error("Cannot find module '" + name + "'");
+    e.code = 'MODULE_NOT_FOUND';
+    throw e;
+  }
+  return { dispatch, require, inspect: (v) => inspect(v, 0, true) };
+})
