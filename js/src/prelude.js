@@ -148,12 +148,12 @@
   // Map/Set/class-instance details.
   function inspect(v, depth, top) {
     switch (typeof v) {
-      case 'string': return top ? v : "'" + v.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n') + "'";
+      case 'string': return top ? v : quote(v);
       case 'number': return Object.is(v, -0) ? '-0' : String(v);
       case 'bigint': return v + 'n';
       case 'undefined': case 'boolean': return String(v);
       case 'symbol': return v.toString();
-      case 'function': return '[Function: ' + (v.name || '(anonymous)') + ']';
+      case 'function': return v.name ? '[Function: ' + v.name + ']' : '[Function (anonymous)]';
     }
     if (v === null) return 'null';
     if (v instanceof Error) return v.stack ? String(v) + '\n' + v.stack.replace(/\n$/, '') : String(v);
@@ -168,6 +168,16 @@
     const ctor = v.constructor && v.constructor !== Object ? v.constructor.name + ' ' : '';
     if (keys.length === 0) return ctor + '{}';
     return ctor + '{ ' + keys.map((k) => (/^[A-Za-z_$][\w$]*$/.test(k) ? k : "'" + k + "'") + ': ' + inspect(v[k], depth + 1, false)).join(', ') + ' }';
+  }
+  // Node's choice of quotes: ' unless the string holds one, then ", then `.
+  function quote(s) {
+    let q = "'";
+    if (s.includes("'")) {
+      if (!s.includes('"')) q = '"';
+      else if (!s.includes('`') && !s.includes('${')) q = '`';
+    }
+    const esc = s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\t/g, '\\t');
+    return q + (q === "'" ? esc.replace(/'/g, "\\'") : esc) + q;
   }
   function format(args) {
     return args.map((a) => inspect(a, 0, true)).join(' ') + '\n';

@@ -217,7 +217,7 @@ impl QuickJs {
             Thrown(text)
         } else {
             Thrown(format!(
-                "Uncaught {text}\n(Use `node --trace-uncaught ...` to show where the exception was thrown)"
+                "{text}\n(Use `node --trace-uncaught ...` to show where the exception was thrown)"
             ))
         }
     }
