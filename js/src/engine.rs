@@ -42,6 +42,9 @@ pub trait Engine: 'static {
     ///
     /// The job's uncaught exception.
     fn run_pending_job(&self) -> Result<bool, Thrown>;
+    /// The oldest rejected promise that still has no handler, formatted as
+    /// Node 20 reports it (`--unhandled-rejections=throw`), and forgotten.
+    fn take_unhandled_rejection(&self) -> Option<Thrown>;
     /// `process.exitCode` as an integer (0 when unset).
     fn exit_code(&self) -> i32;
 }

@@ -57,6 +57,7 @@ pub struct Host<E: Engine> {
     engine: E,
     state: RefCell<State>,
     pump_queued: Cell<bool>,
+    rejections_queued: Cell<bool>,
     start: Instant,
 }
 
@@ -82,6 +83,7 @@ impl<E: Engine> Host<E> {
                 ..State::default()
             }),
             pump_queued: Cell::new(false),
+            rejections_queued: Cell::new(false),
             start: Instant::now(),
         })
     }
@@ -131,6 +133,39 @@ impl<E: Engine> Host<E> {
         let r = lp.scope(|| self.engine.run_pending_job());
         self.after_js(lp);
         r.map(|_| ()).map_err(BoxError::from)
+    }
+
+    /// The engine saw a promise rejected with no handler: check it where
+    /// Node's `processPromiseRejections` does, once the `nextTick` queue
+    /// and the microtasks are both empty. A handler attached before then
+    /// takes the promise off the engine's list.
+    pub fn rejection_pending(self: &Rc<Self>) {
+        if self.rejections_queued.replace(true) {
+            return;
+        }
+        let h = self.clone();
+        EventLoop::with_current(|lp| lp.queue_microtask(move |lp| h.check_rejections(lp)));
+    }
+
+    /// A microtask that waits, by queueing itself again, until no job and
+    /// no tick is left, then reports the oldest unhandled rejection.
+    fn check_rejections(self: &Rc<Self>, lp: &mut EventLoop) -> Result<(), BoxError> {
+        let h = self.clone();
+        if self.pump_queued.get() || self.engine.has_pending_job() {
+            lp.queue_microtask(move |lp| h.check_rejections(lp));
+            return Ok(());
+        }
+        if lp.stats().ticks > 0 {
+            lp.next_tick(move |lp| {
+                lp.queue_microtask(move |lp| h.check_rejections(lp));
+            });
+            return Ok(());
+        }
+        self.rejections_queued.set(false);
+        match lp.scope(|| self.engine.take_unhandled_rejection()) {
+            Some(t) => Err(BoxError::from(t)),
+            None => Ok(()),
+        }
     }
 
     fn new_id(&self) -> u32 {

@@ -9,6 +9,7 @@
 //!   host form no cycle;
 //! - natives never call JavaScript.
 
+use std::cell::RefCell;
 use std::io::Write;
 use std::rc::{Rc, Weak};
 
@@ -28,6 +29,9 @@ pub struct QuickJs {
     dispatch: Option<Persistent<Function<'static>>>,
     inspect: Option<Persistent<Function<'static>>>,
     require: Option<Persistent<Function<'static>>>,
+    /// Rejected promises with no handler yet, and their reasons, in the
+    /// order they were rejected (Node's `pendingUnhandledRejections`).
+    unhandled: RefCell<Vec<(Persistent<Value<'static>>, Persistent<Value<'static>>)>>,
     ctx: Context,
     rt: Runtime,
 }
@@ -192,14 +196,32 @@ impl QuickJsHost {
                 dispatch,
                 inspect,
                 require,
+                unhandled: RefCell::new(Vec::new()),
                 ctx: ctx.clone(),
                 rt: rt.clone(),
             }
         });
-        match failed {
-            Some(e) => Err(e),
-            None => Ok(host),
+        if let Some(e) = failed {
+            return Err(e);
         }
+        let w = Rc::downgrade(&host);
+        rt.set_host_promise_rejection_tracker(Some(Box::new(
+            move |ctx: Ctx<'_>, promise: Value<'_>, reason: Value<'_>, handled: bool| {
+                let Some(h) = w.upgrade() else { return };
+                let mut list = h.engine().unhandled.borrow_mut();
+                if handled {
+                    list.retain(|(p, _)| p.clone().restore(&ctx).ok().as_ref() != Some(&promise));
+                } else {
+                    list.push((
+                        Persistent::save(&ctx, promise),
+                        Persistent::save(&ctx, reason),
+                    ));
+                    drop(list);
+                    h.rejection_pending();
+                }
+            },
+        )));
+        Ok(host)
     }
 }
 
@@ -282,6 +304,31 @@ impl Engine for QuickJs {
                 let v = c.catch();
                 self.describe(&c, v)
             })
+        })
+    }
+
+    fn take_unhandled_rejection(&self) -> Option<Thrown> {
+        let first = {
+            let mut list = self.unhandled.borrow_mut();
+            if list.is_empty() {
+                return None;
+            }
+            list.remove(0)
+        };
+        self.ctx.with(|c| {
+            let reason = first.1.restore(&c).ok()?;
+            if reason.as_exception().is_some() {
+                Some(self.describe(&c, reason))
+            } else {
+                let text = self.describe(&c, reason).0;
+                let text = text.lines().next().unwrap_or_default().to_owned();
+                Some(Thrown(format!(
+                    "UnhandledPromiseRejection: This error originated either by throwing inside \
+                     of an async function without a catch block, or by rejecting a promise which \
+                     was not handled with .catch(). The promise rejected with the reason \"{text}\". {{\n  \
+                     code: 'ERR_UNHANDLED_REJECTION'\n}}"
+                )))
+            }
         })
     }
 
