@@ -18,6 +18,8 @@ pub enum Kind {
     Immediate = 1,
     /// The next `process.nextTick` callback.
     Tick = 2,
+    /// An I/O request completed (`fs.stat`).
+    Io = 3,
 }
 
 /// A JavaScript engine the host can drive.
@@ -28,6 +30,20 @@ pub trait Engine: 'static {
     ///
     /// The script's uncaught exception.
     fn eval_main(&self, name: &str, source: &str) -> Result<(), Thrown>;
+    /// Emits `exit` or `beforeExit` on `process` with `process.exitCode`,
+    /// after setting it to `code` if given. `exit` is emitted once.
+    ///
+    /// # Errors
+    ///
+    /// A listener's exception.
+    fn emit_process(&self, event: &str, code: Option<i32>) -> Result<(), Thrown>;
+    /// Emits `uncaughtException` with the last exception reported (or
+    /// `message` if there is none); `false` if nobody listens.
+    ///
+    /// # Errors
+    ///
+    /// A listener's exception.
+    fn emit_uncaught(&self, message: &str) -> Result<bool, Thrown>;
     /// Calls the JavaScript side's dispatcher for `kind` and `id`.
     ///
     /// # Errors

@@ -114,6 +114,95 @@ impl<E: Engine> Host<E> {
         })
     }
 
+    /// Runs the main script, then the loop until it is done, as `node
+    /// FILE` does: `beforeExit` while it schedules more work, then `exit`.
+    /// An uncaught exception is printed to stderr as Node prints it (less
+    /// the source line). Returns the process's exit status.
+    pub fn run_main(self: &Rc<Self>, lp: &mut EventLoop, name: &str, source: &str) -> i32 {
+        let mut r = self.eval_main(lp, name, source);
+        loop {
+            if r.is_ok() {
+                r = lp.run();
+            }
+            match r {
+                Ok(()) => {}
+                Err(timerloop::Error::Uncaught(e)) => return self.die(lp, &e.message(), 1),
+                Err(e) => {
+                    eprintln!("tljs: {e}");
+                    return 70;
+                }
+            }
+            // A top-level callback: its ticks and microtasks drain.
+            let h = self.clone();
+            r = lp.enter(move |lp| {
+                let r = lp.scope(|| h.engine.emit_process("beforeExit", None));
+                h.after_js(lp);
+                r.map_err(BoxError::from)
+            });
+            if r.is_ok() && !lp.is_alive() {
+                break;
+            }
+        }
+        match lp.scope(|| self.engine.emit_process("exit", None)) {
+            Ok(()) => self.engine.exit_code(),
+            Err(t) => self.die(lp, &t.0, 7),
+        }
+    }
+
+    /// A fatal exception: printed, `exit` emitted with `code`, the status.
+    fn die(&self, lp: &mut EventLoop, message: &str, code: i32) -> i32 {
+        eprintln!("{message}\n\nNode.js v20 (tljs)");
+        match lp.scope(|| self.engine.emit_process("exit", Some(code))) {
+            Ok(()) => self.engine.exit_code(),
+            Err(t) => {
+                eprintln!("{t}");
+                7
+            }
+        }
+    }
+
+    /// `process.on('uncaughtException')` gained its first listener (`on`)
+    /// or lost its last: the loop reports failures to the listeners and
+    /// goes on, as Node does.
+    pub fn catch_uncaught(self: &Rc<Self>, on: bool) {
+        let h = self.clone();
+        EventLoop::with_current(|lp| {
+            if !on {
+                lp.clear_uncaught_handler();
+                return;
+            }
+            lp.set_uncaught_handler(move |lp, err| {
+                let message = err.message();
+                let r = lp.scope(|| h.engine.emit_uncaught(&message));
+                h.after_js(lp);
+                // The last listener may have gone in the meantime; a
+                // listener that throws ends the process with 7, as in Node.
+                let code = match r {
+                    Ok(true) => return,
+                    Ok(false) => h.die(lp, &message, 1),
+                    Err(t) => {
+                        let _ = h.die(lp, &t.0, 7);
+                        7
+                    }
+                };
+                let _ = std::io::Write::flush(&mut std::io::stdout());
+                std::process::exit(code);
+            });
+        });
+    }
+
+    /// `fs.stat`: an I/O request completed from another thread, so its
+    /// callback runs in a poll phase, as libuv's thread pool does.
+    pub fn stat(self: &Rc<Self>) -> u32 {
+        let id = self.new_id();
+        let h = self.clone();
+        EventLoop::with_current(|lp| {
+            let done = lp.completion(move |lp| h.call(lp, Kind::Io, id));
+            std::thread::spawn(move || done.complete());
+        });
+        id
+    }
+
     fn call(self: &Rc<Self>, lp: &mut EventLoop, kind: Kind, id: u32) -> Result<(), BoxError> {
         let r = lp.scope(|| self.engine.dispatch(kind, id));
         self.after_js(lp);
@@ -144,27 +233,37 @@ impl<E: Engine> Host<E> {
             return;
         }
         let h = self.clone();
-        EventLoop::with_current(|lp| lp.queue_microtask(move |lp| h.check_rejections(lp)));
+        EventLoop::with_current(|lp| lp.queue_microtask(move |lp| h.check_rejections(lp, false)));
     }
 
     /// A microtask that waits, by queueing itself again, until no job and
-    /// no tick is left, then reports the oldest unhandled rejection.
-    fn check_rejections(self: &Rc<Self>, lp: &mut EventLoop) -> Result<(), BoxError> {
+    /// no tick is left, then reports the unhandled rejections one at a
+    /// time (each to `uncaughtException` if there are listeners): the next
+    /// one is reported right after the previous, whatever the listener
+    /// queued, as in one `processPromiseRejections` call.
+    fn check_rejections(self: &Rc<Self>, lp: &mut EventLoop, now: bool) -> Result<(), BoxError> {
         let h = self.clone();
-        if self.pump_queued.get() || self.engine.has_pending_job() {
-            lp.queue_microtask(move |lp| h.check_rejections(lp));
+        if !now && (self.pump_queued.get() || self.engine.has_pending_job()) {
+            lp.queue_microtask(move |lp| h.check_rejections(lp, false));
             return Ok(());
         }
-        if lp.stats().ticks > 0 {
+        if !now && lp.stats().ticks > 0 {
             lp.next_tick(move |lp| {
-                lp.queue_microtask(move |lp| h.check_rejections(lp));
+                lp.queue_microtask(move |lp| h.check_rejections(lp, false));
             });
             return Ok(());
         }
-        self.rejections_queued.set(false);
         match lp.scope(|| self.engine.take_unhandled_rejection()) {
-            Some(t) => Err(BoxError::from(t)),
-            None => Ok(()),
+            Some(t) => {
+                // The rest follow at once; the microtask queue is empty
+                // here, so the next check is the next microtask.
+                lp.queue_microtask(move |lp| h.check_rejections(lp, true));
+                Err(BoxError::from(t))
+            }
+            None => {
+                self.rejections_queued.set(false);
+                Ok(())
+            }
         }
     }
 

@@ -17,17 +17,22 @@
   const immediates = new Map();
   const known = new Map(); // ids handed out by [Symbol.toPrimitive]
   const ticks = [];
+  const TIMEOUT_MAX = 2 ** 31 - 1;
 
   const queueMicrotask = globalThis.queueMicrotask;
   const released = new FinalizationRegistry((id) => host.release(id));
 
   class Timeout {
     constructor(cb, after, args, repeat) {
+      // Node's check, for the warning only: the loop coerces the delay.
+      if (!(after >= 1 && after <= TIMEOUT_MAX) && after > TIMEOUT_MAX) {
+        process.emitWarning(after + ' does not fit into a 32-bit signed integer.' +
+          '\nTimeout duration was set to 1.', 'TimeoutOverflowWarning');
+      }
       this._idleTimeout = after;
       this._onTimeout = cb;
       this._timerArgs = args;
       this._repeat = repeat ? after : null;
-      this._destroyed = false;
       this._id = host.timer(after, !!repeat);
       timers.set(this._id, this);
       released.register(this, this._id);
@@ -35,11 +40,11 @@
     ref() { host.ref(this._id); return this; }
     unref() { host.unref(this._id); return this; }
     hasRef() { return host.hasRef(this._id); }
+    // The loop decides what a refresh does to a cleared or fired timer
+    // (as Node: a timeout cleared after it fired runs again, empty).
     refresh() {
-      if (!this._destroyed) {
-        timers.set(this._id, this);
-        host.refresh(this._id);
-      }
+      if (this._onTimeout !== null) timers.set(this._id, this);
+      host.refresh(this._id);
       return this;
     }
     close() { clearTimeout(this); return this; }
@@ -98,8 +103,6 @@
     }
   }
   function unenroll(t) {
-    if (t._destroyed) return;
-    t._destroyed = true;
     timers.delete(t._id);
     known.delete(t._id);
     host.clear(t._id);
@@ -136,11 +139,106 @@
       const cb = im._onImmediate;
       im._onImmediate = null;
       cb.apply(im, im._argv);
+    } else if (kind === 3) {
+      const [cb, path] = io.get(id);
+      io.delete(id);
+      const r = host.statSync(path);
+      if (r[0] !== 'ok') cb(fsError(r, 'stat', path));
+      else cb(null, stats(r));
     } else {
       const [cb, args] = ticks.shift();
       cb.apply(undefined, args);
     }
   }
+
+  // UTF-8 by hand (QuickJS has no TextEncoder): enough for Buffer.from,
+  // fs.writeSync and TextDecoder on valid text.
+  function encodeUtf8(s) {
+    const out = [];
+    for (const ch of s) {
+      const c = ch.codePointAt(0);
+      if (c < 0x80) out.push(c);
+      else if (c < 0x800) out.push(0xc0 | c >> 6, 0x80 | c & 63);
+      else if (c < 0x10000) out.push(0xe0 | c >> 12, 0x80 | c >> 6 & 63, 0x80 | c & 63);
+      else out.push(0xf0 | c >> 18, 0x80 | c >> 12 & 63, 0x80 | c >> 6 & 63, 0x80 | c & 63);
+    }
+    return out;
+  }
+  function decodeUtf8(b, start = 0, end = b.length) {
+    let s = '';
+    for (let i = start; i < end;) {
+      const c = b[i++];
+      let cp;
+      if (c < 0x80) cp = c;
+      else if (c < 0xe0) cp = (c & 31) << 6 | b[i++] & 63;
+      else if (c < 0xf0) cp = (c & 15) << 12 | (b[i++] & 63) << 6 | b[i++] & 63;
+      else cp = (c & 7) << 18 | (b[i++] & 63) << 12 | (b[i++] & 63) << 6 | b[i++] & 63;
+      s += String.fromCodePoint(cp);
+    }
+    return s;
+  }
+  class Buffer extends Uint8Array {
+    static from(v, enc) {
+      if (typeof v === 'string') {
+        if (enc !== undefined && !/^utf-?8$/i.test(enc)) throw new TypeError('tljs: Buffer.from supports utf8 only');
+        v = encodeUtf8(v);
+      }
+      const b = new Buffer(v.length);
+      b.set(v);
+      return b;
+    }
+    static isBuffer(b) { return b instanceof Buffer; }
+    toString() { return decodeUtf8(this); }
+  }
+  class TextDecoder {
+    decode(b) { return b === undefined ? '' : decodeUtf8(b instanceof ArrayBuffer ? new Uint8Array(b) : b); }
+  }
+
+  // fs: readFileSync, writeSync, and stat, whose callback runs as an I/O
+  // completion in the loop's poll phase.
+  const io = new Map();
+  function fsError(r, syscall, path) {
+    const e = new Error(r[0] + ': ' + r[1] + ", " + syscall + " '" + path + "'");
+    e.code = r[0];
+    e.syscall = syscall;
+    e.path = path;
+    return e;
+  }
+  function stats(r) {
+    const [, size, kind, mtimeMs] = r;
+    return {
+      size: Number(size), mtimeMs: Number(mtimeMs),
+      isFile: () => kind === 'file',
+      isDirectory: () => kind === 'dir',
+      isSymbolicLink: () => false,
+    };
+  }
+  const fs = {
+    writeSync(fd, buf, off = 0, len) {
+      if (typeof buf === 'string') {
+        host.write(fd, buf);
+        return encodeUtf8(buf).length;
+      }
+      if (len === undefined) len = buf.length - off;
+      host.write(fd, decodeUtf8(buf, off, off + len));
+      return len;
+    },
+    readFileSync(path, opts) {
+      const r = host.readFile(String(path));
+      if (r[0] !== 'ok') throw fsError(r, 'open', path);
+      const enc = typeof opts === 'string' ? opts : opts && opts.encoding;
+      return enc ? r[1] : Buffer.from(r[1]);
+    },
+    stat(path, cb) {
+      checkCallback(cb);
+      io.set(host.stat(), [cb, String(path)]);
+    },
+    statSync(path) {
+      const r = host.statSync(String(path));
+      if (r[0] !== 'ok') throw fsError(r, 'stat', path);
+      return stats(r);
+    },
+  };
 
   // A small util.inspect: strings, numbers, booleans, undefined, null,
   // bigints, symbols, functions, arrays and plain objects, nested 2 deep
@@ -190,13 +288,88 @@
     warn: (...a) => host.write(2, format(a)),
   };
 
+  // process as a small EventEmitter: on/addListener/once/off/
+  // removeListener/emit/listenerCount/listeners.
+  const events = new Map();
+  function listeners(name) {
+    return events.get(name) || [];
+  }
+  function changed(name) {
+    if (name === 'uncaughtException') host.catchUncaught(listeners(name).length > 0);
+  }
+  function on(name, fn) {
+    checkCallback(fn);
+    events.set(name, [...listeners(name), fn]);
+    changed(name);
+    return process;
+  }
+  function off(name, fn) {
+    const l = listeners(name);
+    const i = l.lastIndexOf(fn);
+    if (i >= 0) events.set(name, l.slice(0, i).concat(l.slice(i + 1)));
+    changed(name);
+    return process;
+  }
+  function emit(name, ...args) {
+    const l = listeners(name);
+    for (const fn of l) fn.apply(process, args);
+    return l.length > 0;
+  }
+  let exiting = false;
+  function exitCode() {
+    return process.exitCode === undefined ? 0 : process.exitCode | 0;
+  }
+  // Called by the host when the loop is done ('exit') or empty ('beforeExit').
+  function emitExit(name, code) {
+    if (code !== undefined) process.exitCode = code;
+    if (name === 'exit') {
+      if (exiting) return;
+      exiting = true;
+      process._exiting = true;
+    }
+    emit(name, exitCode());
+  }
+  let warned = false;
+  function writer(fd) {
+    return { write(s) { host.write(fd, typeof s === 'string' ? s : decodeUtf8(s)); return true; }, fd };
+  }
+
   const process = {
     argv: host.argv(),
     exitCode: undefined,
+    pid: host.pid(),
+    _exiting: false,
     nextTick,
+    on, addListener: on, off, removeListener: off, emit,
+    once(name, fn) {
+      checkCallback(fn);
+      const once = (...a) => { off(name, once); fn.apply(process, a); };
+      return on(name, once);
+    },
+    listenerCount: (name) => listeners(name).length,
+    listeners: (name) => listeners(name).slice(),
+    removeAllListeners(name) { events.delete(name); changed(name); return process; },
+    stdout: writer(1),
+    stderr: writer(2),
+    emitWarning(warning, type, code) {
+      let w = warning;
+      if (typeof w === 'string') {
+        w = new Error(warning);
+        w.name = (typeof type === 'string' && type) || (type && type.type) || 'Warning';
+        if (typeof code === 'string') w.code = code;
+      }
+      nextTick(() => {
+        emit('warning', w);
+        host.write(2, '(node:' + process.pid + ') ' + (w.code ? '[' + w.code + '] ' : '') +
+          w.name + ': ' + w.message + '\n' +
+          (warned ? '' : '(Use `node --trace-warnings ...` to show where the warning was created)\n'));
+        warned = true;
+      });
+    },
     exit(code) {
       if (code !== undefined) process.exitCode = code;
-      host.exit(process.exitCode === undefined ? 0 : process.exitCode | 0);
+      emitExit('exit');
+      host.exit(exitCode());
     },
     hrtime(prev) {
       const ns = host.hrtime();
@@ -217,6 +390,8 @@
   });
   g.global = g;
   g.queueMicrotask = queueMicrotask;
+  g.Buffer = Buffer;
+  if (typeof g.TextDecoder !== 'function') g.TextDecoder = TextDecoder;
 
   const timersModule = {
     setTimeout, setInterval, setImmediate, clearTimeout,
@@ -229,7 +404,7 @@
     setImmediate: (value) => new Promise((r) => setImmediate(r, value)),
   };
   timersModule.promises = timersPromises;
-  const modules = { timers: timersModule, 'timers/promises': timersPromises };
+  const modules = { timers: timersModule, 'timers/promises': timersPromises, fs };
   function require(name) {
     const key = String(name).replace(/^node:/, '');
     if (Object.prototype.hasOwnProperty.call(modules, key)) return modules[key];
@@ -237,5 +412,7 @@
     e.code = 'MODULE_NOT_FOUND';
     throw e;
   }
-  return { dispatch, require, inspect: (v) => inspect(v, 0, true) };
+  return { dispatch, require, emitExit, exitCode,
+           emitUncaught: (err) => emit('uncaughtException', err, 'uncaughtException'),
+           setExitCode: (code) => { process.exitCode = code; }, inspect: (v) => inspect(v, 0, true) };
 })

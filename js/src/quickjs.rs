@@ -29,6 +29,10 @@ pub struct QuickJs {
     dispatch: Option<Persistent<Function<'static>>>,
     inspect: Option<Persistent<Function<'static>>>,
     require: Option<Persistent<Function<'static>>>,
+    emit_exit: Option<Persistent<Function<'static>>>,
+    emit_uncaught: Option<Persistent<Function<'static>>>,
+    /// The exception most recently reported, for `uncaughtException`.
+    last_thrown: RefCell<Option<Persistent<Value<'static>>>>,
     /// Rejected promises with no handler yet, and their reasons, in the
     /// order they were rejected (Node's `pendingUnhandledRejections`).
     unhandled: RefCell<Vec<(Persistent<Value<'static>>, Persistent<Value<'static>>)>>,
@@ -55,6 +59,48 @@ fn write_fd(fd: i32, s: &str) {
         let mut out = std::io::stdout().lock();
         out.write_all(s.as_bytes()).and_then(|()| out.flush())
     };
+}
+
+/// `["ok", fields...]`, or `[code, message]` as Node's fs errors have.
+fn fs_result(r: std::io::Result<Vec<String>>) -> Vec<String> {
+    match r {
+        Ok(mut v) => {
+            v.insert(0, "ok".into());
+            v
+        }
+        Err(e) => {
+            let code = match e.kind() {
+                std::io::ErrorKind::NotFound => "ENOENT",
+                std::io::ErrorKind::PermissionDenied => "EACCES",
+                std::io::ErrorKind::InvalidData => "ERR_ENCODING_INVALID_ENCODED_DATA",
+                std::io::ErrorKind::IsADirectory => "EISDIR",
+                _ => "EIO",
+            };
+            let msg = match e.kind() {
+                std::io::ErrorKind::NotFound => "no such file or directory".to_owned(),
+                _ => e.to_string(),
+            };
+            vec![code.into(), msg]
+        }
+    }
+}
+
+/// Size, kind and mtime in ms, as strings for [`fs_result`].
+fn stat(path: &str) -> std::io::Result<Vec<String>> {
+    let m = std::fs::metadata(path)?;
+    let kind = if m.is_dir() {
+        "dir"
+    } else if m.is_file() {
+        "file"
+    } else {
+        "other"
+    };
+    let mtime = m
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0.0, |d| d.as_secs_f64() * 1e3);
+    Ok(vec![m.len().to_string(), kind.into(), mtime.to_string()])
 }
 
 fn options(name: &str, strict: bool) -> EvalOptions {
@@ -154,6 +200,19 @@ fn install<'js>(
     native(ctx, &o, "hrtime", move || {
         up(&h).map_or(0.0, |h| h.hrtime_ns())
     })?;
+    let h = w.clone();
+    native(ctx, &o, "catchUncaught", move |on: bool| {
+        if let Some(h) = up(&h) {
+            h.catch_uncaught(on);
+        }
+    })?;
+    let h = w.clone();
+    native(ctx, &o, "stat", move || up(&h).map_or(0, |h| h.stat()))?;
+    native(ctx, &o, "statSync", |path: String| fs_result(stat(&path)))?;
+    native(ctx, &o, "readFile", |path: String| {
+        fs_result(std::fs::read_to_string(&path).map(|s| vec![s]))
+    })?;
+    native(ctx, &o, "pid", std::process::id)?;
     native(ctx, &o, "write", |fd: i32, s: String| write_fd(fd, &s))?;
     native(ctx, &o, "exit", |code: i32| -> () {
         let _ = std::io::stdout().lock().flush();
@@ -181,21 +240,30 @@ impl QuickJsHost {
                         let get = |k: &str| -> rquickjs::Result<_> {
                             Ok(Persistent::save(&c, api.get::<_, Function>(k)?))
                         };
-                        Ok((get("dispatch")?, get("inspect")?, get("require")?))
+                        Ok([
+                            get("dispatch")?,
+                            get("inspect")?,
+                            get("require")?,
+                            get("emitExit")?,
+                            get("emitUncaught")?,
+                        ])
                     })
                     .map_err(|e| Thrown(format!("tljs prelude: {e}: {:?}", c.catch())))
             });
-            let (dispatch, inspect, require) = match api {
-                Ok((d, i, r)) => (Some(d), Some(i), Some(r)),
+            let [dispatch, inspect, require, emit_exit, emit_uncaught] = match api {
+                Ok(fs) => fs.map(Some),
                 Err(e) => {
                     failed = Some(e);
-                    (None, None, None)
+                    [None, None, None, None, None]
                 }
             };
             QuickJs {
                 dispatch,
                 inspect,
                 require,
+                emit_exit,
+                emit_uncaught,
+                last_thrown: RefCell::new(None),
                 unhandled: RefCell::new(Vec::new()),
                 ctx: ctx.clone(),
                 rt: rt.clone(),
@@ -229,6 +297,7 @@ impl QuickJs {
     /// Formats an exception as Node prints an uncaught one (without the
     /// source-location header Node puts first).
     fn describe<'js>(&self, ctx: &Ctx<'js>, v: Value<'js>) -> Thrown {
+        *self.last_thrown.borrow_mut() = Some(Persistent::save(ctx, v.clone()));
         let text = self
             .inspect
             .clone()
@@ -280,6 +349,35 @@ impl Engine for QuickJs {
                 f.call::<_, ()>((exports, require, module, name, dir))
             };
             run().map_err(|e| self.report(&c, e))
+        })
+    }
+
+    fn emit_process(&self, event: &str, code: Option<i32>) -> Result<(), Thrown> {
+        let Some(f) = self.emit_exit.clone() else {
+            return Ok(());
+        };
+        self.ctx.with(|c| {
+            f.restore(&c)
+                .and_then(|f| f.call::<_, ()>((event, code)))
+                .map_err(|e| self.report(&c, e))
+        })
+    }
+
+    fn emit_uncaught(&self, message: &str) -> Result<bool, Thrown> {
+        let Some(f) = self.emit_uncaught.clone() else {
+            return Ok(false);
+        };
+        let thrown = self.last_thrown.borrow_mut().take();
+        self.ctx.with(|c| {
+            let err = match thrown.map(|t| t.restore(&c)) {
+                Some(Ok(v)) => v,
+                _ => rquickjs::String::from_str(c.clone(), message)
+                    .map(|s| s.into_value())
+                    .map_err(|e| Thrown(e.to_string()))?,
+            };
+            f.restore(&c)
+                .and_then(|f| f.call::<_, bool>((err,)))
+                .map_err(|e| self.report(&c, e))
         })
     }
 

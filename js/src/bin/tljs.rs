@@ -6,7 +6,7 @@
 use std::process::ExitCode;
 
 use timerloop::EventLoop;
-use timerloop_js::{Engine, QuickJsHost};
+use timerloop_js::QuickJsHost;
 
 fn main() -> ExitCode {
     let mut args = std::env::args();
@@ -34,26 +34,7 @@ fn main() -> ExitCode {
         }
     };
     let mut lp = EventLoop::new();
-    let pid = std::process::id();
-    lp.set_warning_handler(move |w| {
-        eprintln!(
-            "(node:{pid}) {w}\n(Use `node --trace-warnings ...` to show where the warning was created)"
-        );
-    });
-    let r = host
-        .eval_main(&mut lp, &name, &source)
-        .and_then(|()| lp.run());
-    let code = match r {
-        Ok(()) => host.engine().exit_code(),
-        Err(timerloop::Error::Uncaught(e)) => {
-            eprintln!("{}\n\nNode.js v20 (tljs)", e.message());
-            1
-        }
-        Err(e) => {
-            eprintln!("tljs: {e}");
-            70
-        }
-    };
+    let code = host.run_main(&mut lp, &name, &source);
     // Leave without dropping the loop or the engine: queued callbacks hold
     // JavaScript values, and the process ends here anyway.
     std::process::exit(code)
