@@ -25,9 +25,12 @@
   class Timeout {
     constructor(cb, after, args, repeat) {
       // Node's check, for the warning only: the loop coerces the delay.
-      if (!(after >= 1 && after <= TIMEOUT_MAX) && after > TIMEOUT_MAX) {
-        process.emitWarning(after + ' does not fit into a 32-bit signed integer.' +
-          '\nTimeout duration was set to 1.', 'TimeoutOverflowWarning');
+      if (!(after >= 1 && after <= TIMEOUT_MAX)) {
+        if (after > TIMEOUT_MAX) {
+          process.emitWarning(after + ' does not fit into a 32-bit signed integer.' +
+            '\nTimeout duration was set to 1.', 'TimeoutOverflowWarning');
+        }
+        after = 1;
       }
       this._idleTimeout = after;
       this._onTimeout = cb;
@@ -413,6 +416,6 @@
     throw e;
   }
   return { dispatch, require, emitExit, exitCode,
-           emitUncaught: (err) => emit('uncaughtException', err, 'uncaughtException'),
+           emitUncaught: (err, origin) => emit('uncaughtException', err, origin),
            setExitCode: (code) => { process.exitCode = code; }, inspect: (v) => inspect(v, 0, true) };
 })

@@ -33,6 +33,8 @@ pub struct QuickJs {
     emit_uncaught: Option<Persistent<Function<'static>>>,
     /// The exception most recently reported, for `uncaughtException`.
     last_thrown: RefCell<Option<Persistent<Value<'static>>>>,
+    /// `last_thrown` is an unhandled rejection's reason.
+    last_was_rejection: std::cell::Cell<bool>,
     /// Rejected promises with no handler yet, and their reasons, in the
     /// order they were rejected (Node's `pendingUnhandledRejections`).
     unhandled: RefCell<Vec<(Persistent<Value<'static>>, Persistent<Value<'static>>)>>,
@@ -264,6 +266,7 @@ impl QuickJsHost {
                 emit_exit,
                 emit_uncaught,
                 last_thrown: RefCell::new(None),
+                last_was_rejection: std::cell::Cell::new(false),
                 unhandled: RefCell::new(Vec::new()),
                 ctx: ctx.clone(),
                 rt: rt.clone(),
@@ -368,6 +371,11 @@ impl Engine for QuickJs {
             return Ok(false);
         };
         let thrown = self.last_thrown.borrow_mut().take();
+        let origin = if self.last_was_rejection.replace(false) {
+            "unhandledRejection"
+        } else {
+            "uncaughtException"
+        };
         self.ctx.with(|c| {
             let err = match thrown.map(|t| t.restore(&c)) {
                 Some(Ok(v)) => v,
@@ -376,7 +384,7 @@ impl Engine for QuickJs {
                     .map_err(|e| Thrown(e.to_string()))?,
             };
             f.restore(&c)
-                .and_then(|f| f.call::<_, bool>((err,)))
+                .and_then(|f| f.call::<_, bool>((err, origin)))
                 .map_err(|e| self.report(&c, e))
         })
     }
@@ -415,6 +423,7 @@ impl Engine for QuickJs {
         };
         self.ctx.with(|c| {
             let reason = first.1.restore(&c).ok()?;
+            self.last_was_rejection.set(true);
             if reason.as_exception().is_some() {
                 Some(self.describe(&c, reason))
             } else {
