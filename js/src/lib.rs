@@ -30,3 +30,8 @@ pub mod quickjs;
 pub use engine::{Engine, Kind};
 pub use host::{Host, Thrown};
 pub use quickjs::{QuickJs, QuickJsHost};
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
