@@ -4,7 +4,7 @@
 //!
 //! Invariants:
 //! - no JavaScript port of Node's timers: every schedule, clear, refresh
-//!   and ref goes to the [`EventLoop`]; the JavaScript prelude only keeps
+//!   and ref goes to the [`EventLoop`](timerloop::EventLoop); the JavaScript prelude only keeps
 //!   callbacks and gives handles Node's shape;
 //! - the engine's job queue is drained only from the loop's microtask
 //!   queue, one job per loop microtask, so promise jobs run where Node runs
