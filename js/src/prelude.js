@@ -417,5 +417,6 @@
   }
   return { dispatch, require, emitExit, exitCode,
            emitUncaught: (err, origin) => emit('uncaughtException', err, origin),
+           emitRejection: (reason, promise) => emit('unhandledRejection', reason, promise),
            setExitCode: (code) => { process.exitCode = code; }, inspect: (v) => inspect(v, 0, true) };
 })

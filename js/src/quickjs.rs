@@ -31,6 +31,7 @@ pub struct QuickJs {
     require: Option<Persistent<Function<'static>>>,
     emit_exit: Option<Persistent<Function<'static>>>,
     emit_uncaught: Option<Persistent<Function<'static>>>,
+    emit_rejection: Option<Persistent<Function<'static>>>,
     /// The exception most recently reported, for `uncaughtException`.
     last_thrown: RefCell<Option<Persistent<Value<'static>>>>,
     /// `last_thrown` is an unhandled rejection's reason.
@@ -248,15 +249,23 @@ impl QuickJsHost {
                             get("require")?,
                             get("emitExit")?,
                             get("emitUncaught")?,
+                            get("emitRejection")?,
                         ])
                     })
                     .map_err(|e| Thrown(format!("tljs prelude: {e}: {:?}", c.catch())))
             });
-            let [dispatch, inspect, require, emit_exit, emit_uncaught] = match api {
+            let [
+                dispatch,
+                inspect,
+                require,
+                emit_exit,
+                emit_uncaught,
+                emit_rejection,
+            ] = match api {
                 Ok(fs) => fs.map(Some),
                 Err(e) => {
                     failed = Some(e);
-                    [None, None, None, None, None]
+                    [None, None, None, None, None, None]
                 }
             };
             QuickJs {
@@ -265,6 +274,7 @@ impl QuickJsHost {
                 require,
                 emit_exit,
                 emit_uncaught,
+                emit_rejection,
                 last_thrown: RefCell::new(None),
                 last_was_rejection: std::cell::Cell::new(false),
                 unhandled: RefCell::new(Vec::new()),
@@ -414,29 +424,20 @@ impl Engine for QuickJs {
     }
 
     fn take_unhandled_rejection(&self) -> Option<Thrown> {
-        let first = {
-            let mut list = self.unhandled.borrow_mut();
-            if list.is_empty() {
-                return None;
+        loop {
+            let first = {
+                let mut list = self.unhandled.borrow_mut();
+                if list.is_empty() {
+                    return None;
+                }
+                list.remove(0)
+            };
+            match self.report_rejection(first) {
+                Ok(true) => {}
+                Ok(false) => return None,
+                Err(t) => return Some(t),
             }
-            list.remove(0)
-        };
-        self.ctx.with(|c| {
-            let reason = first.1.restore(&c).ok()?;
-            self.last_was_rejection.set(true);
-            if reason.as_exception().is_some() {
-                Some(self.describe(&c, reason))
-            } else {
-                let text = self.describe(&c, reason).0;
-                let text = text.lines().next().unwrap_or_default().to_owned();
-                Some(Thrown(format!(
-                    "UnhandledPromiseRejection: This error originated either by throwing inside \
-                     of an async function without a catch block, or by rejecting a promise which \
-                     was not handled with .catch(). The promise rejected with the reason \"{text}\". {{\n  \
-                     code: 'ERR_UNHANDLED_REJECTION'\n}}"
-                )))
-            }
-        })
+        }
     }
 
     fn exit_code(&self) -> i32 {
@@ -448,5 +449,49 @@ impl Engine for QuickJs {
                 .flatten()
                 .map_or(0, |n| n as i32)
         })
+    }
+}
+
+impl QuickJs {
+    /// One unhandled rejection, as Node 20's `throw` mode treats it: to
+    /// `unhandledRejection` listeners if there are any (`Ok(true)`: look
+    /// at the next), else an uncaught exception (`Err`). `Ok(false)`: its
+    /// values are gone.
+    fn report_rejection(
+        &self,
+        (promise, reason): (Persistent<Value<'static>>, Persistent<Value<'static>>),
+    ) -> Result<bool, Thrown> {
+        self.ctx.with(|c| {
+            let Ok(reason) = reason.restore(&c) else {
+                return Ok(false);
+            };
+            if let (Some(f), Ok(promise)) = (self.emit_rejection.clone(), promise.restore(&c)) {
+                let heard = f
+                    .restore(&c)
+                    .and_then(|f| f.call::<_, bool>((reason.clone(), promise)))
+                    .map_err(|e| self.report(&c, e))?;
+                if heard {
+                    return Ok(true);
+                }
+            }
+            Err(self.rejection_error(&c, reason))
+        })
+    }
+
+    /// The uncaught exception an unhandled rejection becomes, as Node
+    /// prints it.
+    fn rejection_error<'js>(&self, c: &Ctx<'js>, reason: Value<'js>) -> Thrown {
+        self.last_was_rejection.set(true);
+        if reason.as_exception().is_some() {
+            return self.describe(c, reason);
+        }
+        let text = self.describe(c, reason).0;
+        let text = text.lines().next().unwrap_or_default().to_owned();
+        Thrown(format!(
+            "UnhandledPromiseRejection: This error originated either by throwing inside \
+             of an async function without a catch block, or by rejecting a promise which \
+             was not handled with .catch(). The promise rejected with the reason \"{text}\". {{\n  \
+             code: 'ERR_UNHANDLED_REJECTION'\n}}"
+        ))
     }
 }
