@@ -253,7 +253,16 @@ impl<E: Engine> Host<E> {
             });
             return Ok(());
         }
-        match lp.scope(|| self.engine.take_unhandled_rejection()) {
+        // `unhandledRejection` listeners run JavaScript here, from the
+        // condition of Node's tick loop: the ticks they queue run before
+        // their promise jobs, so the pump goes behind those ticks.
+        let r = lp.scope(|| self.engine.take_unhandled_rejection());
+        if !self.pump_queued.get() && self.engine.has_pending_job() {
+            self.pump_queued.set(true);
+            let h = self.clone();
+            lp.next_tick(move |lp| lp.queue_microtask(move |lp| h.pump(lp)));
+        }
+        match r {
             Some(t) => {
                 // The rest follow at once; the microtask queue is empty
                 // here, so the next check is the next microtask.
