@@ -132,7 +132,11 @@
     if (kind === 0) {
       const t = timers.get(id);
       if (t === undefined || t._onTimeout === null) return;
-      if (t._repeat === null) timers.delete(id);
+      // As Node: a fired timeout's id no longer works with clearTimeout.
+      if (t._repeat === null) {
+        timers.delete(id);
+        known.delete(id);
+      }
       t._onTimeout.apply(t, t._timerArgs);
     } else if (kind === 1) {
       const im = immediates.get(id);
