@@ -8,13 +8,16 @@
 //!   through [`EventLoop::with_current`]; no native runs JavaScript, so
 //!   lending never nests;
 //! - after any JavaScript ran, if the engine holds a pending job, exactly
-//!   one *pump* is queued on the loop's microtask queue (`pump_queued`).
+//!   one *pump* is queued on the loop's microtask queue (`pump_queued`;
+//!   after `unhandledRejection` listeners, behind the ticks they queued).
 //!   A pump runs one job and, if jobs remain, queues the next pump. So the
 //!   engine's jobs (promise reactions and `queueMicrotask` callbacks, one
 //!   FIFO in QuickJS) run where the loop drains microtasks: after the
 //!   `nextTick` queue, until both are empty, as Node's
 //!   `processTicksAndRejections` does with V8's queue; a job that throws is
 //!   reported alone and the rest still run;
+//! - unhandled rejections are checked by a loop microtask that waits until
+//!   no job and no tick is left (Node's `processPromiseRejections`);
 //! - every timeout is kept ([`EventLoop::keep_timeout`]) until the engine
 //!   says its JavaScript object is gone ([`Host::release`]), so `refresh`
 //!   and `hasRef` work on fired timeouts as on Node's.
