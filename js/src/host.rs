@@ -1,0 +1,425 @@
+//! The engine-independent half of the host: timers, immediates and ticks
+//! bound to a timerloop [`EventLoop`], and the engine's job queue driven as
+//! Node drives V8's microtask queue.
+//!
+//! Invariants:
+//! - JavaScript runs only inside a loop callback (or [`Host::eval_main`]),
+//!   and always inside [`EventLoop::scope`], so the natives reach the loop
+//!   through [`EventLoop::with_current`]; no native runs JavaScript, so
+//!   lending never nests;
+//! - after any JavaScript ran, if the engine holds a pending job, exactly
+//!   one *pump* is queued on the loop's microtask queue (`pump_queued`;
+//!   after `unhandledRejection` listeners, behind the ticks they queued).
+//!   A pump runs one job and, if jobs remain, queues the next pump. So the
+//!   engine's jobs (promise reactions and `queueMicrotask` callbacks, one
+//!   FIFO in QuickJS) run where the loop drains microtasks: after the
+//!   `nextTick` queue, until both are empty, as Node's
+//!   `processTicksAndRejections` does with V8's queue; a job that throws is
+//!   reported alone and the rest still run;
+//! - unhandled rejections are checked by a loop microtask that waits until
+//!   no job and no tick is left (Node's `processPromiseRejections`);
+//! - every timeout is kept ([`EventLoop::keep_timeout`]) until the engine
+//!   says its JavaScript object is gone ([`Host::release`]), so `refresh`
+//!   and `hasRef` work on fired timeouts as on Node's.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::fmt;
+use std::rc::{Rc, Weak};
+use std::time::Instant;
+
+use timerloop::{BoxError, EventLoop, Immediate, Timeout};
+
+use crate::engine::{Engine, Kind};
+
+/// An exception that reached the top of a callback, formatted as Node
+/// prints it after the source-location header (for an `Error`: its
+/// `toString()` then the stack).
+#[derive(Debug, Clone)]
+pub struct Thrown(pub String);
+
+impl fmt::Display for Thrown {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Thrown {}
+
+#[derive(Default)]
+struct State {
+    /// Shared by timeouts, immediates and ticks, from 2, as Node's async
+    /// ids in a plain script.
+    next_id: u32,
+    timers: HashMap<u32, Timeout>,
+    immediates: HashMap<u32, Immediate>,
+}
+
+/// A JavaScript engine bound to the thread's [`EventLoop`].
+pub struct Host<E: Engine> {
+    engine: E,
+    state: RefCell<State>,
+    pump_queued: Cell<bool>,
+    rejections_queued: Cell<bool>,
+    start: Instant,
+}
+
+impl<E: Engine> fmt::Debug for Host<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = self.state.borrow();
+        f.debug_struct("Host")
+            .field("timers", &s.timers.len())
+            .field("immediates", &s.immediates.len())
+            .field("pump_queued", &self.pump_queued.get())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<E: Engine> Host<E> {
+    /// Makes the host; `make` builds the engine, whose natives call back
+    /// through the weak reference it is given.
+    pub fn new(make: impl FnOnce(Weak<Self>) -> E) -> Rc<Self> {
+        Rc::new_cyclic(|w| Host {
+            engine: make(w.clone()),
+            state: RefCell::new(State {
+                next_id: 2,
+                ..State::default()
+            }),
+            pump_queued: Cell::new(false),
+            rejections_queued: Cell::new(false),
+            start: Instant::now(),
+        })
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &E {
+        &self.engine
+    }
+
+    /// Runs the main script as Node does: as a top-level callback whose
+    /// ticks and microtasks drain when it returns.
+    ///
+    /// # Errors
+    ///
+    /// What [`EventLoop::enter`] returns: the script's uncaught exception
+    /// when no uncaught handler is installed.
+    pub fn eval_main(
+        self: &Rc<Self>,
+        lp: &mut EventLoop,
+        name: &str,
+        source: &str,
+    ) -> Result<(), timerloop::Error> {
+        let h = self.clone();
+        lp.enter(move |lp| {
+            let r = lp.scope(|| h.engine.eval_main(name, source));
+            h.after_js(lp);
+            r.map_err(BoxError::from)
+        })
+    }
+
+    /// Runs the main script, then the loop until it is done, as `node
+    /// FILE` does: `beforeExit` while it schedules more work, then `exit`.
+    /// An uncaught exception is printed to stderr as Node prints it (less
+    /// the source line). Returns the process's exit status.
+    pub fn run_main(self: &Rc<Self>, lp: &mut EventLoop, name: &str, source: &str) -> i32 {
+        let mut r = self.eval_main(lp, name, source);
+        loop {
+            if r.is_ok() {
+                r = lp.run();
+            }
+            match r {
+                Ok(()) => {}
+                Err(timerloop::Error::Uncaught(e)) => return self.die(lp, &e.message(), 1),
+                Err(e) => {
+                    eprintln!("tljs: {e}");
+                    return 70;
+                }
+            }
+            // A top-level callback: its ticks and microtasks drain.
+            let h = self.clone();
+            r = lp.enter(move |lp| {
+                let r = lp.scope(|| h.engine.emit_process("beforeExit", None));
+                h.after_js(lp);
+                r.map_err(BoxError::from)
+            });
+            if r.is_ok() && !lp.is_alive() {
+                break;
+            }
+        }
+        match lp.scope(|| self.engine.emit_process("exit", None)) {
+            Ok(()) => self.engine.exit_code(),
+            Err(t) => self.die(lp, &t.0, 7),
+        }
+    }
+
+    /// A fatal exception: printed, `exit` emitted with `code`, the status.
+    fn die(&self, lp: &mut EventLoop, message: &str, code: i32) -> i32 {
+        eprintln!("{message}\n\nNode.js v20 (tljs)");
+        match lp.scope(|| self.engine.emit_process("exit", Some(code))) {
+            Ok(()) => self.engine.exit_code(),
+            Err(t) => {
+                eprintln!("{t}");
+                7
+            }
+        }
+    }
+
+    /// `process.on('uncaughtException')` gained its first listener (`on`)
+    /// or lost its last: the loop reports failures to the listeners and
+    /// goes on, as Node does.
+    pub fn catch_uncaught(self: &Rc<Self>, on: bool) {
+        let h = self.clone();
+        EventLoop::with_current(|lp| {
+            if !on {
+                lp.clear_uncaught_handler();
+                return;
+            }
+            lp.set_uncaught_handler(move |lp, err| {
+                let message = err.message();
+                let r = lp.scope(|| h.engine.emit_uncaught(&message));
+                h.after_js(lp);
+                // The last listener may have gone in the meantime; a
+                // listener that throws ends the process with 7, as in Node.
+                let code = match r {
+                    Ok(true) => return,
+                    Ok(false) => h.die(lp, &message, 1),
+                    Err(t) => {
+                        let _ = h.die(lp, &t.0, 7);
+                        7
+                    }
+                };
+                let _ = std::io::Write::flush(&mut std::io::stdout());
+                std::process::exit(code);
+            });
+        });
+    }
+
+    /// `fs.stat`: an I/O request completed from another thread, so its
+    /// callback runs in a poll phase, as libuv's thread pool does.
+    pub fn stat(self: &Rc<Self>) -> u32 {
+        let id = self.new_id();
+        let h = self.clone();
+        EventLoop::with_current(|lp| {
+            let done = lp.completion(move |lp| h.call(lp, Kind::Io, id));
+            std::thread::spawn(move || done.complete());
+        });
+        id
+    }
+
+    fn call(self: &Rc<Self>, lp: &mut EventLoop, kind: Kind, id: u32) -> Result<(), BoxError> {
+        let r = lp.scope(|| self.engine.dispatch(kind, id));
+        self.after_js(lp);
+        r.map_err(BoxError::from)
+    }
+
+    fn after_js(self: &Rc<Self>, lp: &mut EventLoop) {
+        if !self.pump_queued.get() && self.engine.has_pending_job() {
+            self.pump_queued.set(true);
+            let h = self.clone();
+            lp.queue_microtask(move |lp| h.pump(lp));
+        }
+    }
+
+    fn pump(self: &Rc<Self>, lp: &mut EventLoop) -> Result<(), BoxError> {
+        self.pump_queued.set(false);
+        let r = lp.scope(|| self.engine.run_pending_job());
+        self.after_js(lp);
+        r.map(|_| ()).map_err(BoxError::from)
+    }
+
+    /// The engine saw a promise rejected with no handler: check it where
+    /// Node's `processPromiseRejections` does, once the `nextTick` queue
+    /// and the microtasks are both empty. A handler attached before then
+    /// takes the promise off the engine's list.
+    pub fn rejection_pending(self: &Rc<Self>) {
+        if self.rejections_queued.replace(true) {
+            return;
+        }
+        let h = self.clone();
+        EventLoop::with_current(|lp| lp.queue_microtask(move |lp| h.check_rejections(lp, false)));
+    }
+
+    /// A microtask that waits, by queueing itself again, until no job and
+    /// no tick is left, then reports the unhandled rejections one at a
+    /// time (each to `uncaughtException` if there are listeners): the next
+    /// one is reported right after the previous, whatever the listener
+    /// queued, as in one `processPromiseRejections` call.
+    fn check_rejections(self: &Rc<Self>, lp: &mut EventLoop, now: bool) -> Result<(), BoxError> {
+        let h = self.clone();
+        if !now && (self.pump_queued.get() || self.engine.has_pending_job()) {
+            lp.queue_microtask(move |lp| h.check_rejections(lp, false));
+            return Ok(());
+        }
+        if !now && lp.stats().ticks > 0 {
+            lp.next_tick(move |lp| {
+                lp.queue_microtask(move |lp| h.check_rejections(lp, false));
+            });
+            return Ok(());
+        }
+        // `unhandledRejection` listeners run JavaScript here, from the
+        // condition of Node's tick loop: the ticks they queue run before
+        // their promise jobs, so the pump goes behind those ticks.
+        let r = lp.scope(|| self.engine.take_unhandled_rejection());
+        if !self.pump_queued.get() && self.engine.has_pending_job() {
+            self.pump_queued.set(true);
+            let h = self.clone();
+            lp.next_tick(move |lp| lp.queue_microtask(move |lp| h.pump(lp)));
+        }
+        match r {
+            Some(t) => {
+                // The rest follow at once; the microtask queue is empty
+                // here, so the next check is the next microtask.
+                lp.queue_microtask(move |lp| h.check_rejections(lp, true));
+                Err(BoxError::from(t))
+            }
+            None => {
+                self.rejections_queued.set(false);
+                Ok(())
+            }
+        }
+    }
+
+    fn new_id(&self) -> u32 {
+        let mut s = self.state.borrow_mut();
+        let id = s.next_id;
+        s.next_id = s.next_id.wrapping_add(1);
+        id
+    }
+
+    fn timeout(&self, id: u32) -> Option<Timeout> {
+        self.state.borrow().timers.get(&id).copied()
+    }
+
+    /// `setTimeout`/`setInterval`: `after` is the number Node has after
+    /// `after *= 1`; the loop coerces it as Node does.
+    pub fn set_timer(self: &Rc<Self>, after: f64, repeat: bool) -> u32 {
+        let id = self.new_id();
+        let h = self.clone();
+        let t = EventLoop::with_current(|lp| {
+            let f = move |lp: &mut EventLoop| h.call(lp, Kind::Timeout, id);
+            let t = if repeat {
+                lp.set_interval(after, f)
+            } else {
+                lp.set_timeout(after, f)
+            };
+            let _ = lp.keep_timeout(t);
+            t
+        });
+        self.state.borrow_mut().timers.insert(id, t);
+        id
+    }
+
+    /// `clearTimeout`: the loop forgets the timer (its storage is kept
+    /// until [`release`](Self::release)).
+    pub fn clear(&self, id: u32) {
+        if let Some(t) = self.timeout(id) {
+            EventLoop::with_current(|lp| {
+                let _ = lp.clear_timeout(t);
+            });
+        }
+    }
+
+    /// `timeout.refresh()`.
+    pub fn refresh(&self, id: u32) {
+        if let Some(t) = self.timeout(id) {
+            EventLoop::with_current(|lp| {
+                let _ = lp.refresh(t);
+            });
+        }
+    }
+
+    /// `timeout.ref()` (`on`) or `timeout.unref()`.
+    pub fn set_ref(&self, id: u32, on: bool) {
+        if let Some(t) = self.timeout(id) {
+            EventLoop::with_current(|lp| {
+                let _ = if on {
+                    lp.ref_timeout(t)
+                } else {
+                    lp.unref_timeout(t)
+                };
+            });
+        }
+    }
+
+    /// `timeout.hasRef()`.
+    pub fn has_ref(&self, id: u32) -> bool {
+        self.timeout(id)
+            .is_some_and(|t| EventLoop::with_current(|lp| lp.timeout_has_ref(t)))
+    }
+
+    /// The timeout's JavaScript object is gone: free its storage.
+    pub fn release(&self, id: u32) {
+        let t = self.state.borrow_mut().timers.remove(&id);
+        if let Some(t) = t {
+            EventLoop::with_current(|lp| {
+                let _ = lp.release_timeout(t);
+            });
+        }
+    }
+
+    /// `setImmediate`.
+    pub fn set_immediate(self: &Rc<Self>) -> u32 {
+        let id = self.new_id();
+        let h = self.clone();
+        let i = EventLoop::with_current(|lp| {
+            lp.set_immediate(move |lp| {
+                h.state.borrow_mut().immediates.remove(&id);
+                h.call(lp, Kind::Immediate, id)
+            })
+        });
+        self.state.borrow_mut().immediates.insert(id, i);
+        id
+    }
+
+    fn immediate(&self, id: u32) -> Option<Immediate> {
+        self.state.borrow().immediates.get(&id).copied()
+    }
+
+    /// `clearImmediate`.
+    pub fn clear_immediate(&self, id: u32) {
+        let i = self.state.borrow_mut().immediates.remove(&id);
+        if let Some(i) = i {
+            EventLoop::with_current(|lp| {
+                let _ = lp.clear_immediate(i);
+            });
+        }
+    }
+
+    /// `immediate.ref()` (`on`) or `immediate.unref()`.
+    pub fn set_immediate_ref(&self, id: u32, on: bool) {
+        if let Some(i) = self.immediate(id) {
+            EventLoop::with_current(|lp| {
+                let _ = if on {
+                    lp.ref_immediate(i)
+                } else {
+                    lp.unref_immediate(i)
+                };
+            });
+        }
+    }
+
+    /// `immediate.hasRef()`.
+    pub fn immediate_has_ref(&self, id: u32) -> bool {
+        self.immediate(id)
+            .is_some_and(|i| EventLoop::with_current(|lp| lp.immediate_has_ref(i)))
+    }
+
+    /// `process.nextTick`: one loop tick, which calls the engine's next
+    /// queued tick callback.
+    pub fn tick(self: &Rc<Self>) {
+        self.new_id();
+        let h = self.clone();
+        EventLoop::with_current(|lp| lp.next_tick(move |lp| h.call(lp, Kind::Tick, 0)));
+    }
+
+    /// `performance.now()`: milliseconds since the host was made.
+    pub fn now_ms(&self) -> f64 {
+        self.start.elapsed().as_secs_f64() * 1e3
+    }
+
+    /// `process.hrtime.bigint()` as a number of nanoseconds (since the
+    /// host was made; Node's origin is arbitrary too).
+    pub fn hrtime_ns(&self) -> f64 {
+        self.start.elapsed().as_nanos() as f64
+    }
+}

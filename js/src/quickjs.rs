@@ -1,0 +1,497 @@
+//! The QuickJS engine (rquickjs, QuickJS-NG): the natives the prelude
+//! builds Node's globals from, and the [`Engine`] methods.
+//!
+//! Invariants:
+//! - the persistent handles are declared before the context and the
+//!   runtime, so they drop first (a `Persistent` outliving its runtime
+//!   aborts the process);
+//! - natives hold only a weak reference to the host, so the engine and the
+//!   host form no cycle;
+//! - natives never call JavaScript.
+
+use std::cell::RefCell;
+use std::io::Write;
+use std::rc::{Rc, Weak};
+
+use rquickjs::context::EvalOptions;
+use rquickjs::{Context, Ctx, Function, Object, Persistent, Runtime, Value};
+
+use crate::engine::{Engine, Kind};
+use crate::host::{Host, Thrown};
+
+const PRELUDE: &str = include_str!("prelude.js");
+
+/// The host on QuickJS.
+pub type QuickJsHost = Host<QuickJs>;
+
+/// A QuickJS runtime and context with the prelude installed.
+pub struct QuickJs {
+    dispatch: Option<Persistent<Function<'static>>>,
+    inspect: Option<Persistent<Function<'static>>>,
+    require: Option<Persistent<Function<'static>>>,
+    emit_exit: Option<Persistent<Function<'static>>>,
+    emit_uncaught: Option<Persistent<Function<'static>>>,
+    emit_rejection: Option<Persistent<Function<'static>>>,
+    /// The exception most recently reported, for `uncaughtException`.
+    last_thrown: RefCell<Option<Persistent<Value<'static>>>>,
+    /// `last_thrown` is an unhandled rejection's reason.
+    last_was_rejection: std::cell::Cell<bool>,
+    /// Rejected promises with no handler yet, and their reasons, in the
+    /// order they were rejected (Node's `pendingUnhandledRejections`).
+    unhandled: RefCell<Vec<(Persistent<Value<'static>>, Persistent<Value<'static>>)>>,
+    ctx: Context,
+    rt: Runtime,
+}
+
+impl std::fmt::Debug for QuickJs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("QuickJs").finish_non_exhaustive()
+    }
+}
+
+fn up(w: &Weak<QuickJsHost>) -> Option<Rc<QuickJsHost>> {
+    w.upgrade()
+}
+
+fn write_fd(fd: i32, s: &str) {
+    // Synchronous, as Node's console on files and pipes: nothing is kept
+    // in a buffer across a callback (process.exit loses nothing).
+    let _ = if fd == 2 {
+        std::io::stderr().lock().write_all(s.as_bytes())
+    } else {
+        let mut out = std::io::stdout().lock();
+        out.write_all(s.as_bytes()).and_then(|()| out.flush())
+    };
+}
+
+/// `["ok", fields...]`, or `[code, message]` as Node's fs errors have.
+fn fs_result(r: std::io::Result<Vec<String>>) -> Vec<String> {
+    match r {
+        Ok(mut v) => {
+            v.insert(0, "ok".into());
+            v
+        }
+        Err(e) => {
+            let code = match e.kind() {
+                std::io::ErrorKind::NotFound => "ENOENT",
+                std::io::ErrorKind::PermissionDenied => "EACCES",
+                std::io::ErrorKind::InvalidData => "ERR_ENCODING_INVALID_ENCODED_DATA",
+                std::io::ErrorKind::IsADirectory => "EISDIR",
+                _ => "EIO",
+            };
+            let msg = match e.kind() {
+                std::io::ErrorKind::NotFound => "no such file or directory".to_owned(),
+                _ => e.to_string(),
+            };
+            vec![code.into(), msg]
+        }
+    }
+}
+
+/// Size, kind and mtime in ms, as strings for [`fs_result`].
+fn stat(path: &str) -> std::io::Result<Vec<String>> {
+    let m = std::fs::metadata(path)?;
+    let kind = if m.is_dir() {
+        "dir"
+    } else if m.is_file() {
+        "file"
+    } else {
+        "other"
+    };
+    let mtime = m
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0.0, |d| d.as_secs_f64() * 1e3);
+    Ok(vec![m.len().to_string(), kind.into(), mtime.to_string()])
+}
+
+fn options(name: &str, strict: bool) -> EvalOptions {
+    let mut o = EvalOptions::default();
+    o.strict = strict;
+    o.filename = Some(name.to_owned());
+    o
+}
+
+/// Sets `obj[name]` to a native function.
+fn native<'js, P, F>(ctx: &Ctx<'js>, obj: &Object<'js>, name: &str, f: F) -> rquickjs::Result<()>
+where
+    F: rquickjs::function::IntoJsFunc<'js, P> + 'js,
+{
+    obj.set(name, Function::new(ctx.clone(), f)?)
+}
+
+fn install<'js>(
+    ctx: &Ctx<'js>,
+    w: &Weak<QuickJsHost>,
+    argv: Vec<String>,
+) -> rquickjs::Result<Object<'js>> {
+    let o = Object::new(ctx.clone())?;
+    let h = w.clone();
+    native(ctx, &o, "timer", move |after: f64, repeat: bool| {
+        up(&h).map_or(0, |h| h.set_timer(after, repeat))
+    })?;
+    let h = w.clone();
+    native(ctx, &o, "clear", move |id: u32| {
+        if let Some(h) = up(&h) {
+            h.clear(id);
+        }
+    })?;
+    let h = w.clone();
+    native(ctx, &o, "refresh", move |id: u32| {
+        if let Some(h) = up(&h) {
+            h.refresh(id);
+        }
+    })?;
+    let h = w.clone();
+    native(ctx, &o, "ref", move |id: u32| {
+        if let Some(h) = up(&h) {
+            h.set_ref(id, true);
+        }
+    })?;
+    let h = w.clone();
+    native(ctx, &o, "unref", move |id: u32| {
+        if let Some(h) = up(&h) {
+            h.set_ref(id, false);
+        }
+    })?;
+    let h = w.clone();
+    native(ctx, &o, "hasRef", move |id: u32| {
+        up(&h).is_some_and(|h| h.has_ref(id))
+    })?;
+    let h = w.clone();
+    native(ctx, &o, "release", move |id: u32| {
+        if let Some(h) = up(&h) {
+            h.release(id);
+        }
+    })?;
+    let h = w.clone();
+    native(ctx, &o, "immediate", move || {
+        up(&h).map_or(0, |h| h.set_immediate())
+    })?;
+    let h = w.clone();
+    native(ctx, &o, "clearImmediate", move |id: u32| {
+        if let Some(h) = up(&h) {
+            h.clear_immediate(id);
+        }
+    })?;
+    let h = w.clone();
+    native(ctx, &o, "refImmediate", move |id: u32| {
+        if let Some(h) = up(&h) {
+            h.set_immediate_ref(id, true);
+        }
+    })?;
+    let h = w.clone();
+    native(ctx, &o, "unrefImmediate", move |id: u32| {
+        if let Some(h) = up(&h) {
+            h.set_immediate_ref(id, false);
+        }
+    })?;
+    let h = w.clone();
+    native(ctx, &o, "immediateHasRef", move |id: u32| {
+        up(&h).is_some_and(|h| h.immediate_has_ref(id))
+    })?;
+    let h = w.clone();
+    native(ctx, &o, "tick", move || {
+        if let Some(h) = up(&h) {
+            h.tick();
+        }
+    })?;
+    let h = w.clone();
+    native(ctx, &o, "now", move || up(&h).map_or(0.0, |h| h.now_ms()))?;
+    let h = w.clone();
+    native(ctx, &o, "hrtime", move || {
+        up(&h).map_or(0.0, |h| h.hrtime_ns())
+    })?;
+    let h = w.clone();
+    native(ctx, &o, "catchUncaught", move |on: bool| {
+        if let Some(h) = up(&h) {
+            h.catch_uncaught(on);
+        }
+    })?;
+    let h = w.clone();
+    native(ctx, &o, "stat", move || up(&h).map_or(0, |h| h.stat()))?;
+    native(ctx, &o, "statSync", |path: String| fs_result(stat(&path)))?;
+    native(ctx, &o, "readFile", |path: String| {
+        fs_result(std::fs::read_to_string(&path).map(|s| vec![s]))
+    })?;
+    native(ctx, &o, "pid", std::process::id)?;
+    native(ctx, &o, "write", |fd: i32, s: String| write_fd(fd, &s))?;
+    native(ctx, &o, "exit", |code: i32| -> () {
+        let _ = std::io::stdout().lock().flush();
+        std::process::exit(code);
+    })?;
+    native(ctx, &o, "argv", move || argv.clone())?;
+    let prelude: Function = ctx.eval_with_options(PRELUDE, options("node:internal/tljs", true))?;
+    prelude.call((o,))
+}
+
+impl QuickJsHost {
+    /// A host on a new QuickJS runtime, with `argv` as `process.argv`.
+    ///
+    /// # Errors
+    ///
+    /// If the runtime cannot be made or the prelude fails (a bug).
+    pub fn create(argv: Vec<String>) -> Result<Rc<Self>, Thrown> {
+        let rt = Runtime::new().map_err(|e| Thrown(e.to_string()))?;
+        let ctx = Context::full(&rt).map_err(|e| Thrown(e.to_string()))?;
+        let mut failed = None;
+        let host = Host::new(|w| {
+            let api = ctx.with(|c| {
+                install(&c, &w, argv)
+                    .and_then(|api| {
+                        let get = |k: &str| -> rquickjs::Result<_> {
+                            Ok(Persistent::save(&c, api.get::<_, Function>(k)?))
+                        };
+                        Ok([
+                            get("dispatch")?,
+                            get("inspect")?,
+                            get("require")?,
+                            get("emitExit")?,
+                            get("emitUncaught")?,
+                            get("emitRejection")?,
+                        ])
+                    })
+                    .map_err(|e| Thrown(format!("tljs prelude: {e}: {:?}", c.catch())))
+            });
+            let [
+                dispatch,
+                inspect,
+                require,
+                emit_exit,
+                emit_uncaught,
+                emit_rejection,
+            ] = match api {
+                Ok(fs) => fs.map(Some),
+                Err(e) => {
+                    failed = Some(e);
+                    [None, None, None, None, None, None]
+                }
+            };
+            QuickJs {
+                dispatch,
+                inspect,
+                require,
+                emit_exit,
+                emit_uncaught,
+                emit_rejection,
+                last_thrown: RefCell::new(None),
+                last_was_rejection: std::cell::Cell::new(false),
+                unhandled: RefCell::new(Vec::new()),
+                ctx: ctx.clone(),
+                rt: rt.clone(),
+            }
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        let w = Rc::downgrade(&host);
+        rt.set_host_promise_rejection_tracker(Some(Box::new(
+            move |ctx: Ctx<'_>, promise: Value<'_>, reason: Value<'_>, handled: bool| {
+                let Some(h) = w.upgrade() else { return };
+                let mut list = h.engine().unhandled.borrow_mut();
+                if handled {
+                    list.retain(|(p, _)| p.clone().restore(&ctx).ok().as_ref() != Some(&promise));
+                } else {
+                    list.push((
+                        Persistent::save(&ctx, promise),
+                        Persistent::save(&ctx, reason),
+                    ));
+                    drop(list);
+                    h.rejection_pending();
+                }
+            },
+        )));
+        Ok(host)
+    }
+}
+
+impl QuickJs {
+    /// Formats an exception as Node prints an uncaught one (without the
+    /// source-location header Node puts first).
+    fn describe<'js>(&self, ctx: &Ctx<'js>, v: Value<'js>) -> Thrown {
+        *self.last_thrown.borrow_mut() = Some(Persistent::save(ctx, v.clone()));
+        let text = self
+            .inspect
+            .clone()
+            .and_then(|i| i.restore(ctx).ok())
+            .and_then(|i| i.call::<_, String>((v.clone(),)).ok())
+            .unwrap_or_else(|| format!("{v:?}"));
+        if v.as_exception().is_some() {
+            Thrown(text)
+        } else {
+            Thrown(format!(
+                "{text}\n(Use `node --trace-uncaught ...` to show where the exception was thrown)"
+            ))
+        }
+    }
+
+    fn report<'js>(&self, ctx: &Ctx<'js>, e: rquickjs::Error) -> Thrown {
+        if e.is_exception() {
+            self.describe(ctx, ctx.catch())
+        } else {
+            Thrown(e.to_string())
+        }
+    }
+}
+
+impl Engine for QuickJs {
+    fn eval_main(&self, name: &str, source: &str) -> Result<(), Thrown> {
+        // Node's CommonJS wrapper, on the script's first line so that line
+        // numbers in stacks are the file's.
+        // A shebang line becomes a comment (Node strips it).
+        let source = match source.strip_prefix("#!") {
+            Some(rest) => format!("//{rest}"),
+            None => source.to_owned(),
+        };
+        let wrapped =
+            format!("(function (exports, require, module, __filename, __dirname) {{ {source}\n}})");
+        self.ctx.with(|c| {
+            let run = || -> rquickjs::Result<()> {
+                let f: Function = c.eval_with_options(wrapped, options(name, false))?;
+                let require = match self.require.clone() {
+                    Some(r) => r.restore(&c)?,
+                    None => return Ok(()),
+                };
+                let module = Object::new(c.clone())?;
+                let exports = Object::new(c.clone())?;
+                module.set("exports", exports.clone())?;
+                let dir = std::path::Path::new(name)
+                    .parent()
+                    .map_or(String::from("."), |p| p.display().to_string());
+                f.call::<_, ()>((exports, require, module, name, dir))
+            };
+            run().map_err(|e| self.report(&c, e))
+        })
+    }
+
+    fn emit_process(&self, event: &str, code: Option<i32>) -> Result<(), Thrown> {
+        let Some(f) = self.emit_exit.clone() else {
+            return Ok(());
+        };
+        self.ctx.with(|c| {
+            f.restore(&c)
+                .and_then(|f| f.call::<_, ()>((event, code)))
+                .map_err(|e| self.report(&c, e))
+        })
+    }
+
+    fn emit_uncaught(&self, message: &str) -> Result<bool, Thrown> {
+        let Some(f) = self.emit_uncaught.clone() else {
+            return Ok(false);
+        };
+        let thrown = self.last_thrown.borrow_mut().take();
+        let origin = if self.last_was_rejection.replace(false) {
+            "unhandledRejection"
+        } else {
+            "uncaughtException"
+        };
+        self.ctx.with(|c| {
+            let err = match thrown.map(|t| t.restore(&c)) {
+                Some(Ok(v)) => v,
+                _ => rquickjs::String::from_str(c.clone(), message)
+                    .map(|s| s.into_value())
+                    .map_err(|e| Thrown(e.to_string()))?,
+            };
+            f.restore(&c)
+                .and_then(|f| f.call::<_, bool>((err, origin)))
+                .map_err(|e| self.report(&c, e))
+        })
+    }
+
+    fn dispatch(&self, kind: Kind, id: u32) -> Result<(), Thrown> {
+        let Some(d) = self.dispatch.clone() else {
+            return Ok(());
+        };
+        self.ctx.with(|c| {
+            d.restore(&c)
+                .and_then(|d| d.call::<_, ()>((kind as u32, id)))
+                .map_err(|e| self.report(&c, e))
+        })
+    }
+
+    fn has_pending_job(&self) -> bool {
+        self.rt.is_job_pending()
+    }
+
+    fn run_pending_job(&self) -> Result<bool, Thrown> {
+        self.rt.execute_pending_job().map_err(|e| {
+            e.0.with(|c| {
+                let v = c.catch();
+                self.describe(&c, v)
+            })
+        })
+    }
+
+    fn take_unhandled_rejection(&self) -> Option<Thrown> {
+        loop {
+            let first = {
+                let mut list = self.unhandled.borrow_mut();
+                if list.is_empty() {
+                    return None;
+                }
+                list.remove(0)
+            };
+            match self.report_rejection(first) {
+                Ok(true) => {}
+                Ok(false) => return None,
+                Err(t) => return Some(t),
+            }
+        }
+    }
+
+    fn exit_code(&self) -> i32 {
+        self.ctx.with(|c| {
+            c.globals()
+                .get::<_, Object>("process")
+                .and_then(|p| p.get::<_, Option<f64>>("exitCode"))
+                .ok()
+                .flatten()
+                .map_or(0, |n| n as i32)
+        })
+    }
+}
+
+impl QuickJs {
+    /// One unhandled rejection, as Node 20's `throw` mode treats it: to
+    /// `unhandledRejection` listeners if there are any (`Ok(true)`: look
+    /// at the next), else an uncaught exception (`Err`). `Ok(false)`: its
+    /// values are gone.
+    fn report_rejection(
+        &self,
+        (promise, reason): (Persistent<Value<'static>>, Persistent<Value<'static>>),
+    ) -> Result<bool, Thrown> {
+        self.ctx.with(|c| {
+            let Ok(reason) = reason.restore(&c) else {
+                return Ok(false);
+            };
+            if let (Some(f), Ok(promise)) = (self.emit_rejection.clone(), promise.restore(&c)) {
+                let heard = f
+                    .restore(&c)
+                    .and_then(|f| f.call::<_, bool>((reason.clone(), promise)))
+                    .map_err(|e| self.report(&c, e))?;
+                if heard {
+                    return Ok(true);
+                }
+            }
+            Err(self.rejection_error(&c, reason))
+        })
+    }
+
+    /// The uncaught exception an unhandled rejection becomes, as Node
+    /// prints it.
+    fn rejection_error<'js>(&self, c: &Ctx<'js>, reason: Value<'js>) -> Thrown {
+        self.last_was_rejection.set(true);
+        if reason.as_exception().is_some() {
+            return self.describe(c, reason);
+        }
+        let text = self.describe(c, reason).0;
+        let text = text.lines().next().unwrap_or_default().to_owned();
+        Thrown(format!(
+            "UnhandledPromiseRejection: This error originated either by throwing inside \
+             of an async function without a catch block, or by rejecting a promise which \
+             was not handled with .catch(). The promise rejected with the reason \"{text}\". {{\n  \
+             code: 'ERR_UNHANDLED_REJECTION'\n}}"
+        ))
+    }
+}

@@ -1,0 +1,47 @@
+//! Every `fixtures/js/X.js` run by `tljs` prints exactly Node's stdout
+//! (`X.out`, made by `fixtures/js/regen` from node 20) and exits with
+//! Node's status (`X.status`, absent for 0). Stderr is not compared: Node
+//! prints the source line of an uncaught exception, tljs does not.
+
+use std::path::Path;
+use std::process::Command;
+
+#[test]
+fn fixtures_match_node() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/js");
+    let mut scripts: Vec<_> = std::fs::read_dir(&dir)
+        .expect("fixtures/js")
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "js"))
+        .collect();
+    scripts.sort();
+    assert!(scripts.len() >= 20, "only {} fixtures", scripts.len());
+    let mut failures = Vec::new();
+    for js in &scripts {
+        let golden = std::fs::read_to_string(js.with_extension("out"))
+            .unwrap_or_else(|e| panic!("{}: no golden: {e}", js.display()));
+        let status: i32 = std::fs::read_to_string(js.with_extension("status"))
+            .map_or(0, |s| s.trim().parse().expect("status file holds a number"));
+        let out = Command::new(env!("CARGO_BIN_EXE_tljs"))
+            .arg(js)
+            .current_dir(&dir)
+            .output()
+            .expect("run tljs");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let code = out.status.code().unwrap_or(-1);
+        if stdout != golden || code != status {
+            failures.push(format!(
+                "{}: status {code} (node {status})\n--- tljs\n{stdout}--- node\n{golden}--- tljs stderr\n{}",
+                js.display(),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} fixtures differ from Node:\n{}",
+        failures.len(),
+        scripts.len(),
+        failures.join("\n")
+    );
+}
