@@ -769,3 +769,23 @@ fn debug_output() {
     let f = lp.scope(|| go::after_func(ms(1), |_| {}));
     assert!(format!("{f:?}").contains("pending: true"), "{f:?}");
 }
+
+/// A Go timer longer than Node's 2^31-1 ms limit is a long timer, as a
+/// `sleep` is: 40 days take exactly 40 days, one timeout of that length.
+#[test]
+fn long_timers_take_their_whole_length() {
+    let mut lp = EventLoop::with_virtual_clock();
+    let days = 40 * 86_400_000;
+    let got = lp
+        .block_on(async move {
+            let start = time::Instant::now();
+            let mut t = go::Timer::new(Duration::from_millis(days));
+            let at = t.recv().await;
+            (at - start, time::Instant::now() - start)
+        })
+        .unwrap();
+    assert_eq!(
+        got,
+        (Duration::from_millis(days), Duration::from_millis(days))
+    );
+}

@@ -121,6 +121,23 @@ where
     obj.set(name, Function::new(ctx.clone(), f)?)
 }
 
+/// A native of one id (a timer's or an immediate's) that calls `f` on the
+/// host while the host lives.
+fn on_id<'js>(
+    ctx: &Ctx<'js>,
+    obj: &Object<'js>,
+    name: &str,
+    w: &Weak<QuickJsHost>,
+    f: fn(&QuickJsHost, u32),
+) -> rquickjs::Result<()> {
+    let h = w.clone();
+    native(ctx, obj, name, move |id: u32| {
+        if let Some(h) = up(&h) {
+            f(&h, id);
+        }
+    })
+}
+
 fn install<'js>(
     ctx: &Ctx<'js>,
     w: &Weak<QuickJsHost>,
@@ -131,61 +148,25 @@ fn install<'js>(
     native(ctx, &o, "timer", move |after: f64, repeat: bool| {
         up(&h).map_or(0, |h| h.set_timer(after, repeat))
     })?;
-    let h = w.clone();
-    native(ctx, &o, "clear", move |id: u32| {
-        if let Some(h) = up(&h) {
-            h.clear(id);
-        }
-    })?;
-    let h = w.clone();
-    native(ctx, &o, "refresh", move |id: u32| {
-        if let Some(h) = up(&h) {
-            h.refresh(id);
-        }
-    })?;
-    let h = w.clone();
-    native(ctx, &o, "ref", move |id: u32| {
-        if let Some(h) = up(&h) {
-            h.set_ref(id, true);
-        }
-    })?;
-    let h = w.clone();
-    native(ctx, &o, "unref", move |id: u32| {
-        if let Some(h) = up(&h) {
-            h.set_ref(id, false);
-        }
-    })?;
+    on_id(ctx, &o, "clear", w, |h, id| h.clear(id))?;
+    on_id(ctx, &o, "refresh", w, |h, id| h.refresh(id))?;
+    on_id(ctx, &o, "ref", w, |h, id| h.set_ref(id, true))?;
+    on_id(ctx, &o, "unref", w, |h, id| h.set_ref(id, false))?;
     let h = w.clone();
     native(ctx, &o, "hasRef", move |id: u32| {
         up(&h).is_some_and(|h| h.has_ref(id))
     })?;
-    let h = w.clone();
-    native(ctx, &o, "release", move |id: u32| {
-        if let Some(h) = up(&h) {
-            h.release(id);
-        }
-    })?;
+    on_id(ctx, &o, "release", w, |h, id| h.release(id))?;
     let h = w.clone();
     native(ctx, &o, "immediate", move || {
         up(&h).map_or(0, |h| h.set_immediate())
     })?;
-    let h = w.clone();
-    native(ctx, &o, "clearImmediate", move |id: u32| {
-        if let Some(h) = up(&h) {
-            h.clear_immediate(id);
-        }
+    on_id(ctx, &o, "clearImmediate", w, |h, id| h.clear_immediate(id))?;
+    on_id(ctx, &o, "refImmediate", w, |h, id| {
+        h.set_immediate_ref(id, true)
     })?;
-    let h = w.clone();
-    native(ctx, &o, "refImmediate", move |id: u32| {
-        if let Some(h) = up(&h) {
-            h.set_immediate_ref(id, true);
-        }
-    })?;
-    let h = w.clone();
-    native(ctx, &o, "unrefImmediate", move |id: u32| {
-        if let Some(h) = up(&h) {
-            h.set_immediate_ref(id, false);
-        }
+    on_id(ctx, &o, "unrefImmediate", w, |h, id| {
+        h.set_immediate_ref(id, false)
     })?;
     let h = w.clone();
     native(ctx, &o, "immediateHasRef", move |id: u32| {

@@ -127,12 +127,13 @@ use std::time::Duration;
 
 use super::{Instant, InvalidPeriod};
 use crate::task::{store_waker, wake_stored};
-use crate::timers::{LoopShared, TIMEOUT_MAX, current_shared};
+use crate::timers::{LONG_MAX_MS, LoopShared, current_shared};
 use crate::uv::ms_ceil;
 use crate::{EventLoop, Timeout};
 
-/// The largest duration one Node timeout can have; longer waits re-arm.
-const MAX_MS: u64 = TIMEOUT_MAX as u64;
+/// The longest one timeout can be (a long timer, as `sleep`'s); a
+/// deadline further away is reached in legs.
+const MAX_MS: u64 = LONG_MAX_MS;
 
 // ----- the part every Go timer shares --------------------------------------
 
@@ -224,7 +225,7 @@ fn on_fire<E: Fire>(me: &Rc<E>, lp: &mut EventLoop, generation: u64, deadline: u
     }
     let now = lp.loop_time();
     if now < deadline {
-        // A deadline beyond one Node timeout's reach: the next leg.
+        // A deadline beyond one timeout's reach: the next leg.
         arm(me, lp, now, deadline, generation);
         return;
     }
@@ -263,6 +264,16 @@ fn retire<E: Fire>(me: &Rc<E>) {
             let _ = lp.clear_timeout(t);
         }
     });
+}
+
+/// What dropping a `Timer` or `Ticker` does: it is no longer active, no
+/// armed timeout of it fires, nothing is woken, and its timeout goes.
+fn close<E: Fire>(me: &Rc<E>, waker: &RefCell<Option<Waker>>) {
+    let c = me.core();
+    c.active.set(false);
+    c.bump();
+    waker.borrow_mut().take();
+    retire(me);
 }
 
 fn set_ref<E: Fire>(me: &Rc<E>, refed: bool) {
@@ -549,11 +560,7 @@ impl Timer {
 
 impl Drop for Timer {
     fn drop(&mut self) {
-        let c = &self.entry.core;
-        c.active.set(false);
-        c.bump();
-        self.entry.waker.borrow_mut().take();
-        retire(&self.entry);
+        close(&self.entry, &self.entry.waker);
     }
 }
 
@@ -956,11 +963,7 @@ impl Ticker {
 
 impl Drop for Ticker {
     fn drop(&mut self) {
-        let c = &self.entry.core;
-        c.active.set(false);
-        c.bump();
-        self.entry.waker.borrow_mut().take();
-        retire(&self.entry);
+        close(&self.entry, &self.entry.waker);
     }
 }
 
