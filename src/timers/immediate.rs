@@ -7,7 +7,10 @@
 //!
 //! Ground rules:
 //! - the idle handle is started exactly while refed immediates exist, so
-//!   the poll phase does not block for them (R9.8);
+//!   the poll phase does not block for them (R9.8), as the loop sees it:
+//!   the count changes at once, the handle follows when the loop next
+//!   looks ([`Host::sync_handles`](crate::uv::Host::sync_handles)), so a
+//!   set-and-clear between two looks never touches it;
 //! - a batch that a failure interrupted finishes in the same check phase
 //!   if a handler took the failure (R7.3), else when `run` resumes.
 #![forbid(unsafe_code)]
@@ -68,6 +71,9 @@ pub(super) struct Immediates {
     /// finished normally.
     has_outstanding: bool,
     idle: uv::Handle,
+    /// Whether `idle` is started: `ref_count > 0` as of the last
+    /// [`EventLoop::sync_idle`].
+    idle_on: bool,
 }
 
 impl Immediates {
@@ -79,6 +85,7 @@ impl Immediates {
             ref_count: 0,
             has_outstanding: false,
             idle,
+            idle_on: false,
         }
     }
 
@@ -111,8 +118,8 @@ impl EventLoop {
     }
 
     /// Adds or removes one refed immediate (`immediateInfo[kRefCount]`,
-    /// R9.2, R9.3); the idle handle runs exactly while the count is not
-    /// zero: the one place it is started or stopped.
+    /// R9.2, R9.3). The idle handle follows the count lazily, in
+    /// [`sync_idle`](Self::sync_idle).
     fn count_immediate_ref(&mut self, up: bool) {
         let im = &mut self.immediates;
         if up {
@@ -120,13 +127,35 @@ impl EventLoop {
         } else {
             im.ref_count -= 1;
         }
-        if im.ref_count <= 1 {
+    }
+
+    /// Starts the idle handle while refed immediates exist and stops it
+    /// when none do: the one place it is started or stopped. Node toggles
+    /// it on every 0 <-> 1 change of the count; the loop reads it only
+    /// between phases, where this runs first, so nothing can tell the two
+    /// apart, and a set-and-clear pair costs no handle operations.
+    pub(super) fn sync_idle(&mut self) {
+        let im = &mut self.immediates;
+        let want = im.ref_count > 0;
+        if want != im.idle_on {
+            im.idle_on = want;
             let idle = im.idle;
-            let _ = if im.ref_count == 1 {
+            let _ = if want {
                 self.uv.watcher_start(idle)
             } else {
                 self.uv.watcher_stop(idle)
             };
+        }
+    }
+
+    /// How many refed handles [`sync_idle`](Self::sync_idle) would add
+    /// (1) or remove (-1): for liveness asked between two syncs.
+    pub(super) fn idle_delta(&self) -> isize {
+        let im = &self.immediates;
+        match (im.ref_count > 0, im.idle_on) {
+            (true, false) => 1,
+            (false, true) => -1,
+            _ => 0,
         }
     }
 

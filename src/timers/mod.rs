@@ -158,6 +158,10 @@ impl Host for EventLoop {
     fn uv(&mut self) -> &mut Loop<Self> {
         &mut self.uv
     }
+
+    fn sync_handles(&mut self) {
+        self.sync_idle();
+    }
 }
 
 impl fmt::Debug for EventLoop {
@@ -439,7 +443,7 @@ impl EventLoop {
     /// assert!(!lp.is_alive());
     /// ```
     pub fn is_alive(&self) -> bool {
-        self.uv.alive()
+        self.uv.alive_adjusted(self.idle_delta())
     }
 
     // ----- running -----------------------------------------------------
@@ -582,7 +586,7 @@ impl EventLoop {
         }
         if self.halting {
             // block_on's task completed in the main-body drain.
-            return Ok(self.uv.alive());
+            return Ok(self.is_alive());
         }
         let alive = uv::run(self, mode).map_err(|_| Error::Reentrant)?;
         match self.fatal.take() {

@@ -70,6 +70,13 @@ use crate::collections::queue::PriorityQueue;
 pub trait Host: Sized + 'static {
     /// The loop this host owns.
     fn uv(&mut self) -> &mut Loop<Self>;
+
+    /// Applies handle starts and stops the host deferred. [`run`] calls it
+    /// before every read of the loop's liveness, of its poll timeout and
+    /// of the idle watchers (the only places a watcher's state is
+    /// observable), so a host may toggle a handle lazily: a start and a
+    /// stop between two such reads cost nothing.
+    fn sync_handles(&mut self) {}
 }
 
 /// How [`run`] runs the loop, as libuv's `uv_run_mode`.
@@ -259,7 +266,16 @@ impl<H: Host> Loop<H> {
 
     /// Whether the loop is alive (`uv__loop_alive`).
     pub(crate) fn alive(&self) -> bool {
-        self.active_refed > 0
+        self.alive_adjusted(0)
+    }
+
+    /// [`alive`](Self::alive) as it will be once `delta` refed handles
+    /// more (or fewer) are active: for a host that has deferred a start or
+    /// stop ([`Host::sync_handles`]) and is asked from a `&self` method.
+    pub(crate) fn alive_adjusted(&self, delta: isize) -> bool {
+        self.active_refed
+            .checked_add_signed(delta)
+            .is_some_and(|n| n > 0)
             || self.io.requests() > 0
             || !self.pending.is_empty()
             || !self.closing.is_empty()

@@ -49,6 +49,7 @@ pub(crate) fn run<H: Host>(host: &mut H, mode: RunMode) -> Result<bool, UvError>
 }
 
 fn run_inner<H: Host>(host: &mut H, mode: RunMode) -> bool {
+    host.sync_handles();
     let mut r = host.uv().alive();
     if !r {
         host.uv().update_time();
@@ -66,11 +67,13 @@ fn run_inner<H: Host>(host: &mut H, mode: RunMode) -> bool {
         }};
     }
     while r && !host.uv().stop_flag {
+        host.sync_handles();
         let lp = host.uv();
         let can_sleep = lp.pending.is_empty() && lp.idle.is_empty();
         phase!(run_pending(host));
         phase!(run_watchers(host, Phase::Idle));
         phase!(run_watchers(host, Phase::Prepare));
+        host.sync_handles();
         let lp = host.uv();
         let timeout = if (mode == RunMode::Once && can_sleep) || mode == RunMode::Default {
             lp.backend_timeout()
@@ -94,11 +97,13 @@ fn run_inner<H: Host>(host: &mut H, mode: RunMode) -> bool {
         phase!(run_closing(host));
         host.uv().update_time();
         phase!(run_timers(host));
+        host.sync_handles();
         r = host.uv().alive();
         if mode != RunMode::Default {
             break;
         }
     }
+    host.sync_handles();
     host.uv().alive()
 }
 
