@@ -29,13 +29,14 @@
 //! those it granted, and calls them after the lock is released.
 
 use std::fmt;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, PoisonError};
 use std::task::Waker;
 
 use slab::Slab;
 
 use super::acquire::{Acquire, AcquireOwned};
 use crate::collections::list::{Linked, Links, List};
+use crate::prim::{Mutex, MutexGuard};
 
 /// A weighted, FIFO, all-or-nothing semaphore: Go's
 /// `x/sync/semaphore.Weighted`, `Send + Sync`, for tasks of any loop or
@@ -133,6 +134,14 @@ impl WakeList {
 }
 
 impl State {
+    const fn new() -> State {
+        State {
+            taken: 0,
+            waiters: Slab::new(),
+            queue: List::new(),
+        }
+    }
+
     /// Go's `notifyWaiters`: grants queued waiters from the head while the
     /// head fits, collecting their wakers. Returns true if it stopped
     /// because `woken` is full (the head may still fit).
@@ -179,14 +188,20 @@ impl Semaphore {
     /// drop(p);
     /// assert_eq!(LIMIT.available(), 4);
     /// ```
+    #[cfg(not(loom))]
     pub const fn new(size: u64) -> Semaphore {
         Semaphore {
             size,
-            state: Mutex::new(State {
-                taken: 0,
-                waiters: Slab::new(),
-                queue: List::new(),
-            }),
+            state: Mutex::new(State::new()),
+        }
+    }
+
+    /// The same, with loom's lock (not `const`), for the loom tests.
+    #[cfg(loom)]
+    pub fn new(size: u64) -> Semaphore {
+        Semaphore {
+            size,
+            state: Mutex::new(State::new()),
         }
     }
 
