@@ -188,6 +188,9 @@ impl Semaphore {
     /// drop(p);
     /// assert_eq!(LIMIT.available(), 4);
     /// ```
+    ///
+    /// Any size is allowed: 0 (only zero-weight requests succeed) up to
+    /// `u64::MAX` (the count never wraps: held + available = size).
     #[cfg(not(loom))]
     pub const fn new(size: u64) -> Semaphore {
         Semaphore {
@@ -259,6 +262,17 @@ impl Semaphore {
     /// assert_eq!(out.unwrap(), (true, true));
     /// assert_eq!(sem.available(), 1);
     /// ```
+    ///
+    /// # Hostile input
+    ///
+    /// Any `n` is accepted; none panics or wraps. `n == 0` completes on the
+    /// first poll unless someone waits (then it waits its turn, FIFO). `n`
+    /// above [`size`](Self::size) (`u64::MAX` included, or any `n > 0` on a
+    /// semaphore of size 0) never completes and keeps no loop alive: awaited
+    /// alone in [`EventLoop::block_on`](crate::EventLoop::block_on) it is
+    /// [`Error::Stalled`](crate::Error::Stalled), not a hang; bound it with
+    /// [`time::timeout`](crate::time::timeout). Tested in
+    /// `tests/hostile_async.rs`.
     pub fn acquire(&self, n: u64) -> Acquire<'_> {
         Acquire::new(self, n)
     }

@@ -76,6 +76,16 @@ struct Task {
     join: Rc<dyn JoinSlot>,
 }
 
+impl Drop for Task {
+    fn drop(&mut self) {
+        // Only a task dropped unfinished is still pending here (a finished,
+        // failed or aborted one completed its slot first): its loop is
+        // being dropped. Its handle completes cancelled before the future
+        // goes.
+        self.join.orphan();
+    }
+}
+
 /// What a task's waker knows: enough to queue the task from any thread.
 struct Header {
     key: Key,
@@ -396,6 +406,13 @@ impl EventLoop {
     /// [`Error::Uncaught`] if `future` panicked (kind
     /// [`CallbackKind::Task`]) or if a callback failed with no handler;
     /// [`Error::Reentrant`] if called from inside the loop.
+    ///
+    /// # Nesting
+    ///
+    /// A `block_on` inside the loop (from a task through
+    /// [`with_current`](Self::with_current), or from a callback) returns
+    /// [`Error::Reentrant`] at once and runs nothing; the outer run goes on
+    /// (`tests/hostile_async.rs`).
     pub fn block_on<F>(&mut self, future: F) -> Result<F::Output, Error>
     where
         F: Future + 'static,
