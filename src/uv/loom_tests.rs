@@ -17,8 +17,9 @@
 //! - a task's `scheduled` flag ([`Schedule`]) with a wake from another
 //!   thread while the loop polls the task;
 //! - the semaphore: a grant from another thread, a cancel racing a grant
-//!   (no token leaked, no waiter stranded), `try_acquire` racing a
-//!   release.
+//!   (no token leaked, no waiter stranded), a release racing the cancel
+//!   of the head, `try_acquire` racing a release, two threads contending
+//!   for one token (mutual exclusion).
 //!
 //! What is not: the kernel's side of the wake (the eventfd and epoll, for
 //! which [`ModelWake`] stands in: a wake is remembered until a wait
@@ -447,5 +448,26 @@ fn loom_tests_semaphore_release_races_cancel_of_the_head() {
         assert_eq!(sem.available(), 2);
         drop(pb);
         assert_eq!(sem.available(), 3);
+    });
+}
+
+#[test]
+fn loom_tests_semaphore_two_threads_contend_for_one_token() {
+    check("semaphore: two threads contend for one token", || {
+        let sem = Arc::new(Semaphore::new(1));
+        let inside = Arc::new(AtomicUsize::new(0));
+        let worker = |sem: Arc<Semaphore>, inside: Arc<AtomicUsize>| {
+            move || {
+                let p = loom::future::block_on(sem.acquire(1));
+                // Mutual exclusion: the permit is this thread's alone.
+                assert_eq!(inside.fetch_add(1, Ordering::AcqRel), 0);
+                inside.fetch_sub(1, Ordering::AcqRel);
+                drop(p);
+            }
+        };
+        let t = thread::spawn(worker(sem.clone(), inside.clone()));
+        worker(sem.clone(), inside.clone())();
+        t.join().unwrap();
+        assert_eq!(sem.available(), 1);
     });
 }
