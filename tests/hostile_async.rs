@@ -464,3 +464,27 @@ fn sleep_of_duration_max_alone_ends_loop_time() {
         assert_eq!(lp.now(), u64::MAX);
     });
 }
+
+/// A task's waker that outlives its loop wakes nothing, from the loop's
+/// thread or another; aborting the task's handle then does nothing.
+#[test]
+fn wakers_and_handles_of_a_dropped_loop_are_inert() {
+    within(|| {
+        let slot: Arc<std::sync::Mutex<Option<Waker>>> = Arc::default();
+        let mut lp = EventLoop::with_virtual_clock();
+        let s = slot.clone();
+        let h = lp.spawn(std::future::poll_fn(move |cx| {
+            *s.lock().unwrap() = Some(cx.waker().clone());
+            Poll::<()>::Pending
+        }));
+        lp.run().unwrap();
+        let waker = slot.lock().unwrap().take().expect("the task was polled");
+        drop(lp);
+        waker.wake_by_ref(); // the loop's thread: no loop to queue on
+        let w = waker.clone();
+        std::thread::spawn(move || w.wake()).join().unwrap(); // Closed, ignored
+        h.abort();
+        assert!(h.is_finished());
+        assert!(poll_once(h).is_ready());
+    });
+}

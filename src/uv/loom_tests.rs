@@ -12,7 +12,7 @@
 //!   phase that blocks until woken, with a model of the eventfd
 //!   ([`ModelWake`]): a post, a `Remote` dropped while another clone
 //!   posts, the release of the last keep-alive guard, the loop dropped
-//!   while a thread posts. A lost wake-up is a deadlock, which loom
+//!   while a thread posts, a `Completion` completed and another dropped. A lost wake-up is a deadlock, which loom
 //!   reports; so is a poll phase that sleeps on with nothing to wait for.
 //! - a task's `scheduled` flag ([`Schedule`]) with a wake from another
 //!   thread while the loop polls the task;
@@ -37,7 +37,7 @@ use loom::sync::atomic::{AtomicBool, AtomicUsize};
 use loom::sync::{Condvar, Mutex};
 use loom::thread;
 
-use super::{AsyncHandle, Msg, PostError, Remote, Shared, Wake};
+use super::{AsyncHandle, Completion, Msg, PostError, Remote, Shared, Wake};
 use crate::collections::arena::Arena;
 use crate::sync::Semaphore;
 use crate::task::Schedule;
@@ -99,6 +99,10 @@ struct Host {
     remote_open: bool,
     /// A task's wake-up arrived through the queue.
     task_queued: bool,
+    /// Requests in flight (`Completion`s), and how they ended.
+    requests: usize,
+    completed: usize,
+    cancelled: usize,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,7 +144,16 @@ fn deliver(host: &mut Host, msg: Msg<Host>) -> bool {
             true
         }
         Msg::Released => true,
-        Msg::Complete(_) | Msg::Cancel(_) => unreachable!("no requests in these models"),
+        Msg::Complete(_) => {
+            host.requests -= 1;
+            host.completed += 1;
+            true
+        }
+        Msg::Cancel(_) => {
+            host.requests -= 1;
+            host.cancelled += 1;
+            true
+        }
     }
 }
 
@@ -164,10 +177,10 @@ fn poll_phase(shared: &Posting, host: &mut Host) {
     }
 }
 
-/// `uv_run` for a loop whose only liveness is a refed `Remote` and the
-/// keep-alive count: poll phases while alive.
+/// `uv_run` for a loop whose only liveness is a refed `Remote`, requests
+/// in flight and the keep-alive count: poll phases while alive.
 fn run(shared: &Posting, host: &mut Host) {
-    while host.remote_open || shared.kept_alive() {
+    while host.remote_open || host.requests > 0 || shared.kept_alive() {
         poll_phase(shared, host);
     }
 }
@@ -470,4 +483,36 @@ fn loom_tests_semaphore_two_threads_contend_for_one_token() {
         t.join().unwrap();
         assert_eq!(sem.available(), 1);
     });
+}
+
+#[test]
+fn loom_tests_completions_from_another_thread() {
+    check(
+        "a completion completed, another dropped, on another thread",
+        || {
+            let shared = posting();
+            let mut host = Host {
+                requests: 2,
+                ..Host::default()
+            };
+            // As `Loop::request`: two requests in flight.
+            let done = Completion {
+                key: 0,
+                done: false,
+                signal: shared.clone(),
+            };
+            let lost = Completion {
+                key: 1,
+                done: false,
+                signal: shared.clone(),
+            };
+            let t = thread::spawn(move || {
+                done.complete();
+                drop(lost); // a lost request cancels itself
+            });
+            run(&shared, &mut host);
+            t.join().unwrap();
+            assert_eq!((host.completed, host.cancelled), (1, 1));
+        },
+    );
 }
