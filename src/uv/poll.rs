@@ -186,9 +186,11 @@ impl<H, W: Wake> Shared<H, W> {
         }
         q.msgs.push_back(msg);
         // Set under the lock, where the loop clears it: the flag and the
-        // queue change together. Set after the unlock, loom found a
-        // schedule in which the loop, woken by this very message, read
-        // the flag clear and slept on with the message queued.
+        // queue change together. Set after the unlock, loom reported a
+        // schedule in which the loop, woken after this store, still read
+        // the flag clear and slept on with the message queued; no C11
+        // execution for it was found by hand (it may be loom's model), but
+        // under the lock there is nothing left to argue about.
         self.has_msgs.store(true, Ordering::Release);
         drop(q);
         self.waker.wake().map_err(PostError::Wake)
