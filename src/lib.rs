@@ -69,6 +69,7 @@
 
 mod collections;
 pub mod net;
+mod prim;
 pub mod script;
 pub mod sync;
 pub mod task;

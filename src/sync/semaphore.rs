@@ -29,13 +29,14 @@
 //! those it granted, and calls them after the lock is released.
 
 use std::fmt;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, PoisonError};
 use std::task::Waker;
 
 use slab::Slab;
 
 use super::acquire::{Acquire, AcquireOwned};
 use crate::collections::list::{Linked, Links, List};
+use crate::prim::{Mutex, MutexGuard};
 
 /// A weighted, FIFO, all-or-nothing semaphore: Go's
 /// `x/sync/semaphore.Weighted`, `Send + Sync`, for tasks of any loop or
@@ -133,6 +134,14 @@ impl WakeList {
 }
 
 impl State {
+    const fn new() -> State {
+        State {
+            taken: 0,
+            waiters: Slab::new(),
+            queue: List::new(),
+        }
+    }
+
     /// Go's `notifyWaiters`: grants queued waiters from the head while the
     /// head fits, collecting their wakers. Returns true if it stopped
     /// because `woken` is full (the head may still fit).
@@ -179,14 +188,23 @@ impl Semaphore {
     /// drop(p);
     /// assert_eq!(LIMIT.available(), 4);
     /// ```
+    ///
+    /// Any size is allowed: 0 (only zero-weight requests succeed) up to
+    /// `u64::MAX` (the count never wraps: held + available = size).
+    #[cfg(not(loom))]
     pub const fn new(size: u64) -> Semaphore {
         Semaphore {
             size,
-            state: Mutex::new(State {
-                taken: 0,
-                waiters: Slab::new(),
-                queue: List::new(),
-            }),
+            state: Mutex::new(State::new()),
+        }
+    }
+
+    /// The same, with loom's lock (not `const`), for the loom tests.
+    #[cfg(loom)]
+    pub fn new(size: u64) -> Semaphore {
+        Semaphore {
+            size,
+            state: Mutex::new(State::new()),
         }
     }
 
@@ -244,6 +262,17 @@ impl Semaphore {
     /// assert_eq!(out.unwrap(), (true, true));
     /// assert_eq!(sem.available(), 1);
     /// ```
+    ///
+    /// # Hostile input
+    ///
+    /// Any `n` is accepted; none panics or wraps. `n == 0` completes on the
+    /// first poll unless someone waits (then it waits its turn, FIFO). `n`
+    /// above [`size`](Self::size) (`u64::MAX` included, or any `n > 0` on a
+    /// semaphore of size 0) never completes and keeps no loop alive: awaited
+    /// alone in [`EventLoop::block_on`](crate::EventLoop::block_on) it is
+    /// [`Error::Stalled`](crate::Error::Stalled), not a hang; bound it with
+    /// [`time::timeout`](crate::time::timeout). Tested in
+    /// `tests/hostile_async.rs`.
     pub fn acquire(&self, n: u64) -> Acquire<'_> {
         Acquire::new(self, n)
     }

@@ -35,7 +35,8 @@ enum Repr {
 }
 
 impl JoinError {
-    /// Whether the task was aborted ([`JoinHandle::abort`]).
+    /// Whether the task was aborted ([`JoinHandle::abort`]), or dropped
+    /// unfinished with its loop.
     ///
     /// ```
     /// use std::time::Duration;
@@ -97,6 +98,10 @@ pub(super) trait JoinSlot {
     /// (the task was detached): an unhandled rejection.
     fn fail(&self, msg: String) -> Option<String>;
     fn is_aborted(&self) -> bool;
+    /// The task's future was dropped before it finished (its loop was
+    /// dropped): the handle completes cancelled, as tokio's do when their
+    /// runtime shuts down. Nothing if the task is over already.
+    fn orphan(&self);
 }
 
 pub(super) struct Slot<T> {
@@ -145,6 +150,12 @@ impl<T> JoinSlot for Slot<T> {
     fn is_aborted(&self) -> bool {
         self.aborted.get()
     }
+
+    fn orphan(&self) {
+        self.complete(Err(JoinError {
+            repr: Repr::Cancelled,
+        }));
+    }
 }
 
 /// A spawned task's output: a future of `Result<T, JoinError>`.
@@ -153,6 +164,20 @@ impl<T> JoinSlot for Slot<T> {
 /// that panics is reported as an uncaught error (see the
 /// [`task`](crate::task) module). Not `Send`: tasks belong to their loop's
 /// thread.
+///
+/// If the loop is dropped before the task finishes, the task's future is
+/// dropped with it and the handle completes with a cancelled
+/// [`JoinError`] (as tokio's do when their runtime shuts down), so
+/// awaiting it elsewhere (another loop, any executor) never waits forever.
+///
+/// ```
+/// use timerloop::EventLoop;
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let h = lp.spawn(std::future::pending::<()>());
+/// drop(lp);
+/// let mut other = EventLoop::with_virtual_clock();
+/// assert!(other.block_on(h).unwrap().unwrap_err().is_cancelled());
+/// ```
 ///
 /// ```
 /// use timerloop::EventLoop;

@@ -37,11 +37,12 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::ThreadId;
 
 use crate::collections::arena::{Arena, Key};
+use crate::prim::AtomicBool;
 use crate::timers::{CallbackError, CallbackKind, Cause, Error, EventLoop, LoopShared, Micro};
 use crate::uv;
 
@@ -75,13 +76,22 @@ struct Task {
     join: Rc<dyn JoinSlot>,
 }
 
+impl Drop for Task {
+    fn drop(&mut self) {
+        // Only a task dropped unfinished is still pending here (a finished,
+        // failed or aborted one completed its slot first): its loop is
+        // being dropped. Its handle completes cancelled before the future
+        // goes.
+        self.join.orphan();
+    }
+}
+
 /// What a task's waker knows: enough to queue the task from any thread.
 struct Header {
     key: Key,
     loop_id: u32,
     thread: ThreadId,
-    /// Queued (or being queued) for a poll; cleared just before the poll.
-    scheduled: AtomicBool,
+    scheduled: Schedule,
     sender: uv::Sender<EventLoop>,
 }
 
@@ -91,7 +101,7 @@ impl Wake for Header {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        if self.scheduled.swap(true, Ordering::AcqRel) {
+        if !self.scheduled.wake() {
             return;
         }
         if std::thread::current().id() == self.thread {
@@ -107,6 +117,49 @@ impl Wake for Header {
                 lp.once_scope(CallbackKind::Io, move |lp| lp.queue_task(key));
             });
         }
+    }
+}
+
+/// A task's `scheduled` flag: set while the task is queued (or being
+/// queued) for a poll, cleared just before the poll. It makes wakes
+/// coalesce: a wake that finds it set queues nothing, since the coming
+/// poll will see whatever the waker saw. Model-checked under loom
+/// (`src/uv/loom_tests.rs`): a wake from another thread during a poll is
+/// never lost.
+pub(crate) struct Schedule {
+    queued: AtomicBool,
+}
+
+impl Schedule {
+    /// A task queued for its first poll.
+    pub(crate) fn queued() -> Schedule {
+        Schedule {
+            queued: AtomicBool::new(true),
+        }
+    }
+
+    /// A wake-up: true if the caller must queue the task (it was not
+    /// queued), false if a poll is already coming.
+    pub(crate) fn wake(&self) -> bool {
+        !self.queued.swap(true, Ordering::AcqRel)
+    }
+
+    /// The loop queued the task itself.
+    pub(crate) fn set_queued(&self) {
+        self.queued.store(true, Ordering::Release);
+    }
+
+    /// The loop is about to poll the task: from now on a wake queues it
+    /// again. A read-modify-write, not a store: a wake that found the flag
+    /// still set (and so queued nothing) wrote its `true` with the swap in
+    /// [`wake`](Self::wake); this swap reads that write, so the poll sees
+    /// everything the waker did before waking. With a plain release store,
+    /// loom finds the lost wake-up: the waker's swap is ordered before the
+    /// store, nothing synchronizes, and a future that reads a flag the
+    /// waker set (with acquire/release, no lock) can read it unset and
+    /// stay pending forever.
+    pub(crate) fn begin_poll(&self) {
+        self.queued.swap(false, Ordering::AcqRel);
     }
 }
 
@@ -249,7 +302,7 @@ impl EventLoop {
                 key,
                 loop_id,
                 thread,
-                scheduled: AtomicBool::new(true),
+                scheduled: Schedule::queued(),
                 sender,
             });
             Task {
@@ -266,7 +319,7 @@ impl EventLoop {
     /// Queues a poll of the task `key` on the microtask queue.
     pub(crate) fn queue_task(&mut self, key: Key) {
         if let Some(t) = self.tasks.slab.get(key) {
-            t.header.scheduled.store(true, Ordering::Release);
+            t.header.scheduled.set_queued();
             self.push_microtask(Micro::Task(key));
         }
     }
@@ -279,7 +332,7 @@ impl EventLoop {
         let Some(mut future) = task.future.take() else {
             return;
         };
-        task.header.scheduled.store(false, Ordering::Release);
+        task.header.scheduled.begin_poll();
         let waker = task.waker.clone();
         let join = task.join.clone();
         let r = self.lend_during(|| {
@@ -353,6 +406,13 @@ impl EventLoop {
     /// [`Error::Uncaught`] if `future` panicked (kind
     /// [`CallbackKind::Task`]) or if a callback failed with no handler;
     /// [`Error::Reentrant`] if called from inside the loop.
+    ///
+    /// # Nesting
+    ///
+    /// A `block_on` inside the loop (from a task through
+    /// [`with_current`](Self::with_current), or from a callback) returns
+    /// [`Error::Reentrant`] at once and runs nothing; the outer run goes on
+    /// (`tests/hostile_async.rs`).
     pub fn block_on<F>(&mut self, future: F) -> Result<F::Output, Error>
     where
         F: Future + 'static,

@@ -289,6 +289,9 @@ impl Timer {
     /// assert_eq!(fired.get(), 30);
     /// ```
     ///
+    /// [`Duration::MAX`] as `due` or `period` is the longest timer (its
+    /// deadline saturates at the end of loop time), never an overflow.
+    ///
     /// # Panics
     ///
     /// If no loop is current on this thread.
@@ -495,6 +498,8 @@ impl PeriodicTimer {
     ///     assert_eq!(PeriodicTimer::new(Duration::ZERO).unwrap_err(), InvalidPeriod::zero());
     /// });
     /// ```
+    ///
+    /// [`Duration::MAX`] is allowed: a tick at the end of loop time.
     ///
     /// # Errors
     ///

@@ -372,6 +372,11 @@ impl Timer {
     /// assert_eq!(lp.stats().timers, 1);
     /// ```
     ///
+    /// Zero is due at once (no Node timeout); [`Duration::MAX`] is the
+    /// longest timer (its deadline saturates at the end of loop time, see
+    /// [`sleep`](crate::time::sleep)), which [`stop`](Self::stop) stops as any
+    /// other.
+    ///
     /// # Panics
     ///
     /// If no loop is current on this thread.
@@ -579,6 +584,9 @@ impl Drop for Timer {
 ///     .unwrap();
 /// assert_eq!(v, Duration::from_millis(15));
 /// ```
+///
+/// [`Duration::MAX`] is the longest timer, never an overflow; bound it
+/// with [`time::timeout`](crate::time::timeout).
 ///
 /// # Panics
 ///
@@ -1021,6 +1029,9 @@ impl FuncEntry {
 /// lp.run().unwrap();
 /// assert_eq!(*log.borrow(), [10]);
 /// ```
+///
+/// Zero runs `f` after 1 ms, as Node's `setTimeout(f, 0)`;
+/// [`Duration::MAX`] is the longest timer, stoppable as any other.
 ///
 /// # Panics
 ///

@@ -82,6 +82,15 @@ pub struct Interval {
 /// assert_eq!(iv.period(), Duration::from_millis(100));
 /// ```
 ///
+/// # Hostile input
+///
+/// A zero period panics, as tokio's `interval` does: an interval of 0
+/// would tick without end in one instant. (Node's `setInterval(f, 0)`
+/// runs every 1 ms; use `interval(Duration::from_millis(1))` for that, or
+/// [`EventLoop::set_interval`](crate::EventLoop::set_interval).) A period
+/// under 1 ms rounds up to 1 ms; [`Duration::MAX`] ticks once, at once,
+/// and then never.
+///
 /// # Panics
 ///
 /// If `period` is zero, and if no loop is current on this thread.
@@ -105,6 +114,9 @@ pub fn interval(period: Duration) -> Interval {
 /// assert_eq!(lp.now(), 30);
 /// # let _ = first;
 /// ```
+///
+/// A `start` in the past makes the first tick due at once (it returns
+/// `start`); later ticks follow the [`MissedTickBehavior`].
 ///
 /// # Panics
 ///

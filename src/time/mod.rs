@@ -385,6 +385,12 @@ impl<F: Future> Future for Timeout<F> {
 /// assert_eq!(lp.now(), 50, "both deadlines were fixed at 0");
 /// ```
 ///
+/// # Hostile input
+///
+/// `future` is polled before the deadline is looked at, so a ready future
+/// wins even a zero timeout; zero is 1 ms, as for [`sleep`].
+/// [`Duration::MAX`] never elapses (see [`sleep`]).
+///
 /// # Panics
 ///
 /// If no loop is current on this thread.
@@ -408,6 +414,9 @@ pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
 /// assert!(r.unwrap().is_err());
 /// assert_eq!(lp.now(), 20);
 /// ```
+///
+/// A deadline already reached fails on the first poll with [`Elapsed`],
+/// unless `future` is ready on that poll.
 ///
 /// # Panics
 ///

@@ -110,6 +110,13 @@ impl fmt::Debug for Sleep {
 /// assert_eq!(*log.borrow(), ["timeout before", "sleep"]);
 /// ```
 ///
+/// # Hostile input
+///
+/// [`Duration::MAX`] is the longest timer, not an overflow: the deadline
+/// saturates at the end of loop time (`u64::MAX` ms), so on a real clock
+/// the sleep never completes and on a virtual clock, alone, it completes
+/// when the clock jumps there (`tests/hostile_async.rs`).
+///
 /// # Panics
 ///
 /// If no loop is current on this thread.
@@ -133,6 +140,10 @@ pub fn sleep(duration: Duration) -> Sleep {
 /// .unwrap();
 /// assert_eq!(lp.now(), 40);
 /// ```
+///
+/// A deadline in the past (however far: `Instant - Duration::MAX`
+/// saturates at the loop's time 0) or equal to now is ready on the first
+/// poll, and no timer is made.
 ///
 /// # Panics
 ///

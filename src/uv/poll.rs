@@ -17,13 +17,24 @@
 //!   [`PostError::Closed`] and its closure dropped, so nothing piles up
 //!   for a loop that will never run it;
 //! - no user code runs while the queue's lock is held (closures are
-//!   dropped after it is released).
+//!   dropped after it is released);
+//! - a poll phase blocked in the kernel is woken by every message, and
+//!   every cross-thread event that can change what the loop waits for is a
+//!   message (a post, a completion or its cancel, the close of a `Remote`,
+//!   the release of the last keep-alive guard from another thread), so a
+//!   poll phase never sleeps on after the loop has nothing left to wait for.
+//!
+//! The shared state (queue, `has_msgs` flag, keep-alive count) is apart
+//! from the OS wake ([`Wake`]: a [`mio::Waker`] in the loop, a model of it
+//! in the loom tests, `src/uv/loom_tests.rs`, which check every
+//! interleaving of posting, closing, dropping a `Remote` and releasing a
+//! keep-alive against a loop that blocks until woken).
 
 use std::any::Any;
 use std::collections::VecDeque;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use mio::event::Source;
@@ -31,6 +42,11 @@ use mio::{Events, Interest, Poll, Token, Waker};
 use slab::Slab;
 
 use super::{Handle, Host, IoCb, Kind, Loop, OnceCb, UvError};
+use crate::prim::{AtomicBool, AtomicUsize, Mutex, MutexGuard, ThreadId, current_thread_id};
+
+#[cfg(all(test, loom))]
+#[path = "loom_tests.rs"]
+mod loom_tests;
 
 const WAKER: Token = Token(usize::MAX);
 
@@ -73,6 +89,21 @@ enum Msg<H> {
     Cancel(usize),
     /// The last clone of a [`Remote`] was dropped: close its async handle.
     CloseAsync(Handle),
+    /// The last [`KeepAlive`] was dropped on another thread: the loop may
+    /// have nothing left to wait for.
+    Released,
+}
+
+/// How another thread wakes a poll phase blocked in the kernel.
+pub(crate) trait Wake: Send + Sync {
+    /// Wakes the poll phase (now, or the next time it blocks).
+    fn wake(&self) -> std::io::Result<()>;
+}
+
+impl Wake for Waker {
+    fn wake(&self) -> std::io::Result<()> {
+        Waker::wake(self)
+    }
 }
 
 struct Queue<H> {
@@ -81,14 +112,17 @@ struct Queue<H> {
     closed: bool,
 }
 
-struct Shared<H> {
+struct Shared<H, W = Waker> {
     queue: Mutex<Queue<H>>,
+    /// Set after a message is queued, cleared (under the lock) when the
+    /// loop takes the queue: lets a poll phase with no sources skip the
+    /// syscall.
     has_msgs: AtomicBool,
-    waker: Waker,
+    waker: W,
     /// Live [`KeepAlive`]s: waits whose wake may come from another thread.
     keepalive: AtomicUsize,
     /// The loop's thread.
-    owner: std::thread::ThreadId,
+    owner: ThreadId,
 }
 
 /// Why a closure could not be posted to a loop.
@@ -121,7 +155,20 @@ impl std::error::Error for PostError {
     }
 }
 
-impl<H> Shared<H> {
+impl<H, W: Wake> Shared<H, W> {
+    fn new(waker: W) -> Self {
+        Shared {
+            queue: Mutex::new(Queue {
+                msgs: VecDeque::new(),
+                closed: false,
+            }),
+            has_msgs: AtomicBool::new(false),
+            keepalive: AtomicUsize::new(0),
+            owner: current_thread_id(),
+            waker,
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, Queue<H>> {
         // A poisoned queue is still valid: nothing panics while holding the
         // lock except allocation failure.
@@ -138,8 +185,14 @@ impl<H> Shared<H> {
             return Err(PostError::Closed);
         }
         q.msgs.push_back(msg);
-        drop(q);
+        // Set under the lock, where the loop clears it: the flag and the
+        // queue change together. Set after the unlock, loom reported a
+        // schedule in which the loop, woken after this store, still read
+        // the flag clear and slept on with the message queued; no C11
+        // execution for it was found by hand (it may be loom's model), but
+        // under the lock there is nothing left to argue about.
         self.has_msgs.store(true, Ordering::Release);
+        drop(q);
         self.waker.wake().map_err(PostError::Wake)
     }
 
@@ -150,6 +203,35 @@ impl<H> Shared<H> {
         let msgs = std::mem::take(&mut q.msgs);
         drop(q);
         drop(msgs);
+    }
+
+    /// Moves the queued messages to the end of `batch` (the loop's side).
+    fn take_msgs(&self, batch: &mut VecDeque<Msg<H>>) {
+        if self.has_msgs.load(Ordering::Acquire) {
+            let mut q = self.lock();
+            batch.append(&mut q.msgs);
+            self.has_msgs.store(false, Ordering::Release);
+        }
+    }
+
+    /// Whether messages may be queued (checked before blocking).
+    fn has_msgs(&self) -> bool {
+        self.has_msgs.load(Ordering::Acquire)
+    }
+
+    /// Whether a [`KeepAlive`] is live.
+    fn kept_alive(&self) -> bool {
+        self.keepalive.load(Ordering::Acquire) > 0
+    }
+}
+
+impl<H: 'static, W: Wake + 'static> Shared<H, W> {
+    /// A new keep-alive guard; see [`Sender::keep_alive`].
+    fn keep_alive(self: &Arc<Self>) -> KeepAlive {
+        self.keepalive.fetch_add(1, Ordering::AcqRel);
+        KeepAlive {
+            counter: self.clone(),
+        }
     }
 }
 
@@ -177,10 +259,7 @@ impl<H: 'static> Sender<H> {
     /// as a refed handle would, with no handle: for a wait whose wake may
     /// come from another thread (a semaphore's waiter).
     pub(crate) fn keep_alive(&self) -> KeepAlive {
-        self.shared.keepalive.fetch_add(1, Ordering::AcqRel);
-        KeepAlive {
-            counter: self.shared.clone(),
-        }
+        self.shared.keep_alive()
     }
 }
 
@@ -188,17 +267,18 @@ trait Counter: Send + Sync {
     fn release(&self);
 }
 
-impl<H> Counter for Shared<H> {
+impl<H, W: Wake> Counter for Shared<H, W> {
     fn release(&self) {
         // The last one gone: a loop blocked in its poll may be waiting for
-        // nothing else, so let it look again. On the loop's own thread the
-        // loop is not blocked (this code is running there) and checks
-        // liveness again before it polls: no wake, no eventfd write (one
-        // per granted semaphore acquire, before).
-        if self.keepalive.fetch_sub(1, Ordering::AcqRel) == 1
-            && std::thread::current().id() != self.owner
-        {
-            let _ = self.waker.wake();
+        // nothing else, so it must look again: a message, as a bare wake
+        // would only make the poll phase find nothing delivered and block
+        // again (a hang, found by tests/hostile_async.rs and the loom
+        // model). On the loop's own thread the loop is not blocked (this
+        // code is running there) and checks liveness again before it
+        // polls: no message, no eventfd write (one per granted semaphore
+        // acquire, before). A loop that is gone needs no message.
+        if self.keepalive.fetch_sub(1, Ordering::AcqRel) == 1 && current_thread_id() != self.owner {
+            let _ = self.send(Msg::Released);
         }
     }
 }
@@ -222,12 +302,12 @@ impl Drop for KeepAlive {
 
 /// The loop side of a [`Remote`]: its async handle, closed when the last
 /// clone of the `Remote` is dropped.
-struct AsyncHandle<H> {
-    shared: Arc<Shared<H>>,
+struct AsyncHandle<H, W: Wake = Waker> {
+    shared: Arc<Shared<H, W>>,
     handle: Handle,
 }
 
-impl<H> Drop for AsyncHandle<H> {
+impl<H, W: Wake> Drop for AsyncHandle<H, W> {
     fn drop(&mut self) {
         // A loop that is gone has nothing left to close.
         let _ = self.shared.send(Msg::CloseAsync(self.handle));
@@ -242,11 +322,11 @@ impl<H> Drop for AsyncHandle<H> {
 /// alive, so a loop does not return from `run` while a producer thread may
 /// still post. Unref it ([`Loop::unref_handle`] with [`Remote::handle`])
 /// for a `Remote` that should not hold the loop.
-pub(crate) struct Remote<H> {
-    inner: Arc<AsyncHandle<H>>,
+pub(crate) struct Remote<H, W: Wake = Waker> {
+    inner: Arc<AsyncHandle<H, W>>,
 }
 
-impl<H> Clone for Remote<H> {
+impl<H, W: Wake> Clone for Remote<H, W> {
     fn clone(&self) -> Self {
         Remote {
             inner: self.inner.clone(),
@@ -254,7 +334,7 @@ impl<H> Clone for Remote<H> {
     }
 }
 
-impl<H> fmt::Debug for Remote<H> {
+impl<H, W: Wake> fmt::Debug for Remote<H, W> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Remote")
             .field("handle", &self.inner.handle)
@@ -262,7 +342,7 @@ impl<H> fmt::Debug for Remote<H> {
     }
 }
 
-impl<H: 'static> Remote<H> {
+impl<H: 'static, W: Wake> Remote<H, W> {
     /// Queues `f` to run on the loop's thread in a poll phase, and wakes
     /// the loop.
     ///
@@ -278,7 +358,9 @@ impl<H: 'static> Remote<H> {
     pub(crate) fn handle(&self) -> Handle {
         self.inner.handle
     }
+}
 
+impl<H: 'static> Remote<H> {
     /// Whether this `Remote` posts to the loop that owns `shared`.
     fn posts_to(&self, io: &Io<H>) -> bool {
         Arc::ptr_eq(&self.inner.shared, &io.shared)
@@ -311,7 +393,7 @@ trait Signal: Send + Sync {
     fn signal(&self, key: usize, complete: bool);
 }
 
-impl<H: 'static> Signal for Shared<H> {
+impl<H: 'static, W: Wake> Signal for Shared<H, W> {
     fn signal(&self, key: usize, complete: bool) {
         let msg = if complete {
             Msg::Complete(key)
@@ -382,16 +464,7 @@ impl<H: 'static> Io<H> {
         Ok(Io {
             poll,
             events: Events::with_capacity(256),
-            shared: Arc::new(Shared {
-                queue: Mutex::new(Queue {
-                    msgs: VecDeque::new(),
-                    closed: false,
-                }),
-                has_msgs: AtomicBool::new(false),
-                keepalive: AtomicUsize::new(0),
-                owner: std::thread::current().id(),
-                waker,
-            }),
+            shared: Arc::new(Shared::new(waker)),
             requests: Slab::new(),
             next_request: 0,
             undelivered: VecDeque::new(),
@@ -800,7 +873,7 @@ impl<H> Io<H> {
 
     /// Live keep-alive guards.
     pub(super) fn kept_alive(&self) -> bool {
-        self.shared.keepalive.load(Ordering::Acquire) > 0
+        self.shared.kept_alive()
     }
 
     /// Whether a request started before request id `id` is still in flight.
@@ -809,7 +882,7 @@ impl<H> Io<H> {
     }
 
     fn has_work(&self) -> bool {
-        !self.undelivered.is_empty() || self.shared.has_msgs.load(Ordering::Acquire)
+        !self.undelivered.is_empty() || self.shared.has_msgs()
     }
 }
 
@@ -875,11 +948,7 @@ fn dispatch<H: Host>(host: &mut H, owed: Option<u64>) -> bool {
     // batch runs waits for the next poll phase.
     let lp = host.uv();
     let mut batch = std::mem::take(&mut lp.io.held);
-    if lp.io.shared.has_msgs.load(Ordering::Acquire) {
-        let mut q = lp.io.shared.lock();
-        batch.append(&mut q.msgs);
-        lp.io.shared.has_msgs.store(false, Ordering::Release);
-    }
+    lp.io.shared.take_msgs(&mut batch);
     while let Some(msg) = batch.pop_front() {
         let lp = host.uv();
         match msg {
@@ -910,6 +979,10 @@ fn dispatch<H: Host>(host: &mut H, owed: Option<u64>) -> bool {
                 // As a close: the poll phase must not sleep on, the loop may
                 // have nothing left to wait for.
                 ran |= lp.close(h, None).is_ok();
+            }
+            Msg::Released => {
+                // The same: the last keep-alive went on another thread.
+                ran = true;
             }
         }
         if host.uv().halted {

@@ -1,0 +1,490 @@
+//! Hostile input to the async layers (issue 14, item 5): zero and huge
+//! semaphore weights, `Duration::MAX` and deadlines in the past for every
+//! timer future, a zero interval, nested `block_on` and `with_current`,
+//! spawning where no loop is, a `JoinHandle` outliving its loop, a
+//! keep-alive released on another thread. Each has one documented answer
+//! (an error, a documented panic, or a defined result); each case runs
+//! under a watchdog, so a hang fails the test instead of stalling CI.
+//!
+//! The timer core's hostile input is in `tests/hostile.rs`.
+
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::pin;
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant as StdInstant};
+
+use timerloop::sync::Semaphore;
+use timerloop::time::{self, Instant, dotnet, go};
+use timerloop::{Error, EventLoop, PostError, task};
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+/// Runs `f` on a thread of its own and fails if it takes longer than 10 s
+/// (a hang), or with `f`'s own panic.
+fn within<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    let t = std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(Duration::from_secs(10)) {
+        Ok(v) => {
+            t.join().unwrap();
+            v
+        }
+        Err(mpsc::RecvTimeoutError::Timeout) => panic!("hung: no answer in 10 s"),
+        Err(mpsc::RecvTimeoutError::Disconnected) => {
+            std::panic::resume_unwind(t.join().unwrap_err())
+        }
+    }
+}
+
+/// The panic message of `f`, which must panic.
+fn panic_of<R>(f: impl FnOnce() -> R) -> String {
+    let payload = match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(_) => panic!("expected a panic"),
+        Err(p) => p,
+    };
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        String::from("<non-string panic>")
+    }
+}
+
+/// Polls `f` once with a waker that does nothing.
+fn poll_once<F: Future>(f: F) -> Poll<F::Output> {
+    let f = pin!(f);
+    f.poll(&mut Context::from_waker(Waker::noop()))
+}
+
+// ----- semaphore weights ----------------------------------------------------
+
+#[test]
+fn semaphore_zero_weight_is_free_unless_someone_waits() {
+    within(|| {
+        let sem = Arc::new(Semaphore::new(1));
+        assert!(sem.try_acquire(0).is_some());
+        let mut lp = EventLoop::with_virtual_clock();
+        let s = sem.clone();
+        let out = lp.block_on(async move {
+            let zero = s.acquire(0).await; // no wait, nothing taken
+            assert_eq!(s.available(), 1);
+            drop(zero);
+            let one = s.acquire(1).await;
+            let s2 = s.clone();
+            // Someone waits (a 1 behind the held 1): a zero-weight request
+            // queues behind it, FIFO, and try_acquire(0) fails.
+            let waiter = task::spawn(async move { s2.acquire(1).await.forget() });
+            task::yield_now().await;
+            assert!(s.try_acquire(0).is_none());
+            let late_zero = time::timeout(ms(5), s.acquire(0)).await;
+            drop(one);
+            waiter.await.unwrap();
+            (late_zero.is_err(), s.available())
+        });
+        assert_eq!(out.unwrap(), (true, 0));
+    });
+}
+
+#[test]
+fn semaphore_of_size_zero() {
+    within(|| {
+        let sem = Arc::new(Semaphore::new(0));
+        assert!(sem.try_acquire(0).is_some());
+        assert!(sem.try_acquire(1).is_none());
+        assert_eq!(
+            sem.release(1).unwrap_err().to_string(),
+            "semaphore: released more than held (1 released, 0 held); nothing was released: \
+             release only tokens taken without a permit (a dropped Permit gives its own back)"
+        );
+        let mut lp = EventLoop::with_virtual_clock();
+        let s = sem.clone();
+        // An acquire of 1 can never be granted: it keeps nothing alive, so
+        // block_on reports the stall instead of hanging.
+        assert!(matches!(
+            lp.block_on(async move { s.acquire(1).await.forget() }),
+            Err(Error::Stalled)
+        ));
+        let s = sem.clone();
+        let r = lp.block_on(async move { time::timeout(ms(10), s.acquire(1)).await.is_err() });
+        assert_eq!((r.unwrap(), lp.now()), (true, 10));
+        assert_eq!(sem.available(), 0);
+    });
+}
+
+#[test]
+fn semaphore_weight_larger_than_the_size_waits_alone() {
+    within(|| {
+        let sem = Arc::new(Semaphore::new(2));
+        let mut lp = EventLoop::with_virtual_clock();
+        let s = sem.clone();
+        let out = lp.block_on(async move {
+            let too_big = time::timeout(ms(10), s.acquire(3));
+            // It blocks nobody: a request of 2 behind it is granted at once.
+            let s2 = s.clone();
+            let fits = task::spawn(async move { s2.acquire(2).await.forget() });
+            (too_big.await.is_err(), fits.await.is_ok(), s.available())
+        });
+        assert_eq!(out.unwrap(), (true, true, 0));
+        // Alone, it is a stall, not a hang.
+        let s = sem.clone();
+        assert!(matches!(
+            lp.block_on(async move { s.acquire(u64::MAX).await.forget() }),
+            Err(Error::Stalled)
+        ));
+    });
+}
+
+#[test]
+fn semaphore_weights_of_u64_max() {
+    let sem = Semaphore::new(u64::MAX);
+    let all = sem.try_acquire(u64::MAX).unwrap();
+    assert_eq!(sem.available(), 0);
+    assert!(sem.try_acquire(1).is_none());
+    drop(all);
+    assert_eq!(sem.available(), u64::MAX);
+    sem.try_acquire(u64::MAX).unwrap().forget();
+    assert!(sem.release(u64::MAX).is_ok());
+    assert!(sem.release(1).is_err(), "nothing is held");
+    // No wrap-around: releasing u64::MAX into a small semaphore is refused
+    // and changes nothing.
+    let small = Semaphore::new(5);
+    let _p = small.try_acquire(2).unwrap();
+    assert!(small.release(u64::MAX).is_err());
+    assert_eq!(small.available(), 3);
+    // One more than the size, at the top of the range, never fits.
+    let almost = Semaphore::new(u64::MAX - 1);
+    assert!(almost.try_acquire(u64::MAX).is_none());
+    assert!(poll_once(almost.acquire(u64::MAX)).is_pending());
+    assert_eq!(almost.available(), u64::MAX - 1);
+}
+
+// ----- Duration::MAX and deadlines in the past ------------------------------
+
+#[test]
+fn sleep_of_duration_max_is_a_timer_that_only_a_timeout_ends() {
+    within(|| {
+        let mut lp = EventLoop::with_virtual_clock();
+        let out = lp.block_on(async {
+            let s = time::sleep(Duration::MAX);
+            let deadline = s.deadline();
+            let r = time::timeout(ms(10), s).await;
+            (
+                r.is_err(),
+                deadline > Instant::now() + Duration::from_secs(1 << 40),
+            )
+        });
+        assert_eq!(out.unwrap(), (true, true));
+        assert_eq!(lp.now(), 10);
+    });
+}
+
+#[test]
+fn timeout_of_duration_max_and_timeout_at_the_past() {
+    within(|| {
+        let mut lp = EventLoop::with_virtual_clock();
+        lp.block(50);
+        let out = lp.block_on(async {
+            let long = time::timeout(Duration::MAX, async { 7 }).await;
+            let past = Instant::now() - ms(40);
+            // A deadline already reached: the future is polled first, so a
+            // ready one still wins; a pending one fails at once.
+            let ready = time::timeout_at(past, async { 8 }).await;
+            let pending = time::timeout_at(past, std::future::pending::<()>()).await;
+            // Zero is one millisecond, as Node coerces it.
+            let t0 = Instant::now();
+            let zero = time::timeout(Duration::ZERO, std::future::pending::<()>()).await;
+            (
+                long,
+                ready,
+                pending.is_err(),
+                zero.is_err(),
+                Instant::now() - t0,
+            )
+        });
+        assert_eq!(out.unwrap(), (Ok(7), Ok(8), true, true, ms(1)));
+    });
+}
+
+#[test]
+fn sleep_until_the_past_is_ready_at_once() {
+    within(|| {
+        let mut lp = EventLoop::with_virtual_clock();
+        lp.block(20);
+        let out = lp.block_on(async {
+            let now = Instant::now();
+            time::sleep_until(now - ms(20)).await;
+            time::sleep_until(now - Duration::MAX).await; // saturates at 0
+            time::sleep_until(now).await;
+            Instant::now() - now
+        });
+        assert_eq!(out.unwrap(), Duration::ZERO);
+        assert_eq!(lp.stats().timers, 0, "no timer was made");
+    });
+}
+
+#[test]
+fn interval_of_zero_panics_and_huge_or_past_ones_do_not() {
+    within(|| {
+        let mut lp = EventLoop::with_virtual_clock();
+        // Zero is a documented panic, as in tokio.
+        let msg = lp.scope(|| panic_of(|| time::interval(Duration::ZERO)));
+        assert_eq!(msg, "`period` must be non-zero.");
+        let msg = lp.scope(|| panic_of(|| time::interval_at(Instant::now(), Duration::ZERO)));
+        assert_eq!(msg, "`period` must be non-zero.");
+        // Under a millisecond rounds up to one.
+        assert_eq!(
+            lp.scope(|| time::interval(Duration::from_nanos(1)).period()),
+            ms(1)
+        );
+        lp.block(30);
+        let out = lp.block_on(async {
+            // Duration::MAX: the first tick at once, then none.
+            let mut huge = time::interval(Duration::MAX);
+            let first = huge.tick().await;
+            let second = time::timeout(ms(10), huge.tick()).await;
+            // A start in the past: the first tick at once, at that start.
+            let start = Instant::now() - ms(25);
+            let mut past = time::interval_at(start, ms(10));
+            let t = past.tick().await;
+            (first <= Instant::now(), second.is_err(), t == start)
+        });
+        assert_eq!(out.unwrap(), (true, true, true));
+    });
+}
+
+#[test]
+fn go_timers_of_duration_max_and_zero() {
+    within(|| {
+        let mut lp = EventLoop::with_virtual_clock();
+        let out = lp.block_on(async {
+            let mut t = go::Timer::new(Duration::MAX);
+            let waited = time::timeout(ms(5), t.recv()).await.is_err();
+            let stopped = t.stop(); // it was still pending
+            let after = time::timeout(ms(5), go::after(Duration::MAX))
+                .await
+                .is_err();
+            let f = go::after_func(Duration::MAX, |_| panic!("never runs"));
+            let f_stopped = f.stop();
+            let zero_ticker = go::Ticker::new(Duration::ZERO).is_err();
+            let mut ticker = go::Ticker::new(Duration::MAX).unwrap();
+            let no_tick = time::timeout(ms(5), ticker.recv()).await.is_err();
+            let mut now = go::Timer::new(Duration::ZERO);
+            let due = now.try_recv().is_some(); // due at once
+            (waited, stopped, after, f_stopped, zero_ticker, no_tick, due)
+        });
+        assert_eq!(out.unwrap(), (true, true, true, true, true, true, true));
+        assert_eq!(lp.now(), 15);
+    });
+}
+
+#[test]
+fn dotnet_timers_of_duration_max_and_zero() {
+    within(|| {
+        let mut lp = EventLoop::with_virtual_clock();
+        let out = lp.block_on(async {
+            let t = dotnet::Timer::new(
+                |_, _| panic!("never runs"),
+                Some(Duration::MAX),
+                Some(Duration::MAX),
+            );
+            time::sleep(ms(5)).await;
+            let disposed = t.dispose();
+            let zero = dotnet::PeriodicTimer::new(Duration::ZERO).is_err();
+            let mut p = dotnet::PeriodicTimer::new(Duration::MAX).unwrap();
+            let no_tick = time::timeout(ms(5), p.wait_for_next_tick()).await.is_err();
+            let mut q = dotnet::PeriodicTimer::new(ms(1)).unwrap();
+            let bad_change = q.set_period(Duration::ZERO).is_err();
+            (disposed, zero, no_tick, bad_change, q.period())
+        });
+        assert_eq!(out.unwrap(), (true, true, true, true, ms(1)));
+        assert_eq!(lp.now(), 10);
+    });
+}
+
+// ----- the loop: nesting, no loop, a loop gone ------------------------------
+
+#[test]
+fn nested_block_on_is_reentrant_not_a_hang() {
+    within(|| {
+        let mut lp = EventLoop::with_virtual_clock();
+        let inner = lp.block_on(async {
+            EventLoop::with_current(|lp| matches!(lp.block_on(async { 1 }), Err(Error::Reentrant)))
+        });
+        assert!(inner.unwrap());
+        let got = std::rc::Rc::new(std::cell::Cell::new(false));
+        let g = got.clone();
+        lp.set_timeout(1, move |lp| {
+            g.set(matches!(lp.block_on(async { 2 }), Err(Error::Reentrant)));
+        });
+        lp.run().unwrap();
+        assert!(got.get());
+        // The loop is still usable.
+        assert_eq!(lp.block_on(async { 3 }).unwrap(), 3);
+    });
+}
+
+#[test]
+fn with_current_outside_a_loop_nested_or_in_a_callback_panics() {
+    within(|| {
+        let msg = panic_of(|| EventLoop::with_current(|_| ()));
+        assert!(
+            msg.contains("there is no current timerloop EventLoop"),
+            "{msg}"
+        );
+        let mut lp = EventLoop::with_virtual_clock();
+        let h = lp.spawn(async {
+            EventLoop::with_current(|_| EventLoop::with_current(|_| ()));
+        });
+        let err = lp.block_on(h).unwrap().unwrap_err();
+        assert!(
+            err.panic_message().unwrap().contains("does not nest"),
+            "{err}"
+        );
+        let msg = std::rc::Rc::new(std::cell::RefCell::new(String::new()));
+        let m = msg.clone();
+        lp.set_timeout(1, move |_| {
+            *m.borrow_mut() = panic_of(|| EventLoop::with_current(|_| ()));
+        });
+        lp.run().unwrap();
+        assert!(msg.borrow().contains("already lent"), "{}", msg.borrow());
+        // After all that, the loop works.
+        assert_eq!(lp.block_on(async { 4 }).unwrap(), 4);
+    });
+}
+
+#[test]
+fn spawn_or_sleep_on_a_thread_without_a_loop_panics() {
+    within(|| {
+        let msg = panic_of(|| task::spawn(async {}));
+        assert!(msg.contains("no current timerloop EventLoop"), "{msg}");
+        let msg = panic_of(|| time::sleep(ms(1)));
+        assert!(msg.contains("no current"), "{msg}");
+        // Spawning from another thread goes through a Remote.
+        let mut lp = EventLoop::with_virtual_clock();
+        let remote = lp.remote();
+        let t = std::thread::spawn(move || {
+            remote
+                .post(|lp: &mut EventLoop| {
+                    lp.spawn(async {});
+                })
+                .unwrap();
+        });
+        t.join().unwrap();
+        lp.run().unwrap();
+        assert_eq!(lp.stats().tasks, 0, "the posted spawn ran to completion");
+    });
+}
+
+#[test]
+fn a_join_handle_outliving_its_loop_is_cancelled() {
+    within(|| {
+        let mut lp = EventLoop::with_virtual_clock();
+        let pending = lp.spawn(async { time::sleep(ms(100)).await });
+        let never_polled = lp.spawn(async { 5 });
+        drop(lp);
+        // The loop dropped the tasks: their handles complete, cancelled.
+        for r in [
+            poll_once(pending),
+            poll_once(async move { never_polled.await.map(|_| ()) }),
+        ] {
+            let Poll::Ready(Err(e)) = r else {
+                panic!("{r:?}");
+            };
+            assert!(e.is_cancelled());
+        }
+        // Awaited in another loop, the same.
+        let mut first = EventLoop::with_virtual_clock();
+        let h = first.spawn(std::future::pending::<()>());
+        drop(first);
+        let mut second = EventLoop::with_virtual_clock();
+        assert!(second.block_on(h).unwrap().unwrap_err().is_cancelled());
+    });
+}
+
+#[test]
+fn posting_to_a_dropped_loop_is_closed() {
+    let mut lp = EventLoop::with_virtual_clock();
+    let remote = lp.remote();
+    drop(lp);
+    let r = std::thread::spawn(move || remote.post(|_: &mut EventLoop| ()))
+        .join()
+        .unwrap();
+    assert!(matches!(r, Err(PostError::Closed)), "{r:?}");
+}
+
+#[test]
+fn keepalive_released_from_another_thread_lets_run_return() {
+    within(|| {
+        let sem = Arc::new(Semaphore::new(1));
+        sem.try_acquire(1).unwrap().forget();
+        let mut lp = EventLoop::new();
+        let mut acq = Box::pin(sem.clone().acquire_owned(1));
+        let (tx, rx) = mpsc::channel();
+        // Queued while a loop is current: it keeps the loop alive. Then it
+        // moves to another thread and is dropped there (cancelled).
+        lp.spawn(async move {
+            std::future::poll_fn(|_| {
+                let mut cx = Context::from_waker(Waker::noop());
+                assert!(acq.as_mut().poll(&mut cx).is_pending());
+                Poll::Ready(())
+            })
+            .await;
+            tx.send(acq).unwrap();
+        });
+        let t = std::thread::spawn(move || {
+            let acq = rx.recv().unwrap();
+            std::thread::sleep(ms(50));
+            drop(acq);
+        });
+        let t0 = StdInstant::now();
+        lp.run().unwrap(); // hung here before the release became a message
+        assert!(t0.elapsed() >= ms(40), "{:?}", t0.elapsed());
+        t.join().unwrap();
+        assert_eq!(sem.available(), 0);
+    });
+}
+
+/// Alone on a virtual clock, a sleep of `Duration::MAX` is the last timer
+/// of loop time: the clock jumps to `u64::MAX` ms and it completes (on a
+/// real clock it waits, as asked). No panic, no overflow, no hang.
+#[test]
+fn sleep_of_duration_max_alone_ends_loop_time() {
+    within(|| {
+        let mut lp = EventLoop::with_virtual_clock();
+        lp.block_on(async { time::sleep(Duration::MAX).await })
+            .unwrap();
+        assert_eq!(lp.now(), u64::MAX);
+    });
+}
+
+/// A task's waker that outlives its loop wakes nothing, from the loop's
+/// thread or another; aborting the task's handle then does nothing.
+#[test]
+fn wakers_and_handles_of_a_dropped_loop_are_inert() {
+    within(|| {
+        let slot: Arc<std::sync::Mutex<Option<Waker>>> = Arc::default();
+        let mut lp = EventLoop::with_virtual_clock();
+        let s = slot.clone();
+        let h = lp.spawn(std::future::poll_fn(move |cx| {
+            *s.lock().unwrap() = Some(cx.waker().clone());
+            Poll::<()>::Pending
+        }));
+        lp.run().unwrap();
+        let waker = slot.lock().unwrap().take().expect("the task was polled");
+        drop(lp);
+        waker.wake_by_ref(); // the loop's thread: no loop to queue on
+        let w = waker.clone();
+        std::thread::spawn(move || w.wake()).join().unwrap(); // Closed, ignored
+        h.abort();
+        assert!(h.is_finished());
+        assert!(poll_once(h).is_ready());
+    });
+}
