@@ -69,3 +69,22 @@ proptest! {
         }
     }
 }
+
+/// Replays the `semaphore` fuzz target's saved inputs
+/// (`fuzz/regressions/semaphore-*.bin`) through the same model.
+#[test]
+fn fuzz_regressions_replay() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions");
+    for entry in std::fs::read_dir(&dir).expect("fuzz/regressions") {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if !name.starts_with("semaphore-") {
+            continue;
+        }
+        let data = std::fs::read(&path).unwrap();
+        let (size, ops) = sem_model::decode(&data);
+        if let Err(e) = sem_model::exec(size, &ops) {
+            panic!("{name}: {e}");
+        }
+    }
+}
