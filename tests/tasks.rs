@@ -345,6 +345,39 @@ fn a_wake_from_another_thread() {
     assert!(start.elapsed() >= ms(25));
 }
 
+/// A waker called on the loop's thread while the loop is not running
+/// (between two runs, or in `EventLoop::scope`) queues the task as main-body
+/// work: the next run polls it even when nothing else keeps the loop alive.
+/// Found by the executor model (`tests/executor_model.rs`): the wake was
+/// queued, but `run` drained the microtask queue only when a tick or
+/// microtask had been queued from outside, so the task stayed unpolled.
+#[test]
+fn a_wake_between_runs_is_polled_by_the_next_run() {
+    let slot: Rc<RefCell<Option<Waker>>> = Rc::default();
+    let polls = Rc::new(Cell::new(0));
+    let mut lp = EventLoop::with_virtual_clock();
+    let (s, p) = (slot.clone(), polls.clone());
+    let h = lp.spawn(poll_fn(move |cx| {
+        p.set(p.get() + 1);
+        *s.borrow_mut() = Some(cx.waker().clone());
+        if p.get() == 3 {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }));
+    lp.run().unwrap();
+    assert_eq!(polls.get(), 1);
+    slot.borrow_mut().take().unwrap().wake();
+    lp.run().unwrap();
+    assert_eq!(polls.get(), 2, "woken outside the loop, polled by run()");
+    let w = slot.borrow_mut().take().unwrap();
+    lp.scope(|| w.wake());
+    lp.run_nowait().unwrap();
+    assert_eq!(polls.get(), 3, "woken in scope(), polled by run_nowait()");
+    assert!(h.is_finished());
+}
+
 /// Dropping the loop drops its tasks' futures (and what they hold).
 #[test]
 fn dropping_the_loop_drops_task_futures() {

@@ -1,6 +1,6 @@
-//! The bodies of the fuzz targets `parse` and `ops`, called by the
-//! libFuzzer binaries `fuzz_targets/parse.rs` and `fuzz_targets/ops.rs`
-//! (run with cargo-fuzz on stable Rust; see `README.md`). Saved crash
+//! The bodies of the fuzz targets `parse`, `ops`, `tasks`, `semaphore` and
+//! `io`, called by the libFuzzer binaries in `fuzz_targets/` (run with
+//! cargo-fuzz on stable Rust; see `README.md`). Saved crash
 //! inputs (`regressions/`) are replayed on every `cargo test` of the main
 //! crate by `tests/hostile.rs` (`fuzz_regressions_replay`), through the same
 //! model file as `ops` and the parser, not through this crate.
@@ -10,6 +10,18 @@
 /// The reference model of `tests/properties.rs`, compiled here too.
 #[path = "../../tests/support/model.rs"]
 pub mod model;
+
+/// The executor's reference model (`tests/executor_model.rs`).
+#[path = "../../tests/support/exec_model.rs"]
+pub mod exec_model;
+
+/// The semaphore's reference model (`tests/semaphore_model.rs`).
+#[path = "../../tests/support/sem_model.rs"]
+pub mod sem_model;
+
+/// The I/O API's reference model (`tests/io_model.rs`).
+#[path = "../../tests/support/io_model.rs"]
+pub mod io_model;
 
 use timerloop::script::parse::{Body, Stmt, parse};
 
@@ -72,5 +84,41 @@ pub fn ops_target(data: &[u8]) {
     let ops = model::decode(data);
     if let Err(violations) = model::exec(&ops) {
         panic!("model violated by {ops:?}:\n{violations}");
+    }
+}
+
+/// Target `tasks`: the bytes are decoded into spawns, wakes (here and from
+/// another thread), finishes, sleep resets, timer drops, aborts, handle
+/// drops and run steps (`exec_model::decode`), run on a virtual-clock loop
+/// against the executor model (`exec_model::exec`); any panic or model
+/// violation is a crash.
+pub fn tasks_target(data: &[u8]) {
+    let ops = exec_model::decode(data);
+    if let Err(violations) = exec_model::exec(&ops) {
+        panic!("executor model violated:\n{violations}");
+    }
+}
+
+/// Target `semaphore`: the first byte is the size, the rest acquires of
+/// random weights, polls (here and on another thread), cancels,
+/// `try_acquire`, permit drops, `forget`, `release` (`sem_model::decode`),
+/// checked after every operation by the semaphore model
+/// (`sem_model::exec`).
+pub fn semaphore_target(data: &[u8]) {
+    let (size, ops) = sem_model::decode(data);
+    if let Err(violations) = sem_model::exec(size, &ops) {
+        panic!("semaphore model violated:\n{violations}");
+    }
+}
+
+/// Target `io`: the bytes are decoded into operations of the I/O API on
+/// Unix socket pairs, with timers (`io_model::decode`), checked by the I/O
+/// model (`io_model::exec`): no callback for a closed source, typed errors
+/// for stale handles, nothing left unread, the loop exits once everything
+/// is closed or unrefed.
+pub fn io_target(data: &[u8]) {
+    let (ops, end) = io_model::decode(data);
+    if let Err(violations) = io_model::exec(&ops, end) {
+        panic!("I/O model violated:\n{violations}");
     }
 }

@@ -10,7 +10,9 @@
 //! - **Wakes coalesce.** A task is queued at most once at a time; a task
 //!   that wakes itself while being polled is queued at the back.
 //! - **Wakers are `Send + Sync`.** A wake on the loop's thread queues the
-//!   task at once; a wake from another thread goes through the loop's
+//!   task at once (while the loop is not running, as main-body work: the
+//!   next run polls it first, as it drains ticks queued from outside); a
+//!   wake from another thread goes through the loop's
 //!   cross-thread queue, wakes a blocked poll phase, and the task then runs
 //!   as a microtask after that poll-phase callback.
 //! - **A pending task keeps nothing alive by itself**, as a pending promise
@@ -107,6 +109,7 @@ impl Wake for Header {
         if std::thread::current().id() == self.thread {
             if let Some(shared) = LoopShared::by_id(self.loop_id) {
                 shared.micro.borrow_mut().push_back(Micro::Task(self.key));
+                shared.woke_task.set(true);
             }
         } else {
             let key = self.key;

@@ -81,6 +81,10 @@ pub(crate) struct LoopShared {
     pub(crate) thread: ThreadId,
     pub(crate) clock: Rc<dyn Clock>,
     pub(crate) micro: RefCell<VecDeque<Micro>>,
+    /// A same-thread waker queued a task since the latest microtask
+    /// checkpoint. If that happened while the loop was not running, the
+    /// task is main-body work: the next run drains it first.
+    pub(crate) woke_task: Cell<bool>,
     deferred: RefCell<VecDeque<Deferred>>,
     has_deferred: Cell<bool>,
     /// Reaches the loop from other threads (wakes a blocked poll). Holds
@@ -119,6 +123,7 @@ impl LoopShared {
             thread: std::thread::current().id(),
             clock,
             micro: RefCell::new(VecDeque::new()),
+            woke_task: Cell::new(false),
             deferred: RefCell::new(VecDeque::new()),
             has_deferred: Cell::new(false),
             sender,

@@ -571,7 +571,12 @@ impl EventLoop {
         // its ticks and microtasks drain first, as when Node's bootstrap
         // scope closes; so do those an unhandled failure interrupted. (Ticks
         // a *handled* failure left behind are not: they wait for the next
-        // scope, as in Node.)
+        // scope, as in Node.) A task woken on this thread since the latest
+        // microtask checkpoint was woken outside the loop (a wake inside it
+        // is drained when its callback's scope closes): main-body work too.
+        if self.shared.woke_task.take() {
+            self.ticks.drain_first = true;
+        }
         if self.ticks.drain_first {
             self.close_scope();
         }

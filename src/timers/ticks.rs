@@ -143,6 +143,8 @@ impl EventLoop {
     /// A microtask checkpoint. Each failure is reported where it happens,
     /// as Node's `queueMicrotask` wrapper does; only a fatal one stops it.
     fn run_microtasks(&mut self) -> Flow {
+        // Whatever a waker queued is drained here.
+        self.shared.woke_task.set(false);
         loop {
             let next = self.shared.micro.borrow_mut().pop_front();
             match next {
