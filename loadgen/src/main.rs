@@ -103,6 +103,7 @@
 //! and violations go to stderr. Exit status: 0 no violation, 1 violations,
 //! 2 usage or setup error.
 
+mod soak;
 mod sys;
 mod worker;
 
@@ -222,6 +223,10 @@ fn parse_args() -> Result<Args, String> {
 }
 
 fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    if argv.iter().any(|a| a == "--soak") {
+        return soak::main(&argv);
+    }
     let args = match parse_args() {
         Ok(a) => a,
         Err(msg) => {
