@@ -8,7 +8,14 @@
 //!         [--period-ms P=100] [--duration-s D=10] [--idle-ms MS=1000]
 //!         [--server-pid PID] [--connect-rate R] [--connect-window W=256]
 //!         [--threads T=cores] [--late-ms L=50] [--early-tolerance-ms E=1]
+//! loadgen --soak --addr 127.0.0.1:PORT [...]
 //! ```
+//!
+//! With `--soak`, it is instead the faulty-network soak of issue 14 (peers
+//! that reset, half-close, stall mid-line, trickle bytes, stay silent, with
+//! churn, and the server's RSS and descriptors sampled): see `soak.rs` for
+//! its options, checks and output, and `bench/soak-net`, which runs it.
+//! The rest of this page is about the load mode.
 //!
 //! # What it does
 //!

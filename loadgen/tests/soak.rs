@@ -134,7 +134,7 @@ fn soak(server: &PathBuf, extra: &[&str]) {
     assert_eq!(accepted, num(&report, "connects"), "{extra:?}: {stats}");
     assert_eq!(
         num(&stats, "closed_idle"),
-        num(&report, "idle_closes"),
+        num(&report, "idle_closes_all"),
         "{extra:?}: {stats}"
     );
 }
