@@ -8,7 +8,13 @@
 //! Every line read is written back and refreshes its connection's idle
 //! timer (one Node timeout per connection, refreshed in O(1): all of one
 //! duration share one list). When the timer fires, the server writes
-//! `idle timeout\n` and closes the connection. It prints
+//! `idle timeout\n` and closes the connection. Only a complete line is
+//! activity: bytes of a line not yet ended (a peer trickling one byte at a
+//! time, or stalled mid-line) do not refresh the timer, so the connection
+//! is closed MS after its last complete line. A peer that shuts down its
+//! write side (half-close) gets the echoes of the lines it sent, then the
+//! server closes (as Node's `allowHalfOpen: false`); a peer that resets is
+//! dropped at once. Both count as closed by the peer. It prints
 //! `listening on 127.0.0.1:PORT` once ready (PORT 0 picks a free port);
 //! on SIGINT or SIGTERM (watched by the loop itself through
 //! `signal-hook-mio`) it prints
@@ -222,6 +228,10 @@ struct Conn {
     paused: bool,
     /// Close once the output is written (after `idle timeout`).
     closing: bool,
+    /// The peer shut its write side (EOF): nothing more is read; the
+    /// echoes of the lines it sent are written, then the connection is
+    /// closed as closed by its peer.
+    peer_eof: bool,
 }
 
 impl mio::event::Source for Conn {
@@ -302,7 +312,10 @@ impl Conn {
                 Ok((n, eof)) => {
                     lines = n;
                     if eof && !self.closing {
-                        return (lines, Next::PeerClosed);
+                        // Half-closed (or closed): answer what it sent
+                        // first, as Node's `allowHalfOpen: false` does.
+                        self.peer_eof = true;
+                        self.paused = true;
                     }
                 }
                 Err(_) => return (lines, Next::PeerClosed),
@@ -311,13 +324,14 @@ impl Conn {
         if self.flush().is_err() {
             return (lines, Next::PeerClosed);
         }
-        if self.paused && self.output.len() <= HIGH_WATER / 2 {
+        if self.paused && !self.peer_eof && self.output.len() <= HIGH_WATER / 2 {
             self.paused = false;
             // Edge-triggered: read what arrived while paused.
             if let Ok((n, eof)) = self.read_lines() {
                 lines += n;
                 if eof && !self.closing {
-                    return (lines, Next::PeerClosed);
+                    self.peer_eof = true;
+                    self.paused = true;
                 }
             }
             if self.flush().is_err() {
@@ -326,6 +340,9 @@ impl Conn {
         }
         if self.closing && self.output.is_empty() {
             return (lines, Next::Done);
+        }
+        if self.peer_eof && self.output.is_empty() {
+            return (lines, Next::PeerClosed);
         }
         (lines, Next::Open)
     }
@@ -381,6 +398,7 @@ fn accept(
         writing: false,
         paused: false,
         closing: false,
+        peer_eof: false,
     };
     let c = counters.clone();
     let h = match lp.insert_io(conn, Interest::READABLE, move |lp, conn, ev| {
@@ -425,6 +443,13 @@ fn on_idle(lp: &mut EventLoop, h: IoHandle, counters: &Counters) {
         return;
     };
     conn.timer = None;
+    if conn.peer_eof {
+        // Half-closed and not reading its echoes for a whole idle period:
+        // they cannot be written, nor can the goodbye.
+        counters.closed(true);
+        let _ = lp.close_io(h);
+        return;
+    }
     conn.output.extend_from_slice(b"idle timeout\n");
     conn.closing = true;
     conn.paused = true; // nothing more is read or echoed

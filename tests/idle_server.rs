@@ -222,3 +222,35 @@ fn peers_that_leave_are_counted() {
         );
     }
 }
+
+/// A peer that half-closes (shuts down its write side right after its
+/// lines) gets every echo, then EOF, before any idle timeout, and is
+/// counted as closed by its peer. The callback server used to close at
+/// the EOF it read together with the lines, dropping their echoes
+/// (found by the faulty-network soak, `bench/soak-net`).
+#[test]
+fn half_close_gets_its_echoes_then_eof() {
+    for extra in [&[][..], &["--async"][..]] {
+        let server = start(extra);
+        for _ in 0..20 {
+            let mut s = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+            let t = Instant::now();
+            // One write, so that the lines and the FIN arrive together.
+            s.write_all(b"one\ntwo\nthree\nunfinished").unwrap();
+            s.shutdown(std::net::Shutdown::Write).unwrap();
+            let mut got = String::new();
+            s.read_to_string(&mut got).unwrap();
+            assert_eq!(got, "one\ntwo\nthree\n", "{extra:?}");
+            assert!(
+                t.elapsed() < Duration::from_millis(IDLE_MS),
+                "{extra:?}: closed by the idle timer, not at the half-close"
+            );
+        }
+        let stats = server.stop();
+        assert!(
+            stats.starts_with("accepted=20 closed_idle=0 closed_by_peer=20 max_open="),
+            "{extra:?}: {stats}"
+        );
+    }
+}

@@ -8,7 +8,14 @@
 //!         [--period-ms P=100] [--duration-s D=10] [--idle-ms MS=1000]
 //!         [--server-pid PID] [--connect-rate R] [--connect-window W=256]
 //!         [--threads T=cores] [--late-ms L=50] [--early-tolerance-ms E=1]
+//! loadgen --soak --addr 127.0.0.1:PORT [...]
 //! ```
+//!
+//! With `--soak`, it is instead the faulty-network soak of issue 14 (peers
+//! that reset, half-close, stall mid-line, trickle bytes, stay silent, with
+//! churn, and the server's RSS and descriptors sampled): see `soak.rs` for
+//! its options, checks and output, and `bench/soak-net`, which runs it.
+//! The rest of this page is about the load mode.
 //!
 //! # What it does
 //!
@@ -103,6 +110,7 @@
 //! and violations go to stderr. Exit status: 0 no violation, 1 violations,
 //! 2 usage or setup error.
 
+mod soak;
 mod sys;
 mod worker;
 
@@ -222,6 +230,10 @@ fn parse_args() -> Result<Args, String> {
 }
 
 fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    if argv.iter().any(|a| a == "--soak") {
+        return soak::main(&argv);
+    }
     let args = match parse_args() {
         Ok(a) => a,
         Err(msg) => {
