@@ -2,16 +2,16 @@
 //!
 //! One file of about 730 lines (a third of them tests), on purpose: the
 //! tokenizer, the parser and the semantic checks mirror the Node
-//! translator's single parser in `fixtures/node/tl.js`, and keeping them
+//! translator's single parser (the repository's `tl.js`), and keeping them
 //! side by side keeps that mirror checkable.
 //!
-//! The format is described in `timer-scripts.md`; in short, a script is a
+//! In short, a script is a
 //! sequence of statements such as `timeout a 10 { log a }`, and a body is
 //! `{ statement* }`.
 //!
 //! Ground rules:
 //!
-//! The parser mirrors the Node translator (`fixtures/node/tl.js`) token for
+//! The parser mirrors the Node translator (`tl.js`) token for
 //! token and message for message, so a malformed script gets the same
 //! `FILE:LINE:COL: message` from both:
 //!

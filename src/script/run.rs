@@ -1,7 +1,7 @@
 //! The interpreter: runs a parsed [`Script`] on an [`EventLoop`].
 //!
 //! Each statement maps onto the crate's public API exactly as the Node
-//! translator (`fixtures/node/tl.js`) maps it onto Node's, so that both
+//! translator (the repository's `tl.js`) maps it onto Node's, so that both
 //! print the same lines:
 //!
 //! | statement | here |
