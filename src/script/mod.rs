@@ -7,6 +7,14 @@
 //! clock. The same script runs on Node through the repository's Node
 //! translator (`tl.js`, not part of this package), and the two outputs must
 //! be identical.
+//!
+//! # Examples
+//!
+//! ```
+//! use timerloop::script::{parse, run};
+//! let script = parse::parse("tie.tl", "timeout a 2 { log a }\nimmediate i { log i }\n").unwrap();
+//! assert_eq!(run::run_to_lines(&script, true).unwrap(), ["i", "a"]);
+//! ```
 #![forbid(unsafe_code)]
 
 pub mod parse;

@@ -19,6 +19,20 @@
 //!
 //! Every callback made by a `timeout`/`interval`/`immediate`/`tick`/
 //! `microtask`/`io` statement counts its own runs, which `nth` reads.
+//!
+//! # Examples
+//!
+//! ```
+//! use std::{cell::RefCell, rc::Rc};
+//! use timerloop::{EventLoop, script::{parse::parse, run::run}};
+//! let script = parse("t.tl", "timeout a 5 { log a tick { log t } }\nlog main\n").unwrap();
+//! let out = Rc::new(RefCell::new(Vec::new()));
+//! let o = out.clone();
+//! let mut lp = EventLoop::with_virtual_clock();
+//! run(&script, &mut lp, move |line| o.borrow_mut().push(line.to_string())).unwrap();
+//! lp.run().unwrap();
+//! assert_eq!(*out.borrow(), ["main", "a", "t"]);
+//! ```
 
 use std::cell::RefCell;
 use std::rc::Rc;
