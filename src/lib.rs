@@ -58,14 +58,16 @@
 //! only be run through [`EventLoop`], whose guarantees (the main-body
 //! drain, resuming after a failure) a direct run would skip.
 //!
-//! The rules the crate implements are in `docs/node-semantics.md` in the
-//! repository; rule ids in these docs (R5.4, §10, ...) refer to it.
+//! The rules the crate implements are in `docs/node-semantics.md`, which
+//! ships with the crate's source, as does the guide (`docs/guide/`); rule
+//! ids in these docs (R5.4, §10, ...) refer to it.
 // One module lends the loop through a scoped pointer (timers/current.rs,
 // with its safety argument); everything else is safe code: denied here,
 // and forbidden (no `allow` can reopen it) in every module that stays
 // safe.
 #![deny(unsafe_code)]
-#![warn(missing_docs, missing_debug_implementations)]
+#![deny(missing_docs)]
+#![warn(missing_debug_implementations)]
 
 mod collections;
 pub mod net;
@@ -93,3 +95,23 @@ pub use mio;
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
+
+/// The guide's Rust examples (docs/guide/, shipped in the package so that
+/// the packaged crate runs them too), compiled and run as doctests. The
+/// JavaScript chapter, whose examples need `timerloop-js`, is tested by
+/// .ci/run with `rustdoc --test` against that crate.
+#[cfg(doctest)]
+mod guide {
+    #[doc = include_str!("../docs/guide/README.md")]
+    struct Index;
+    #[doc = include_str!("../docs/guide/node.md")]
+    struct Node;
+    #[doc = include_str!("../docs/guide/tokio.md")]
+    struct Tokio;
+    #[doc = include_str!("../docs/guide/go-dotnet.md")]
+    struct GoDotnet;
+    #[doc = include_str!("../docs/guide/testing.md")]
+    struct Testing;
+    #[doc = include_str!("../docs/guide/threads.md")]
+    struct Threads;
+}

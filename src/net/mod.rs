@@ -20,6 +20,26 @@
 //! Names and shapes follow `tokio::net` (`bind(..).await`, `accept()`,
 //! `connect(..).await`), with inherent `read`, `write` and `write_all`
 //! instead of tokio's `AsyncRead`/`AsyncWrite` traits.
+//!
+//! # Examples
+//!
+//! ```
+//! use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+//! let mut lp = EventLoop::new();
+//! lp.block_on(async {
+//!     let l = TcpListener::bind("127.0.0.1:0").await?;
+//!     let mut c = TcpStream::connect(l.local_addr()?).await?;
+//!     let (mut s, peer) = l.accept().await?;
+//!     assert_eq!(peer, c.local_addr()?);
+//!     c.write_all(b"hello").await?;
+//!     let mut buf = [0; 5];
+//!     let n = s.read(&mut buf).await?;
+//!     assert_eq!(&buf[..n], b"hello");
+//!     std::io::Result::Ok(())
+//! })
+//! .unwrap()
+//! .unwrap();
+//! ```
 #![forbid(unsafe_code)]
 
 mod tcp;

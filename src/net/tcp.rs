@@ -128,6 +128,22 @@ impl TcpListener {
     ///
     /// The OS error of `accept` (running out of descriptors, for one); the
     /// listener stays usable.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (mut s, _) = l.accept().await?;
+    ///     assert_eq!(s.peer_addr()?, c.local_addr()?);
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
     pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
         poll_fn(|cx| self.poll_accept(cx)).await
     }
@@ -137,6 +153,24 @@ impl TcpListener {
     /// # Errors
     ///
     /// As [`accept`](Self::accept).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (mut s, _) = l.accept().await?;
+    ///     let _c2 = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (_s2, peer) = std::future::poll_fn(|cx| l.poll_accept(cx)).await?;
+    ///     let _ = (&mut s, &mut c, peer);
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
         self.io
             .poll_io(cx, Dir::Read, |l| l.accept())
@@ -148,6 +182,23 @@ impl TcpListener {
     /// # Errors
     ///
     /// The OS error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (mut s, _) = l.accept().await?;
+    ///     assert_eq!(l.local_addr()?.ip(), std::net::Ipv4Addr::LOCALHOST);
+    ///     let _ = (&mut s, &mut c);
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.io.source().local_addr()
     }
@@ -158,6 +209,27 @@ impl TcpListener {
 /// closes it.
 ///
 /// See [`TcpListener`] for an example.
+///
+/// # Examples
+///
+/// ```
+/// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+/// let mut lp = EventLoop::new();
+/// lp.block_on(async {
+///     let l = TcpListener::bind("127.0.0.1:0").await?;
+///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+///     let (mut s, _) = l.accept().await?;
+///     c.write_all(b"ping").await?;
+///     let mut buf = [0; 4];
+///     let n = s.read(&mut buf).await?;
+///     s.write_all(&buf[..n]).await?;
+///     c.read(&mut buf).await?;
+///     assert_eq!(&buf, b"ping");
+///     std::io::Result::Ok(())
+/// })
+/// .unwrap()
+/// .unwrap();
+/// ```
 pub struct TcpStream {
     io: Registration<mio::net::TcpStream>,
 }
@@ -243,6 +315,17 @@ impl TcpStream {
     /// # Panics
     ///
     /// If no loop is current on this thread.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::TcpStream};
+    /// let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    /// let std_stream = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    /// let mut lp = EventLoop::new();
+    /// let s = lp.scope(|| TcpStream::from_std(std_stream)).unwrap();
+    /// assert_eq!(s.peer_addr().unwrap(), listener.local_addr().unwrap());
+    /// ```
     pub fn from_std(stream: std::net::TcpStream) -> io::Result<TcpStream> {
         stream.set_nonblocking(true)?;
         Ok(TcpStream::from_mio(mio::net::TcpStream::from_std(stream)))
@@ -253,6 +336,27 @@ impl TcpStream {
     /// # Errors
     ///
     /// The OS error (reset by the peer, for one).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (mut s, _) = l.accept().await?;
+    ///     c.write_all(b"hi").await?;
+    ///     let mut buf = [0; 8];
+    ///     let n = s.read(&mut buf).await?;
+    ///     assert_eq!(&buf[..n], b"hi");
+    ///     drop(c);
+    ///     assert_eq!(s.read(&mut buf).await?, 0); // end of stream
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
     pub async fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         poll_fn(|cx| self.poll_read(cx, buf)).await
     }
@@ -262,6 +366,25 @@ impl TcpStream {
     /// # Errors
     ///
     /// As [`read`](Self::read).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (mut s, _) = l.accept().await?;
+    ///     c.write_all(b"hi").await?;
+    ///     let mut buf = [0; 8];
+    ///     let n = std::future::poll_fn(|cx| s.poll_read(cx, &mut buf)).await?;
+    ///     assert_eq!(&buf[..n], b"hi");
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
     pub fn poll_read(&mut self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
         self.io.poll_io(cx, Dir::Read, |s| s.read(buf))
     }
@@ -273,6 +396,26 @@ impl TcpStream {
     /// # Errors
     ///
     /// The OS error (a broken pipe, for one).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (mut s, _) = l.accept().await?;
+    ///     let n = c.write(b"hello").await?;
+    ///     assert!(n > 0);
+    ///     let mut buf = [0; 8];
+    ///     let got = s.read(&mut buf).await?;
+    ///     assert_eq!(&buf[..got], &b"hello"[..got]);
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
     pub async fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         poll_fn(|cx| self.poll_write(cx, buf)).await
     }
@@ -282,6 +425,25 @@ impl TcpStream {
     /// # Errors
     ///
     /// As [`write`](Self::write).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (mut s, _) = l.accept().await?;
+    ///     let n = std::future::poll_fn(|cx| c.poll_write(cx, b"hello")).await?;
+    ///     assert!(n > 0);
+    ///     let mut buf = [0; 8];
+    ///     assert!(s.read(&mut buf).await? > 0);
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
     pub fn poll_write(&mut self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         self.io.poll_io(cx, Dir::Write, |s| s.write(buf))
     }
@@ -293,6 +455,30 @@ impl TcpStream {
     ///
     /// The OS error; [`io::ErrorKind::WriteZero`] if the socket accepts no
     /// more bytes. What was written before the error stays written.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (mut s, _) = l.accept().await?;
+    ///     let big = vec![7u8; 1 << 20]; // more than the socket buffers hold
+    ///     let writer = timerloop::task::spawn(async move { c.write_all(&big).await });
+    ///     let mut total = 0;
+    ///     let mut buf = [0; 65536];
+    ///     while total < 1 << 20 {
+    ///         total += s.read(&mut buf).await?;
+    ///     }
+    ///     writer.await.unwrap()?;
+    ///     assert_eq!(total, 1 << 20);
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
     pub async fn write_all(&mut self, mut buf: &[u8]) -> io::Result<()> {
         while !buf.is_empty() {
             match self.write(buf).await? {
@@ -308,6 +494,24 @@ impl TcpStream {
     /// # Errors
     ///
     /// The OS error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (mut s, _) = l.accept().await?;
+    ///     c.shutdown(std::net::Shutdown::Write)?;
+    ///     let mut buf = [0; 8];
+    ///     assert_eq!(s.read(&mut buf).await?, 0); // the peer sees end of stream
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
     pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
         self.io.source().shutdown(how)
     }
@@ -317,6 +521,25 @@ impl TcpStream {
     /// # Errors
     ///
     /// The OS error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (mut s, _) = l.accept().await?;
+    ///     c.set_nodelay(true)?;
+    ///     c.write_all(b"small").await?;
+    ///     let mut buf = [0; 8];
+    ///     assert_eq!(s.read(&mut buf).await?, 5);
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
     pub fn set_nodelay(&self, nodelay: bool) -> io::Result<()> {
         self.io.source().set_nodelay(nodelay)
     }
@@ -326,6 +549,22 @@ impl TcpStream {
     /// # Errors
     ///
     /// The OS error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (mut s, _) = l.accept().await?;
+    ///     assert_eq!(c.local_addr()?, s.peer_addr()?);
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.io.source().local_addr()
     }
@@ -335,6 +574,23 @@ impl TcpStream {
     /// # Errors
     ///
     /// The OS error (not connected).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (mut s, _) = l.accept().await?;
+    ///     assert_eq!(c.peer_addr()?, l.local_addr()?);
+    ///     let _ = &mut s;
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
         self.io.source().peer_addr()
     }

@@ -2,16 +2,16 @@
 //!
 //! One file of about 730 lines (a third of them tests), on purpose: the
 //! tokenizer, the parser and the semantic checks mirror the Node
-//! translator's single parser in `fixtures/node/tl.js`, and keeping them
+//! translator's single parser (the repository's `tl.js`), and keeping them
 //! side by side keeps that mirror checkable.
 //!
-//! The format is described in `timer-scripts.md`; in short, a script is a
+//! In short, a script is a
 //! sequence of statements such as `timeout a 10 { log a }`, and a body is
 //! `{ statement* }`.
 //!
 //! Ground rules:
 //!
-//! The parser mirrors the Node translator (`fixtures/node/tl.js`) token for
+//! The parser mirrors the Node translator (`tl.js`) token for
 //! token and message for message, so a malformed script gets the same
 //! `FILE:LINE:COL: message` from both:
 //!
@@ -30,6 +30,18 @@
 //!   statement declares is a timer name.
 //! - Parsing never panics, and bodies nested deeper than [`MAX_DEPTH`] are
 //!   an error rather than a stack overflow.
+//!
+//! # Examples
+//!
+//! ```
+//! use timerloop::script::parse::{NameKind, Stmt, parse};
+//! let s = parse("x.tl", "timeout t 10 { log hi }\nimmediate i { }\n").unwrap();
+//! assert_eq!(s.names[0].name, "t");
+//! assert_eq!(s.names[1].kind, NameKind::Immediate);
+//! assert!(matches!(&s.body[0], Stmt::Timeout { delay, .. } if *delay == 10.0));
+//! let err = parse("bad.tl", "timeout t { }").unwrap_err();
+//! assert!(err.to_string().starts_with("bad.tl:1:"));
+//! ```
 
 use std::collections::HashMap;
 use std::fmt;
@@ -39,17 +51,44 @@ use std::rc::Rc;
 ///
 /// Each `{` opens one level. A script that nests deeper gets a
 /// [`ParseError`] at the `{` that crosses the limit.
+///
+/// # Examples
+///
+/// ```
+/// use timerloop::script::parse::{MAX_DEPTH, parse};
+/// let nested = |n: usize| format!("{}log x {}", "tick { ".repeat(n), "} ".repeat(n));
+/// assert!(parse("ok.tl", &nested(MAX_DEPTH)).is_ok());
+/// assert!(parse("deep.tl", &nested(MAX_DEPTH + 1)).is_err()); // an error, not a stack overflow
+/// ```
 pub const MAX_DEPTH: usize = 200;
 
 /// A sequence of statements: a script's top level or a callback's body.
 ///
 /// Bodies are reference counted so that an interpreter can hand a body to a
 /// callback without copying it.
+///
+/// # Examples
+///
+/// ```
+/// use timerloop::script::parse::{Body, parse};
+/// let s = parse("x.tl", "log a\nlog b\n").unwrap();
+/// let body: &Body = &s.body;
+/// assert_eq!(body.len(), 2);
+/// ```
 pub type Body = Rc<[Stmt]>;
 
 /// One statement of a timer script.
 ///
 /// Names are indexes into [`Script::names`].
+///
+/// # Examples
+///
+/// ```
+/// use timerloop::script::parse::{Stmt, parse};
+/// let s = parse("x.tl", "log hello\nclear t\n").unwrap();
+/// assert!(matches!(&s.body[0], Stmt::Log(w) if &**w == "hello"));
+/// assert!(matches!(s.body[1], Stmt::Clear(0)));
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub enum Stmt {
     /// `log WORD`: print WORD on a line of its own.
@@ -126,6 +165,15 @@ enum Where {
 }
 
 /// Which kind of handle a name holds.
+///
+/// # Examples
+///
+/// ```
+/// use timerloop::script::parse::{NameKind, parse};
+/// let s = parse("x.tl", "immediate i { }\nclear t\n").unwrap();
+/// assert_eq!(s.names[0].kind, NameKind::Immediate);
+/// assert_eq!(s.names[1].kind, NameKind::Timer); // bound by no statement
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum NameKind {
     /// A timeout or an interval (also the kind of a name no statement binds).
@@ -135,6 +183,14 @@ pub enum NameKind {
 }
 
 /// An interned name of a script.
+///
+/// # Examples
+///
+/// ```
+/// use timerloop::script::parse::{NameInfo, NameKind, parse};
+/// let s = parse("x.tl", "timeout t 1 { }").unwrap();
+/// assert_eq!(s.names, [NameInfo { name: "t".into(), kind: NameKind::Timer }]);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NameInfo {
     /// The name as written in the script.
@@ -144,6 +200,15 @@ pub struct NameInfo {
 }
 
 /// A parsed timer script.
+///
+/// # Examples
+///
+/// ```
+/// use timerloop::script::parse::parse;
+/// let s = parse("x.tl", "# virtual-only\ntimeout t 1 { log t }\n").unwrap();
+/// assert!(s.virtual_only);
+/// assert_eq!((s.body.len(), s.names.len()), (1, 1));
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Script {
     /// The top-level statements.
@@ -175,6 +240,15 @@ impl Script {
 /// Why a script could not be parsed, and where.
 ///
 /// Displays as `FILE:LINE:COL: message`.
+///
+/// # Examples
+///
+/// ```
+/// use timerloop::script::parse::parse;
+/// let err = parse("bad.tl", "log a\ntimeout t x { }\n").unwrap_err(); // x is no delay
+/// assert_eq!((err.file.as_str(), err.line), ("bad.tl", 2));
+/// assert!(err.to_string().starts_with("bad.tl:2:"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParseError {
     /// The file name given to [`parse`].

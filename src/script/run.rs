@@ -1,7 +1,7 @@
 //! The interpreter: runs a parsed [`Script`] on an [`EventLoop`].
 //!
 //! Each statement maps onto the crate's public API exactly as the Node
-//! translator (`fixtures/node/tl.js`) maps it onto Node's, so that both
+//! translator (the repository's `tl.js`) maps it onto Node's, so that both
 //! print the same lines:
 //!
 //! | statement | here |
@@ -19,6 +19,20 @@
 //!
 //! Every callback made by a `timeout`/`interval`/`immediate`/`tick`/
 //! `microtask`/`io` statement counts its own runs, which `nth` reads.
+//!
+//! # Examples
+//!
+//! ```
+//! use std::{cell::RefCell, rc::Rc};
+//! use timerloop::{EventLoop, script::{parse::parse, run::run}};
+//! let script = parse("t.tl", "timeout a 5 { log a tick { log t } }\nlog main\n").unwrap();
+//! let out = Rc::new(RefCell::new(Vec::new()));
+//! let o = out.clone();
+//! let mut lp = EventLoop::with_virtual_clock();
+//! run(&script, &mut lp, move |line| o.borrow_mut().push(line.to_string())).unwrap();
+//! lp.run().unwrap();
+//! assert_eq!(*out.borrow(), ["main", "a", "t"]);
+//! ```
 
 use std::cell::RefCell;
 use std::rc::Rc;

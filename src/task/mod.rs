@@ -28,6 +28,26 @@
 //! - **Dropping** a `JoinHandle` detaches its task; [`JoinHandle::abort`]
 //!   drops the task's future (and with it its timers) at the loop's next
 //!   flush point, at the latest when the current callback returns.
+//!
+//! # Examples
+//!
+//! ```
+//! use std::time::Duration;
+//! use timerloop::{EventLoop, task, time};
+//! let mut lp = EventLoop::with_virtual_clock();
+//! let sum = lp
+//!     .block_on(async {
+//!         let a = task::spawn(async {
+//!             time::sleep(Duration::from_millis(10)).await;
+//!             1
+//!         });
+//!         let b = task::spawn(async { 2 });
+//!         task::yield_now().await;
+//!         a.await.unwrap() + b.await.unwrap()
+//!     })
+//!     .unwrap();
+//! assert_eq!((sum, lp.now()), (3, 10));
+//! ```
 #![forbid(unsafe_code)]
 
 mod join;
@@ -187,6 +207,25 @@ pub(crate) fn wake_stored(slot: &std::cell::RefCell<Option<Waker>>) {
 
 /// A future that is ready on its second poll: one microtask hop, like
 /// `await null` in JavaScript. Made by [`yield_now`].
+///
+/// # Examples
+///
+/// ```
+/// use std::{cell::RefCell, rc::Rc};
+/// use timerloop::{EventLoop, task};
+/// let log = Rc::new(RefCell::new(Vec::new()));
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let l = log.clone();
+/// lp.spawn(async move {
+///     l.borrow_mut().push("task");
+///     task::yield_now().await; // one microtask hop
+///     l.borrow_mut().push("task again");
+/// });
+/// let l = log.clone();
+/// lp.queue_microtask(move |_| l.borrow_mut().push("microtask"));
+/// lp.run().unwrap();
+/// assert_eq!(*log.borrow(), ["task", "microtask", "task again"]);
+/// ```
 #[derive(Debug)]
 #[must_use = "futures do nothing unless awaited"]
 pub struct YieldNow {

@@ -50,6 +50,32 @@
 //! they ran; on a virtual clock that runs freely, the loop stops at each
 //! deadline in turn, and each callback sees its own deadline, as under
 //! `FakeTimeProvider`.
+//!
+//! # Examples
+//!
+//! ```
+//! use std::{cell::RefCell, rc::Rc, time::Duration};
+//! use timerloop::{EventLoop, time::dotnet::Timer};
+//! let ms = Duration::from_millis;
+//! let runs = Rc::new(RefCell::new(Vec::new()));
+//! let mut lp = EventLoop::with_virtual_clock();
+//! let r = runs.clone();
+//! let timer = lp.scope(|| {
+//!     Timer::new(
+//!         move |lp, t| {
+//!             r.borrow_mut().push(lp.now());
+//!             if r.borrow().len() == 3 {
+//!                 t.dispose();
+//!             }
+//!         },
+//!         Some(ms(5)),  // due
+//!         Some(ms(10)), // period
+//!     )
+//! });
+//! lp.run().unwrap();
+//! assert_eq!(*runs.borrow(), [5, 15, 25]);
+//! assert!(timer.is_disposed());
+//! ```
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -616,6 +642,24 @@ impl PeriodicTimer {
 
 /// The future of [`PeriodicTimer::wait_for_next_tick`]: `true` at the next
 /// tick, `false` once the timer is disposed.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use timerloop::{EventLoop, time::dotnet::PeriodicTimer};
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let ticks = lp
+///     .block_on(async {
+///         let mut t = PeriodicTimer::new(Duration::from_millis(10)).unwrap();
+///         let first = t.wait_for_next_tick().await;
+///         t.dispose();
+///         (first, t.wait_for_next_tick().await)
+///     })
+///     .unwrap();
+/// assert_eq!(ticks, (true, false));
+/// assert_eq!(lp.now(), 10);
+/// ```
 #[must_use = "futures do nothing unless awaited"]
 pub struct WaitForNextTick<'a> {
     timer: &'a mut PeriodicTimer,

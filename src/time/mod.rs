@@ -49,6 +49,26 @@
 //!   Delay:  0 ... 300 ...... 600(at 950) 1250 1550 ...
 //!   Skip:   0 ... 300 ...... 600(at 950) 1200 1500 ...
 //! ```
+//!
+//! # Examples
+//!
+//! ```
+//! use std::time::Duration;
+//! use timerloop::{EventLoop, time};
+//! let mut lp = EventLoop::with_virtual_clock();
+//! lp.block_on(async {
+//!     let start = time::Instant::now();
+//!     time::sleep(Duration::from_millis(20)).await; // a Node timeout of 20 ms
+//!     let never = time::sleep(Duration::from_secs(1));
+//!     let late = time::timeout(Duration::from_millis(5), never).await;
+//!     assert!(late.is_err());
+//!     let mut iv = time::interval(Duration::from_millis(10));
+//!     iv.tick().await; // at once
+//!     iv.tick().await; // 10 ms later
+//!     assert_eq!(start.elapsed(), Duration::from_millis(35));
+//! })
+//! .unwrap();
+//! ```
 #![forbid(unsafe_code)]
 
 pub mod dotnet;
@@ -303,6 +323,25 @@ pin_project_lite::pin_project! {
     /// its output is the inner future's, or [`Elapsed`] if the deadline
     /// came first. The inner future is polled first, so one that is ready
     /// at once wins even against a zero duration.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{EventLoop, time};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let (fast, slow) = lp
+    ///     .block_on(async {
+    ///         let fast = time::timeout(Duration::ZERO, async { 1 }).await; // polled first: wins
+    ///         let never = std::future::pending::<()>();
+    ///         let slow = time::timeout(Duration::from_millis(5), never).await;
+    ///         (fast, slow)
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(fast.unwrap(), 1);
+    /// assert!(slow.is_err());
+    /// assert_eq!(lp.now(), 5);
+    /// ```
     #[derive(Debug)]
     #[must_use = "futures do nothing unless awaited"]
     pub struct Timeout<F> {

@@ -318,6 +318,15 @@ struct ImmediateEntry {
 
 /// A future that completes in the loop's next check phase (Node's
 /// `await setImmediate()`); made by [`immediate`].
+///
+/// # Examples
+///
+/// ```
+/// use timerloop::{EventLoop, time};
+/// let mut lp = EventLoop::with_virtual_clock();
+/// lp.block_on(async { time::immediate().await }).unwrap(); // the next check phase
+/// assert_eq!(lp.now(), 0);
+/// ```
 #[must_use = "futures do nothing unless awaited"]
 pub struct Immediate {
     entry: Rc<ImmediateEntry>,

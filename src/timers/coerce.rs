@@ -22,6 +22,22 @@ use std::fmt;
 use std::time::Duration;
 
 /// The largest delay Node accepts: `2^31 - 1` ms (about 24.8 days).
+///
+/// # Examples
+///
+/// ```
+/// use std::{cell::RefCell, rc::Rc};
+/// use timerloop::{EventLoop, TIMEOUT_MAX};
+/// let warnings = Rc::new(RefCell::new(Vec::new()));
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let w = warnings.clone();
+/// lp.set_warning_handler(move |warning| w.borrow_mut().push(warning.name));
+/// // A number above TIMEOUT_MAX becomes 1 ms, with a warning, as in Node.
+/// lp.set_timeout(TIMEOUT_MAX + 1.0, |_| {});
+/// lp.run().unwrap();
+/// assert_eq!(lp.now(), 1);
+/// assert_eq!(*warnings.borrow(), ["TimeoutOverflowWarning"]);
+/// ```
 pub const TIMEOUT_MAX: f64 = 2_147_483_647.0;
 
 /// The longest [`Duration`] delay kept as given: 2^53 - 1 ms (about
@@ -30,12 +46,44 @@ pub const TIMEOUT_MAX: f64 = 2_147_483_647.0;
 /// [`VirtualClock`](crate::VirtualClock) saturates after about 584 years):
 /// on a virtual clock with nothing else to do, the loop jumps to the end of
 /// time, where every timer counts as due, and fires it there.
+///
+/// # Examples
+///
+/// ```
+/// use std::{cell::Cell, rc::Rc, time::Duration};
+/// use timerloop::{EventLoop, LONG_MAX_MS};
+/// let fired = Rc::new(Cell::new(false));
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let f = fired.clone();
+/// // Far beyond LONG_MAX_MS: kept as a long timer (not cut to 1 ms); with
+/// // nothing else to do, the virtual clock jumps to the end of time.
+/// let t = lp.set_timeout(Duration::from_millis(LONG_MAX_MS) * 4, move |_| f.set(true));
+/// assert!(lp.timeout_is_pending(t));
+/// lp.run().unwrap();
+/// assert!(fired.get());
+/// assert!(lp.now() >= 365 * 24 * 3600 * 1000); // not 1 ms
+/// ```
 pub const LONG_MAX_MS: u64 = (1 << 53) - 1;
 
 /// How far ahead the loop arms its one native timer at most:
 /// `0x0fff_ffff` ms (about 3.1 days), .NET's cap in `EnsureTimerFiresBy`.
 /// A timer further away wakes the loop early, which finds nothing due and
 /// re-arms.
+///
+/// # Examples
+///
+/// ```
+/// use std::{cell::Cell, rc::Rc, time::Duration};
+/// use timerloop::{EventLoop, NATIVE_MAX_MS};
+/// let at = Rc::new(Cell::new(0));
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let a = at.clone();
+/// // Further away than the native timer is armed at once: the loop re-arms
+/// // and the timer fires at its deadline, not before.
+/// lp.set_timeout(Duration::from_millis(NATIVE_MAX_MS + 1000), move |lp| a.set(lp.now()));
+/// lp.run().unwrap();
+/// assert_eq!(at.get(), NATIVE_MAX_MS + 1000);
+/// ```
 pub const NATIVE_MAX_MS: u64 = 0x0fff_ffff;
 
 /// A timer delay in milliseconds, as given (possibly fractional, negative,

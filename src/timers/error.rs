@@ -6,6 +6,16 @@ use std::fmt;
 
 /// The error type callbacks may return: anything that converts into a boxed
 /// error (`&str`, `String`, `std::io::Error`, your own error types, ...).
+///
+/// # Examples
+///
+/// ```
+/// use timerloop::{BoxError, EventLoop};
+/// let mut lp = EventLoop::with_virtual_clock();
+/// lp.set_timeout(1, |_| -> Result<(), BoxError> { Err("bad input".into()) });
+/// let err = lp.run().unwrap_err();
+/// assert!(err.to_string().ends_with("bad input"));
+/// ```
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// What a callback may return: `()` for callbacks that cannot fail, or
@@ -22,6 +32,15 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// ```
 pub trait CallbackResult {
     /// Converts the callback's return value into a result.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::CallbackResult;
+    /// assert!(().into_result().is_ok());
+    /// let err = Err::<(), _>("no").into_result().unwrap_err();
+    /// assert_eq!(err.to_string(), "no");
+    /// ```
     fn into_result(self) -> Result<(), BoxError>;
 }
 

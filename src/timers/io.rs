@@ -513,6 +513,26 @@ impl EventLoop {
 
 /// What the loop tells a source's callback: which source, and what it is
 /// ready for.
+///
+/// # Examples
+///
+/// ```
+/// use std::{cell::Cell, io::Write, rc::Rc};
+/// use timerloop::{EventLoop, mio};
+/// let seen = Rc::new(Cell::new(None));
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let (mut a, b) = mio::net::UnixStream::pair().unwrap();
+/// a.write_all(b"x").unwrap();
+/// let s = seen.clone();
+/// let h = lp
+///     .insert_io(b, mio::Interest::READABLE, move |lp, _, ev| {
+///         s.set(Some(ev.handle));
+///         lp.close_io(ev.handle).unwrap();
+///     })
+///     .unwrap();
+/// lp.run().unwrap();
+/// assert_eq!(seen.get(), Some(h));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct IoEvent {

@@ -21,8 +21,29 @@ use std::time::{Duration, Instant};
 ///
 /// Implement it to drive a loop from your own notion of time; most programs
 /// use [`SystemClock`] or [`VirtualClock`].
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use timerloop::{Clock, EventLoop, VirtualClock};
+/// let clock = VirtualClock::new();
+/// let mut lp = EventLoop::with_clock(clock.clone()); // any Clock
+/// lp.set_timeout(5, |_| {});
+/// lp.run().unwrap();
+/// assert_eq!(clock.now(), Duration::from_millis(5)); // the loop moved it
+/// ```
 pub trait Clock: fmt::Debug + 'static {
     /// Time elapsed since the clock's origin. Must never decrease.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{Clock, SystemClock};
+    /// let c = SystemClock::new();
+    /// let a = c.now();
+    /// assert!(c.now() >= a); // never decreases
+    /// ```
     fn now(&self) -> Duration;
 
     /// The loop's poll phase would block until `deadline` (a [`Clock::now`]
@@ -33,13 +54,45 @@ pub trait Clock: fmt::Debug + 'static {
     /// `work_in_flight` is true while some other thread owes the loop a
     /// completion; a virtual clock then waits for it for real instead of
     /// moving time, so that such work takes no virtual time.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{Clock, SystemClock, VirtualClock};
+    /// let ms = Duration::from_millis;
+    /// let v = VirtualClock::new();
+    /// assert_eq!(v.wait_until(Some(ms(7)), false), Some(Duration::ZERO));
+    /// assert_eq!(v.now(), ms(7)); // it moved to the deadline
+    /// let s = SystemClock::new();
+    /// let left = s.wait_until(Some(s.now() + ms(1000)), false).unwrap();
+    /// assert!(left <= ms(1000)); // the real clock answers the time left
+    /// ```
     fn wait_until(&self, deadline: Option<Duration>, work_in_flight: bool) -> Option<Duration>;
 
     /// Lets `d` pass on the calling thread, as a busy callback would: the
     /// real clock spins, a virtual clock advances.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{Clock, VirtualClock};
+    /// let v = VirtualClock::new();
+    /// v.block(Duration::from_millis(3)); // no real waiting
+    /// assert_eq!(v.now(), Duration::from_millis(3));
+    /// ```
     fn block(&self, d: Duration);
 
     /// Whether this clock is virtual (time moves only when told to).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{Clock, SystemClock, VirtualClock};
+    /// assert!(VirtualClock::new().is_virtual());
+    /// assert!(!SystemClock::new().is_virtual());
+    /// ```
     fn is_virtual(&self) -> bool {
         false
     }
@@ -106,6 +159,22 @@ impl Clock for SystemClock {
 }
 
 /// Why a [`VirtualClock`] refused to move.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use timerloop::{ClockError, VirtualClock};
+/// let c = VirtualClock::new();
+/// c.advance(Duration::from_millis(5));
+/// assert_eq!(
+///     c.set(Duration::from_millis(2)),
+///     Err(ClockError::Backwards {
+///         now: Duration::from_millis(5),
+///         requested: Duration::from_millis(2),
+///     })
+/// );
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ClockError {
     /// The requested time is before the clock's current time; monotonic

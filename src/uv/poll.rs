@@ -55,6 +55,24 @@ const WAKER: Token = Token(usize::MAX);
 pub(crate) const DEFAULT_GRACE: Duration = Duration::from_millis(10);
 
 /// What an I/O source is ready for, copied out of a [`mio::event::Event`].
+///
+/// # Examples
+///
+/// ```
+/// use std::io::Write;
+/// use timerloop::{EventLoop, Readiness, mio};
+/// let none = Readiness::default();
+/// assert!(!(none.readable || none.writable || none.error || none.read_closed || none.write_closed));
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let (mut a, b) = mio::net::UnixStream::pair().unwrap();
+/// a.write_all(b"x").unwrap();
+/// lp.insert_io(b, mio::Interest::READABLE, |lp, _, ev| {
+///     assert!(ev.readiness.readable);
+///     lp.close_io(ev.handle).unwrap();
+/// })
+/// .unwrap();
+/// lp.run().unwrap();
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Readiness {
     /// Readable.
@@ -126,6 +144,16 @@ struct Shared<H, W = Waker> {
 }
 
 /// Why a closure could not be posted to a loop.
+///
+/// # Examples
+///
+/// ```
+/// use timerloop::{EventLoop, PostError};
+/// let mut lp = EventLoop::new();
+/// let remote = lp.remote();
+/// drop(lp);
+/// assert!(matches!(remote.post(|_| {}), Err(PostError::Closed))); // never lost silently
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum PostError {
@@ -375,6 +403,20 @@ impl<H: 'static> Remote<H> {
 /// calling [`Completion::complete`] cancels the request: the callback is
 /// dropped unrun and the loop is released, so a lost request never hangs
 /// the loop.
+///
+/// # Examples
+///
+/// ```
+/// use std::{cell::Cell, rc::Rc};
+/// use timerloop::EventLoop;
+/// let done = Rc::new(Cell::new(false));
+/// let mut lp = EventLoop::new();
+/// let d = done.clone();
+/// let c = lp.completion(move |_| d.set(true)); // the callback stays here
+/// std::thread::spawn(move || c.complete()); // the Completion travels
+/// lp.run().unwrap(); // alive until it is completed (or dropped)
+/// assert!(done.get());
+/// ```
 pub struct Completion {
     key: usize,
     done: bool,
