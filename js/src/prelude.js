@@ -377,6 +377,9 @@
       if (code !== undefined) process.exitCode = code;
       emitExit('exit');
       host.exit(exitCode());
+      // Only in an embedding does host.exit return: the engine's interrupt
+      // handler, which now answers yes, ends this script here (uncatchable).
+      for (;;);
     },
     hrtime(prev) {
       const ns = host.hrtime();
@@ -422,5 +425,11 @@
   return { dispatch, require, emitExit, exitCode,
            emitUncaught: (err, origin) => emit('uncaughtException', err, origin),
            emitRejection: (reason, promise) => emit('unhandledRejection', reason, promise),
+           emitHandled(promise, id) {
+             if (emit('rejectionHandled', promise)) return;
+             const w = new Error('Promise rejection was handled asynchronously (rejection id: ' + id + ')');
+             w.name = 'PromiseRejectionHandledWarning';
+             process.emitWarning(w);
+           },
            setExitCode: (code) => { process.exitCode = code; }, inspect: (v) => inspect(v, 0, true) };
 })
