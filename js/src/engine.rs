@@ -69,6 +69,6 @@ pub trait Engine: 'static {
     /// The oldest rejected promise that still has no handler, formatted as
     /// Node 20 reports it (`--unhandled-rejections=throw`), and forgotten.
     fn take_unhandled_rejection(&self) -> Option<Thrown>;
-    /// `process.exitCode` as an integer (0 when unset).
-    fn exit_code(&self) -> i32;
+    /// `process.exitCode` as an integer, `None` when unset.
+    fn exit_code(&self) -> Option<i32>;
 }

@@ -215,27 +215,44 @@ impl<E: Engine> Host<E> {
             return code;
         }
         let code = match r {
-            Ok(()) => self.engine.exit_code(),
-            Err(t) => self.die(lp, &t.0, 7),
+            Ok(()) => self.engine.exit_code().unwrap_or(0),
+            Err(t) => self.exit_listener_threw(lp, &t),
         };
         self.exited.set(Some(code));
         code
     }
 
-    /// A fatal exception: printed, `exit` emitted with `code`, the status.
+    /// An `exit` listener threw at the normal end: as in Node, an uncaught
+    /// exception that `uncaughtException` listeners may take (the status is
+    /// then `process.exitCode`), else printed, and the status is
+    /// `process.exitCode` if set, else 1; `exit` is not emitted again.
+    fn exit_listener_threw(&self, lp: &mut EventLoop, t: &Thrown) -> i32 {
+        match lp.scope(|| self.engine.emit_uncaught(&t.0)) {
+            Ok(true) => self.engine.exit_code().unwrap_or(0),
+            Ok(false) => {
+                eprintln!("{t}\n\nNode.js v20 (tljs)");
+                self.engine.exit_code().unwrap_or(1)
+            }
+            Err(t) => {
+                eprintln!("{t}");
+                7
+            }
+        }
+    }
+
+    /// A fatal exception: printed, `exit` emitted with `code` (unless an
+    /// exit is under way, whose code stays), the status. An `exit`
+    /// listener that throws here is printed and ignored, as in Node.
     fn die(&self, lp: &mut EventLoop, message: &str, code: i32) -> i32 {
         eprintln!("{message}\n\nNode.js v20 (tljs)");
         let r = lp.scope(|| self.engine.emit_process("exit", Some(code)));
         if let Some(code) = self.exited() {
             return code;
         }
-        let code = match r {
-            Ok(()) => self.engine.exit_code(),
-            Err(t) => {
-                eprintln!("{t}");
-                7
-            }
-        };
+        if let Err(t) = r {
+            eprintln!("{t}");
+        }
+        let code = self.engine.exit_code().unwrap_or(code);
         self.exited.set(Some(code));
         code
     }

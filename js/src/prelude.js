@@ -327,10 +327,12 @@
     return process.exitCode === undefined ? 0 : process.exitCode | 0;
   }
   // Called by the host when the loop is done ('exit') or empty ('beforeExit').
+  // An exit already under way keeps its code (Node's uncaught-exception
+  // handler sets exitCode only if process._exiting is false).
   function emitExit(name, code) {
+    if (name === 'exit' && exiting) return;
     if (code !== undefined) process.exitCode = code;
     if (name === 'exit') {
-      if (exiting) return;
       exiting = true;
       process._exiting = true;
     }

@@ -39,6 +39,8 @@ pub struct QuickJs {
     emit_handled: Option<Persistent<Function<'static>>>,
     /// The exception most recently reported, for `uncaughtException`.
     last_thrown: RefCell<Option<Persistent<Value<'static>>>>,
+    /// The heap limit set by [`Options::max_memory`].
+    max_memory: Option<usize>,
     /// `last_thrown` is an unhandled rejection's reason.
     last_was_rejection: std::cell::Cell<bool>,
     /// Rejected promises with no handler yet, and their reasons, in the
@@ -282,6 +284,7 @@ pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Throw
         rt.set_max_stack_size(bytes);
     }
     let argv = options.argv;
+    let max_memory = options.max_memory;
     let mut failed = None;
     let host = Host::new(options.exit_process, |w| {
         let api = ctx.with(|c| {
@@ -326,6 +329,7 @@ pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Throw
             emit_rejection,
             emit_handled,
             last_thrown: RefCell::new(None),
+            max_memory,
             last_was_rejection: std::cell::Cell::new(false),
             unhandled: RefCell::new(Vec::new()),
             reported: RefCell::new(Vec::new()),
@@ -502,6 +506,21 @@ impl QuickJs {
         }
     }
 
+    /// Out of memory, QuickJS cannot make even the error object and leaves
+    /// `null` as the exception (which it then cannot tell from `throw
+    /// null`; the memory is freed by the time the host looks): with a heap
+    /// limit set, say so. (Outside `ctx.with`, which holds the runtime.)
+    fn oom<T>(&self, r: Result<T, Thrown>) -> Result<T, Thrown> {
+        r.map_err(|t| match self.max_memory {
+            Some(limit) if t.0.starts_with("null\n") => Thrown(format!(
+                "InternalError: out of memory (the engine's heap limit, {limit} bytes, was \
+                 reached; QuickJS could not allocate the error, so this is `null`, as a \
+                 `throw null` would be)"
+            )),
+            _ => t,
+        })
+    }
+
     fn report<'js>(&self, ctx: &Ctx<'js>, e: rquickjs::Error) -> Thrown {
         if e.is_exception() {
             self.describe(ctx, ctx.catch())
@@ -522,23 +541,25 @@ impl Engine for QuickJs {
         };
         let wrapped =
             format!("(function (exports, require, module, __filename, __dirname) {{ {source}\n}})");
-        self.ctx.with(|c| {
-            let run = || -> rquickjs::Result<()> {
-                let f: Function = c.eval_with_options(wrapped, options(name, false))?;
-                let require = match self.require.clone() {
-                    Some(r) => r.restore(&c)?,
-                    None => return Ok(()),
+        self.ctx
+            .with(|c| {
+                let run = || -> rquickjs::Result<()> {
+                    let f: Function = c.eval_with_options(wrapped, options(name, false))?;
+                    let require = match self.require.clone() {
+                        Some(r) => r.restore(&c)?,
+                        None => return Ok(()),
+                    };
+                    let module = Object::new(c.clone())?;
+                    let exports = Object::new(c.clone())?;
+                    module.set("exports", exports.clone())?;
+                    let dir = std::path::Path::new(name)
+                        .parent()
+                        .map_or(String::from("."), |p| p.display().to_string());
+                    f.call::<_, ()>((exports, require, module, name, dir))
                 };
-                let module = Object::new(c.clone())?;
-                let exports = Object::new(c.clone())?;
-                module.set("exports", exports.clone())?;
-                let dir = std::path::Path::new(name)
-                    .parent()
-                    .map_or(String::from("."), |p| p.display().to_string());
-                f.call::<_, ()>((exports, require, module, name, dir))
-            };
-            run().map_err(|e| self.report(&c, e))
-        })
+                run().map_err(|e| self.report(&c, e))
+            })
+            .map_err(|t| self.oom::<()>(Err(t)).unwrap_err())
     }
 
     fn emit_process(&self, event: &str, code: Option<i32>) -> Result<(), Thrown> {
@@ -579,11 +600,11 @@ impl Engine for QuickJs {
         let Some(d) = self.dispatch.clone() else {
             return Ok(());
         };
-        self.ctx.with(|c| {
+        self.oom(self.ctx.with(|c| {
             d.restore(&c)
                 .and_then(|d| d.call::<_, ()>((kind as u32, id)))
                 .map_err(|e| self.report(&c, e))
-        })
+        }))
     }
 
     fn has_pending_job(&self) -> bool {
@@ -591,12 +612,13 @@ impl Engine for QuickJs {
     }
 
     fn run_pending_job(&self) -> Result<bool, Thrown> {
-        self.rt.execute_pending_job().map_err(|e| {
+        let r = self.rt.execute_pending_job().map_err(|e| {
             e.0.with(|c| {
                 let v = c.catch();
                 self.describe(&c, v)
             })
-        })
+        });
+        self.oom(r)
     }
 
     fn emit_rejections_handled(&self) -> Result<(), Thrown> {
@@ -640,14 +662,14 @@ impl Engine for QuickJs {
         }
     }
 
-    fn exit_code(&self) -> i32 {
+    fn exit_code(&self) -> Option<i32> {
         self.ctx.with(|c| {
             c.globals()
                 .get::<_, Object>("process")
                 .and_then(|p| p.get::<_, Option<f64>>("exitCode"))
                 .ok()
                 .flatten()
-                .map_or(0, |n| n as i32)
+                .map(|n| n as i32)
         })
     }
 }
