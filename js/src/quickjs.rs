@@ -252,6 +252,10 @@ pub struct Options {
 /// whenever JavaScript runs through the returned host
 /// ([`Host::eval_main`], [`QuickJsHost::enter`], [`QuickJsHost::callback`]).
 ///
+/// JavaScript that uses the globals (or rejects a promise) must run through
+/// the host, which puts it in the loop's scope: a bare `ctx.with` that
+/// calls `setTimeout` panics (`EventLoop::with_current`: no current loop).
+///
 /// The application keeps its runtime, context and loop; the host holds
 /// clones of the context handle and of its runtime and sets, on that
 /// runtime, the promise rejection tracker, the interrupt handler (used by
