@@ -248,7 +248,7 @@ pub struct Options {
 
 /// Installs Node's globals (`setTimeout` and the rest of the table in
 /// the README, `process`, `console`, `require`) on an application's own
-/// QuickJS context, bound to the thread's [`EventLoop`](timerloop::EventLoop)
+/// QuickJS context, bound to the thread's [`EventLoop`]
 /// whenever JavaScript runs through the returned host
 /// ([`Host::eval_main`], [`QuickJsHost::enter`], [`QuickJsHost::callback`]).
 ///
