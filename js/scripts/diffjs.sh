@@ -33,7 +33,7 @@ for seed in $(seq "$first" $((first + count - 1))); do
     if [ "$c" != "$b" ] || [ "$c" == "$a" ]; then stable=0; fi
   done
   if [ $stable = 1 ]; then differ=$((differ + 1)); echo "differs: seed $seed"
-  else unstable=$((unstable + 1)); fi
+  else unstable=$((unstable + 1)); echo "unstable: seed $seed"; fi
 done
 echo "identical=$same different=$differ node-unstable=$unstable"
 [ $differ = 0 ]
