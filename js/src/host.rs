@@ -133,13 +133,24 @@ impl<E: Engine> Host<E> {
     /// The status the program ended with by `process.exit` or a fatal
     /// exception, when the host does not end the OS process itself; once
     /// set, the host runs no more JavaScript and the loop is stopped.
+    ///
+    /// ```
+    /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// assert_eq!(host.exited(), None);
+    /// host.eval_main(&mut lp, "main.js", "setImmediate(() => process.exit(6))").unwrap();
+    /// assert_eq!(host.exited(), None);
+    /// lp.run().unwrap(); // stops at the exit
+    /// assert_eq!(host.exited(), Some(6));
+    /// ```
     pub fn exited(&self) -> Option<i32> {
         self.exited.get()
     }
 
     /// `process.exit(code)`, after the `exit` listeners ran: the OS
     /// process ends (`tljs`), or the loop stops and no more JavaScript runs.
-    pub fn exit(&self, code: i32) {
+    /// Called by the natives, inside the loop's scope.
+    pub(crate) fn exit(&self, code: i32) {
         if self.exit_process {
             let _ = std::io::Write::flush(&mut std::io::stdout());
             std::process::exit(code);
@@ -173,6 +184,19 @@ impl<E: Engine> Host<E> {
     /// `process.exitCode`, 1 after an uncaught exception, or the code given
     /// to `process.exit` (which, when the host does not end the OS process,
     /// stops the loop and ends this call).
+    ///
+    /// ```
+    /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// host.eval_main(
+    ///     &mut lp,
+    ///     "main.js",
+    ///     "process.on('beforeExit', () => { if (!process.exitCode) setTimeout(() => process.exitCode = 2, 7) })",
+    /// )
+    /// .unwrap();
+    /// assert_eq!(host.run(&mut lp), 2);
+    /// assert_eq!(lp.now(), 7);
+    /// ```
     pub fn run(self: &Rc<Self>, lp: &mut EventLoop) -> i32 {
         self.run_with(lp, Ok(()))
     }

@@ -225,6 +225,18 @@ fn install_prelude<'js>(
 }
 
 /// How [`install`] sets up the host on a context.
+///
+/// ```
+/// let options = timerloop_js::Options {
+///     argv: vec!["app".into(), "script.js".into()],
+///     max_memory: Some(64 << 20),
+///     ..Default::default()
+/// };
+/// let host = timerloop_js::QuickJsHost::create_with(options).unwrap();
+/// let mut lp = timerloop::EventLoop::with_virtual_clock();
+/// let argv = host.enter(&mut lp, |c| c.eval::<String, _>("process.argv[1]")).unwrap();
+/// assert_eq!(argv.as_deref(), Some("script.js"));
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     /// `process.argv`.
@@ -402,6 +414,18 @@ impl QuickJsHost {
 
     /// A host on a new QuickJS runtime and context, set up by `options`.
     ///
+    /// ```
+    /// use timerloop_js::{Options, QuickJsHost};
+    /// let host = QuickJsHost::create_with(Options { max_stack: Some(64 << 10), ..Default::default() })
+    ///     .unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// // Deep recursion is a RangeError, caught here by the script.
+    /// let src = "function f() { return f() + 1 } try { f() } catch (e) { globalThis.r = e.name }";
+    /// host.eval_main(&mut lp, "deep.js", src).unwrap();
+    /// let r: String = host.context().with(|c| c.globals().get("r")).unwrap();
+    /// assert_eq!(r, "RangeError");
+    /// ```
+    ///
     /// # Errors
     ///
     /// As [`QuickJsHost::create`].
@@ -411,7 +435,14 @@ impl QuickJsHost {
         install(&ctx, options)
     }
 
-    /// The context the host runs on.
+    /// The context the host runs on (a handle to the application's own
+    /// context after [`install`]).
+    ///
+    /// ```
+    /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+    /// let t: String = host.context().with(|c| c.eval("typeof setTimeout")).unwrap();
+    /// assert_eq!(t, "function");
+    /// ```
     pub fn context(&self) -> &Context {
         &self.engine().ctx
     }
