@@ -58,9 +58,17 @@ pub trait Engine: 'static {
     ///
     /// The job's uncaught exception.
     fn run_pending_job(&self) -> Result<bool, Thrown>;
+    /// Emits `rejectionHandled` for each promise that got a handler after
+    /// `unhandledRejection` listeners heard of it (or prints Node's
+    /// `PromiseRejectionHandledWarning` if nobody listens), oldest first.
+    ///
+    /// # Errors
+    ///
+    /// A listener's exception.
+    fn emit_rejections_handled(&self) -> Result<(), Thrown>;
     /// The oldest rejected promise that still has no handler, formatted as
     /// Node 20 reports it (`--unhandled-rejections=throw`), and forgotten.
     fn take_unhandled_rejection(&self) -> Option<Thrown>;
-    /// `process.exitCode` as an integer (0 when unset).
-    fn exit_code(&self) -> i32;
+    /// `process.exitCode` as an integer, `None` when unset.
+    fn exit_code(&self) -> Option<i32>;
 }

@@ -62,6 +62,11 @@ pub struct Host<E: Engine> {
     pump_queued: Cell<bool>,
     rejections_queued: Cell<bool>,
     start: Instant,
+    /// `process.exit` ends the OS process (`tljs`), else it stops the loop.
+    exit_process: bool,
+    /// The status `process.exit` (or a fatal exception) ended the program
+    /// with, when it does not end the OS process: no JavaScript runs after.
+    exited: Cell<Option<i32>>,
 }
 
 impl<E: Engine> fmt::Debug for Host<E> {
@@ -77,9 +82,14 @@ impl<E: Engine> fmt::Debug for Host<E> {
 
 impl<E: Engine> Host<E> {
     /// Makes the host; `make` builds the engine, whose natives call back
-    /// through the weak reference it is given.
-    pub fn new(make: impl FnOnce(Weak<Self>) -> E) -> Rc<Self> {
+    /// through the weak reference it is given. With `exit_process`,
+    /// `process.exit` and fatal exceptions end the OS process as in Node;
+    /// without, they stop the loop and [`exited`](Self::exited) tells the
+    /// status.
+    pub fn new(exit_process: bool, make: impl FnOnce(Weak<Self>) -> E) -> Rc<Self> {
         Rc::new_cyclic(|w| Host {
+            exit_process,
+            exited: Cell::new(None),
             engine: make(w.clone()),
             state: RefCell::new(State {
                 next_id: 2,
@@ -111,10 +121,51 @@ impl<E: Engine> Host<E> {
     ) -> Result<(), timerloop::Error> {
         let h = self.clone();
         lp.enter(move |lp| {
+            if h.exited().is_some() {
+                return Ok(());
+            }
             let r = lp.scope(|| h.engine.eval_main(name, source));
             h.after_js(lp);
-            r.map_err(BoxError::from)
+            h.result(r)
         })
+    }
+
+    /// The status the program ended with by `process.exit` or a fatal
+    /// exception, when the host does not end the OS process itself; once
+    /// set, the host runs no more JavaScript and the loop is stopped.
+    ///
+    /// ```
+    /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// assert_eq!(host.exited(), None);
+    /// host.eval_main(&mut lp, "main.js", "setImmediate(() => process.exit(6))").unwrap();
+    /// assert_eq!(host.exited(), None);
+    /// lp.run().unwrap(); // stops at the exit
+    /// assert_eq!(host.exited(), Some(6));
+    /// ```
+    pub fn exited(&self) -> Option<i32> {
+        self.exited.get()
+    }
+
+    /// `process.exit(code)`, after the `exit` listeners ran: the OS
+    /// process ends (`tljs`), or the loop stops and no more JavaScript runs.
+    /// Called by the natives, inside the loop's scope.
+    pub(crate) fn exit(&self, code: i32) {
+        if self.exit_process {
+            let _ = std::io::Write::flush(&mut std::io::stdout());
+            std::process::exit(code);
+        }
+        self.exited.set(Some(code));
+        EventLoop::with_current(EventLoop::stop);
+    }
+
+    /// A callback's result: an exception, unless the program has exited
+    /// (the exception is then the engine's way to stop the script).
+    fn result(&self, r: Result<(), Thrown>) -> Result<(), BoxError> {
+        match r {
+            Err(_) if self.exited().is_some() => Ok(()),
+            r => r.map_err(BoxError::from),
+        }
     }
 
     /// Runs the main script, then the loop until it is done, as `node
@@ -122,10 +173,44 @@ impl<E: Engine> Host<E> {
     /// An uncaught exception is printed to stderr as Node prints it (less
     /// the source line). Returns the process's exit status.
     pub fn run_main(self: &Rc<Self>, lp: &mut EventLoop, name: &str, source: &str) -> i32 {
-        let mut r = self.eval_main(lp, name, source);
+        let r = self.eval_main(lp, name, source);
+        self.run_with(lp, r)
+    }
+
+    /// Runs the loop as Node does after the main script: until nothing
+    /// refed is left, then `beforeExit` while its listeners schedule more
+    /// work, then `exit`. An uncaught exception is printed to stderr as
+    /// Node prints it (less the source line). Returns the exit status:
+    /// `process.exitCode`, 1 after an uncaught exception, or the code given
+    /// to `process.exit` (which, when the host does not end the OS process,
+    /// stops the loop and ends this call).
+    ///
+    /// ```
+    /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// host.eval_main(
+    ///     &mut lp,
+    ///     "main.js",
+    ///     "process.on('beforeExit', () => { if (!process.exitCode) setTimeout(() => process.exitCode = 2, 7) })",
+    /// )
+    /// .unwrap();
+    /// assert_eq!(host.run(&mut lp), 2);
+    /// assert_eq!(lp.now(), 7);
+    /// ```
+    pub fn run(self: &Rc<Self>, lp: &mut EventLoop) -> i32 {
+        self.run_with(lp, Ok(()))
+    }
+
+    fn run_with(self: &Rc<Self>, lp: &mut EventLoop, mut r: Result<(), timerloop::Error>) -> i32 {
         loop {
+            if let Some(code) = self.exited() {
+                return code;
+            }
             if r.is_ok() {
                 r = lp.run();
+            }
+            if let Some(code) = self.exited() {
+                return code;
             }
             match r {
                 Ok(()) => {}
@@ -140,28 +225,60 @@ impl<E: Engine> Host<E> {
             r = lp.enter(move |lp| {
                 let r = lp.scope(|| h.engine.emit_process("beforeExit", None));
                 h.after_js(lp);
-                r.map_err(BoxError::from)
+                h.result(r)
             });
+            if let Some(code) = self.exited() {
+                return code;
+            }
             if r.is_ok() && !lp.is_alive() {
                 break;
             }
         }
-        match lp.scope(|| self.engine.emit_process("exit", None)) {
-            Ok(()) => self.engine.exit_code(),
-            Err(t) => self.die(lp, &t.0, 7),
+        let r = lp.scope(|| self.engine.emit_process("exit", None));
+        if let Some(code) = self.exited() {
+            return code;
         }
+        let code = match r {
+            Ok(()) => self.engine.exit_code().unwrap_or(0),
+            Err(t) => self.exit_listener_threw(lp, &t),
+        };
+        self.exited.set(Some(code));
+        code
     }
 
-    /// A fatal exception: printed, `exit` emitted with `code`, the status.
-    fn die(&self, lp: &mut EventLoop, message: &str, code: i32) -> i32 {
-        eprintln!("{message}\n\nNode.js v20 (tljs)");
-        match lp.scope(|| self.engine.emit_process("exit", Some(code))) {
-            Ok(()) => self.engine.exit_code(),
+    /// An `exit` listener threw at the normal end: as in Node, an uncaught
+    /// exception that `uncaughtException` listeners may take (the status is
+    /// then `process.exitCode`), else printed, and the status is
+    /// `process.exitCode` if set, else 1; `exit` is not emitted again.
+    fn exit_listener_threw(&self, lp: &mut EventLoop, t: &Thrown) -> i32 {
+        match lp.scope(|| self.engine.emit_uncaught(&t.0)) {
+            Ok(true) => self.engine.exit_code().unwrap_or(0),
+            Ok(false) => {
+                eprintln!("{t}\n\nNode.js v20 (tljs)");
+                self.engine.exit_code().unwrap_or(1)
+            }
             Err(t) => {
                 eprintln!("{t}");
                 7
             }
         }
+    }
+
+    /// A fatal exception: printed, `exit` emitted with `code` (unless an
+    /// exit is under way, whose code stays), the status. An `exit`
+    /// listener that throws here is printed and ignored, as in Node.
+    fn die(&self, lp: &mut EventLoop, message: &str, code: i32) -> i32 {
+        eprintln!("{message}\n\nNode.js v20 (tljs)");
+        let r = lp.scope(|| self.engine.emit_process("exit", Some(code)));
+        if let Some(code) = self.exited() {
+            return code;
+        }
+        if let Err(t) = r {
+            eprintln!("{t}");
+        }
+        let code = self.engine.exit_code().unwrap_or(code);
+        self.exited.set(Some(code));
+        code
     }
 
     /// `process.on('uncaughtException')` gained its first listener (`on`)
@@ -175,11 +292,17 @@ impl<E: Engine> Host<E> {
                 return;
             }
             lp.set_uncaught_handler(move |lp, err| {
+                if h.exited().is_some() {
+                    return;
+                }
                 let message = err.message();
                 let r = lp.scope(|| h.engine.emit_uncaught(&message));
                 h.after_js(lp);
                 // The last listener may have gone in the meantime; a
                 // listener that throws ends the process with 7, as in Node.
+                if h.exited().is_some() {
+                    return;
+                }
                 let code = match r {
                     Ok(true) => return,
                     Ok(false) => h.die(lp, &message, 1),
@@ -188,8 +311,12 @@ impl<E: Engine> Host<E> {
                         7
                     }
                 };
-                let _ = std::io::Write::flush(&mut std::io::stdout());
-                std::process::exit(code);
+                if h.exit_process {
+                    let _ = std::io::Write::flush(&mut std::io::stdout());
+                    std::process::exit(code);
+                }
+                h.exited.set(Some(code));
+                lp.stop();
             });
         });
     }
@@ -207,12 +334,37 @@ impl<E: Engine> Host<E> {
     }
 
     fn call(self: &Rc<Self>, lp: &mut EventLoop, kind: Kind, id: u32) -> Result<(), BoxError> {
+        if self.exited().is_some() {
+            return Ok(());
+        }
         let r = lp.scope(|| self.engine.dispatch(kind, id));
         self.after_js(lp);
-        r.map_err(BoxError::from)
+        self.result(r)
+    }
+
+    /// Runs `f` (which runs JavaScript) as part of a loop callback: inside
+    /// the loop's scope, so that the globals reach the loop, with the
+    /// engine's jobs queued behind it. Nothing runs once the program exited.
+    pub(crate) fn js<T>(
+        self: &Rc<Self>,
+        lp: &mut EventLoop,
+        f: impl FnOnce() -> Result<T, Thrown>,
+    ) -> Result<Option<T>, BoxError> {
+        if self.exited().is_some() {
+            return Ok(None);
+        }
+        let r = lp.scope(f);
+        self.after_js(lp);
+        match r {
+            Ok(v) => Ok(Some(v)),
+            Err(e) => self.result(Err(e)).map(|()| None),
+        }
     }
 
     fn after_js(self: &Rc<Self>, lp: &mut EventLoop) {
+        if self.exited().is_some() {
+            return;
+        }
         if !self.pump_queued.get() && self.engine.has_pending_job() {
             self.pump_queued.set(true);
             let h = self.clone();
@@ -222,9 +374,12 @@ impl<E: Engine> Host<E> {
 
     fn pump(self: &Rc<Self>, lp: &mut EventLoop) -> Result<(), BoxError> {
         self.pump_queued.set(false);
+        if self.exited().is_some() {
+            return Ok(());
+        }
         let r = lp.scope(|| self.engine.run_pending_job());
         self.after_js(lp);
-        r.map(|_| ()).map_err(BoxError::from)
+        self.result(r.map(|_| ()))
     }
 
     /// The engine saw a promise rejected with no handler: check it where
@@ -245,6 +400,9 @@ impl<E: Engine> Host<E> {
     /// one is reported right after the previous, whatever the listener
     /// queued, as in one `processPromiseRejections` call.
     fn check_rejections(self: &Rc<Self>, lp: &mut EventLoop, now: bool) -> Result<(), BoxError> {
+        if self.exited().is_some() {
+            return Ok(());
+        }
         let h = self.clone();
         if !now && (self.pump_queued.get() || self.engine.has_pending_job()) {
             lp.queue_microtask(move |lp| h.check_rejections(lp, false));
@@ -259,7 +417,12 @@ impl<E: Engine> Host<E> {
         // `unhandledRejection` listeners run JavaScript here, from the
         // condition of Node's tick loop: the ticks they queue run before
         // their promise jobs, so the pump goes behind those ticks.
-        let r = lp.scope(|| self.engine.take_unhandled_rejection());
+        let r = lp.scope(|| {
+            self.engine
+                .emit_rejections_handled()
+                .err()
+                .or_else(|| self.engine.take_unhandled_rejection())
+        });
         if !self.pump_queued.get() && self.engine.has_pending_job() {
             self.pump_queued.set(true);
             let h = self.clone();

@@ -9,15 +9,20 @@
 //! - the engine's job queue is drained only from the loop's microtask
 //!   queue, one job per loop microtask, so promise jobs run where Node runs
 //!   V8's microtasks (see [`host`]);
-//! - `console.log`/`console.error` write synchronously to fds 1 and 2.
+//! - `console.log`/`console.error` write synchronously to fds 1 and 2;
+//! - an application embeds the host on its own context and loop with
+//!   [`install`]; there `process.exit` stops the loop and [`Host::run`]
+//!   returns the status, the host process goes on.
 //!
-//! ```no_run
+//! ```
 //! use timerloop::EventLoop;
-//! use timerloop_js::QuickJsHost;
-//! let mut lp = EventLoop::new();
-//! let host = QuickJsHost::create(vec!["tljs".into(), "main.js".into()]).unwrap();
-//! host.eval_main(&mut lp, "main.js", "setTimeout(() => console.log('hi'), 10)").unwrap();
-//! lp.run().unwrap();
+//! let rt = rquickjs::Runtime::new().unwrap();
+//! let ctx = rquickjs::Context::full(&rt).unwrap();
+//! let host = timerloop_js::install(&ctx, timerloop_js::Options::default()).unwrap();
+//! let mut lp = EventLoop::with_virtual_clock();
+//! host.eval_main(&mut lp, "main.js", "setTimeout(() => process.exit(2), 10)").unwrap();
+//! assert_eq!(host.run(&mut lp), 2);
+//! assert_eq!(lp.now(), 10);
 //! ```
 
 #![forbid(unsafe_code)]
@@ -29,7 +34,7 @@ pub mod quickjs;
 
 pub use engine::{Engine, Kind};
 pub use host::{Host, Thrown};
-pub use quickjs::{QuickJs, QuickJsHost};
+pub use quickjs::{Options, QuickJs, QuickJsHost, install};
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

@@ -327,10 +327,12 @@
     return process.exitCode === undefined ? 0 : process.exitCode | 0;
   }
   // Called by the host when the loop is done ('exit') or empty ('beforeExit').
+  // An exit already under way keeps its code (Node's uncaught-exception
+  // handler sets exitCode only if process._exiting is false).
   function emitExit(name, code) {
+    if (name === 'exit' && exiting) return;
     if (code !== undefined) process.exitCode = code;
     if (name === 'exit') {
-      if (exiting) return;
       exiting = true;
       process._exiting = true;
     }
@@ -377,6 +379,9 @@
       if (code !== undefined) process.exitCode = code;
       emitExit('exit');
       host.exit(exitCode());
+      // Only in an embedding does host.exit return: the engine's interrupt
+      // handler, which now answers yes, ends this script here (uncatchable).
+      for (;;);
     },
     hrtime(prev) {
       const ns = host.hrtime();
@@ -404,14 +409,431 @@
     setTimeout, setInterval, setImmediate, clearTimeout,
     clearInterval: clearTimeout, clearImmediate,
   };
-  // timers/promises: the basics (no `signal`, no `ref` option, no async
-  // iterator for setInterval).
+  // --- Errors with Node's codes -------------------------------------
+  function argTypeError(name, what, v) {
+    const kind = name.includes('.') ? 'property' : 'argument';
+    const e = new TypeError('The "' + name + '" ' + kind + ' must be ' + what + '. Received ' + describe(v));
+    e.code = 'ERR_INVALID_ARG_TYPE';
+    return e;
+  }
+  class AbortError extends Error {
+    constructor(message = 'The operation was aborted', options = undefined) {
+      super(message, options);
+      this.code = 'ABORT_ERR';
+      this.name = 'AbortError';
+    }
+  }
+  const domCodes = { AbortError: 20, TimeoutError: 23, NotSupportedError: 9, InvalidStateError: 11 };
+  class DOMException extends Error {
+    constructor(message = '', name = 'Error') {
+      super(message);
+      Object.defineProperty(this, 'name', { value: String(name), configurable: true, writable: true });
+    }
+    get code() { return domCodes[this.name] || 0; }
+  }
+
+  // --- EventTarget, Event, AbortController, AbortSignal ---------------
+  // Dispatch is synchronous, listeners in the order they were added; a
+  // listener's exception becomes an uncaught exception from a tick, as in
+  // Node's event_target.js.
+  class Event {
+    constructor(type, init = {}) {
+      this.type = String(type);
+      this.target = null;
+      this.currentTarget = null;
+      this.defaultPrevented = false;
+      this.cancelable = !!init.cancelable;
+      this.bubbles = !!init.bubbles;
+      this.timeStamp = host.now();
+      this._stop = false;
+    }
+    get isTrusted() { return this._trusted === true; }
+    preventDefault() { if (this.cancelable) this.defaultPrevented = true; }
+    stopImmediatePropagation() { this._stop = true; }
+    stopPropagation() {}
+  }
+  const listenersOf = new WeakMap();
+  class EventTarget {
+    addEventListener(type, fn, options) {
+      if (fn == null) return;
+      const once = typeof options === 'object' && options !== null && !!options.once;
+      let l = listenersOf.get(this);
+      if (!l) listenersOf.set(this, l = new Map());
+      const list = l.get(type) || [];
+      if (list.some((x) => x.fn === fn)) return;
+      list.push({ fn, once });
+      l.set(type, list);
+    }
+    removeEventListener(type, fn) {
+      const l = listenersOf.get(this);
+      const list = l && l.get(type);
+      if (!list) return;
+      const i = list.findIndex((x) => x.fn === fn);
+      if (i >= 0) { list[i].removed = true; list.splice(i, 1); }
+    }
+    dispatchEvent(event) {
+      event.target = event.currentTarget = this;
+      const l = listenersOf.get(this);
+      const list = (l && l.get(event.type) || []).slice();
+      for (const x of list) {
+        if (x.removed) continue;
+        if (x.once) this.removeEventListener(event.type, x.fn);
+        try {
+          if (typeof x.fn === 'function') x.fn.call(this, event);
+          else if (x.fn && typeof x.fn.handleEvent === 'function') x.fn.handleEvent(event);
+        } catch (err) {
+          nextTick(() => { throw err; });
+        }
+        if (event._stop) break;
+      }
+      event.currentTarget = null;
+      return !event.defaultPrevented;
+    }
+  }
+  function handlerProperty(cls, name) {
+    const key = Symbol(name);
+    Object.defineProperty(cls.prototype, 'on' + name, {
+      get() { return this[key] ? this[key].fn : null; },
+      set(fn) {
+        if (!this[key]) {
+          // Added once, at the place of the first assignment (as the DOM's
+          // event handler attributes).
+          const h = { fn: null };
+          this[key] = h;
+          this.addEventListener(name, function (e) { if (typeof h.fn === 'function') return h.fn.call(this, e); });
+        }
+        this[key].fn = typeof fn === 'function' ? fn : null;
+      },
+      configurable: true,
+    });
+  }
+  let makingSignal = false;
+  class AbortSignal extends EventTarget {
+    constructor() {
+      if (!makingSignal) {
+        const e = new TypeError('Illegal constructor');
+        e.code = 'ERR_ILLEGAL_CONSTRUCTOR';
+        throw e;
+      }
+      super();
+      this._aborted = false;
+      this._reason = undefined;
+    }
+    get aborted() { return this._aborted; }
+    get reason() { return this._reason; }
+    get [Symbol.toStringTag]() { return 'AbortSignal'; }
+    throwIfAborted() { if (this._aborted) throw this._reason; }
+    static abort(reason = new DOMException('This operation was aborted', 'AbortError')) {
+      const s = newSignal();
+      s._aborted = true;
+      s._reason = reason;
+      return s;
+    }
+    // Node's timer for it is unrefed: it does not keep the process alive.
+    static timeout(delay) {
+      if (typeof delay !== 'number') throw argTypeError('delay', 'of type number', delay);
+      const s = newSignal();
+      setTimeout(() => abortSignal(s, new DOMException('The operation was aborted due to timeout', 'TimeoutError')), delay).unref();
+      return s;
+    }
+    static any(signals) {
+      const s = newSignal();
+      for (const x of signals) {
+        if (x.aborted) { s._aborted = true; s._reason = x.reason; return s; }
+      }
+      for (const x of signals) x.addEventListener('abort', () => abortSignal(s, x.reason));
+      return s;
+    }
+  }
+  handlerProperty(AbortSignal, 'abort');
+  function newSignal() {
+    makingSignal = true;
+    try { return new AbortSignal(); } finally { makingSignal = false; }
+  }
+  function abortSignal(s, reason) {
+    if (s._aborted) return;
+    s._aborted = true;
+    s._reason = reason;
+    const e = new Event('abort');
+    e._trusted = true;
+    s.dispatchEvent(e);
+  }
+  class AbortController {
+    constructor() { this._signal = newSignal(); }
+    get signal() { return this._signal; }
+    abort(reason = new DOMException('This operation was aborted', 'AbortError')) {
+      abortSignal(this._signal, reason);
+    }
+  }
+
+  // --- timers/promises, as Node 20's lib/timers/promises.js -------------
+  function timerOptions(options, after) {
+    if (after !== undefined && typeof after !== 'number') return argTypeError('delay', 'of type number', after);
+    if (options == null || typeof options !== 'object') return argTypeError('options', 'of type object', options);
+    const { signal, ref = true } = options;
+    if (signal !== undefined && !(signal instanceof AbortSignal)) {
+      return argTypeError('options.signal', 'an instance of AbortSignal', signal);
+    }
+    if (typeof ref !== 'boolean') return argTypeError('options.ref', 'of type boolean', ref);
+    return { signal, ref };
+  }
+  // The promise for one timeout or immediate: `start(resolve)` makes the
+  // handle, `cancel(handle)` clears it on abort. With a signal, the
+  // promise is Node's `ret.finally(remove the listener)`, ticks included.
+  function timerPromise(options, after, start, cancel) {
+    const o = timerOptions(options, after);
+    if (o instanceof Error) return Promise.reject(o);
+    const { signal, ref } = o;
+    if (signal && signal.aborted) return Promise.reject(new AbortError(undefined, { cause: signal.reason }));
+    let oncancel;
+    const ret = new Promise((resolve, reject) => {
+      const handle = start(resolve);
+      if (!ref) handle.unref();
+      if (signal) {
+        oncancel = () => {
+          if (handle._destroyed || handle._onTimeout === null) return;
+          if (handle._onTimeout !== undefined && handle._repeat === null && !timers.has(handle._id)) return;
+          cancel(handle);
+          reject(new AbortError(undefined, { cause: signal.reason }));
+        };
+        signal.addEventListener('abort', oncancel);
+      }
+    });
+    // Node's SafePromisePrototypeFinally, with its extra turns.
+    if (oncancel === undefined) return ret;
+    return new Promise((a, b) => new Promise((a2, b2) => ret.then(a2, b2))
+      .finally(() => signal.removeEventListener('abort', oncancel)).then(a, b));
+  }
+  async function* intervalIterator(after, value, options = {}) {
+    const o = timerOptions(options, after);
+    if (o instanceof Error) throw o;
+    const { signal, ref } = o;
+    if (signal && signal.aborted) throw new AbortError(undefined, { cause: signal.reason });
+    let onCancel, interval;
+    try {
+      let notYielded = 0;
+      let callback;
+      interval = new Timeout(() => {
+        notYielded++;
+        if (callback) { callback(); callback = undefined; }
+      }, after * 1, [], true);
+      if (!ref) interval.unref();
+      if (signal) {
+        onCancel = () => {
+          clearTimeout(interval);
+          if (callback) {
+            callback(Promise.reject(new AbortError(undefined, { cause: signal.reason })));
+            callback = undefined;
+          }
+        };
+        signal.addEventListener('abort', onCancel, { once: true });
+      }
+      while (!(signal && signal.aborted)) {
+        if (notYielded === 0) await new Promise((resolve) => { callback = resolve; });
+        for (; notYielded > 0; notYielded--) yield value;
+      }
+      throw new AbortError(undefined, { cause: signal && signal.reason });
+    } finally {
+      clearTimeout(interval);
+      if (signal) signal.removeEventListener('abort', onCancel);
+    }
+  }
   const timersPromises = {
-    setTimeout: (after, value) => new Promise((r) => setTimeout(r, after, value)),
-    setImmediate: (value) => new Promise((r) => setImmediate(r, value)),
+    setTimeout: (after, value, options = {}) =>
+      timerPromise(options, after, (r) => new Timeout(r, after * 1, [value], false), clearTimeout),
+    setImmediate: (value, options = {}) =>
+      timerPromise(options, undefined, (r) => new Immediate(r, [value]), clearImmediate),
+    setInterval: intervalIterator,
   };
   timersModule.promises = timersPromises;
-  const modules = { timers: timersModule, 'timers/promises': timersPromises, fs };
+
+  // --- util: promisify (with Node's custom symbol), inspect ------------
+  const custom = Symbol.for('nodejs.util.promisify.custom');
+  function promisify(original) {
+    if (typeof original !== 'function') throw argTypeError('original', 'of type function', original);
+    if (original[custom]) {
+      const fn = original[custom];
+      if (typeof fn !== 'function') throw argTypeError('util.promisify.custom', 'of type function', fn);
+      return Object.defineProperty(fn, custom, { value: fn, configurable: true });
+    }
+    function fn(...args) {
+      return new Promise((resolve, reject) => {
+        original.call(this, ...args, (err, ...values) => (err ? reject(err) : resolve(values[0])));
+      });
+    }
+    Object.setPrototypeOf(fn, Object.getPrototypeOf(original));
+    Object.defineProperty(fn, custom, { value: fn, configurable: true });
+    return Object.defineProperties(fn, Object.getOwnPropertyDescriptors(original));
+  }
+  promisify.custom = custom;
+  Object.defineProperty(setTimeout, custom, { value: timersPromises.setTimeout, configurable: true });
+  Object.defineProperty(setImmediate, custom, { value: timersPromises.setImmediate, configurable: true });
+  const util = {
+    promisify,
+    inspect: (v) => inspect(v, 0, false),
+    isDeepStrictEqual: (a, b) => deepEqual(a, b, true),
+    types: { isPromise: (p) => p instanceof Promise },
+  };
+
+  // --- assert: the common assertions, Node's messages for primitives ----
+  class AssertionError extends Error {
+    constructor(options) {
+      const { message, actual, expected, operator } = options;
+      super(message);
+      // Node says false for throws/doesNotThrow even with its own text.
+      this.generatedMessage = !options.userMessage && options.generated !== false;
+      this.code = 'ERR_ASSERTION';
+      this.actual = actual;
+      this.expected = expected;
+      this.operator = operator;
+      Object.defineProperty(this, 'name', { value: 'AssertionError', configurable: true, writable: true });
+    }
+  }
+  function fail(actual, expected, operator, generated, message, extra = '') {
+    if (message instanceof Error) throw message;
+    const userMessage = message !== undefined;
+    throw new AssertionError({
+      message: userMessage ? String(message) + extra : generated,
+      actual, expected, operator, userMessage,
+      generated: operator !== 'doesNotThrow' && operator !== 'doesNotReject',
+    });
+  }
+  function deepEqual(a, b, strict) {
+    if (strict ? Object.is(a, b) : (a == b || (a !== a && b !== b))) return true;
+    if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+    if (strict && Object.getPrototypeOf(a) !== Object.getPrototypeOf(b)) return false;
+    if (Array.isArray(a) !== Array.isArray(b)) return false;
+    if (a instanceof Date && b instanceof Date) return a.getTime() === b.getTime();
+    if (a instanceof RegExp && b instanceof RegExp) return String(a) === String(b);
+    if (a instanceof Map && b instanceof Map) {
+      if (a.size !== b.size) return false;
+      for (const [k, v] of a) if (!b.has(k) || !deepEqual(v, b.get(k), strict)) return false;
+      return true;
+    }
+    if (a instanceof Set && b instanceof Set) {
+      if (a.size !== b.size) return false;
+      for (const v of a) if (!b.has(v)) return false;
+      return true;
+    }
+    const ka = Object.keys(a), kb = Object.keys(b);
+    if (ka.length !== kb.length) return false;
+    for (const k of ka) {
+      if (!Object.prototype.hasOwnProperty.call(b, k) || !deepEqual(a[k], b[k], strict)) return false;
+    }
+    return true;
+  }
+  const show = (v) => inspect(v, 0, false);
+  function checkError(err, expected, operator, message) {
+    if (expected === undefined) return;
+    if (typeof expected === 'function') {
+      if (expected.prototype !== undefined && err instanceof expected) return;
+      if (Error.isPrototypeOf(expected) || expected === Error) {
+        const got = err && err.constructor && err.constructor.name;
+        fail(err, expected, operator, 'The error is expected to be an instance of "' + expected.name +
+          '". Received "' + got + '"\n\nError message:\n\n' + (err && err.message), message);
+      }
+      if (expected.call({}, err) === true) return;
+      fail(err, expected, operator, 'The validation function is expected to return "true". Received ' +
+        show(expected.call({}, err)), message);
+    }
+    if (expected instanceof RegExp) {
+      if (expected.test(String(err))) return;
+      fail(err, expected, operator, 'The input did not match the regular expression ' + String(expected) +
+        '. Input:\n\n' + show(String(err)) + '\n', message);
+    }
+    if (typeof expected === 'object' && expected !== null) {
+      for (const k of Object.keys(expected)) {
+        const want = expected[k], got = err == null ? undefined : err[k];
+        const same = want instanceof RegExp && typeof got === 'string' ? want.test(got) : deepEqual(got, want, true);
+        if (!same) {
+          fail(err, expected, operator, 'Expected values to be strictly deep-equal:\n\n' + show(got) + ' !== ' + show(want) + '\n', message);
+        }
+      }
+    }
+  }
+  function missing(kind, expected, message, operator) {
+    let m = 'Missing expected ' + kind;
+    if (typeof expected === 'function' && expected.name) m += ' (' + expected.name + ')';
+    m += typeof message === 'string' ? ': ' + message : '.';
+    throw new AssertionError({ message: m, actual: undefined, expected, operator, generated: false });
+  }
+  function assert(value, message) { assert.ok(value, message); }
+  Object.assign(assert, {
+    AssertionError,
+    ok(value, message) {
+      if (!value) {
+        fail(value, true, '==', arguments.length === 0 ? 'No value argument passed to `assert.ok()`'
+          : 'The expression evaluated to a falsy value:\n\n  assert.ok(' + show(value) + ')\n', message);
+      }
+    },
+    fail(message = 'Failed') {
+      if (message instanceof Error) throw message;
+      throw new AssertionError({ message, operator: 'fail', userMessage: message !== 'Failed' });
+    },
+    equal(a, b, message) {
+      if (!(a == b || (a !== a && b !== b))) fail(a, b, '==', show(a) + ' == ' + show(b), message);
+    },
+    notEqual(a, b, message) {
+      if (a == b || (a !== a && b !== b)) fail(a, b, '!=', show(a) + ' != ' + show(b), message);
+    },
+    strictEqual(a, b, message) {
+      if (!Object.is(a, b)) {
+        fail(a, b, 'strictEqual', 'Expected values to be strictly equal:\n\n' + show(a) + ' !== ' + show(b) + '\n',
+          message, '\n\n' + show(a) + ' !== ' + show(b) + '\n');
+      }
+    },
+    notStrictEqual(a, b, message) {
+      if (Object.is(a, b)) fail(a, b, 'notStrictEqual', 'Expected "actual" to be strictly unequal to: ' + show(b), message);
+    },
+    deepEqual(a, b, message) {
+      if (!deepEqual(a, b, false)) fail(a, b, 'deepEqual', 'Expected values to be loosely deep-equal:\n\n' + show(a) + '\n\nshould loosely deep-equal\n\n' + show(b), message);
+    },
+    deepStrictEqual(a, b, message) {
+      if (!deepEqual(a, b, true)) fail(a, b, 'deepStrictEqual', 'Expected values to be strictly deep-equal:\n\n' + show(a) + ' !== ' + show(b) + '\n', message);
+    },
+    notDeepStrictEqual(a, b, message) {
+      if (deepEqual(a, b, true)) fail(a, b, 'notDeepStrictEqual', 'Expected "actual" not to be strictly deep-equal to: ' + show(b), message);
+    },
+    notDeepEqual(a, b, message) {
+      if (deepEqual(a, b, false)) fail(a, b, 'notDeepEqual', '"actual" deepEqual "expected"', message);
+    },
+    match(s, re, message) {
+      if (!re.test(s)) fail(s, re, 'match', 'The input did not match the regular expression ' + String(re) + '. Input:\n\n' + show(s) + '\n', message);
+    },
+    throws(fn, expected, message) {
+      if (typeof expected === 'string') { message = expected; expected = undefined; }
+      try { fn(); } catch (err) { checkError(err, expected, 'throws', message); return; }
+      missing('exception', expected, message, 'throws');
+    },
+    doesNotThrow(fn, message) {
+      try { fn(); } catch (err) {
+        fail(err, undefined, 'doesNotThrow', 'Got unwanted exception.\nActual message: "' + (err && err.message) + '"', message);
+      }
+    },
+    async rejects(p, expected, message) {
+      if (typeof expected === 'string') { message = expected; expected = undefined; }
+      const promise = typeof p === 'function' ? p() : p;
+      try { await promise; } catch (err) { checkError(err, expected, 'rejects', message); return; }
+      missing('rejection', expected, message, 'rejects');
+    },
+    async doesNotReject(p, message) {
+      const promise = typeof p === 'function' ? p() : p;
+      try { await promise; } catch (err) {
+        fail(err, undefined, 'doesNotReject', 'Got unwanted rejection.\nActual message: "' + (err && err.message) + '"', message);
+      }
+    },
+  });
+  assert.strict = Object.assign(function strict(v, m) { assert.ok(v, m); }, assert, {
+    equal: assert.strictEqual, notEqual: assert.notStrictEqual,
+    deepEqual: assert.deepStrictEqual, notDeepEqual: assert.notDeepStrictEqual,
+  });
+  assert.strict.strict = assert.strict;
+
+  Object.assign(g, { AbortController, AbortSignal, EventTarget, Event, DOMException });
+  const modules = {
+    timers: timersModule, 'timers/promises': timersPromises, fs, util, assert,
+    'assert/strict': assert.strict,
+  };
   function require(name) {
     const key = String(name).replace(/^node:/, '');
     if (Object.prototype.hasOwnProperty.call(modules, key)) return modules[key];
@@ -422,5 +844,11 @@
   return { dispatch, require, emitExit, exitCode,
            emitUncaught: (err, origin) => emit('uncaughtException', err, origin),
            emitRejection: (reason, promise) => emit('unhandledRejection', reason, promise),
+           emitHandled(promise, id) {
+             if (emit('rejectionHandled', promise)) return;
+             const w = new Error('Promise rejection was handled asynchronously (rejection id: ' + id + ')');
+             w.name = 'PromiseRejectionHandledWarning';
+             process.emitWarning(w);
+           },
            setExitCode: (code) => { process.exitCode = code; }, inspect: (v) => inspect(v, 0, true) };
 })

@@ -15,11 +15,15 @@ use std::rc::{Rc, Weak};
 
 use rquickjs::context::EvalOptions;
 use rquickjs::{Context, Ctx, Function, Object, Persistent, Runtime, Value};
+use timerloop::{BoxError, EventLoop};
 
 use crate::engine::{Engine, Kind};
 use crate::host::{Host, Thrown};
 
 const PRELUDE: &str = include_str!("prelude.js");
+
+/// A rejected promise with no handler: the promise, its reason, its id.
+type Rejection = (Persistent<Value<'static>>, Persistent<Value<'static>>, u32);
 
 /// The host on QuickJS.
 pub type QuickJsHost = Host<QuickJs>;
@@ -32,13 +36,24 @@ pub struct QuickJs {
     emit_exit: Option<Persistent<Function<'static>>>,
     emit_uncaught: Option<Persistent<Function<'static>>>,
     emit_rejection: Option<Persistent<Function<'static>>>,
+    emit_handled: Option<Persistent<Function<'static>>>,
     /// The exception most recently reported, for `uncaughtException`.
     last_thrown: RefCell<Option<Persistent<Value<'static>>>>,
+    /// The heap limit set by [`Options::max_memory`].
+    max_memory: Option<usize>,
     /// `last_thrown` is an unhandled rejection's reason.
     last_was_rejection: std::cell::Cell<bool>,
     /// Rejected promises with no handler yet, and their reasons, in the
     /// order they were rejected (Node's `pendingUnhandledRejections`).
-    unhandled: RefCell<Vec<(Persistent<Value<'static>>, Persistent<Value<'static>>)>>,
+    unhandled: RefCell<Vec<Rejection>>,
+    /// Rejections given to `unhandledRejection` listeners (Node's
+    /// `warned`): one that gets a handler later is `rejectionHandled`.
+    reported: RefCell<Vec<(Persistent<Value<'static>>, u32)>>,
+    /// Reported rejections handled since, with their ids, for the next
+    /// check (Node's `asyncHandledRejections`).
+    handled_late: RefCell<Vec<(Persistent<Value<'static>>, u32)>>,
+    /// Node's `lastPromiseId`: every rejection without a handler has one.
+    last_rejection_id: std::cell::Cell<u32>,
     ctx: Context,
     rt: Runtime,
 }
@@ -138,7 +153,7 @@ fn on_id<'js>(
     })
 }
 
-fn install<'js>(
+fn install_prelude<'js>(
     ctx: &Ctx<'js>,
     w: &Weak<QuickJsHost>,
     argv: Vec<String>,
@@ -198,92 +213,311 @@ fn install<'js>(
     })?;
     native(ctx, &o, "pid", std::process::id)?;
     native(ctx, &o, "write", |fd: i32, s: String| write_fd(fd, &s))?;
-    native(ctx, &o, "exit", |code: i32| -> () {
-        let _ = std::io::stdout().lock().flush();
-        std::process::exit(code);
+    let h = w.clone();
+    native(ctx, &o, "exit", move |code: i32| {
+        if let Some(h) = up(&h) {
+            h.exit(code);
+        }
     })?;
     native(ctx, &o, "argv", move || argv.clone())?;
     let prelude: Function = ctx.eval_with_options(PRELUDE, options("node:internal/tljs", true))?;
     prelude.call((o,))
 }
 
+/// How [`install`] sets up the host on a context.
+///
+/// ```
+/// let options = timerloop_js::Options {
+///     argv: vec!["app".into(), "script.js".into()],
+///     max_memory: Some(64 << 20),
+///     ..Default::default()
+/// };
+/// let host = timerloop_js::QuickJsHost::create_with(options).unwrap();
+/// let mut lp = timerloop::EventLoop::with_virtual_clock();
+/// let argv = host.enter(&mut lp, |c| c.eval::<String, _>("process.argv[1]")).unwrap();
+/// assert_eq!(argv.as_deref(), Some("script.js"));
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// `process.argv`.
+    pub argv: Vec<String>,
+    /// `process.exit` (and a fatal exception) ends the OS process, as in
+    /// Node (`tljs`). When `false` (an embedding), it stops the loop
+    /// instead: [`Host::run`] returns the status and
+    /// [`Host::exited`] tells it; the script that called `process.exit`
+    /// stops there (an uncatchable interrupt, so neither `catch` nor
+    /// `finally` runs) and the context runs no more JavaScript.
+    pub exit_process: bool,
+    /// A limit on the engine's heap, in bytes (`tljs --max-memory MB`):
+    /// an allocation past it throws `InternalError: out of memory`, an
+    /// uncaught exception like any other. `None`: no limit.
+    pub max_memory: Option<usize>,
+    /// The engine's stack limit in bytes (QuickJS's default is 256 KiB);
+    /// deeper recursion throws `RangeError: Maximum call stack size
+    /// exceeded`.
+    pub max_stack: Option<usize>,
+}
+
+/// Installs Node's globals (`setTimeout` and the rest of the table in
+/// the README, `process`, `console`, `require`) on an application's own
+/// QuickJS context, bound to the thread's [`EventLoop`]
+/// whenever JavaScript runs through the returned host
+/// ([`Host::eval_main`], [`QuickJsHost::enter`], [`QuickJsHost::callback`]).
+///
+/// JavaScript that uses the globals (or rejects a promise) must run through
+/// the host, which puts it in the loop's scope: a bare `ctx.with` that
+/// calls `setTimeout` panics (`EventLoop::with_current`: no current loop).
+///
+/// The application keeps its runtime, context and loop; the host holds
+/// clones of the context handle and of its runtime and sets, on that
+/// runtime, the promise rejection tracker, the interrupt handler (used by
+/// `process.exit`) and the limits of `options`.
+///
+/// ```
+/// use rquickjs::{Context, Runtime};
+/// use timerloop::EventLoop;
+/// let rt = Runtime::new().unwrap();
+/// let ctx = Context::full(&rt).unwrap();
+/// let host = timerloop_js::install(&ctx, timerloop_js::Options::default()).unwrap();
+/// let mut lp = EventLoop::with_virtual_clock();
+/// host.enter(&mut lp, |ctx| ctx.eval::<(), _>("setTimeout(() => globalThis.done = 1, 5)"))
+///     .unwrap();
+/// assert_eq!(host.run(&mut lp), 0);
+/// assert_eq!(lp.now(), 5);
+/// assert_eq!(ctx.with(|c| c.globals().get::<_, i32>("done")).unwrap(), 1);
+/// ```
+///
+/// # Errors
+///
+/// If the prelude fails on this context (a bug, or a context without the
+/// standard intrinsics: use [`Context::full`]).
+pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Thrown> {
+    let rt = ctx.runtime().clone();
+    if let Some(bytes) = options.max_memory {
+        rt.set_memory_limit(bytes);
+    }
+    if let Some(bytes) = options.max_stack {
+        rt.set_max_stack_size(bytes);
+    }
+    let argv = options.argv;
+    let max_memory = options.max_memory;
+    let mut failed = None;
+    let host = Host::new(options.exit_process, |w| {
+        let api = ctx.with(|c| {
+            install_prelude(&c, &w, argv)
+                .and_then(|api| {
+                    let get = |k: &str| -> rquickjs::Result<_> {
+                        Ok(Persistent::save(&c, api.get::<_, Function>(k)?))
+                    };
+                    Ok([
+                        get("dispatch")?,
+                        get("inspect")?,
+                        get("require")?,
+                        get("emitExit")?,
+                        get("emitUncaught")?,
+                        get("emitRejection")?,
+                        get("emitHandled")?,
+                    ])
+                })
+                .map_err(|e| Thrown(format!("tljs prelude: {e}: {:?}", c.catch())))
+        });
+        let [
+            dispatch,
+            inspect,
+            require,
+            emit_exit,
+            emit_uncaught,
+            emit_rejection,
+            emit_handled,
+        ] = match api {
+            Ok(fs) => fs.map(Some),
+            Err(e) => {
+                failed = Some(e);
+                [None, None, None, None, None, None, None]
+            }
+        };
+        QuickJs {
+            dispatch,
+            inspect,
+            require,
+            emit_exit,
+            emit_uncaught,
+            emit_rejection,
+            emit_handled,
+            last_thrown: RefCell::new(None),
+            max_memory,
+            last_was_rejection: std::cell::Cell::new(false),
+            unhandled: RefCell::new(Vec::new()),
+            reported: RefCell::new(Vec::new()),
+            handled_late: RefCell::new(Vec::new()),
+            last_rejection_id: std::cell::Cell::new(0),
+            ctx: ctx.clone(),
+            rt: rt.clone(),
+        }
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    let w = Rc::downgrade(&host);
+    rt.set_host_promise_rejection_tracker(Some(Box::new(
+        move |ctx: Ctx<'_>, promise: Value<'_>, reason: Value<'_>, handled: bool| {
+            let Some(h) = w.upgrade() else { return };
+            let e = h.engine();
+            let same = |p: &Persistent<Value<'static>>| {
+                p.clone().restore(&ctx).ok().as_ref() == Some(&promise)
+            };
+            if handled {
+                e.unhandled.borrow_mut().retain(|(p, _, _)| !same(p));
+                let mut reported = e.reported.borrow_mut();
+                if let Some(i) = reported.iter().position(|(p, _)| same(p)) {
+                    // Handled after listeners heard of it: `rejectionHandled`
+                    // at the next check.
+                    e.handled_late.borrow_mut().push(reported.remove(i));
+                    drop(reported);
+                    h.rejection_pending();
+                }
+            } else {
+                let id = e.last_rejection_id.get() + 1;
+                e.last_rejection_id.set(id);
+                e.unhandled.borrow_mut().push((
+                    Persistent::save(&ctx, promise),
+                    Persistent::save(&ctx, reason),
+                    id,
+                ));
+                h.rejection_pending();
+            }
+        },
+    )));
+    // process.exit in an embedding: the script stops at the next check.
+    let w = Rc::downgrade(&host);
+    rt.set_interrupt_handler(Some(Box::new(move || {
+        w.upgrade().is_some_and(|h| h.exited().is_some())
+    })));
+    Ok(host)
+}
+
 impl QuickJsHost {
-    /// A host on a new QuickJS runtime, with `argv` as `process.argv`.
+    /// A host on a new QuickJS runtime and context, with `argv` as
+    /// `process.argv`, whose `process.exit` ends the OS process (as `tljs`
+    /// needs; an application that keeps its own runtime uses [`install`]).
     ///
     /// # Errors
     ///
     /// If the runtime cannot be made or the prelude fails (a bug).
     pub fn create(argv: Vec<String>) -> Result<Rc<Self>, Thrown> {
+        Self::create_with(Options {
+            argv,
+            exit_process: true,
+            ..Options::default()
+        })
+    }
+
+    /// A host on a new QuickJS runtime and context, set up by `options`.
+    ///
+    /// ```
+    /// use timerloop_js::{Options, QuickJsHost};
+    /// let host = QuickJsHost::create_with(Options { max_stack: Some(64 << 10), ..Default::default() })
+    ///     .unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// // Deep recursion is a RangeError, caught here by the script.
+    /// let src = "function f() { return f() + 1 } try { f() } catch (e) { globalThis.r = e.name }";
+    /// host.eval_main(&mut lp, "deep.js", src).unwrap();
+    /// let r: String = host.context().with(|c| c.globals().get("r")).unwrap();
+    /// assert_eq!(r, "RangeError");
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`QuickJsHost::create`].
+    pub fn create_with(options: Options) -> Result<Rc<Self>, Thrown> {
         let rt = Runtime::new().map_err(|e| Thrown(e.to_string()))?;
         let ctx = Context::full(&rt).map_err(|e| Thrown(e.to_string()))?;
-        let mut failed = None;
-        let host = Host::new(|w| {
-            let api = ctx.with(|c| {
-                install(&c, &w, argv)
-                    .and_then(|api| {
-                        let get = |k: &str| -> rquickjs::Result<_> {
-                            Ok(Persistent::save(&c, api.get::<_, Function>(k)?))
-                        };
-                        Ok([
-                            get("dispatch")?,
-                            get("inspect")?,
-                            get("require")?,
-                            get("emitExit")?,
-                            get("emitUncaught")?,
-                            get("emitRejection")?,
-                        ])
-                    })
-                    .map_err(|e| Thrown(format!("tljs prelude: {e}: {:?}", c.catch())))
-            });
-            let [
-                dispatch,
-                inspect,
-                require,
-                emit_exit,
-                emit_uncaught,
-                emit_rejection,
-            ] = match api {
-                Ok(fs) => fs.map(Some),
-                Err(e) => {
-                    failed = Some(e);
-                    [None, None, None, None, None, None]
-                }
-            };
-            QuickJs {
-                dispatch,
-                inspect,
-                require,
-                emit_exit,
-                emit_uncaught,
-                emit_rejection,
-                last_thrown: RefCell::new(None),
-                last_was_rejection: std::cell::Cell::new(false),
-                unhandled: RefCell::new(Vec::new()),
-                ctx: ctx.clone(),
-                rt: rt.clone(),
-            }
-        });
-        if let Some(e) = failed {
-            return Err(e);
-        }
-        let w = Rc::downgrade(&host);
-        rt.set_host_promise_rejection_tracker(Some(Box::new(
-            move |ctx: Ctx<'_>, promise: Value<'_>, reason: Value<'_>, handled: bool| {
-                let Some(h) = w.upgrade() else { return };
-                let mut list = h.engine().unhandled.borrow_mut();
-                if handled {
-                    list.retain(|(p, _)| p.clone().restore(&ctx).ok().as_ref() != Some(&promise));
-                } else {
-                    list.push((
-                        Persistent::save(&ctx, promise),
-                        Persistent::save(&ctx, reason),
-                    ));
-                    drop(list);
-                    h.rejection_pending();
-                }
-            },
-        )));
-        Ok(host)
+        install(&ctx, options)
+    }
+
+    /// The context the host runs on (a handle to the application's own
+    /// context after [`install`]).
+    ///
+    /// ```
+    /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+    /// let t: String = host.context().with(|c| c.eval("typeof setTimeout")).unwrap();
+    /// assert_eq!(t, "function");
+    /// ```
+    pub fn context(&self) -> &Context {
+        &self.engine().ctx
+    }
+
+    /// Runs the application's own JavaScript, `f`, as a top-level callback
+    /// (as Node runs the main script): inside the loop's scope, so the
+    /// globals reach `lp`, and with the ticks and microtasks it queued
+    /// drained when it returns. Call [`Host::run`] afterwards to run the
+    /// loop. `Ok(None)`: `f` threw and an `uncaughtException` listener
+    /// took the exception, or the program has exited.
+    ///
+    /// ```
+    /// use timerloop::EventLoop;
+    /// let host = timerloop_js::install(
+    ///     &rquickjs::Context::full(&rquickjs::Runtime::new().unwrap()).unwrap(),
+    ///     timerloop_js::Options::default(),
+    /// )
+    /// .unwrap();
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let n = host.enter(&mut lp, |ctx| ctx.eval::<i32, _>("6 * 7")).unwrap();
+    /// assert_eq!(n, Some(42));
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The exception `f` threw ([`timerloop::Error::Uncaught`]) when no
+    /// `uncaughtException` listener is installed.
+    pub fn enter<T: 'static>(
+        self: &Rc<Self>,
+        lp: &mut EventLoop,
+        f: impl for<'js> FnOnce(Ctx<'js>) -> rquickjs::Result<T>,
+    ) -> Result<Option<T>, timerloop::Error> {
+        let out = Rc::new(RefCell::new(None));
+        let (h, o) = (self.clone(), out.clone());
+        lp.enter(move |lp| {
+            let v = h.callback(lp, f)?;
+            *o.borrow_mut() = v;
+            Ok::<(), BoxError>(())
+        })?;
+        Ok(out.borrow_mut().take())
+    }
+
+    /// Runs `f` (the application's JavaScript) from inside one of the
+    /// loop's callbacks (an application timer, an I/O completion): inside
+    /// the loop's scope, with the engine's jobs queued behind it. An
+    /// exception is returned as the callback's error, for the loop's
+    /// uncaught-error handling (`uncaughtException` listeners, else
+    /// [`EventLoop::run`] fails). `Ok(None)`: the program has exited.
+    ///
+    /// ```
+    /// use timerloop::EventLoop;
+    /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let h = host.clone();
+    /// lp.set_timeout(10, move |lp| {
+    ///     h.callback(lp, |ctx| ctx.eval::<(), _>("setTimeout(() => process.exitCode = 3, 5)"))
+    ///         .map(|_| ())
+    /// });
+    /// assert_eq!(host.run(&mut lp), 3);
+    /// assert_eq!(lp.now(), 15);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The exception `f` threw, formatted as Node prints it.
+    pub fn callback<T>(
+        self: &Rc<Self>,
+        lp: &mut EventLoop,
+        f: impl for<'js> FnOnce(Ctx<'js>) -> rquickjs::Result<T>,
+    ) -> Result<Option<T>, BoxError> {
+        let e = self.engine();
+        self.js(lp, || {
+            e.ctx
+                .with(|c| f(c.clone()).map_err(|err| e.report(&c, err)))
+        })
     }
 }
 
@@ -307,6 +541,21 @@ impl QuickJs {
         }
     }
 
+    /// Out of memory, QuickJS cannot make even the error object and leaves
+    /// `null` as the exception (which it then cannot tell from `throw
+    /// null`; the memory is freed by the time the host looks): with a heap
+    /// limit set, say so. (Outside `ctx.with`, which holds the runtime.)
+    fn oom<T>(&self, r: Result<T, Thrown>) -> Result<T, Thrown> {
+        r.map_err(|t| match self.max_memory {
+            Some(limit) if t.0.starts_with("null\n") => Thrown(format!(
+                "InternalError: out of memory (the engine's heap limit, {limit} bytes, was \
+                 reached; QuickJS could not allocate the error, so this is `null`, as a \
+                 `throw null` would be)"
+            )),
+            _ => t,
+        })
+    }
+
     fn report<'js>(&self, ctx: &Ctx<'js>, e: rquickjs::Error) -> Thrown {
         if e.is_exception() {
             self.describe(ctx, ctx.catch())
@@ -327,23 +576,25 @@ impl Engine for QuickJs {
         };
         let wrapped =
             format!("(function (exports, require, module, __filename, __dirname) {{ {source}\n}})");
-        self.ctx.with(|c| {
-            let run = || -> rquickjs::Result<()> {
-                let f: Function = c.eval_with_options(wrapped, options(name, false))?;
-                let require = match self.require.clone() {
-                    Some(r) => r.restore(&c)?,
-                    None => return Ok(()),
+        self.ctx
+            .with(|c| {
+                let run = || -> rquickjs::Result<()> {
+                    let f: Function = c.eval_with_options(wrapped, options(name, false))?;
+                    let require = match self.require.clone() {
+                        Some(r) => r.restore(&c)?,
+                        None => return Ok(()),
+                    };
+                    let module = Object::new(c.clone())?;
+                    let exports = Object::new(c.clone())?;
+                    module.set("exports", exports.clone())?;
+                    let dir = std::path::Path::new(name)
+                        .parent()
+                        .map_or(String::from("."), |p| p.display().to_string());
+                    f.call::<_, ()>((exports, require, module, name, dir))
                 };
-                let module = Object::new(c.clone())?;
-                let exports = Object::new(c.clone())?;
-                module.set("exports", exports.clone())?;
-                let dir = std::path::Path::new(name)
-                    .parent()
-                    .map_or(String::from("."), |p| p.display().to_string());
-                f.call::<_, ()>((exports, require, module, name, dir))
-            };
-            run().map_err(|e| self.report(&c, e))
-        })
+                run().map_err(|e| self.report(&c, e))
+            })
+            .map_err(|t| self.oom::<()>(Err(t)).unwrap_err())
     }
 
     fn emit_process(&self, event: &str, code: Option<i32>) -> Result<(), Thrown> {
@@ -384,11 +635,11 @@ impl Engine for QuickJs {
         let Some(d) = self.dispatch.clone() else {
             return Ok(());
         };
-        self.ctx.with(|c| {
+        self.oom(self.ctx.with(|c| {
             d.restore(&c)
                 .and_then(|d| d.call::<_, ()>((kind as u32, id)))
                 .map_err(|e| self.report(&c, e))
-        })
+        }))
     }
 
     fn has_pending_job(&self) -> bool {
@@ -396,12 +647,37 @@ impl Engine for QuickJs {
     }
 
     fn run_pending_job(&self) -> Result<bool, Thrown> {
-        self.rt.execute_pending_job().map_err(|e| {
+        let r = self.rt.execute_pending_job().map_err(|e| {
             e.0.with(|c| {
                 let v = c.catch();
                 self.describe(&c, v)
             })
-        })
+        });
+        self.oom(r)
+    }
+
+    fn emit_rejections_handled(&self) -> Result<(), Thrown> {
+        let Some(f) = self.emit_handled.clone() else {
+            return Ok(());
+        };
+        loop {
+            let next = {
+                let mut list = self.handled_late.borrow_mut();
+                if list.is_empty() {
+                    return Ok(());
+                }
+                list.remove(0)
+            };
+            self.ctx.with(|c| {
+                let Ok(p) = next.0.restore(&c) else {
+                    return Ok(());
+                };
+                f.clone()
+                    .restore(&c)
+                    .and_then(|f| f.call::<_, ()>((p, next.1)))
+                    .map_err(|e| self.report(&c, e))
+            })?;
+        }
     }
 
     fn take_unhandled_rejection(&self) -> Option<Thrown> {
@@ -421,14 +697,14 @@ impl Engine for QuickJs {
         }
     }
 
-    fn exit_code(&self) -> i32 {
+    fn exit_code(&self) -> Option<i32> {
         self.ctx.with(|c| {
             c.globals()
                 .get::<_, Object>("process")
                 .and_then(|p| p.get::<_, Option<f64>>("exitCode"))
                 .ok()
                 .flatten()
-                .map_or(0, |n| n as i32)
+                .map(|n| n as i32)
         })
     }
 }
@@ -438,20 +714,18 @@ impl QuickJs {
     /// `unhandledRejection` listeners if there are any (`Ok(true)`: look
     /// at the next), else an uncaught exception (`Err`). `Ok(false)`: its
     /// values are gone.
-    fn report_rejection(
-        &self,
-        (promise, reason): (Persistent<Value<'static>>, Persistent<Value<'static>>),
-    ) -> Result<bool, Thrown> {
+    fn report_rejection(&self, (promise, reason, id): Rejection) -> Result<bool, Thrown> {
         self.ctx.with(|c| {
             let Ok(reason) = reason.restore(&c) else {
                 return Ok(false);
             };
-            if let (Some(f), Ok(promise)) = (self.emit_rejection.clone(), promise.restore(&c)) {
+            if let (Some(f), Ok(p)) = (self.emit_rejection.clone(), promise.clone().restore(&c)) {
                 let heard = f
                     .restore(&c)
-                    .and_then(|f| f.call::<_, bool>((reason.clone(), promise)))
+                    .and_then(|f| f.call::<_, bool>((reason.clone(), p)))
                     .map_err(|e| self.report(&c, e))?;
                 if heard {
+                    self.reported.borrow_mut().push((promise, id));
                     return Ok(true);
                 }
             }

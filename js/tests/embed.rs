@@ -1,0 +1,113 @@
+//! Embedding: the globals on an application's own context and loop;
+//! `process.exit` stops the loop and reports its code instead of ending
+//! the process; fatal exceptions are reported the same way.
+
+use std::rc::Rc;
+
+use rquickjs::{Context, Runtime};
+use timerloop::EventLoop;
+use timerloop_js::{Options, QuickJsHost, install};
+
+fn host() -> (Context, Rc<QuickJsHost>, EventLoop) {
+    let rt = Runtime::new().unwrap();
+    let ctx = Context::full(&rt).unwrap();
+    let host = install(&ctx, Options::default()).unwrap();
+    (ctx, host, EventLoop::with_virtual_clock())
+}
+
+fn global<T: for<'js> rquickjs::FromJs<'js>>(ctx: &Context, name: &str) -> T {
+    ctx.with(|c| c.globals().get(name)).unwrap()
+}
+
+#[test]
+fn process_exit_stops_the_loop_and_reports_the_code() {
+    let (ctx, host, mut lp) = host();
+    host.enter(&mut lp, |c| {
+        c.eval::<(), _>(
+            "globalThis.log = [];
+             process.on('exit', (c) => log.push('exit ' + c));
+             setTimeout(() => log.push('never'), 50);
+             setTimeout(() => {
+               try { log.push('before'); process.exit(4); log.push('after'); }
+               catch (e) { log.push('caught'); }
+               finally { log.push('finally'); }
+             }, 10);
+             setTimeout(() => log.push('same phase, not run'), 10);
+             Promise.resolve().then(() => log.push('microtask'));",
+        )
+    })
+    .unwrap();
+    assert_eq!(host.run(&mut lp), 4);
+    assert_eq!(host.exited(), Some(4));
+    assert_eq!(lp.now(), 10, "the loop stopped at the exit");
+    let log: Vec<String> = global(&ctx, "log");
+    assert_eq!(log, ["microtask", "before", "exit 4"]);
+    // The context runs no more JavaScript after the exit.
+    assert_eq!(
+        host.enter(&mut lp, |c| c.eval::<i32, _>("1")).unwrap(),
+        None
+    );
+}
+
+#[test]
+fn process_exit_in_the_main_script() {
+    let (ctx, host, mut lp) = host();
+    let r = host.eval_main(
+        &mut lp,
+        "main.js",
+        "process.exitCode = 9; globalThis.x = 1; process.exit(); globalThis.x = 2;",
+    );
+    assert!(r.is_ok());
+    assert_eq!(host.run(&mut lp), 9);
+    assert_eq!(global::<i32>(&ctx, "x"), 1);
+}
+
+#[test]
+fn exit_code_and_uncaught_exception_are_returned() {
+    let (_ctx, host, mut lp) = host();
+    host.enter(&mut lp, |c| {
+        c.eval::<(), _>("setTimeout(() => { throw new Error('boom'); }, 5)")
+    })
+    .unwrap();
+    assert_eq!(host.run(&mut lp), 1);
+    assert_eq!(host.exited(), Some(1));
+
+    let (_ctx, host, mut lp) = self::host();
+    host.enter(&mut lp, |c| {
+        c.eval::<(), _>("process.on('beforeExit', () => { if (!process.exitCode) setTimeout(() => process.exitCode = 6, 5) })")
+    })
+    .unwrap();
+    assert_eq!(host.run(&mut lp), 6);
+    assert_eq!(lp.now(), 5);
+}
+
+#[test]
+fn application_timers_and_js_timers_share_the_loop() {
+    let (ctx, host, mut lp) = host();
+    host.enter(&mut lp, |c| {
+        c.eval::<(), _>(
+            "globalThis.log = [];
+             setTimeout(() => log.push('js 5'), 5);
+             setTimeout(() => log.push('js 15'), 15);",
+        )
+    })
+    .unwrap();
+    let h = host.clone();
+    lp.set_timeout(10, move |lp| {
+        h.callback(lp, |c| {
+            c.eval::<(), _>("log.push('rust 10'); process.nextTick(() => log.push('tick'))")
+        })
+        .map(|_| ())
+    });
+    assert_eq!(host.run(&mut lp), 0);
+    let log: Vec<String> = global(&ctx, "log");
+    assert_eq!(log, ["js 5", "rust 10", "tick", "js 15"]);
+}
+
+#[test]
+fn an_exception_from_the_application_code_is_an_error() {
+    let (_ctx, host, mut lp) = host();
+    let r = host.enter(&mut lp, |c| c.eval::<(), _>("null.x"));
+    let e = r.unwrap_err().to_string();
+    assert!(e.contains("TypeError"), "{e}");
+}
