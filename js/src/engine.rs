@@ -6,10 +6,37 @@
 //! - its job queue holds promise reactions and `queueMicrotask` callbacks
 //!   in one FIFO, and [`Engine::run_pending_job`] runs exactly one;
 //! - an exception is returned, formatted, never swallowed.
+//!
+//! ```
+//! use timerloop_js::{Engine, QuickJsHost};
+//! let host = QuickJsHost::create_with(Default::default()).unwrap();
+//! let mut lp = timerloop::EventLoop::with_virtual_clock();
+//! // The host drives its engine through this trait; so can its owner.
+//! host.eval_main(&mut lp, "main.js", "process.exitCode = 4").unwrap();
+//! assert_eq!(host.engine().exit_code(), Some(4));
+//! assert!(!host.engine().has_pending_job());
+//! ```
 
 use crate::host::Thrown;
 
 /// What the loop calls back into JavaScript for.
+///
+/// The discriminants are the numbers the prelude's `dispatch(kind, id)`
+/// takes.
+///
+/// ```
+/// use timerloop_js::{Engine, Kind, QuickJsHost};
+/// assert_eq!([Kind::Timeout, Kind::Immediate, Kind::Tick, Kind::Io].map(|k| k as u32), [0, 1, 2, 3]);
+/// let host = QuickJsHost::create_with(Default::default()).unwrap();
+/// let mut lp = timerloop::EventLoop::with_virtual_clock();
+/// // A timeout's number is its id, as in Node.
+/// host.eval_main(&mut lp, "main.js", "globalThis.n = 0; globalThis.id = +setTimeout(() => n++, 5)")
+///     .unwrap();
+/// let id: u32 = host.context().with(|c| c.globals().get("id")).unwrap();
+/// host.engine().dispatch(Kind::Timeout, id).unwrap();
+/// let n: i32 = host.context().with(|c| c.globals().get("n")).unwrap();
+/// assert_eq!(n, 1);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     /// A timeout or interval fired.
@@ -23,8 +50,38 @@ pub enum Kind {
 }
 
 /// A JavaScript engine the host can drive.
+///
+/// [`QuickJs`](crate::QuickJs) is the one this crate has; code generic over
+/// the engine reaches it through a [`Host`](crate::Host):
+///
+/// ```
+/// use timerloop_js::{Engine, Host, QuickJsHost};
+/// fn status<E: Engine>(host: &Host<E>) -> i32 {
+///     host.engine().exit_code().unwrap_or(0)
+/// }
+/// let host = QuickJsHost::create_with(Default::default()).unwrap();
+/// let mut lp = timerloop::EventLoop::with_virtual_clock();
+/// assert_eq!(status(&host), 0);
+/// host.eval_main(&mut lp, "main.js", "process.exitCode = 9").unwrap();
+/// assert_eq!(status(&host), 9);
+/// ```
 pub trait Engine: 'static {
     /// Runs the main script (`name` is its path, for stacks).
+    ///
+    /// Called as is, outside the loop's scope, it runs a script that uses
+    /// no timer; [`Host::eval_main`](crate::Host::eval_main) is the way
+    /// to run a program.
+    ///
+    /// ```
+    /// use timerloop_js::{Engine, QuickJsHost};
+    /// let host = QuickJsHost::create_with(Default::default()).unwrap();
+    /// // Node's CommonJS wrapper: `__filename` and `module` are there.
+    /// host.engine().eval_main("/app/main.js", "globalThis.f = __filename").unwrap();
+    /// let f: String = host.context().with(|c| c.globals().get("f")).unwrap();
+    /// assert_eq!(f, "/app/main.js");
+    /// let e = host.engine().eval_main("bad.js", "throw new TypeError('no')").unwrap_err();
+    /// assert!(e.0.starts_with("TypeError: no"), "{e}");
+    /// ```
     ///
     /// # Errors
     ///
@@ -33,6 +90,19 @@ pub trait Engine: 'static {
     /// Emits `exit` or `beforeExit` on `process` with `process.exitCode`,
     /// after setting it to `code` if given. `exit` is emitted once.
     ///
+    /// ```
+    /// use timerloop_js::{Engine, QuickJsHost};
+    /// let host = QuickJsHost::create_with(Default::default()).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// let src = "globalThis.seen = []; process.on('exit', c => seen.push(c))";
+    /// host.eval_main(&mut lp, "main.js", src).unwrap();
+    /// host.engine().emit_process("exit", Some(3)).unwrap();
+    /// host.engine().emit_process("exit", None).unwrap(); // not again
+    /// let seen: Vec<i32> = host.context().with(|c| c.eval("seen")).unwrap();
+    /// assert_eq!(seen, [3]);
+    /// assert_eq!(host.engine().exit_code(), Some(3));
+    /// ```
+    ///
     /// # Errors
     ///
     /// A listener's exception.
@@ -40,19 +110,65 @@ pub trait Engine: 'static {
     /// Emits `uncaughtException` with the last exception reported (or
     /// `message` if there is none); `false` if nobody listens.
     ///
+    /// ```
+    /// use timerloop_js::{Engine, QuickJsHost};
+    /// let host = QuickJsHost::create_with(Default::default()).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// assert!(!host.engine().emit_uncaught("Error: boom").unwrap());
+    /// let src = "process.on('uncaughtException', e => { globalThis.got = String(e) })";
+    /// host.eval_main(&mut lp, "main.js", src).unwrap();
+    /// assert!(host.engine().emit_uncaught("Error: boom").unwrap());
+    /// let got: String = host.context().with(|c| c.globals().get("got")).unwrap();
+    /// assert_eq!(got, "Error: boom");
+    /// ```
+    ///
     /// # Errors
     ///
     /// A listener's exception.
     fn emit_uncaught(&self, message: &str) -> Result<bool, Thrown>;
     /// Calls the JavaScript side's dispatcher for `kind` and `id`.
     ///
+    /// ```
+    /// use timerloop_js::{Engine, Kind, QuickJsHost};
+    /// let host = QuickJsHost::create_with(Default::default()).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// let src = "globalThis.n = 0; globalThis.id = +setTimeout(() => n++, 5)";
+    /// host.eval_main(&mut lp, "main.js", src).unwrap();
+    /// let id: u32 = host.context().with(|c| c.globals().get("id")).unwrap();
+    /// host.engine().dispatch(Kind::Timeout, id).unwrap(); // fires it now
+    /// assert_eq!(host.run(&mut lp), 0); // the loop's turn finds it fired
+    /// let n: i32 = host.context().with(|c| c.globals().get("n")).unwrap();
+    /// assert_eq!(n, 1);
+    /// ```
+    ///
     /// # Errors
     ///
     /// The callback's uncaught exception.
     fn dispatch(&self, kind: Kind, id: u32) -> Result<(), Thrown>;
     /// Whether a job (microtask) is pending.
+    ///
+    /// ```
+    /// use timerloop_js::{Engine, QuickJsHost};
+    /// let host = QuickJsHost::create_with(Default::default()).unwrap();
+    /// assert!(!host.engine().has_pending_job());
+    /// host.engine().eval_main("main.js", "Promise.resolve().then(() => {})").unwrap();
+    /// assert!(host.engine().has_pending_job());
+    /// ```
     fn has_pending_job(&self) -> bool;
     /// Runs one pending job; `false` if there was none.
+    ///
+    /// ```
+    /// use timerloop_js::{Engine, QuickJsHost};
+    /// let host = QuickJsHost::create_with(Default::default()).unwrap();
+    /// let e = host.engine();
+    /// e.eval_main("main.js", "globalThis.n = 0; queueMicrotask(() => n++); queueMicrotask(() => n++)")
+    ///     .unwrap();
+    /// assert!(e.run_pending_job().unwrap());
+    /// let n: i32 = host.context().with(|c| c.globals().get("n")).unwrap();
+    /// assert_eq!(n, 1); // exactly one
+    /// assert!(e.run_pending_job().unwrap());
+    /// assert!(!e.run_pending_job().unwrap());
+    /// ```
     ///
     /// # Errors
     ///
@@ -62,13 +178,50 @@ pub trait Engine: 'static {
     /// `unhandledRejection` listeners heard of it (or prints Node's
     /// `PromiseRejectionHandledWarning` if nobody listens), oldest first.
     ///
+    /// The host calls it when it checks for unhandled rejections:
+    ///
+    /// ```
+    /// use timerloop_js::{Engine, QuickJsHost};
+    /// let host = QuickJsHost::create_with(Default::default()).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// let src = "process.on('unhandledRejection', () => {});
+    ///     process.on('rejectionHandled', () => { globalThis.late = true });
+    ///     const p = Promise.reject(1); setTimeout(() => p.catch(() => {}), 5)";
+    /// host.eval_main(&mut lp, "main.js", src).unwrap();
+    /// assert_eq!(host.run(&mut lp), 0);
+    /// let late: bool = host.context().with(|c| c.globals().get("late")).unwrap();
+    /// assert!(late);
+    /// host.engine().emit_rejections_handled().unwrap(); // none left
+    /// ```
+    ///
     /// # Errors
     ///
     /// A listener's exception.
     fn emit_rejections_handled(&self) -> Result<(), Thrown>;
     /// The oldest rejected promise that still has no handler, formatted as
     /// Node 20 reports it (`--unhandled-rejections=throw`), and forgotten.
+    ///
+    /// ```
+    /// use timerloop_js::{Engine, QuickJsHost};
+    /// let host = QuickJsHost::create_with(Default::default()).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// // In the loop's scope: the engine tells the host of the rejection.
+    /// lp.scope(|| host.engine().eval_main("main.js", "Promise.reject(new Error('late'))"))
+    ///     .unwrap();
+    /// let t = host.engine().take_unhandled_rejection().unwrap();
+    /// assert!(t.0.starts_with("Error: late"), "{t}");
+    /// assert!(host.engine().take_unhandled_rejection().is_none());
+    /// ```
     fn take_unhandled_rejection(&self) -> Option<Thrown>;
     /// `process.exitCode` as an integer, `None` when unset.
+    ///
+    /// ```
+    /// use timerloop_js::{Engine, QuickJsHost};
+    /// let host = QuickJsHost::create_with(Default::default()).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// assert_eq!(host.engine().exit_code(), None);
+    /// host.eval_main(&mut lp, "main.js", "process.exitCode = 5").unwrap();
+    /// assert_eq!(host.engine().exit_code(), Some(5));
+    /// ```
     fn exit_code(&self) -> Option<i32>;
 }

@@ -21,6 +21,17 @@
 //! - every timeout is kept ([`EventLoop::keep_timeout`]) until the engine
 //!   says its JavaScript object is gone ([`Host::release`]), so `refresh`
 //!   and `hasRef` work on fired timeouts as on Node's.
+//!
+//! ```
+//! let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+//! let mut lp = timerloop::EventLoop::with_virtual_clock();
+//! let src = "globalThis.log = []; setTimeout(() => log.push('timeout'), 5);
+//!     setImmediate(() => log.push('immediate')); Promise.resolve().then(() => log.push('job'));
+//!     process.nextTick(() => log.push('tick')); log.push('main')";
+//! assert_eq!(host.run_main(&mut lp, "main.js", src), 0);
+//! let log: String = host.context().with(|c| c.eval("log.join()")).unwrap();
+//! assert_eq!(log, "main,tick,job,immediate,timeout");
+//! ```
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -35,6 +46,16 @@ use crate::engine::{Engine, Kind};
 /// An exception that reached the top of a callback, formatted as Node
 /// prints it after the source-location header (for an `Error`: its
 /// `toString()` then the stack).
+///
+/// ```
+/// use timerloop_js::{Engine, QuickJsHost, Thrown};
+/// let host = QuickJsHost::create_with(Default::default()).unwrap();
+/// let e: Thrown = host.engine().eval_main("main.js", "throw new RangeError('too far')").unwrap_err();
+/// assert!(e.to_string().starts_with("RangeError: too far\n"), "{e}");
+/// let e = host.engine().eval_main("main.js", "throw 42").unwrap_err();
+/// assert!(e.0.starts_with("42\n(Use `node --trace-uncaught ...`"), "{e}");
+/// let _: Box<dyn std::error::Error> = Box::new(e);
+/// ```
 #[derive(Debug, Clone)]
 pub struct Thrown(pub String);
 
@@ -56,6 +77,14 @@ struct State {
 }
 
 /// A JavaScript engine bound to the thread's [`EventLoop`].
+///
+/// ```
+/// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+/// let mut lp = timerloop::EventLoop::with_virtual_clock();
+/// let src = "setTimeout(() => { process.exitCode = 1 }, 100)";
+/// assert_eq!(host.run_main(&mut lp, "main.js", src), 1);
+/// assert_eq!(lp.now(), 100);
+/// ```
 pub struct Host<E: Engine> {
     engine: E,
     state: RefCell<State>,
@@ -86,6 +115,33 @@ impl<E: Engine> Host<E> {
     /// `process.exit` and fatal exceptions end the OS process as in Node;
     /// without, they stop the loop and [`exited`](Self::exited) tells the
     /// status.
+    ///
+    /// With an engine of one's own (here one that counts callbacks):
+    ///
+    /// ```
+    /// use std::cell::Cell;
+    /// use timerloop_js::{Engine, Host, Kind, Thrown};
+    /// struct Count(Cell<u32>);
+    /// impl Engine for Count {
+    ///     fn eval_main(&self, _: &str, _: &str) -> Result<(), Thrown> { Ok(()) }
+    ///     fn emit_process(&self, _: &str, _: Option<i32>) -> Result<(), Thrown> { Ok(()) }
+    ///     fn emit_uncaught(&self, _: &str) -> Result<bool, Thrown> { Ok(false) }
+    ///     fn dispatch(&self, _: Kind, _: u32) -> Result<(), Thrown> {
+    ///         self.0.set(self.0.get() + 1);
+    ///         Ok(())
+    ///     }
+    ///     fn has_pending_job(&self) -> bool { false }
+    ///     fn run_pending_job(&self) -> Result<bool, Thrown> { Ok(false) }
+    ///     fn emit_rejections_handled(&self) -> Result<(), Thrown> { Ok(()) }
+    ///     fn take_unhandled_rejection(&self) -> Option<Thrown> { None }
+    ///     fn exit_code(&self) -> Option<i32> { None }
+    /// }
+    /// let host = Host::new(false, |_host| Count(Cell::new(0)));
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// lp.scope(|| (host.set_timer(5.0, false), host.set_immediate()));
+    /// assert_eq!(host.run(&mut lp), 0);
+    /// assert_eq!(host.engine().0.get(), 2);
+    /// ```
     pub fn new(exit_process: bool, make: impl FnOnce(Weak<Self>) -> E) -> Rc<Self> {
         Rc::new_cyclic(|w| Host {
             exit_process,
@@ -102,12 +158,32 @@ impl<E: Engine> Host<E> {
     }
 
     /// The engine.
+    ///
+    /// ```
+    /// use timerloop_js::Engine;
+    /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// host.eval_main(&mut lp, "main.js", "process.exitCode = 3").unwrap();
+    /// assert_eq!(host.engine().exit_code(), Some(3));
+    /// ```
     pub fn engine(&self) -> &E {
         &self.engine
     }
 
     /// Runs the main script as Node does: as a top-level callback whose
     /// ticks and microtasks drain when it returns.
+    ///
+    /// ```
+    /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// let src = "globalThis.log = []; process.nextTick(() => log.push('tick'));
+    ///     Promise.resolve().then(() => log.push('job')); log.push('main')";
+    /// host.eval_main(&mut lp, "main.js", src).unwrap();
+    /// let log: String = host.context().with(|c| c.eval("log.join()")).unwrap();
+    /// assert_eq!(log, "main,tick,job");
+    /// let e = host.eval_main(&mut lp, "bad.js", "null.x").unwrap_err();
+    /// assert!(matches!(e, timerloop::Error::Uncaught(_)));
+    /// ```
     ///
     /// # Errors
     ///
@@ -172,6 +248,16 @@ impl<E: Engine> Host<E> {
     /// FILE` does: `beforeExit` while it schedules more work, then `exit`.
     /// An uncaught exception is printed to stderr as Node prints it (less
     /// the source line). Returns the process's exit status.
+    ///
+    /// ```
+    /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// let src = "process.on('exit', c => { globalThis.at = c }); setTimeout(() => process.exitCode = 4, 20)";
+    /// assert_eq!(host.run_main(&mut lp, "main.js", src), 4);
+    /// assert_eq!(lp.now(), 20);
+    /// let at: i32 = host.context().with(|c| c.globals().get("at")).unwrap();
+    /// assert_eq!(at, 4);
+    /// ```
     pub fn run_main(self: &Rc<Self>, lp: &mut EventLoop, name: &str, source: &str) -> i32 {
         let r = self.eval_main(lp, name, source);
         self.run_with(lp, r)
@@ -284,6 +370,18 @@ impl<E: Engine> Host<E> {
     /// `process.on('uncaughtException')` gained its first listener (`on`)
     /// or lost its last: the loop reports failures to the listeners and
     /// goes on, as Node does.
+    ///
+    /// ```
+    /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// let src = "process.on('uncaughtException', e => { globalThis.caught = e.message });
+    ///     setTimeout(() => { throw new Error('boom') }, 1); setTimeout(() => {}, 2)";
+    /// host.eval_main(&mut lp, "main.js", src).unwrap();
+    /// assert_eq!(host.run(&mut lp), 0);
+    /// assert_eq!(lp.now(), 2); // the loop went on
+    /// let caught: String = host.context().with(|c| c.globals().get("caught")).unwrap();
+    /// assert_eq!(caught, "boom");
+    /// ```
     pub fn catch_uncaught(self: &Rc<Self>, on: bool) {
         let h = self.clone();
         EventLoop::with_current(|lp| {
@@ -323,6 +421,16 @@ impl<E: Engine> Host<E> {
 
     /// `fs.stat`: an I/O request completed from another thread, so its
     /// callback runs in a poll phase, as libuv's thread pool does.
+    ///
+    /// ```
+    /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// let src = "require('fs').stat('.', (err, st) => { globalThis.dir = err === null && st.isDirectory() })";
+    /// host.eval_main(&mut lp, "main.js", src).unwrap();
+    /// assert_eq!(host.run(&mut lp), 0);
+    /// let dir: bool = host.context().with(|c| c.globals().get("dir")).unwrap();
+    /// assert!(dir);
+    /// ```
     pub fn stat(self: &Rc<Self>) -> u32 {
         let id = self.new_id();
         let h = self.clone();
@@ -386,6 +494,17 @@ impl<E: Engine> Host<E> {
     /// Node's `processPromiseRejections` does, once the `nextTick` queue
     /// and the microtasks are both empty. A handler attached before then
     /// takes the promise off the engine's list.
+    ///
+    /// ```
+    /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// let src = "process.on('unhandledRejection', r => { globalThis.reason = r });
+    ///     Promise.reject(7); Promise.reject(8).catch(() => {})";
+    /// host.eval_main(&mut lp, "main.js", src).unwrap();
+    /// assert_eq!(host.run(&mut lp), 0);
+    /// let reason: i32 = host.context().with(|c| c.globals().get("reason")).unwrap();
+    /// assert_eq!(reason, 7);
+    /// ```
     pub fn rejection_pending(self: &Rc<Self>) {
         if self.rejections_queued.replace(true) {
             return;
@@ -455,6 +574,18 @@ impl<E: Engine> Host<E> {
 
     /// `setTimeout`/`setInterval`: `after` is the number Node has after
     /// `after *= 1`; the loop coerces it as Node does.
+    ///
+    /// Called in the loop's scope (as the natives are):
+    ///
+    /// ```
+    /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// let a = lp.scope(|| host.set_timer(10.0, false));
+    /// let b = lp.scope(|| host.set_timer(-5.0, false)); // 1 ms, as in Node
+    /// assert_eq!(b, a + 1);
+    /// assert_eq!(host.run(&mut lp), 0);
+    /// assert_eq!(lp.now(), 10);
+    /// ```
     pub fn set_timer(self: &Rc<Self>, after: f64, repeat: bool) -> u32 {
         let id = self.new_id();
         let h = self.clone();
@@ -474,6 +605,17 @@ impl<E: Engine> Host<E> {
 
     /// `clearTimeout`: the loop forgets the timer (its storage is kept
     /// until [`release`](Self::release)).
+    ///
+    /// ```
+    /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// let id = lp.scope(|| host.set_timer(10.0, false));
+    /// assert!(lp.is_alive());
+    /// lp.scope(|| host.clear(id));
+    /// assert!(!lp.is_alive());
+    /// assert_eq!(host.run(&mut lp), 0);
+    /// assert_eq!(lp.now(), 0);
+    /// ```
     pub fn clear(&self, id: u32) {
         if let Some(t) = self.timeout(id) {
             EventLoop::with_current(|lp| {
@@ -483,6 +625,14 @@ impl<E: Engine> Host<E> {
     }
 
     /// `timeout.refresh()`.
+    ///
+    /// ```
+    /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// let src = "const t = setTimeout(() => {}, 10); setTimeout(() => t.refresh(), 6)";
+    /// assert_eq!(host.run_main(&mut lp, "main.js", src), 0);
+    /// assert_eq!(lp.now(), 16); // 6 + 10
+    /// ```
     pub fn refresh(&self, id: u32) {
         if let Some(t) = self.timeout(id) {
             EventLoop::with_current(|lp| {
@@ -492,6 +642,16 @@ impl<E: Engine> Host<E> {
     }
 
     /// `timeout.ref()` (`on`) or `timeout.unref()`.
+    ///
+    /// ```
+    /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// let id = lp.scope(|| host.set_timer(10.0, false));
+    /// lp.scope(|| host.set_ref(id, false));
+    /// assert!(!lp.is_alive()); // an unrefed timeout keeps no loop alive
+    /// lp.scope(|| host.set_ref(id, true));
+    /// assert!(lp.is_alive());
+    /// ```
     pub fn set_ref(&self, id: u32, on: bool) {
         if let Some(t) = self.timeout(id) {
             EventLoop::with_current(|lp| {
@@ -505,12 +665,35 @@ impl<E: Engine> Host<E> {
     }
 
     /// `timeout.hasRef()`.
+    ///
+    /// ```
+    /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// let id = lp.scope(|| host.set_timer(10.0, false));
+    /// assert!(lp.scope(|| host.has_ref(id)));
+    /// lp.scope(|| host.set_ref(id, false));
+    /// assert!(!lp.scope(|| host.has_ref(id)));
+    /// assert!(!lp.scope(|| host.has_ref(12345))); // no such timeout
+    /// ```
     pub fn has_ref(&self, id: u32) -> bool {
         self.timeout(id)
             .is_some_and(|t| EventLoop::with_current(|lp| lp.timeout_has_ref(t)))
     }
 
     /// The timeout's JavaScript object is gone: free its storage.
+    ///
+    /// ```
+    /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// let id = lp.scope(|| host.set_timer(1.0, false));
+    /// lp.run().unwrap();
+    /// lp.scope(|| host.refresh(id)); // a fired timeout is kept: it runs again
+    /// assert!(lp.is_alive());
+    /// lp.run().unwrap();
+    /// lp.scope(|| host.release(id));
+    /// lp.scope(|| host.refresh(id)); // gone: nothing to refresh
+    /// assert!(!lp.is_alive());
+    /// ```
     pub fn release(&self, id: u32) {
         let t = self.state.borrow_mut().timers.remove(&id);
         if let Some(t) = t {
@@ -521,6 +704,15 @@ impl<E: Engine> Host<E> {
     }
 
     /// `setImmediate`.
+    ///
+    /// ```
+    /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// let id = lp.scope(|| host.set_immediate());
+    /// assert!(lp.scope(|| host.immediate_has_ref(id)));
+    /// assert_eq!(host.run(&mut lp), 0);
+    /// assert!(!lp.scope(|| host.immediate_has_ref(id))); // it ran
+    /// ```
     pub fn set_immediate(self: &Rc<Self>) -> u32 {
         let id = self.new_id();
         let h = self.clone();
@@ -539,6 +731,15 @@ impl<E: Engine> Host<E> {
     }
 
     /// `clearImmediate`.
+    ///
+    /// ```
+    /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// let id = lp.scope(|| host.set_immediate());
+    /// assert!(lp.is_alive());
+    /// lp.scope(|| host.clear_immediate(id));
+    /// assert!(!lp.is_alive());
+    /// ```
     pub fn clear_immediate(&self, id: u32) {
         let i = self.state.borrow_mut().immediates.remove(&id);
         if let Some(i) = i {
@@ -549,6 +750,16 @@ impl<E: Engine> Host<E> {
     }
 
     /// `immediate.ref()` (`on`) or `immediate.unref()`.
+    ///
+    /// ```
+    /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// let id = lp.scope(|| host.set_immediate());
+    /// lp.scope(|| host.set_immediate_ref(id, false));
+    /// assert!(!lp.is_alive());
+    /// lp.scope(|| host.set_immediate_ref(id, true));
+    /// assert!(lp.is_alive());
+    /// ```
     pub fn set_immediate_ref(&self, id: u32, on: bool) {
         if let Some(i) = self.immediate(id) {
             EventLoop::with_current(|lp| {
@@ -562,6 +773,16 @@ impl<E: Engine> Host<E> {
     }
 
     /// `immediate.hasRef()`.
+    ///
+    /// ```
+    /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// let src = "globalThis.refs = []; const im = setImmediate(() => {});
+    ///     refs.push(im.hasRef()); im.unref(); refs.push(im.hasRef())";
+    /// host.eval_main(&mut lp, "main.js", src).unwrap();
+    /// let refs: Vec<bool> = host.context().with(|c| c.eval("refs")).unwrap();
+    /// assert_eq!(refs, [true, false]);
+    /// ```
     pub fn immediate_has_ref(&self, id: u32) -> bool {
         self.immediate(id)
             .is_some_and(|i| EventLoop::with_current(|lp| lp.immediate_has_ref(i)))
@@ -569,6 +790,16 @@ impl<E: Engine> Host<E> {
 
     /// `process.nextTick`: one loop tick, which calls the engine's next
     /// queued tick callback.
+    ///
+    /// ```
+    /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// let src = "globalThis.log = []; setImmediate(() => log.push('immediate'));
+    ///     process.nextTick(() => log.push('tick')); log.push('main')";
+    /// assert_eq!(host.run_main(&mut lp, "main.js", src), 0);
+    /// let log: String = host.context().with(|c| c.eval("log.join()")).unwrap();
+    /// assert_eq!(log, "main,tick,immediate");
+    /// ```
     pub fn tick(self: &Rc<Self>) {
         self.new_id();
         let h = self.clone();
@@ -576,12 +807,24 @@ impl<E: Engine> Host<E> {
     }
 
     /// `performance.now()`: milliseconds since the host was made.
+    ///
+    /// ```
+    /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+    /// let t: f64 = host.context().with(|c| c.eval("performance.now()")).unwrap();
+    /// assert!(t >= 0.0 && t <= host.now_ms());
+    /// ```
     pub fn now_ms(&self) -> f64 {
         self.start.elapsed().as_secs_f64() * 1e3
     }
 
     /// `process.hrtime.bigint()` as a number of nanoseconds (since the
     /// host was made; Node's origin is arbitrary too).
+    ///
+    /// ```
+    /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+    /// let t: f64 = host.context().with(|c| c.eval("Number(process.hrtime.bigint())")).unwrap();
+    /// assert!(t >= 0.0 && t <= host.hrtime_ns());
+    /// ```
     pub fn hrtime_ns(&self) -> f64 {
         self.start.elapsed().as_nanos() as f64
     }

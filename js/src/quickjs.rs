@@ -8,6 +8,17 @@
 //! - natives hold only a weak reference to the host, so the engine and the
 //!   host form no cycle;
 //! - natives never call JavaScript.
+//!
+//! ```
+//! let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+//! let mut lp = timerloop::EventLoop::with_virtual_clock();
+//! // The main script sees Node's globals, and `require` from its wrapper.
+//! let src = "globalThis.kinds = [setTimeout, setImmediate, queueMicrotask, process.nextTick,
+//!     require('timers').setTimeout].map(f => typeof f).join()";
+//! host.eval_main(&mut lp, "main.js", src).unwrap();
+//! let kinds: String = host.context().with(|c| c.globals().get("kinds")).unwrap();
+//! assert_eq!(kinds, "function,function,function,function,function");
+//! ```
 
 use std::cell::RefCell;
 use std::io::Write;
@@ -26,9 +37,26 @@ const PRELUDE: &str = include_str!("prelude.js");
 type Rejection = (Persistent<Value<'static>>, Persistent<Value<'static>>, u32);
 
 /// The host on QuickJS.
+///
+/// ```
+/// use std::rc::Rc;
+/// use timerloop_js::{Host, QuickJs, QuickJsHost};
+/// let host: Rc<Host<QuickJs>> = QuickJsHost::create_with(Default::default()).unwrap();
+/// let mut lp = timerloop::EventLoop::with_virtual_clock();
+/// assert_eq!(host.run_main(&mut lp, "main.js", "setTimeout(() => {}, 3)"), 0);
+/// assert_eq!(lp.now(), 3);
+/// ```
 pub type QuickJsHost = Host<QuickJs>;
 
 /// A QuickJS runtime and context with the prelude installed.
+///
+/// ```
+/// use timerloop_js::{Engine, QuickJs};
+/// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+/// let engine: &QuickJs = host.engine();
+/// engine.eval_main("main.js", "process.exitCode = 2").unwrap();
+/// assert_eq!(engine.exit_code(), Some(2));
+/// ```
 pub struct QuickJs {
     dispatch: Option<Persistent<Function<'static>>>,
     inspect: Option<Persistent<Function<'static>>>,
@@ -400,6 +428,15 @@ impl QuickJsHost {
     /// A host on a new QuickJS runtime and context, with `argv` as
     /// `process.argv`, whose `process.exit` ends the OS process (as `tljs`
     /// needs; an application that keeps its own runtime uses [`install`]).
+    ///
+    /// ```
+    /// let argv = vec!["tljs".to_owned(), "main.js".to_owned()];
+    /// let host = timerloop_js::QuickJsHost::create(argv).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// // The status of a normal end is returned (only `process.exit` ends the process).
+    /// let src = "setTimeout(() => { process.exitCode = process.argv.length }, 1)";
+    /// assert_eq!(host.run_main(&mut lp, "main.js", src), 2);
+    /// ```
     ///
     /// # Errors
     ///
