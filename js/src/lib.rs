@@ -37,6 +37,21 @@ pub use engine::{Engine, Kind};
 pub use host::{Host, Thrown};
 pub use quickjs::{Options, QuickJs, QuickJsHost, install};
 
+/// The rquickjs crate the host is built on, so that an application that
+/// [`install`]s the globals on its own context names the same version.
+///
+/// ```
+/// use timerloop_js::rquickjs::{Context, Runtime};
+/// let rt = Runtime::new().unwrap();
+/// let ctx = Context::full(&rt).unwrap();
+/// let host = timerloop_js::install(&ctx, timerloop_js::Options::default()).unwrap();
+/// let mut lp = timerloop::EventLoop::with_virtual_clock();
+/// host.enter(&mut lp, |ctx| ctx.eval::<(), _>("setTimeout(() => {}, 5)")).unwrap();
+/// assert_eq!(host.run(&mut lp), 0);
+/// assert_eq!(lp.now(), 5);
+/// ```
+pub use rquickjs;
+
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
