@@ -271,8 +271,7 @@ impl Semaphore {
     /// semaphore of size 0) never completes and keeps no loop alive: awaited
     /// alone in [`EventLoop::block_on`](crate::EventLoop::block_on) it is
     /// [`Error::Stalled`](crate::Error::Stalled), not a hang; bound it with
-    /// [`time::timeout`](crate::time::timeout). Tested in
-    /// `tests/hostile_async.rs`.
+    /// [`time::timeout`](crate::time::timeout).
     pub fn acquire(&self, n: u64) -> Acquire<'_> {
         Acquire::new(self, n)
     }

@@ -453,8 +453,7 @@ impl EventLoop {
     ///
     /// A `block_on` inside the loop (from a task through
     /// [`with_current`](Self::with_current), or from a callback) returns
-    /// [`Error::Reentrant`] at once and runs nothing; the outer run goes on
-    /// (`tests/hostile_async.rs`).
+    /// [`Error::Reentrant`] at once and runs nothing; the outer run goes on.
     pub fn block_on<F>(&mut self, future: F) -> Result<F::Output, Error>
     where
         F: Future + 'static,

@@ -115,7 +115,7 @@ impl fmt::Debug for Sleep {
 /// [`Duration::MAX`] is the longest timer, not an overflow: the deadline
 /// saturates at the end of loop time (`u64::MAX` ms), so on a real clock
 /// the sleep never completes and on a virtual clock, alone, it completes
-/// when the clock jumps there (`tests/hostile_async.rs`).
+/// when the clock jumps there.
 ///
 /// # Panics
 ///
