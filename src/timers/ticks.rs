@@ -202,8 +202,14 @@ impl EventLoop {
     }
 
     /// Node's `runNextTicks`.
+    #[inline]
     pub(crate) fn run_next_ticks(&mut self) -> Flow {
         if !self.ticks_or_rejections() {
+            // The common case after a callback: nothing queued at all.
+            if self.shared.micro.borrow().is_empty() {
+                self.shared.woke_task.set(false);
+                return Ok(());
+            }
             self.run_microtasks()?;
         }
         if !self.ticks_or_rejections() {
