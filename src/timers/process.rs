@@ -151,7 +151,7 @@ impl EventLoop {
         timer.state = State::Running;
         let handle = self.handle_of(key);
         let outer = self.timers.current.replace(handle);
-        let result = self.invoke(&mut cb);
+        let result = self.invoke(&mut *cb);
         self.timers.current = outer;
 
         // finally
