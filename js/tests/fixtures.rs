@@ -22,14 +22,30 @@ fn fixtures_match_node() {
             .unwrap_or_else(|e| panic!("{}: no golden: {e}", js.display()));
         let status: i32 = std::fs::read_to_string(js.with_extension("status"))
             .map_or(0, |s| s.trim().parse().expect("status file holds a number"));
-        let out = Command::new(env!("CARGO_BIN_EXE_tljs"))
-            .arg(js)
-            .current_dir(&dir)
-            .output()
-            .expect("run tljs");
+        let run = || {
+            Command::new(env!("CARGO_BIN_EXE_tljs"))
+                .arg(js)
+                .current_dir(&dir)
+                .output()
+                .expect("run tljs")
+        };
+        let same = |out: &std::process::Output| {
+            out.status.code() == Some(status) && String::from_utf8_lossy(&out.stdout) == golden
+        };
+        // The programs run on the real clock: a machine stalled for longer
+        // than the gap between two of their timers can reorder them (node
+        // too). Such a run is tried again, up to 3 runs in all; a real
+        // difference fails every time.
+        let mut out = run();
+        for _ in 1..3 {
+            if same(&out) {
+                break;
+            }
+            out = run();
+        }
         let stdout = String::from_utf8_lossy(&out.stdout);
         let code = out.status.code().unwrap_or(-1);
-        if stdout != golden || code != status {
+        if !same(&out) {
             failures.push(format!(
                 "{}: status {code} (node {status})\n--- tljs\n{stdout}--- node\n{golden}--- tljs stderr\n{}",
                 js.display(),

@@ -27,14 +27,31 @@ fn tl_js_runs_every_script_as_node_does() {
     let mut failures = Vec::new();
     for tl in &all {
         let golden = std::fs::read_to_string(tl.with_extension("out")).expect("golden");
-        let out = Command::new(env!("CARGO_BIN_EXE_tljs"))
-            .arg(&runner)
-            .arg(tl.file_name().expect("file name"))
-            .current_dir(tl.parent().expect("dir"))
-            .output()
-            .expect("run tljs");
+        let run = || {
+            Command::new(env!("CARGO_BIN_EXE_tljs"))
+                .arg(&runner)
+                .arg(tl.file_name().expect("file name"))
+                .current_dir(tl.parent().expect("dir"))
+                .output()
+                .expect("run tljs")
+        };
+        let same = |out: &std::process::Output| {
+            out.status.success() && String::from_utf8_lossy(&out.stdout) == golden
+        };
+        // tl.js runs on the real clock, where a machine stalled for longer
+        // than the gap between two timers can reorder them (as it can for
+        // node). Such a run is tried again, up to 3 runs in all, as
+        // tests/conformance.rs does for its real-clock runs; a real
+        // difference fails every time.
+        let mut out = run();
+        for _ in 1..3 {
+            if same(&out) {
+                break;
+            }
+            out = run();
+        }
         let stdout = String::from_utf8_lossy(&out.stdout);
-        if stdout != golden || !out.status.success() {
+        if !same(&out) {
             failures.push(format!(
                 "{} ({})\n--- tljs\n{stdout}--- node\n{golden}--- stderr\n{}",
                 tl.display(),
