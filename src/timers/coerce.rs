@@ -155,6 +155,7 @@ impl Delay {
     }
 
     /// The delay to use, and the warning to report.
+    #[inline]
     pub(crate) fn coerce(self) -> (f64, Option<Warning>) {
         if self.long_ok && self.ms > TIMEOUT_MAX {
             return (self.ms.min(LONG_MAX_MS as f64), None);
@@ -244,10 +245,18 @@ fn js_number(n: f64) -> String {
 }
 
 /// Node's delay coercion: the delay to use, and the warning to report.
+#[inline]
 pub(crate) fn coerce(after: f64) -> (f64, Option<Warning>) {
     if (1.0..=TIMEOUT_MAX).contains(&after) {
         return (after, None);
     }
+    coerce_out_of_range(after)
+}
+
+/// [`coerce`] for a delay outside 1..=[`TIMEOUT_MAX`]: rare, kept out of
+/// line so that the common case inlines into `set_timeout`.
+#[cold]
+fn coerce_out_of_range(after: f64) -> (f64, Option<Warning>) {
     let warning = (after > TIMEOUT_MAX).then(|| Warning {
         name: "TimeoutOverflowWarning",
         message: format!(
