@@ -46,6 +46,24 @@ pub trait Clock: fmt::Debug + 'static {
     /// ```
     fn now(&self) -> Duration;
 
+    /// [`now`](Clock::now) in whole milliseconds, rounded down: what the
+    /// loop reads on every timer insert (`uv_update_time`). The default
+    /// converts [`now`](Clock::now); a clock that counts in integer units
+    /// can answer without building a `Duration`. It must equal the default.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{Clock, VirtualClock};
+    /// let v = VirtualClock::new();
+    /// v.advance(Duration::from_micros(2_999));
+    /// assert_eq!(v.now_ms(), 2); // rounded down, as libuv's uv_now
+    /// ```
+    fn now_ms(&self) -> u64 {
+        ms_floor(self.now())
+    }
+
     /// The loop's poll phase would block until `deadline` (a [`Clock::now`]
     /// value; `None` means "until an event arrives"). Returns how long the
     /// poller may really block: the real clock answers the time left, a
@@ -146,6 +164,10 @@ impl Clock for SystemClock {
         self.clock.delta(self.origin, self.clock.raw())
     }
 
+    fn now_ms(&self) -> u64 {
+        nanos_to_ms_floor(self.clock.delta_as_nanos(self.origin, self.clock.raw()))
+    }
+
     fn wait_until(&self, deadline: Option<Duration>, _work_in_flight: bool) -> Option<Duration> {
         deadline.map(|d| d.saturating_sub(self.now()))
     }
@@ -238,6 +260,16 @@ fn to_nanos(d: Duration) -> u64 {
 /// A reading at the end of a clock's range (a saturated [`VirtualClock`],
 /// `u64::MAX` ns) is the end of time, `u64::MAX`: every deadline has
 /// passed, so a loop never waits for one its clock cannot reach.
+/// [`ms_floor`] of `Duration::from_nanos(n)`, without the `Duration`.
+fn nanos_to_ms_floor(n: u64) -> u64 {
+    // u64::MAX ns is the end of time, which stays the end of time in ms.
+    if n == u64::MAX {
+        u64::MAX
+    } else {
+        n / 1_000_000
+    }
+}
+
 pub(crate) fn ms_floor(d: Duration) -> u64 {
     if d >= Duration::from_nanos(u64::MAX) {
         return u64::MAX;
@@ -326,6 +358,10 @@ impl Clock for VirtualClock {
         Duration::from_nanos(self.nanos.load(Ordering::SeqCst))
     }
 
+    fn now_ms(&self) -> u64 {
+        nanos_to_ms_floor(self.nanos.load(Ordering::SeqCst))
+    }
+
     fn wait_until(&self, deadline: Option<Duration>, work_in_flight: bool) -> Option<Duration> {
         match deadline {
             _ if work_in_flight => None,
@@ -371,6 +407,24 @@ mod tests {
         assert!(err.to_string().contains("backwards"), "{err}");
         c.advance(Duration::MAX);
         assert_eq!(c.now(), Duration::from_nanos(u64::MAX), "saturates");
+    }
+
+    #[test]
+    fn now_ms_is_ms_floor_of_now() {
+        let v = VirtualClock::new();
+        for step in [0, 1, 999_999, 1, 1_000_000, 123_456_789_012, u64::MAX / 3] {
+            v.advance(Duration::from_nanos(step));
+            assert_eq!(v.now_ms(), ms_floor(v.now()), "at {:?}", v.now());
+        }
+        v.advance(Duration::MAX); // the end of time stays the end of time
+        assert_eq!(v.now_ms(), u64::MAX);
+        assert_eq!(v.now_ms(), ms_floor(v.now()));
+        let s = SystemClock::new();
+        let (a, m, b) = (ms_floor(s.now()), s.now_ms(), ms_floor(s.now()));
+        assert!(a <= m && m <= b, "{a} <= {m} <= {b}");
+        for n in [0, 1, 999_999, 1_000_000, u64::MAX - 1, u64::MAX] {
+            assert_eq!(nanos_to_ms_floor(n), ms_floor(Duration::from_nanos(n)));
+        }
     }
 
     #[test]

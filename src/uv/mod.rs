@@ -261,7 +261,7 @@ impl<H: Host> Loop<H> {
 
     /// Refreshes the cached loop time from the clock (`uv_update_time`).
     pub(crate) fn update_time(&mut self) {
-        self.time = self.time.max(ms_floor(self.clock.now()));
+        self.time = self.time.max(self.clock.now_ms());
     }
 
     /// Whether the loop is alive (`uv__loop_alive`).
