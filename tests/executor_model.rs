@@ -84,14 +84,7 @@ proptest! {
 /// (`fuzz/regressions/tasks-*.bin`) through the same model.
 #[test]
 fn fuzz_regressions_replay() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions");
-    for entry in std::fs::read_dir(&dir).expect("fuzz/regressions") {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        if !name.starts_with("tasks-") {
-            continue;
-        }
-        let data = std::fs::read(&path).unwrap();
+    for (name, data) in common::fuzz_regressions("tasks-") {
         if let Err(e) = exec_model::exec(&exec_model::decode(&data)) {
             panic!("{name}: {e}");
         }

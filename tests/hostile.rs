@@ -946,24 +946,20 @@ fn million_timers_memory_returns_after_clearing() {
 ///   8b69525.
 #[test]
 fn fuzz_regressions_replay() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions");
-    let mut n = 0;
-    for entry in std::fs::read_dir(&dir).expect("fuzz/regressions") {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        let data = std::fs::read(&path).unwrap();
-        if name.starts_with("ops-") {
-            if let Err(e) = model::exec(&model::decode(&data)) {
-                panic!("{name}: {e}");
-            }
-        } else if name.starts_with("parse-") {
-            if let Err(e) = parse(&name, &String::from_utf8_lossy(&data)) {
-                assert!(e.line >= 1 && e.col >= 1, "{name}: {e}");
-            }
-        } else {
-            continue;
+    let ops = common::fuzz_regressions("ops-");
+    let parses = common::fuzz_regressions("parse-");
+    assert!(
+        ops.len() + parses.len() >= 1,
+        "no regression inputs found in fuzz/regressions"
+    );
+    for (name, data) in ops {
+        if let Err(e) = model::exec(&model::decode(&data)) {
+            panic!("{name}: {e}");
         }
-        n += 1;
     }
-    assert!(n >= 1, "no regression inputs found in {}", dir.display());
+    for (name, data) in parses {
+        if let Err(e) = parse(&name, &String::from_utf8_lossy(&data)) {
+            assert!(e.line >= 1 && e.col >= 1, "{name}: {e}");
+        }
+    }
 }

@@ -85,14 +85,7 @@ proptest! {
 /// (`fuzz/regressions/io-*.bin`) through the same model.
 #[test]
 fn fuzz_regressions_replay() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions");
-    for entry in std::fs::read_dir(&dir).expect("fuzz/regressions") {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        if !name.starts_with("io-") {
-            continue;
-        }
-        let data = std::fs::read(&path).unwrap();
+    for (name, data) in common::fuzz_regressions("io-") {
         let (ops, end) = io_model::decode(&data);
         if let Err(e) = io_model::exec(&ops, end) {
             panic!("{name}: {e}");

@@ -74,14 +74,7 @@ proptest! {
 /// (`fuzz/regressions/semaphore-*.bin`) through the same model.
 #[test]
 fn fuzz_regressions_replay() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions");
-    for entry in std::fs::read_dir(&dir).expect("fuzz/regressions") {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        if !name.starts_with("semaphore-") {
-            continue;
-        }
-        let data = std::fs::read(&path).unwrap();
+    for (name, data) in common::fuzz_regressions("semaphore-") {
         let (size, ops) = sem_model::decode(&data);
         if let Err(e) = sem_model::exec(size, &ops) {
             panic!("{name}: {e}");

@@ -49,3 +49,21 @@ pub fn cases(n: u32) -> proptest::prelude::ProptestConfig {
         ..proptest::prelude::ProptestConfig::default()
     }
 }
+
+/// The inputs saved under `fuzz/regressions/` whose file names start with
+/// `prefix` (`"tasks-"`, `"ops-"`, ...), as (file name, bytes), in name
+/// order: the replays of the fuzz targets' finds.
+pub fn fuzz_regressions(prefix: &str) -> Vec<(String, Vec<u8>)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions");
+    let mut found: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
+        .expect("fuzz/regressions")
+        .map(|entry| entry.expect("a directory entry").path())
+        .filter_map(|path| {
+            let name = path.file_name()?.to_string_lossy().into_owned();
+            name.starts_with(prefix)
+                .then(|| (name, std::fs::read(&path).expect("a regression input")))
+        })
+        .collect();
+    found.sort();
+    found
+}
