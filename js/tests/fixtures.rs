@@ -6,6 +6,8 @@
 use std::path::Path;
 use std::process::Command;
 
+mod common;
+
 #[test]
 fn fixtures_match_node() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/js");
@@ -32,17 +34,7 @@ fn fixtures_match_node() {
         let same = |out: &std::process::Output| {
             out.status.code() == Some(status) && String::from_utf8_lossy(&out.stdout) == golden
         };
-        // The programs run on the real clock: a machine stalled for longer
-        // than the gap between two of their timers can reorder them (node
-        // too). Such a run is tried again, up to 3 runs in all; a real
-        // difference fails every time.
-        let mut out = run();
-        for _ in 1..3 {
-            if same(&out) {
-                break;
-            }
-            out = run();
-        }
+        let out = common::run_on_real_clock(run, same);
         let stdout = String::from_utf8_lossy(&out.stdout);
         let code = out.status.code().unwrap_or(-1);
         if !same(&out) {

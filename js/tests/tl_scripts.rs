@@ -5,6 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+
 fn scripts(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).expect("read fixtures") {
         let p = e.expect("dir entry").path();
@@ -38,18 +40,7 @@ fn tl_js_runs_every_script_as_node_does() {
         let same = |out: &std::process::Output| {
             out.status.success() && String::from_utf8_lossy(&out.stdout) == golden
         };
-        // tl.js runs on the real clock, where a machine stalled for longer
-        // than the gap between two timers can reorder them (as it can for
-        // node). Such a run is tried again, up to 3 runs in all, as
-        // tests/conformance.rs does for its real-clock runs; a real
-        // difference fails every time.
-        let mut out = run();
-        for _ in 1..3 {
-            if same(&out) {
-                break;
-            }
-            out = run();
-        }
+        let out = common::run_on_real_clock(run, same);
         let stdout = String::from_utf8_lossy(&out.stdout);
         if !same(&out) {
             failures.push(format!(
