@@ -110,6 +110,7 @@
 //! and violations go to stderr. Exit status: 0 no violation, 1 violations,
 //! 2 usage or setup error.
 
+mod flags;
 mod soak;
 mod sys;
 mod worker;
@@ -121,6 +122,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use flags::Flags;
 use worker::{Config, Plan, Report, Shared};
 
 const USAGE: &str = "usage: loadgen --addr 127.0.0.1:PORT [--conns C=10000] \
@@ -163,41 +165,22 @@ fn parse_args() -> Result<Args, String> {
         late_ms: 50.0,
         early_tolerance_ms: 1.0,
     };
-    let mut it = std::env::args().skip(1);
-    while let Some(arg) = it.next() {
-        if arg == "-h" || arg == "--help" {
-            return Err(String::new());
-        }
-        let (key, inline) = match arg.split_once('=') {
-            Some((k, v)) => (k.to_string(), Some(v.to_string())),
-            None => (arg.clone(), None),
-        };
-        let mut value = || {
-            inline
-                .clone()
-                .or_else(|| it.next())
-                .ok_or_else(|| format!("{key} needs a value"))
-        };
-        fn num<T: std::str::FromStr>(key: &str, v: String) -> Result<T, String> {
-            v.parse().map_err(|_| format!("bad value for {key}: {v:?}"))
-        }
-        match key.as_str() {
-            "--addr" => {
-                let v = value()?;
-                addr = Some(num::<SocketAddr>(&key, v)?);
-            }
-            "--conns" => a.conns = num(&key, value()?)?,
-            "--active-frac" => a.active_frac = num(&key, value()?)?,
-            "--period-ms" => a.period_ms = num(&key, value()?)?,
-            "--duration-s" => a.duration_s = num(&key, value()?)?,
-            "--idle-ms" => a.idle_ms = num(&key, value()?)?,
-            "--server-pid" => a.server_pid = Some(num(&key, value()?)?),
-            "--connect-rate" => a.connect_rate = Some(num(&key, value()?)?),
-            "--connect-window" => a.connect_window = num(&key, value()?)?,
-            "--threads" => a.threads = num(&key, value()?)?,
-            "--late-ms" => a.late_ms = num(&key, value()?)?,
-            "--early-tolerance-ms" => a.early_tolerance_ms = num(&key, value()?)?,
-            _ => return Err(format!("unknown argument {arg:?}")),
+    let mut flags = Flags::new(std::env::args().skip(1));
+    while let Some(f) = flags.next_flag()? {
+        match f.key.as_str() {
+            "--addr" => addr = Some(flags.value::<SocketAddr>(&f)?),
+            "--conns" => a.conns = flags.value(&f)?,
+            "--active-frac" => a.active_frac = flags.value(&f)?,
+            "--period-ms" => a.period_ms = flags.value(&f)?,
+            "--duration-s" => a.duration_s = flags.value(&f)?,
+            "--idle-ms" => a.idle_ms = flags.value(&f)?,
+            "--server-pid" => a.server_pid = Some(flags.value(&f)?),
+            "--connect-rate" => a.connect_rate = Some(flags.value(&f)?),
+            "--connect-window" => a.connect_window = flags.value(&f)?,
+            "--threads" => a.threads = flags.value(&f)?,
+            "--late-ms" => a.late_ms = flags.value(&f)?,
+            "--early-tolerance-ms" => a.early_tolerance_ms = flags.value(&f)?,
+            _ => return Err(format!("unknown argument {:?}", f.arg)),
         }
     }
     a.addr = addr.ok_or("--addr is required")?;

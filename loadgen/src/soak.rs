@@ -108,6 +108,7 @@ use std::time::{Duration, Instant};
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
 
+use crate::flags::Flags;
 use crate::sys;
 use crate::worker::IDLE_MSG;
 
@@ -157,40 +158,22 @@ fn parse_args(argv: &[String]) -> Result<Args, String> {
         rss_tol: 0.10,
         fd_tol: 0.05,
     };
-    let mut it = argv.iter().cloned();
-    while let Some(arg) = it.next() {
-        if arg == "--soak" {
-            continue;
-        }
-        if arg == "-h" || arg == "--help" {
-            return Err(String::new());
-        }
-        let (key, inline) = match arg.split_once('=') {
-            Some((k, v)) => (k.to_string(), Some(v.to_string())),
-            None => (arg.clone(), None),
-        };
-        let mut value = || {
-            inline
-                .clone()
-                .or_else(|| it.next())
-                .ok_or_else(|| format!("{key} needs a value"))
-        };
-        fn num<T: std::str::FromStr>(key: &str, v: String) -> Result<T, String> {
-            v.parse().map_err(|_| format!("bad value for {key}: {v:?}"))
-        }
-        match key.as_str() {
-            "--addr" => addr = Some(num::<SocketAddr>(&key, value()?)?),
-            "--conns" => a.conns = num(&key, value()?)?,
-            "--duration-s" => duration_s = num(&key, value()?)?,
-            "--idle-ms" => idle_ms = num(&key, value()?)?,
-            "--server-pid" => a.server_pid = Some(num(&key, value()?)?),
-            "--threads" => a.threads = num(&key, value()?)?,
-            "--late-ms" => a.late_ms = num(&key, value()?)?,
-            "--early-tolerance-ms" => a.early_tolerance_ms = num(&key, value()?)?,
-            "--seed" => a.seed = num(&key, value()?)?,
-            "--rss-tol" => a.rss_tol = num(&key, value()?)?,
-            "--fd-tol" => a.fd_tol = num(&key, value()?)?,
-            _ => return Err(format!("unknown argument {arg:?}")),
+    let mut flags = Flags::new(argv.iter().cloned());
+    while let Some(f) = flags.next_flag()? {
+        match f.key.as_str() {
+            _ if f.arg == "--soak" => {}
+            "--addr" => addr = Some(flags.value::<SocketAddr>(&f)?),
+            "--conns" => a.conns = flags.value(&f)?,
+            "--duration-s" => duration_s = flags.value(&f)?,
+            "--idle-ms" => idle_ms = flags.value(&f)?,
+            "--server-pid" => a.server_pid = Some(flags.value(&f)?),
+            "--threads" => a.threads = flags.value(&f)?,
+            "--late-ms" => a.late_ms = flags.value(&f)?,
+            "--early-tolerance-ms" => a.early_tolerance_ms = flags.value(&f)?,
+            "--seed" => a.seed = flags.value(&f)?,
+            "--rss-tol" => a.rss_tol = flags.value(&f)?,
+            "--fd-tol" => a.fd_tol = flags.value(&f)?,
+            _ => return Err(format!("unknown argument {:?}", f.arg)),
         }
     }
     a.addr = addr.ok_or("--addr is required")?;
