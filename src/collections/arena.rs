@@ -138,6 +138,21 @@ impl<T> Arena<T> {
         self.slots.get_mut(index).map(|s| &mut s.value)
     }
 
+    /// The key of the live entry at `index` and the entry, mutably: one
+    /// lookup where [`Arena::key_at`] and indexing would take two.
+    ///
+    /// # Panics
+    ///
+    /// If no entry is at `index`.
+    pub fn keyed_at_mut(&mut self, index: usize) -> (Key, &mut T) {
+        let slot = &mut self.slots[index];
+        let key = Key {
+            index: index as u32,
+            generation: slot.generation,
+        };
+        (key, &mut slot.value)
+    }
+
     /// The key of the live entry at `index`.
     ///
     /// # Panics

@@ -117,23 +117,38 @@ impl Timers {
         true
     }
 
-    /// Unlinked links for a timer just stored at `key`.
+    /// Links for a timer just stored at `key`. A slot's links are always
+    /// unlinked while it is free (a timer is unlinked before it is freed),
+    /// so only a slot beyond the array's end needs any work.
+    #[inline]
     pub(super) fn reset_links(&mut self, key: usize) {
         if self.links.len() <= key {
-            self.links.resize(key + 1, Links::default());
-        } else {
-            self.links[key] = Links::default();
+            self.grow_links(key);
+        }
+        debug_assert!(!self.links[key].is_linked(), "a free slot was linked");
+    }
+
+    #[cold]
+    fn grow_links(&mut self, key: usize) {
+        self.links.resize(key + 1, Links::default());
+    }
+
+    /// Frees an unlinked timer's storage; its handle is stale from now on.
+    #[inline]
+    pub(super) fn free(&mut self, key: usize) {
+        debug_assert!(!self.links[key].is_linked(), "freeing a linked timer");
+        self.slab.remove_at(key);
+        if self.slab.is_empty() {
+            self.release_storage();
         }
     }
 
-    pub(super) fn free(&mut self, key: usize) {
-        self.slab.remove_at(key);
-        self.links[key] = Links::default();
-        if self.slab.is_empty() {
-            self.slab.shrink_if_empty(SHRINK_ABOVE);
-            if self.links.capacity() > SHRINK_ABOVE {
-                self.links = Vec::new();
-            }
+    /// Gives a large, empty timer store's memory back.
+    #[cold]
+    fn release_storage(&mut self) {
+        self.slab.shrink_if_empty(SHRINK_ABOVE);
+        if self.links.capacity() > SHRINK_ABOVE {
+            self.links = Vec::new();
         }
     }
 
@@ -180,34 +195,44 @@ impl EventLoop {
     pub(super) fn insert(&mut self, key: usize, start: u64) {
         // Timers that futures created without the loop at hand go first.
         self.flush_deferred();
-        // The delay is in [1, 2^31 - 1]: truncation.
-        let msecs = self.timers.slab[key].delay as u64;
         let tm = &mut self.timers;
-        tm.slab[key].start = start;
+        let timer = &mut tm.slab[key];
+        timer.start = start;
+        // The delay is in [1, 2^31 - 1]: truncation.
+        let msecs = timer.delay as u64;
+        let old = timer.list as usize;
         let lk = match tm.map.get(msecs) {
             Some(lk) => lk,
-            None => {
-                let expiry = start.saturating_add(msecs);
-                let id = tm.next_list_id();
-                let lk = tm
-                    .lists
-                    .insert(TimersList {
-                        expiry,
-                        id,
-                        msecs,
-                        list: List::new(),
-                    })
-                    .index();
-                tm.queue.insert(lk, (expiry, id));
-                tm.map.insert(msecs, lk);
-                self.sync_native(Arm::IfEarlier(expiry));
-                lk
-            }
+            None => self.new_list(msecs, start),
         };
         let tm = &mut self.timers;
-        tm.unlink(key);
+        if tm.links[key].is_linked() {
+            tm.lists[old].list.remove(&mut tm.links, key);
+        }
         tm.lists[lk].list.append(&mut tm.links, key);
         tm.slab[key].list = lk as u32;
+    }
+
+    /// Creates and schedules the list for `msecs`, its first timer started
+    /// at `start`; returns its index.
+    #[inline(never)]
+    fn new_list(&mut self, msecs: u64, start: u64) -> usize {
+        let tm = &mut self.timers;
+        let expiry = start.saturating_add(msecs);
+        let id = tm.next_list_id();
+        let lk = tm
+            .lists
+            .insert(TimersList {
+                expiry,
+                id,
+                msecs,
+                list: List::new(),
+            })
+            .index();
+        tm.queue.insert(lk, (expiry, id));
+        tm.map.insert(msecs, lk);
+        self.sync_native(Arm::IfEarlier(expiry));
+        lk
     }
 
     /// The one destroy step (Node's `_destroyed = true`): a live timer

@@ -18,7 +18,7 @@
 use super::error::{CallbackError, CallbackKind};
 use super::lists::Arm;
 use super::timeout::State;
-use super::{EventLoop, Flow, Thrown};
+use super::{EventLoop, Flow, Thrown, Timeout};
 
 impl EventLoop {
     /// Node's `RunTimers` (R6.2): the native timer's callback.
@@ -101,9 +101,9 @@ impl EventLoop {
                 tm.queue.set_key(lk, (expiry, id));
                 return Ok(());
             }
-            if ran_timer {
+            if ran_timer && !self.nothing_to_tick() {
                 let timer = self.timers.slab.key_at(key);
-                self.run_next_ticks()?;
+                self.run_queued_ticks()?;
                 if !self.timers.lists.contains(list_key) {
                     return Ok(());
                 }
@@ -114,10 +114,14 @@ impl EventLoop {
                 if !self.timers.slab.contains(timer) {
                     continue;
                 }
+                self.timers.unlink(key);
             } else {
+                // Nothing ran since the peek: the timer is still this
+                // list's oldest.
                 ran_timer = true;
+                let tm = &mut self.timers;
+                tm.lists[lk].list.remove(&mut tm.links, key);
             }
-            self.timers.unlink(key);
             match self.timers.slab[key].state {
                 State::Armed => self.fire(key)?,
                 // `!timer._onTimeout` (R5.2 step 4): a cleared timer that a
@@ -143,37 +147,49 @@ impl EventLoop {
     /// Runs one due, unlinked timer: the body of `listOnTimeout`'s loop
     /// after its checks, with its `finally` (R5.2 steps 5–7).
     fn fire(&mut self, key: usize) -> Flow {
-        let repeat = self.timers.slab[key].repeat;
-        // An interval's next run counts from before its callback (R5.5).
-        let start = if repeat { self.libuv_now() } else { 0 };
-        let timer = &mut self.timers.slab[key];
+        let (handle, timer) = self.timers.slab.keyed_at_mut(key);
+        let repeat = timer.repeat;
         let mut cb = timer.cb.take().expect("an armed timer has its callback");
         timer.state = State::Running;
-        let handle = self.handle_of(key);
+        // An interval's next run counts from before its callback (R5.5).
+        let start = if repeat { self.libuv_now() } else { 0 };
+        let handle = Timeout::from_key(handle, self.id);
         let outer = self.timers.current.replace(handle);
         let result = self.invoke(&mut *cb);
         self.timers.current = outer;
 
         // finally
-        let linked = self.timers.links[key].is_linked();
-        let timer = &mut self.timers.slab[key];
+        let tm = &mut self.timers;
+        let linked = tm.links[key].is_linked();
+        let timer = &mut tm.slab[key];
         match timer.state {
+            // The common case: a timeout that ran and was not refreshed is
+            // destroyed and, unless kept, freed with its callback.
+            State::Running if !repeat && !linked && !timer.kept => {
+                let refed = timer.refed;
+                tm.free(key);
+                if refed {
+                    self.count_ref(false);
+                }
+            }
             State::Running if repeat => {
                 timer.state = State::Armed;
+                timer.cb = Some(cb);
                 self.insert(key, start);
             }
             // Refreshed by its own callback.
-            State::Running if linked => timer.state = State::Armed,
-            State::Running => self.destroy(key, State::Fired),
-            State::RunningCleared => timer.state = State::Cleared,
+            State::Running if linked => {
+                timer.state = State::Armed;
+                timer.cb = Some(cb);
+            }
+            // Kept.
+            State::Running => {
+                self.destroy(key, State::Fired);
+                self.timers.slab[key].cb = Some(cb);
+            }
+            State::RunningCleared if timer.kept => timer.state = State::Cleared,
+            State::RunningCleared => tm.free(key),
             other => unreachable!("a running timer cannot become {other:?}"),
-        }
-        let timer = &mut self.timers.slab[key];
-        match timer.state {
-            State::Armed => timer.cb = Some(cb),
-            State::Fired if timer.kept => timer.cb = Some(cb),
-            State::Cleared if timer.kept => {}
-            _ => self.timers.free(key),
         }
         let kind = if repeat {
             CallbackKind::Interval

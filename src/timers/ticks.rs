@@ -201,15 +201,32 @@ impl EventLoop {
         self.ticks.scheduled || !self.ticks.rejections.is_empty()
     }
 
-    /// Node's `runNextTicks`.
-    #[inline]
+    /// Node's `runNextTicks`. Inlined where callbacks return: the common
+    /// case, nothing queued at all, is two loads and a store.
+    #[inline(always)]
     pub(crate) fn run_next_ticks(&mut self) -> Flow {
+        if self.nothing_to_tick() {
+            return Ok(());
+        }
+        self.run_queued_ticks()
+    }
+
+    /// The fast half of [`run_next_ticks`](Self::run_next_ticks): true,
+    /// and the checkpoint done, when no tick, rejection or microtask is
+    /// queued.
+    #[inline(always)]
+    pub(crate) fn nothing_to_tick(&mut self) -> bool {
+        if !self.ticks_or_rejections() && self.shared.micro.borrow().is_empty() {
+            self.shared.woke_task.set(false);
+            return true;
+        }
+        false
+    }
+
+    /// [`run_next_ticks`](Self::run_next_ticks) with something queued.
+    #[inline(never)]
+    pub(crate) fn run_queued_ticks(&mut self) -> Flow {
         if !self.ticks_or_rejections() {
-            // The common case after a callback: nothing queued at all.
-            if self.shared.micro.borrow().is_empty() {
-                self.shared.woke_task.set(false);
-                return Ok(());
-            }
             self.run_microtasks()?;
         }
         if !self.ticks_or_rejections() {

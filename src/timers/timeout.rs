@@ -125,6 +125,13 @@ pub(super) struct Timer {
     pub(super) kept: bool,
 }
 
+impl Timeout {
+    /// The handle of the timer stored under `key` in loop `loop_id`.
+    pub(super) fn from_key(key: Key, loop_id: u32) -> Self {
+        Timeout { key, loop_id }
+    }
+}
+
 impl EventLoop {
     fn lookup(&self, t: Timeout) -> Result<usize, TimerError> {
         if t.loop_id != self.id {
@@ -143,13 +150,6 @@ impl EventLoop {
     fn timer(&self, t: Timeout) -> Option<&Timer> {
         let key = self.lookup(t).ok()?;
         Some(&self.timers.slab[key])
-    }
-
-    pub(super) fn handle_of(&self, key: usize) -> Timeout {
-        Timeout {
-            key: self.timers.slab.key_at(key),
-            loop_id: self.id,
-        }
     }
 
     fn new_timer<F, R>(&mut self, delay: Delay, f: F, repeat: bool) -> Timeout
@@ -185,24 +185,24 @@ impl EventLoop {
         F: FnMut(&mut EventLoop) -> R + 'static,
         R: CallbackResult,
     {
-        let key = self
-            .timers
-            .slab
-            .insert(Timer {
-                delay: ms,
-                start,
-                cb: Some(Box::new(move |lp| f(lp).into_result())),
-                list: u32::MAX,
-                state: State::Armed,
-                refed: true,
-                repeat,
-                kept: false,
-            })
-            .index();
+        let handle = self.timers.slab.insert(Timer {
+            delay: ms,
+            start,
+            cb: Some(Box::new(move |lp| f(lp).into_result())),
+            list: u32::MAX,
+            state: State::Armed,
+            refed: true,
+            repeat,
+            kept: false,
+        });
+        let key = handle.index();
         self.timers.reset_links(key);
         self.count_ref(true);
         self.insert(key, start);
-        self.handle_of(key)
+        Timeout {
+            key: handle,
+            loop_id: self.id,
+        }
     }
 
     /// Node's `unenroll` (R8.2): destroy, unlink, drop an emptied refed
@@ -316,6 +316,28 @@ impl EventLoop {
     /// kept, or was cleared); [`TimerError::ForeignLoop`] for another
     /// loop's handle.
     pub fn clear_timeout(&mut self, t: Timeout) -> Result<(), TimerError> {
+        if t.loop_id == self.id
+            && let Some(timer) = self.timers.slab.get_mut(t.key)
+            && timer.state == State::Armed
+            && !timer.kept
+        {
+            // The common case, in one lookup: a pending timer that is not
+            // kept is unenrolled (its list dropped if it empties and the
+            // timer is refed, R8.2) and freed.
+            let (lk, refed) = (timer.list as usize, timer.refed);
+            let tm = &mut self.timers;
+            let list = &mut tm.lists[lk].list;
+            list.remove(&mut tm.links, t.key.index());
+            let emptied = list.is_empty();
+            tm.free(t.key.index());
+            if refed {
+                if emptied {
+                    tm.remove_list(lk);
+                }
+                self.count_ref(false);
+            }
+            return Ok(());
+        }
         let key = self.lookup(t)?;
         let timer = &mut self.timers.slab[key];
         let state = timer.state;
