@@ -311,7 +311,13 @@ impl EventLoop {
         let virtual_clock = (&clock as &dyn std::any::Any)
             .downcast_ref::<VirtualClock>()
             .cloned();
+        let ms_cache = (&clock as &dyn std::any::Any)
+            .downcast_ref::<SystemClock>()
+            .map(uv::MsCache::new);
         let mut uv = Loop::new(Rc::new(clock))?;
+        if let Some(cache) = ms_cache {
+            uv.set_ms_cache(cache);
+        }
         // Node: the timer handle and the check handle are unrefed; the idle
         // handle is started only while refed immediates exist.
         let native = uv.timer_init(EventLoop::run_timers);

@@ -180,6 +180,84 @@ impl Clock for SystemClock {
     }
 }
 
+/// One loop's reading of a [`SystemClock`] in whole milliseconds, with the
+/// range of raw counter values known to give the same reading: a read
+/// inside that range is the counter read and two comparisons, without the
+/// scaling to nanoseconds and the division (most of the cost of a clock
+/// read, which every `set_timeout` and `refresh` makes).
+///
+/// Exact, not approximate: it answers what [`SystemClock::now_ms`] would
+/// answer for the same counter value. The scaling is linear,
+/// `ns(d) = floor(d * m)` for a counter delta `d` and a fixed factor `m`;
+/// probing it once at `P` gives `m <= (ns(P) + 1) / P`, so every delta
+/// below `B * P / (ns(P) + 1)` reads below `B` nanoseconds. The range ends
+/// there for `B` the next millisecond's first nanosecond (a hair before
+/// the true boundary, never after it), and starts at the counter value it
+/// was filled from (below that, nothing is known).
+#[derive(Debug)]
+pub(crate) struct MsCache {
+    clock: quanta::Clock,
+    origin: u64,
+    /// `ns(PROBE) + 1`.
+    probe_ns: u64,
+    /// Raw counter values in `lo..hi` read `ms`.
+    lo: u64,
+    hi: u64,
+    ms: u64,
+}
+
+impl MsCache {
+    /// The probe delta: large enough that the bound loses nothing that
+    /// matters (a relative 1e-12), small enough that `ns` cannot overflow.
+    const PROBE: u64 = 1 << 40;
+
+    /// A cache for `clock`, empty.
+    pub(crate) fn new(clock: &SystemClock) -> Self {
+        let probe_ns = clock.clock.delta_as_nanos(0, Self::PROBE).saturating_add(1);
+        MsCache {
+            clock: clock.clock.clone(),
+            origin: clock.origin,
+            probe_ns,
+            lo: 0,
+            hi: 0,
+            ms: 0,
+        }
+    }
+
+    /// [`SystemClock::now_ms`], from the cache when the counter is in range.
+    #[inline]
+    pub(crate) fn now_ms(&mut self) -> u64 {
+        self.ms_at(self.clock.raw())
+    }
+
+    /// The reading for counter value `raw`.
+    #[inline]
+    fn ms_at(&mut self, raw: u64) -> u64 {
+        if self.lo <= raw && raw < self.hi {
+            return self.ms;
+        }
+        self.fill(raw)
+    }
+
+    #[cold]
+    fn fill(&mut self, raw: u64) -> u64 {
+        let ns = self.clock.delta_as_nanos(self.origin, raw);
+        let ms = nanos_to_ms_floor(ns);
+        if raw < self.origin || ms == u64::MAX {
+            // Before the origin, or at the end of time: nothing to cache.
+            (self.lo, self.hi) = (0, 0);
+            return ms;
+        }
+        let next_ns = (u128::from(ms) + 1) * 1_000_000;
+        let span = next_ns * u128::from(Self::PROBE) / u128::from(self.probe_ns);
+        let hi = u128::from(self.origin) + span;
+        self.lo = raw;
+        self.hi = u64::try_from(hi).unwrap_or(u64::MAX);
+        self.ms = ms;
+        ms
+    }
+}
+
 /// Why a [`VirtualClock`] refused to move.
 ///
 /// # Examples
@@ -253,13 +331,6 @@ fn to_nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
-/// Whole milliseconds of a clock reading, rounded down: the loop time of
-/// that reading (libuv's `uv__hrtime(FAST) / 1e6`). The crate's one
-/// conversion from a clock reading to loop time.
-///
-/// A reading at the end of a clock's range (a saturated [`VirtualClock`],
-/// `u64::MAX` ns) is the end of time, `u64::MAX`: every deadline has
-/// passed, so a loop never waits for one its clock cannot reach.
 /// [`ms_floor`] of `Duration::from_nanos(n)`, without the `Duration`.
 fn nanos_to_ms_floor(n: u64) -> u64 {
     // u64::MAX ns is the end of time, which stays the end of time in ms.
@@ -270,6 +341,13 @@ fn nanos_to_ms_floor(n: u64) -> u64 {
     }
 }
 
+/// Whole milliseconds of a clock reading, rounded down: the loop time of
+/// that reading (libuv's `uv__hrtime(FAST) / 1e6`). The crate's one
+/// conversion from a clock reading to loop time.
+///
+/// A reading at the end of a clock's range (a saturated [`VirtualClock`],
+/// `u64::MAX` ns) is the end of time, `u64::MAX`: every deadline has
+/// passed, so a loop never waits for one its clock cannot reach.
 pub(crate) fn ms_floor(d: Duration) -> u64 {
     if d >= Duration::from_nanos(u64::MAX) {
         return u64::MAX;
@@ -385,6 +463,45 @@ impl Clock for VirtualClock {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_ms_cache_reads_what_the_clock_reads() {
+        let sys = SystemClock::new();
+        let mut cache = MsCache::new(&sys);
+        let exact = |raw: u64| nanos_to_ms_floor(sys.clock.delta_as_nanos(sys.origin, raw));
+        // Counter values around many millisecond boundaries, in small and
+        // large steps, forwards and (never expected, still exact) back.
+        let mut raw = sys.origin;
+        let mut s = 7_u64;
+        let mut hits = 0;
+        for i in 0..200_000_u64 {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let step = match i % 4 {
+                0 => s >> 62,
+                1 => s >> 50,
+                2 => s >> 44,
+                _ => s >> 40,
+            };
+            raw = if i % 997 == 0 {
+                raw.saturating_sub(step)
+            } else {
+                raw.saturating_add(step)
+            };
+            let in_range = cache.lo <= raw && raw < cache.hi;
+            assert_eq!(cache.ms_at(raw), exact(raw), "raw {raw}");
+            hits += usize::from(in_range);
+        }
+        assert!(hits > 100_000, "the cache answered only {hits} of 200000");
+        // And on the live counter.
+        for _ in 0..10_000 {
+            let a = sys.now_ms();
+            let b = cache.now_ms();
+            let c = sys.now_ms();
+            assert!(a <= b && b <= c, "{a} {b} {c}");
+        }
+    }
 
     #[test]
     fn virtual_clock_jumps_to_deadline_only_forwards() {

@@ -53,7 +53,7 @@ mod run;
 mod timer;
 
 pub use clock::{Clock, ClockError, SystemClock, VirtualClock};
-pub(crate) use clock::{ms_ceil, ms_floor};
+pub(crate) use clock::{MsCache, ms_ceil, ms_floor};
 pub use poll::{Completion, PostError, Readiness};
 pub(crate) use poll::{IoOpError, KeepAlive, OwnedSource, Remote, Sender};
 pub(crate) use run::run;
@@ -177,6 +177,8 @@ struct Rec<H> {
 /// The event loop; see the [module docs](self).
 pub(crate) struct Loop<H> {
     clock: Rc<dyn Clock>,
+    /// `clock`'s millisecond reading, cached, when it is a [`SystemClock`].
+    fast_clock: Option<MsCache>,
     time: u64,
     handles: Arena<Rec<H>>,
     active_refed: usize,
@@ -220,6 +222,7 @@ impl<H: Host> Loop<H> {
         let time = ms_floor(clock.now());
         Ok(Loop {
             clock,
+            fast_clock: None,
             time,
             handles: Arena::new(),
             active_refed: 0,
@@ -259,9 +262,20 @@ impl<H: Host> Loop<H> {
         self.time
     }
 
+    /// Reads the loop's clock through `cache`, which must have been made
+    /// from that same clock.
+    pub(crate) fn set_ms_cache(&mut self, cache: MsCache) {
+        self.fast_clock = Some(cache);
+    }
+
     /// Refreshes the cached loop time from the clock (`uv_update_time`).
+    #[inline]
     pub(crate) fn update_time(&mut self) {
-        self.time = self.time.max(self.clock.now_ms());
+        let ms = match &mut self.fast_clock {
+            Some(cache) => cache.now_ms(),
+            None => self.clock.now_ms(),
+        };
+        self.time = self.time.max(ms);
     }
 
     /// Whether the loop is alive (`uv__loop_alive`).
