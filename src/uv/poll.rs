@@ -49,6 +49,81 @@ use crate::prim::{AtomicBool, AtomicUsize, Mutex, MutexGuard, ThreadId, current_
 mod loom_tests;
 
 const WAKER: Token = Token(usize::MAX);
+/// The [`DeadlineTimer`]'s token. Handle tokens are arena indexes, far
+/// below both.
+const DEADLINE: Token = Token(usize::MAX - 1);
+
+/// Wakes the poll phase at the exact instant a timer is due.
+///
+/// `epoll_wait` takes whole milliseconds (mio rounds up) and the kernel
+/// adds the thread's timer slack (50 µs by default), so a loop woken by
+/// it alone wakes 1 ms + slack after a wait of 0.05 ms, and a chain of
+/// 1 ms timeouts runs at about 1.09 ms per hop. A timerfd armed for the
+/// wait's exact length (nanoseconds, no slack) wakes the poll at the
+/// deadline; the millisecond timeout stays as the backstop. Linux only,
+/// real clocks only (a virtual clock never waits), and only if the
+/// timerfd could be made: without it the loop waits as libuv does.
+#[cfg(target_os = "linux")]
+struct DeadlineTimer {
+    fd: std::os::fd::OwnedFd,
+}
+
+#[cfg(target_os = "linux")]
+impl DeadlineTimer {
+    fn new(poll: &Poll) -> Option<Self> {
+        use rustix::time::{TimerfdClockId, TimerfdFlags, timerfd_create};
+        use std::os::fd::AsRawFd;
+        let fd = timerfd_create(
+            TimerfdClockId::Monotonic,
+            TimerfdFlags::NONBLOCK | TimerfdFlags::CLOEXEC,
+        )
+        .ok()?;
+        poll.registry()
+            .register(
+                &mut mio::unix::SourceFd(&fd.as_raw_fd()),
+                DEADLINE,
+                Interest::READABLE,
+            )
+            .ok()?;
+        Some(DeadlineTimer { fd })
+    }
+
+    /// Fires once, `after` from now (a zero `after` would disarm it).
+    fn arm(&self, after: Duration) {
+        use rustix::time::{Itimerspec, TimerfdTimerFlags, Timespec, timerfd_settime};
+        let zero = Timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        let Ok(value) = Timespec::try_from(after.max(Duration::from_nanos(1))) else {
+            return; // beyond the timerfd's range: the backstop will do
+        };
+        let spec = Itimerspec {
+            it_interval: zero,
+            it_value: value,
+        };
+        let _ = timerfd_settime(&self.fd, TimerfdTimerFlags::empty(), &spec);
+    }
+
+    /// Takes the expirations it counted, so that it reads as not ready.
+    fn clear(&self) {
+        let mut buf = [0_u8; 8];
+        let _ = rustix::io::read(&self.fd, &mut buf);
+    }
+}
+
+/// Elsewhere the poll phase waits in milliseconds, as libuv does.
+#[cfg(not(target_os = "linux"))]
+struct DeadlineTimer;
+
+#[cfg(not(target_os = "linux"))]
+impl DeadlineTimer {
+    fn new(_: &Poll) -> Option<Self> {
+        None
+    }
+    fn arm(&self, _: Duration) {}
+    fn clear(&self) {}
+}
 
 /// The default I/O grace of a virtual clock: long enough for a loopback
 /// client's bytes to arrive, short enough for tests.
@@ -497,6 +572,9 @@ pub(super) struct Io<H> {
     /// On a virtual clock with sources registered: how long (real time) the
     /// sources must be quiet before time may jump to the next timer.
     pub(super) grace: Duration,
+    /// Made on the first wait for a deadline on a real clock; `Some(None)`
+    /// when it could not be.
+    deadline: Option<Option<DeadlineTimer>>,
 }
 
 impl<H: 'static> Io<H> {
@@ -513,6 +591,7 @@ impl<H: 'static> Io<H> {
             held: VecDeque::new(),
             sources: 0,
             grace: DEFAULT_GRACE,
+            deadline: None,
         })
     }
 
@@ -865,7 +944,18 @@ pub(super) fn io_poll<H: Host>(host: &mut H, timeout: Option<u64>) {
             (Some(lp.io.grace), false)
         } else {
             let until = deadline.map(Duration::from_millis);
-            (lp.clock.wait_until(until, lp.io.requests() > 0), true)
+            let wait = lp.clock.wait_until(until, lp.io.requests() > 0);
+            if until.is_some()
+                && let Some(left) = wait.filter(|w| !w.is_zero())
+                && !lp.clock.is_virtual()
+            {
+                let io = &mut lp.io;
+                let poll = &io.poll;
+                if let Some(timer) = io.deadline.get_or_insert_with(|| DeadlineTimer::new(poll)) {
+                    timer.arm(left);
+                }
+            }
+            (wait, true)
         };
         let io = &mut lp.io;
         // A non-blocking poll with no sources registered can only find the
@@ -884,8 +974,14 @@ pub(super) fn io_poll<H: Host>(host: &mut H, timeout: Option<u64>) {
                 Err(_) => {}
             }
             for ev in io.events.iter() {
-                if ev.token() != WAKER {
-                    io.undelivered.push_back((ev.token().0, Readiness::of(ev)));
+                match ev.token() {
+                    WAKER => {}
+                    DEADLINE => {
+                        if let Some(Some(timer)) = &io.deadline {
+                            timer.clear();
+                        }
+                    }
+                    token => io.undelivered.push_back((token.0, Readiness::of(ev))),
                 }
             }
         }
