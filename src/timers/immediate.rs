@@ -16,13 +16,16 @@
 #![forbid(unsafe_code)]
 
 use super::error::{CallbackError, CallbackKind, CallbackResult, TimerError};
+use super::inline::{InlineFn, inline_once};
 use super::lists::SHRINK_ABOVE;
-use super::{EventLoop, Flow, OnceFn, Thrown};
+use super::{EventLoop, Flow, Thrown};
 use crate::collections::arena::{Arena, Key};
 use crate::collections::list::{Linked, Links, List};
 use crate::uv;
 
-type ImmediateFn = OnceFn;
+/// An immediate's callback: inline, no allocation, when it captures at
+/// most a word (most do).
+type ImmediateFn = InlineFn;
 
 /// A handle to an immediate: small, `Copy`, generation checked. It goes
 /// stale once the immediate has run or been cleared.
@@ -190,7 +193,7 @@ impl EventLoop {
             links: Links::default(),
             refed: true,
             in_batch: false,
-            cb: Some(Box::new(move |lp| f(lp).into_result())),
+            cb: Some(inline_once(f)),
         });
         im.queue.append(&mut im.slab, key.index());
         self.count_immediate_ref(true);
@@ -383,8 +386,8 @@ impl EventLoop {
                 // apart before the next poll phase, so it stops here.
                 self.count_immediate_ref(false);
             }
-            let Some(cb) = e.cb else { continue };
-            let r = self.invoke_once(cb);
+            let Some(mut cb) = e.cb else { continue };
+            let r = self.invoke(&mut *cb);
             r.map_err(|c| Thrown::Error(CallbackError::new(CallbackKind::Immediate, c)))?;
         }
         self.immediates.has_outstanding = false;
