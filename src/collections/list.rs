@@ -107,6 +107,7 @@ impl Default for List {
 /// The largest key a list can link.
 pub const MAX_KEY: usize = UNLINKED as usize - 1;
 
+#[inline]
 fn key32(key: usize) -> u32 {
     u32::try_from(key)
         .ok()
