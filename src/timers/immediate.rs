@@ -52,7 +52,7 @@ struct Entry {
     links: Links,
     refed: bool,
     in_batch: bool,
-    cb: Option<ImmediateFn>,
+    cb: ImmediateFn,
 }
 
 impl Linked for Entry {
@@ -193,7 +193,7 @@ impl EventLoop {
             links: Links::default(),
             refed: true,
             in_batch: false,
-            cb: Some(inline_once(f)),
+            cb: inline_once(f),
         });
         im.queue.append(&mut im.slab, key.index());
         self.count_immediate_ref(true);
@@ -386,7 +386,7 @@ impl EventLoop {
                 // apart before the next poll phase, so it stops here.
                 self.count_immediate_ref(false);
             }
-            let Some(mut cb) = e.cb else { continue };
+            let mut cb = e.cb;
             let r = self.invoke(&mut *cb);
             r.map_err(|c| Thrown::Error(CallbackError::new(CallbackKind::Immediate, c)))?;
         }
