@@ -174,6 +174,14 @@ impl List {
     pub fn remove<S: ListStore + ?Sized>(&mut self, slab: &mut S, key: usize) {
         let links = std::mem::take(slab.links_mut(key));
         debug_assert!(links.is_linked(), "entry {key} removed while not linked");
+        self.remove_taken(slab, links);
+    }
+
+    /// Unlinks an entry of this list that was already taken out of `slab`,
+    /// given the links it had: its neighbours are updated, the entry is
+    /// not looked up again.
+    pub fn remove_taken<S: ListStore + ?Sized>(&mut self, slab: &mut S, links: Links) {
+        debug_assert!(links.is_linked(), "an unlinked entry removed");
         match opt(links.prev) {
             Some(p) => slab.links_mut(p).next = links.next,
             None => self.head = links.next,

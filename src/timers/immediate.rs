@@ -97,15 +97,19 @@ impl Immediates {
         self.slab.len()
     }
 
-    fn unlink(&mut self, key: usize) {
-        let e = &self.slab[key];
+    /// Takes the entry at `key` out of the slab and out of its list.
+    #[inline]
+    fn take(&mut self, key: usize) -> Entry {
+        let e = self.slab.remove_at(key);
         if e.links.is_linked() {
-            if e.in_batch {
-                self.outstanding.remove(&mut self.slab, key);
+            let list = if e.in_batch {
+                &mut self.outstanding
             } else {
-                self.queue.remove(&mut self.slab, key);
-            }
+                &mut self.queue
+            };
+            list.remove_taken(&mut self.slab, e.links);
         }
+        e
     }
 }
 
@@ -220,8 +224,7 @@ impl EventLoop {
     /// [`TimerError::ForeignLoop`] for another loop's handle.
     pub fn clear_immediate(&mut self, i: Immediate) -> Result<(), TimerError> {
         let key = self.lookup_immediate(i)?;
-        self.immediates.unlink(key);
-        let e = self.immediates.slab.remove_at(key);
+        let e = self.immediates.take(key);
         if e.refed {
             self.count_immediate_ref(false);
         }
@@ -378,8 +381,8 @@ impl EventLoop {
                 ran = true;
             }
             let im = &mut self.immediates;
-            im.outstanding.remove(&mut im.slab, key);
             let e = im.slab.remove_at(key);
+            im.outstanding.remove_taken(&mut im.slab, e.links);
             if e.refed {
                 // Node decrements silently and stops the idle handle when
                 // the batch ends (R9.5 step 4); nothing can tell the two
