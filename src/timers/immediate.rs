@@ -97,19 +97,16 @@ impl Immediates {
         self.slab.len()
     }
 
-    /// Takes the entry at `key` out of the slab and out of its list.
-    #[inline]
-    fn take(&mut self, key: usize) -> Entry {
-        let e = self.slab.remove_at(key);
-        if e.links.is_linked() {
-            let list = if e.in_batch {
+    /// Unlinks an entry already taken out of the slab, given its links.
+    fn unlink_taken(&mut self, links: Links, in_batch: bool) {
+        if links.is_linked() {
+            let list = if in_batch {
                 &mut self.outstanding
             } else {
                 &mut self.queue
             };
-            list.remove_taken(&mut self.slab, e.links);
+            list.remove_taken(&mut self.slab, links);
         }
-        e
     }
 }
 
@@ -224,10 +221,19 @@ impl EventLoop {
     /// [`TimerError::ForeignLoop`] for another loop's handle.
     pub fn clear_immediate(&mut self, i: Immediate) -> Result<(), TimerError> {
         let key = self.lookup_immediate(i)?;
-        let e = self.immediates.take(key);
-        if e.refed {
+        // Taken apart at once: the entry is not copied out whole.
+        let Entry {
+            links,
+            refed,
+            in_batch,
+            cb,
+        } = self.immediates.slab.remove_at(key);
+        self.immediates.unlink_taken(links, in_batch);
+        if refed {
             self.count_immediate_ref(false);
         }
+        // What the callback captured is dropped last, the loop consistent.
+        drop(cb);
         Ok(())
     }
 
@@ -381,15 +387,20 @@ impl EventLoop {
                 ran = true;
             }
             let im = &mut self.immediates;
-            let e = im.slab.remove_at(key);
-            im.outstanding.remove_taken(&mut im.slab, e.links);
-            if e.refed {
+            // Taken apart at once, as in clear_immediate.
+            let Entry {
+                links,
+                refed,
+                mut cb,
+                ..
+            } = im.slab.remove_at(key);
+            im.outstanding.remove_taken(&mut im.slab, links);
+            if refed {
                 // Node decrements silently and stops the idle handle when
                 // the batch ends (R9.5 step 4); nothing can tell the two
                 // apart before the next poll phase, so it stops here.
                 self.count_immediate_ref(false);
             }
-            let mut cb = e.cb;
             let r = self.invoke(&mut *cb);
             r.map_err(|c| Thrown::Error(CallbackError::new(CallbackKind::Immediate, c)))?;
         }
