@@ -152,17 +152,26 @@ impl List {
 
     /// Appends `key` at the newest end.
     pub fn append<S: ListStore + ?Sized>(&mut self, slab: &mut S, key: usize) {
-        let k = key32(key);
-        let tail = self.tail;
-        {
-            let links = slab.links_mut(key);
-            debug_assert!(!links.is_linked(), "entry {key} appended while linked");
-            *links = Links {
-                prev: tail,
-                next: NIL,
-            };
+        let links = slab.links_mut(key);
+        debug_assert!(!links.is_linked(), "entry {key} appended while linked");
+        *links = self.tail_links();
+        self.append_linked(slab, key);
+    }
+
+    /// The links an entry appended next gets, for an entry inserted with
+    /// them already in place; [`List::append_linked`] then appends it
+    /// without looking it up.
+    pub fn tail_links(&self) -> Links {
+        Links {
+            prev: self.tail,
+            next: NIL,
         }
-        match opt(tail) {
+    }
+
+    /// Appends `key`, whose links are [`List::tail_links`] as of now.
+    pub fn append_linked<S: ListStore + ?Sized>(&mut self, slab: &mut S, key: usize) {
+        let k = key32(key);
+        match opt(self.tail) {
             Some(t) => slab.links_mut(t).next = k,
             None => self.head = k,
         }

@@ -190,13 +190,14 @@ impl EventLoop {
         // Immediates futures asked for first are queued first.
         self.flush_deferred();
         let im = &mut self.immediates;
+        // Inserted already linked: the new entry is not looked up again.
         let key = im.slab.insert(Entry {
-            links: Links::default(),
+            links: im.queue.tail_links(),
             refed: true,
             in_batch: false,
             cb: inline_once(f),
         });
-        im.queue.append(&mut im.slab, key.index());
+        im.queue.append_linked(&mut im.slab, key.index());
         self.count_immediate_ref(true);
         Immediate {
             key,
