@@ -107,6 +107,7 @@ impl Default for List {
 /// The largest key a list can link.
 pub const MAX_KEY: usize = UNLINKED as usize - 1;
 
+#[inline]
 fn key32(key: usize) -> u32 {
     u32::try_from(key)
         .ok()
@@ -151,17 +152,26 @@ impl List {
 
     /// Appends `key` at the newest end.
     pub fn append<S: ListStore + ?Sized>(&mut self, slab: &mut S, key: usize) {
-        let k = key32(key);
-        let tail = self.tail;
-        {
-            let links = slab.links_mut(key);
-            debug_assert!(!links.is_linked(), "entry {key} appended while linked");
-            *links = Links {
-                prev: tail,
-                next: NIL,
-            };
+        let links = slab.links_mut(key);
+        debug_assert!(!links.is_linked(), "entry {key} appended while linked");
+        *links = self.tail_links();
+        self.append_linked(slab, key);
+    }
+
+    /// The links an entry appended next gets, for an entry inserted with
+    /// them already in place; [`List::append_linked`] then appends it
+    /// without looking it up.
+    pub fn tail_links(&self) -> Links {
+        Links {
+            prev: self.tail,
+            next: NIL,
         }
-        match opt(tail) {
+    }
+
+    /// Appends `key`, whose links are [`List::tail_links`] as of now.
+    pub fn append_linked<S: ListStore + ?Sized>(&mut self, slab: &mut S, key: usize) {
+        let k = key32(key);
+        match opt(self.tail) {
             Some(t) => slab.links_mut(t).next = k,
             None => self.head = k,
         }
@@ -173,6 +183,14 @@ impl List {
     pub fn remove<S: ListStore + ?Sized>(&mut self, slab: &mut S, key: usize) {
         let links = std::mem::take(slab.links_mut(key));
         debug_assert!(links.is_linked(), "entry {key} removed while not linked");
+        self.remove_taken(slab, links);
+    }
+
+    /// Unlinks an entry of this list that was already taken out of `slab`,
+    /// given the links it had: its neighbours are updated, the entry is
+    /// not looked up again.
+    pub fn remove_taken<S: ListStore + ?Sized>(&mut self, slab: &mut S, links: Links) {
+        debug_assert!(links.is_linked(), "an unlinked entry removed");
         match opt(links.prev) {
             Some(p) => slab.links_mut(p).next = links.next,
             None => self.head = links.next,

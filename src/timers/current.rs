@@ -358,12 +358,19 @@ impl EventLoop {
     }
 
     /// Applies the deferred operations, in order (see the module docs).
+    /// Inlined: every insert and callback asks, and the answer is nearly
+    /// always "nothing deferred".
+    #[inline]
     pub(crate) fn flush_deferred(&mut self) {
         // An operation that inserts a timer comes back here: the flush
         // already under way keeps the order.
-        if !self.shared.has_deferred.get() || self.flushing {
-            return;
+        if self.shared.has_deferred.get() && !self.flushing {
+            self.run_deferred();
         }
+    }
+
+    #[inline(never)]
+    fn run_deferred(&mut self) {
         self.flushing = true;
         loop {
             let op = self.shared.deferred.borrow_mut().pop_front();

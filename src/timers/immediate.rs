@@ -16,13 +16,16 @@
 #![forbid(unsafe_code)]
 
 use super::error::{CallbackError, CallbackKind, CallbackResult, TimerError};
+use super::inline::{InlineFn, inline_once};
 use super::lists::SHRINK_ABOVE;
-use super::{EventLoop, Flow, OnceFn, Thrown};
+use super::{EventLoop, Flow, Thrown};
 use crate::collections::arena::{Arena, Key};
 use crate::collections::list::{Linked, Links, List};
 use crate::uv;
 
-type ImmediateFn = OnceFn;
+/// An immediate's callback: inline, no allocation, when it captures at
+/// most a word (most do).
+type ImmediateFn = InlineFn;
 
 /// A handle to an immediate: small, `Copy`, generation checked. It goes
 /// stale once the immediate has run or been cleared.
@@ -49,7 +52,7 @@ struct Entry {
     links: Links,
     refed: bool,
     in_batch: bool,
-    cb: Option<ImmediateFn>,
+    cb: ImmediateFn,
 }
 
 impl Linked for Entry {
@@ -94,14 +97,15 @@ impl Immediates {
         self.slab.len()
     }
 
-    fn unlink(&mut self, key: usize) {
-        let e = &self.slab[key];
-        if e.links.is_linked() {
-            if e.in_batch {
-                self.outstanding.remove(&mut self.slab, key);
+    /// Unlinks an entry already taken out of the slab, given its links.
+    fn unlink_taken(&mut self, links: Links, in_batch: bool) {
+        if links.is_linked() {
+            let list = if in_batch {
+                &mut self.outstanding
             } else {
-                self.queue.remove(&mut self.slab, key);
-            }
+                &mut self.queue
+            };
+            list.remove_taken(&mut self.slab, links);
         }
     }
 }
@@ -186,13 +190,14 @@ impl EventLoop {
         // Immediates futures asked for first are queued first.
         self.flush_deferred();
         let im = &mut self.immediates;
+        // Inserted already linked: the new entry is not looked up again.
         let key = im.slab.insert(Entry {
-            links: Links::default(),
+            links: im.queue.tail_links(),
             refed: true,
             in_batch: false,
-            cb: Some(Box::new(move |lp| f(lp).into_result())),
+            cb: inline_once(f),
         });
-        im.queue.append(&mut im.slab, key.index());
+        im.queue.append_linked(&mut im.slab, key.index());
         self.count_immediate_ref(true);
         Immediate {
             key,
@@ -217,11 +222,19 @@ impl EventLoop {
     /// [`TimerError::ForeignLoop`] for another loop's handle.
     pub fn clear_immediate(&mut self, i: Immediate) -> Result<(), TimerError> {
         let key = self.lookup_immediate(i)?;
-        self.immediates.unlink(key);
-        let e = self.immediates.slab.remove_at(key);
-        if e.refed {
+        // Taken apart at once: the entry is not copied out whole.
+        let Entry {
+            links,
+            refed,
+            in_batch,
+            cb,
+        } = self.immediates.slab.remove_at(key);
+        self.immediates.unlink_taken(links, in_batch);
+        if refed {
             self.count_immediate_ref(false);
         }
+        // What the callback captured is dropped last, the loop consistent.
+        drop(cb);
         Ok(())
     }
 
@@ -375,16 +388,21 @@ impl EventLoop {
                 ran = true;
             }
             let im = &mut self.immediates;
-            im.outstanding.remove(&mut im.slab, key);
-            let e = im.slab.remove_at(key);
-            if e.refed {
+            // Taken apart at once, as in clear_immediate.
+            let Entry {
+                links,
+                refed,
+                mut cb,
+                ..
+            } = im.slab.remove_at(key);
+            im.outstanding.remove_taken(&mut im.slab, links);
+            if refed {
                 // Node decrements silently and stops the idle handle when
                 // the batch ends (R9.5 step 4); nothing can tell the two
                 // apart before the next poll phase, so it stops here.
                 self.count_immediate_ref(false);
             }
-            let Some(cb) = e.cb else { continue };
-            let r = self.invoke_once(cb);
+            let r = self.invoke(&mut *cb);
             r.map_err(|c| Thrown::Error(CallbackError::new(CallbackKind::Immediate, c)))?;
         }
         self.immediates.has_outstanding = false;

@@ -72,6 +72,7 @@ mod coerce;
 mod current;
 mod error;
 mod immediate;
+mod inline;
 mod io;
 mod lists;
 mod process;
