@@ -64,7 +64,7 @@ const DEADLINE: Token = Token(usize::MAX - 1);
 /// real clocks only (a virtual clock never waits), and only if the
 /// timerfd could be made: without it the loop waits as libuv does.
 #[cfg(target_os = "linux")]
-struct DeadlineTimer {
+pub(super) struct DeadlineTimer {
     fd: std::os::fd::OwnedFd,
 }
 
@@ -114,7 +114,7 @@ impl DeadlineTimer {
 
 /// Elsewhere the poll phase waits in milliseconds, as libuv does.
 #[cfg(not(target_os = "linux"))]
-struct DeadlineTimer;
+pub(super) struct DeadlineTimer;
 
 #[cfg(not(target_os = "linux"))]
 impl DeadlineTimer {
@@ -574,7 +574,7 @@ pub(super) struct Io<H> {
     pub(super) grace: Duration,
     /// Made on the first wait for a deadline on a real clock; `Some(None)`
     /// when it could not be.
-    deadline: Option<Option<DeadlineTimer>>,
+    pub(super) deadline: Option<Option<DeadlineTimer>>,
 }
 
 impl<H: 'static> Io<H> {

@@ -269,3 +269,31 @@ fn owned_sources_are_lent_to_their_callback() {
     assert!(back.into_any().downcast::<mio::net::UnixStream>().is_ok());
     assert_eq!(h.uv.io_sources(), 0);
 }
+
+/// On a real clock the poll phase waits for a timer's deadline through the
+/// deadline timer (Linux), and the timer still fires no earlier in loop
+/// time than it is due; a virtual clock never makes one.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_real_clock_waits_for_a_deadline_with_the_deadline_timer() {
+    let clock = Rc::new(crate::uv::SystemClock::new());
+    let mut real = Host0 {
+        uv: Loop::new(clock.clone()).unwrap(),
+        log: Rc::default(),
+    };
+    let t = real.uv.timer_init(|h: &mut Host0| log(h, "t"));
+    real.uv.timer_start(t, 3, 0).unwrap();
+    let due = real.uv.now() + 3;
+    run(&mut real, RunMode::Default).unwrap();
+    assert_eq!(real.log.borrow().len(), 1);
+    assert!(real.uv.now() >= due, "fired at {} < {due}", real.uv.now());
+    assert!(clock.now() >= Duration::from_millis(due));
+    assert!(matches!(real.uv.io.deadline, Some(Some(_))));
+
+    let (mut h, _c) = host();
+    let t = h.uv.timer_init(|h: &mut Host0| log(h, "t"));
+    h.uv.timer_start(t, 3, 0).unwrap();
+    run(&mut h, RunMode::Default).unwrap();
+    assert_eq!(*h.log.borrow(), ["t@3"]);
+    assert!(h.uv.io.deadline.is_none());
+}
