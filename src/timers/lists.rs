@@ -163,15 +163,21 @@ impl Timers {
     /// heap, O(1) for the map (an index for durations below 70 min).
     pub(super) fn remove_list(&mut self, lk: usize) {
         self.queue.remove(lk);
-        let removed = self.map.remove(self.lists[lk].msecs);
+        let msecs = self.lists.remove_at(lk).msecs;
+        let removed = self.map.remove(msecs);
         debug_assert_eq!(removed, Some(lk));
-        self.lists.remove_at(lk);
         if self.lists.is_empty() {
-            self.lists.shrink_if_empty(SHRINK_ABOVE);
-            self.map.shrink_if_empty(SHRINK_ABOVE);
-            if self.queue.capacity() > SHRINK_ABOVE {
-                self.queue = PriorityQueue::new();
-            }
+            self.release_lists();
+        }
+    }
+
+    /// Gives the memory of large, empty list storage back.
+    #[cold]
+    fn release_lists(&mut self) {
+        self.lists.shrink_if_empty(SHRINK_ABOVE);
+        self.map.shrink_if_empty(SHRINK_ABOVE);
+        if self.queue.capacity() > SHRINK_ABOVE {
+            self.queue = PriorityQueue::new();
         }
     }
 
