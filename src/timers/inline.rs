@@ -22,8 +22,29 @@ use smallbox::{SmallBox, smallbox};
 use super::EventLoop;
 use super::error::{BoxError, CallbackResult};
 
+type Callback = dyn FnMut(&mut EventLoop) -> Result<(), BoxError>;
+
 /// A stored one-shot callback, inline when it fits in two words.
-pub(crate) type InlineFn = SmallBox<dyn FnMut(&mut EventLoop) -> Result<(), BoxError>, S2>;
+pub(crate) struct InlineFn(SmallBox<Callback, S2>);
+
+// A `SmallBox<dyn FnMut>` is `Unpin` only if the closure in it is; the
+// `Box` it replaces always is, and so was every type that stores one (the
+// loop itself). Nothing pins the closure: it is only ever called through
+// `&mut`, so the stored callback is `Unpin` whatever it captured.
+impl Unpin for InlineFn {}
+
+impl std::ops::Deref for InlineFn {
+    type Target = Callback;
+    fn deref(&self) -> &Callback {
+        &*self.0
+    }
+}
+
+impl std::ops::DerefMut for InlineFn {
+    fn deref_mut(&mut self) -> &mut Callback {
+        &mut *self.0
+    }
+}
 
 /// Stores `f` as an [`InlineFn`]: called once, it runs `f`; called again,
 /// it does nothing.
@@ -33,10 +54,10 @@ where
     R: CallbackResult,
 {
     let mut f = Some(f);
-    smallbox!(move |lp: &mut EventLoop| match f.take() {
+    InlineFn(smallbox!(move |lp: &mut EventLoop| match f.take() {
         Some(f) => f(lp).into_result(),
         None => Ok(()),
-    })
+    }))
 }
 
 #[cfg(test)]
@@ -48,16 +69,26 @@ mod tests {
     #[test]
     fn a_word_is_stored_inline_and_more_is_boxed() {
         let small = inline_once(|_| black(1_i64));
-        assert!(!small.is_heap());
+        assert!(!small.0.is_heap());
         let rc = Rc::new(0);
         let small = inline_once(move |_| black(*rc));
-        assert!(!small.is_heap());
+        assert!(!small.0.is_heap());
         let big = [1_i64; 3];
         let large = inline_once(move |_| black(big[0]));
-        assert!(large.is_heap());
+        assert!(large.0.is_heap());
     }
 
     fn black(_: i64) {}
+
+    #[test]
+    fn a_stored_callback_is_unpin_whatever_it_captures() {
+        fn unpin<T: Unpin>(_: &T) {}
+        let pinned = std::marker::PhantomPinned;
+        let f = inline_once(move |_| {
+            let _ = &pinned;
+        });
+        unpin(&f);
+    }
 
     #[test]
     fn runs_once_and_drops_what_it_captured() {
