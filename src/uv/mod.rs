@@ -220,6 +220,7 @@ impl<H: Host> Loop<H> {
     /// waker cannot be created.
     pub(crate) fn new(clock: Rc<dyn Clock>) -> std::io::Result<Self> {
         let time = ms_floor(clock.now());
+        let io = poll::Io::new(!clock.is_virtual())?;
         Ok(Loop {
             clock,
             fast_clock: None,
@@ -234,7 +235,7 @@ impl<H: Host> Loop<H> {
             scratch: Vec::new(),
             pending: VecDeque::new(),
             closing: Vec::new(),
-            io: poll::Io::new()?,
+            io,
             stop_flag: false,
             halted: false,
             running: false,

@@ -61,8 +61,9 @@ const DEADLINE: Token = Token(usize::MAX - 1);
 /// 1 ms timeouts runs at about 1.09 ms per hop. A timerfd armed for the
 /// wait's exact length (nanoseconds, no slack) wakes the poll at the
 /// deadline; the millisecond timeout stays as the backstop. Linux only,
-/// real clocks only (a virtual clock never waits), and only if the
-/// timerfd could be made: without it the loop waits as libuv does.
+/// real clocks only (a virtual clock never waits): made with the loop, a
+/// third descriptor beside the poller and its waker; where it cannot be
+/// made the loop waits as libuv does.
 #[cfg(target_os = "linux")]
 pub(super) struct DeadlineTimer {
     fd: std::os::fd::OwnedFd,
@@ -572,15 +573,22 @@ pub(super) struct Io<H> {
     /// On a virtual clock with sources registered: how long (real time) the
     /// sources must be quiet before time may jump to the next timer.
     pub(super) grace: Duration,
-    /// Made on the first wait for a deadline on a real clock; `Some(None)`
-    /// when it could not be.
-    pub(super) deadline: Option<Option<DeadlineTimer>>,
+    /// Made with the loop when its clock is real (a virtual clock never
+    /// waits); `None` also where it could not be made.
+    pub(super) deadline: Option<DeadlineTimer>,
 }
 
 impl<H: 'static> Io<H> {
-    pub(super) fn new() -> std::io::Result<Self> {
+    /// The poller, its waker and, for a real clock (`precise`), the
+    /// deadline timer: all the descriptors a loop holds.
+    pub(super) fn new(precise: bool) -> std::io::Result<Self> {
         let poll = Poll::new()?;
         let waker = Waker::new(poll.registry(), WAKER)?;
+        let deadline = if precise {
+            DeadlineTimer::new(&poll)
+        } else {
+            None
+        };
         Ok(Io {
             poll,
             events: Events::with_capacity(256),
@@ -591,7 +599,7 @@ impl<H: 'static> Io<H> {
             held: VecDeque::new(),
             sources: 0,
             grace: DEFAULT_GRACE,
-            deadline: None,
+            deadline,
         })
     }
 
@@ -947,13 +955,9 @@ pub(super) fn io_poll<H: Host>(host: &mut H, timeout: Option<u64>) {
             let wait = lp.clock.wait_until(until, lp.io.requests() > 0);
             if until.is_some()
                 && let Some(left) = wait.filter(|w| !w.is_zero())
-                && !lp.clock.is_virtual()
+                && let Some(timer) = &lp.io.deadline
             {
-                let io = &mut lp.io;
-                let poll = &io.poll;
-                if let Some(timer) = io.deadline.get_or_insert_with(|| DeadlineTimer::new(poll)) {
-                    timer.arm(left);
-                }
+                timer.arm(left);
             }
             (wait, true)
         };
@@ -977,7 +981,7 @@ pub(super) fn io_poll<H: Host>(host: &mut H, timeout: Option<u64>) {
                 match ev.token() {
                     WAKER => {}
                     DEADLINE => {
-                        if let Some(Some(timer)) = &io.deadline {
+                        if let Some(timer) = &io.deadline {
                             timer.clear();
                         }
                     }
