@@ -85,7 +85,7 @@ impl EventLoop {
         let msecs = self.timers.lists[lk].msecs;
         let list_key = self.timers.list_key(lk);
         let mut ran_timer = false;
-        while let Some(key) = self.timers.lists[lk].list.peek() {
+        while let Some(key) = self.timers.heads[lk].peek() {
             let start = self.timers.slab[key].start;
             // At the end of time (a saturated virtual clock) no time can
             // pass, so every listed timer counts as due. A timer started
@@ -120,7 +120,7 @@ impl EventLoop {
                 // list's oldest.
                 ran_timer = true;
                 let tm = &mut self.timers;
-                tm.lists[lk].list.remove(&mut tm.links, key);
+                tm.heads[lk].remove(&mut tm.links, key);
             }
             match self.timers.slab[key].state {
                 State::Armed => self.fire(key)?,

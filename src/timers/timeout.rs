@@ -222,7 +222,7 @@ impl EventLoop {
                 tm.map.get(t.delay as u64)
             };
             if let Some(lk) = lk
-                && tm.lists[lk].list.is_empty()
+                && tm.heads[lk].is_empty()
             {
                 tm.remove_list(lk);
             }
@@ -326,7 +326,7 @@ impl EventLoop {
             // timer is refed, R8.2) and freed.
             let (lk, refed) = (timer.list as usize, timer.refed);
             let tm = &mut self.timers;
-            let list = &mut tm.lists[lk].list;
+            let list = &mut tm.heads[lk];
             list.remove(&mut tm.links, t.key.index());
             let emptied = list.is_empty();
             tm.free(t.key.index());
