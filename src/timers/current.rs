@@ -60,6 +60,7 @@ use std::rc::{Rc, Weak};
 use std::thread::ThreadId;
 
 use super::EventLoop;
+use super::inline::{InlineFn, inline_once};
 use super::scope::OnceFn;
 use crate::collections::arena::Key;
 use crate::uv::{self, Clock};
@@ -72,7 +73,9 @@ pub(crate) enum Micro {
     Task(Key),
 }
 
-type Deferred = Box<dyn FnOnce(&mut EventLoop)>;
+/// A deferred operation, inline when it captures at most two words (a
+/// timer future's shared state and a time): no allocation per sleep.
+type Deferred = InlineFn;
 
 /// State the loop shares with code that holds no `&mut EventLoop`; see the
 /// module docs.
@@ -162,7 +165,7 @@ impl LoopShared {
 
     /// Queues `f` to run with the loop at its next flush point.
     pub(crate) fn defer(&self, f: impl FnOnce(&mut EventLoop) + 'static) {
-        self.deferred.borrow_mut().push_back(Box::new(f));
+        self.deferred.borrow_mut().push_back(inline_once(f));
         self.has_deferred.set(true);
     }
 
@@ -375,7 +378,8 @@ impl EventLoop {
         loop {
             let op = self.shared.deferred.borrow_mut().pop_front();
             match op {
-                Some(op) => op(self),
+                // A deferred operation returns nothing: its result is Ok.
+                Some(mut op) => drop(op(self)),
                 None => break,
             }
         }
