@@ -126,7 +126,10 @@ impl Timers {
     /// so only a slot beyond the array's end needs any work.
     #[inline]
     pub(super) fn reset_links(&mut self, key: usize) {
-        if self.links.len() <= key {
+        if key == self.links.len() {
+            // The slab grows one slot at a time, at its end.
+            self.links.push(Links::default());
+        } else if key > self.links.len() {
             self.grow_links(key);
         }
         debug_assert!(!self.links[key].is_linked(), "a free slot was linked");
@@ -211,8 +214,7 @@ impl EventLoop {
         let tm = &mut self.timers;
         let timer = &mut tm.slab[key];
         timer.start = start;
-        // The delay is in [1, 2^31 - 1]: truncation.
-        let msecs = timer.delay as u64;
+        let msecs = timer.msecs;
         let old = timer.list as usize;
         let lk = match tm.map.get(msecs) {
             Some(lk) => lk,

@@ -111,8 +111,10 @@ impl State {
 /// One timeout or interval: 40 bytes plus the arena's generation (its list
 /// links live apart, in `Timers::links`).
 pub(super) struct Timer {
-    /// `_idleTimeout` (and `_repeat` for intervals): the coerced duration.
-    pub(super) delay: f64,
+    /// `_idleTimeout` (and `_repeat` for intervals), truncated: the coerced
+    /// duration is only ever used truncated (R3.3), so it is truncated once,
+    /// here, rather than converted from `f64` on every insert.
+    pub(super) msecs: u64,
     /// `_idleStart`, in loop time.
     pub(super) start: u64,
     /// `_onTimeout`; `None` while it runs and once cleared.
@@ -123,6 +125,14 @@ pub(super) struct Timer {
     pub(super) refed: bool,
     pub(super) repeat: bool,
     pub(super) kept: bool,
+}
+
+/// A coerced delay, in `[1, LONG_MAX_MS]`, truncated to whole milliseconds
+/// (through `i64`: in that range it is the same value, and the saturating
+/// conversion to `i64` is shorter than the one to `u64`).
+fn truncate_ms(ms: f64) -> u64 {
+    debug_assert!((1.0..=LONG_MAX_MS as f64).contains(&ms), "uncoerced {ms}");
+    ms as i64 as u64
 }
 
 impl Timeout {
@@ -186,7 +196,7 @@ impl EventLoop {
         R: CallbackResult,
     {
         let handle = self.timers.slab.insert(Timer {
-            delay: ms,
+            msecs: truncate_ms(ms),
             start,
             cb: Some(Box::new(move |lp| f(lp).into_result())),
             list: u32::MAX,
@@ -219,7 +229,7 @@ impl EventLoop {
             let lk = if was_linked {
                 Some(t.list as usize)
             } else {
-                tm.map.get(t.delay as u64)
+                tm.map.get(t.msecs)
             };
             if let Some(lk) = lk
                 && tm.heads[lk].is_empty()
