@@ -154,9 +154,7 @@ impl Timers {
     #[cold]
     fn release_storage(&mut self) {
         self.slab.shrink_if_empty(SHRINK_ABOVE);
-        if self.links.capacity() > SHRINK_ABOVE {
-            self.links = Vec::new();
-        }
+        release_if_large(&mut self.links);
     }
 
     /// A new list id: lists created or rescheduled later lose ties (R2.3).
@@ -182,9 +180,7 @@ impl Timers {
     #[cold]
     fn release_lists(&mut self) {
         self.lists.shrink_if_empty(SHRINK_ABOVE);
-        if self.heads.capacity() > SHRINK_ABOVE {
-            self.heads = Vec::new();
-        }
+        release_if_large(&mut self.heads);
         self.map.shrink_if_empty(SHRINK_ABOVE);
         if self.queue.capacity() > SHRINK_ABOVE {
             self.queue = PriorityQueue::new();
@@ -195,6 +191,14 @@ impl Timers {
     /// same slot.
     pub(super) fn list_key(&self, lk: usize) -> Key {
         self.lists.key_at(lk)
+    }
+}
+
+/// Gives an array's memory back if it grew past [`SHRINK_ABOVE`] (the
+/// caller knows nothing in it is live).
+fn release_if_large<T>(v: &mut Vec<T>) {
+    if v.capacity() > SHRINK_ABOVE {
+        *v = Vec::new();
     }
 }
 
