@@ -232,6 +232,14 @@ impl EventLoop {
     ///
     /// If the operating system cannot create a poller (an `epoll` instance
     /// and its waker); [`EventLoop::try_new`] returns that error instead.
+    ///
+    /// # Resources
+    ///
+    /// A loop holds the poller's descriptors (on Linux an `epoll` instance
+    /// and an `eventfd` waker) and, on Linux with a real clock, a
+    /// `timerfd` that wakes the poll phase at a timer's exact deadline.
+    /// Without the `timerfd` (it could not be made) the loop still works,
+    /// waking in whole milliseconds as libuv does.
     pub fn new() -> Self {
         Self::with_clock(SystemClock::new())
     }
