@@ -348,6 +348,13 @@ impl EventLoop {
             }
             return Ok(());
         }
+        self.clear_timeout_slow(t)
+    }
+
+    /// [`clear_timeout`](Self::clear_timeout) of a timer that is not simply
+    /// pending: running, fired, kept, cleared already, or not there.
+    #[inline(never)]
+    fn clear_timeout_slow(&mut self, t: Timeout) -> Result<(), TimerError> {
         let key = self.lookup(t)?;
         let timer = &mut self.timers.slab[key];
         let state = timer.state;
