@@ -139,7 +139,11 @@ impl EventLoop {
         }
     }
 
-    /// Calls a user callback, turning a panic into a [`Cause`].
+    /// Calls a user callback, turning a panic into a [`Cause`]. Always
+    /// inlined into its few callers (firing, immediates, ticks, scopes):
+    /// the call and its register saves were 7 % of a fired timeout's cost
+    /// (`#[inline]` alone left it out of line).
+    #[inline(always)]
     pub(crate) fn invoke(
         &mut self,
         f: &mut dyn FnMut(&mut EventLoop) -> Result<(), BoxError>,
