@@ -113,10 +113,16 @@ impl Timers {
     /// Unlinks a timer from the list it is in, if any; returns whether it
     /// was linked. (`list` stays as it was: it still names that list.)
     pub(super) fn unlink(&mut self, key: usize) -> bool {
+        let lk = self.slab[key].list as usize;
+        self.unlink_from(key, lk)
+    }
+
+    /// [`unlink`](Self::unlink) for a caller that has already read the
+    /// timer's `list`.
+    fn unlink_from(&mut self, key: usize, lk: usize) -> bool {
         if !self.links[key].is_linked() {
             return false;
         }
-        let lk = self.slab[key].list as usize;
         self.heads[lk].remove(&mut self.links, key);
         true
     }
@@ -225,9 +231,7 @@ impl EventLoop {
             None => self.new_list(msecs, start),
         };
         let tm = &mut self.timers;
-        if tm.links[key].is_linked() {
-            tm.heads[old].remove(&mut tm.links, key);
-        }
+        tm.unlink_from(key, old);
         tm.heads[lk].append(&mut tm.links, key);
         tm.slab[key].list = lk as u32;
     }
@@ -252,6 +256,7 @@ impl EventLoop {
 
     /// The one destroy step (Node's `_destroyed = true`): a live timer
     /// stops counting toward the ref count. Its new state is `to`.
+    #[inline]
     pub(super) fn destroy(&mut self, key: usize, to: State) {
         let t = &mut self.timers.slab[key];
         debug_assert!(t.state.is_live(), "destroying a {:?} timer", t.state);

@@ -166,11 +166,8 @@ impl EventLoop {
             // The common case: a timeout that ran and was not refreshed is
             // destroyed and, unless kept, freed with its callback.
             State::Running if !repeat && !linked && !timer.kept => {
-                let refed = timer.refed;
-                tm.free(key);
-                if refed {
-                    self.count_ref(false);
-                }
+                self.destroy(key, State::Fired);
+                self.timers.free(key);
             }
             State::Running if repeat => {
                 timer.state = State::Armed;

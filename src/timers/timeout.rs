@@ -209,10 +209,7 @@ impl EventLoop {
         self.timers.reset_links(key);
         self.count_ref(true);
         self.insert(key, start);
-        Timeout {
-            key: handle,
-            loop_id: self.id,
-        }
+        Timeout::from_key(handle, self.id)
     }
 
     /// Node's `unenroll` (R8.2): destroy, unlink, drop an emptied refed
@@ -222,20 +219,31 @@ impl EventLoop {
         let tm = &mut self.timers;
         let was_linked = tm.unlink(key);
         let t = &tm.slab[key];
-        if t.refed {
-            // A linked timer's list is the map's list for its duration (a
-            // list leaves the map only when empty); a running timer's is
-            // looked up by duration, as Node does.
-            let lk = if was_linked {
-                Some(t.list as usize)
-            } else {
-                tm.map.get(t.msecs)
-            };
-            if let Some(lk) = lk
-                && tm.heads[lk].is_empty()
-            {
-                tm.remove_list(lk);
-            }
+        // A linked timer's list is the map's list for its duration (a list
+        // leaves the map only when empty); a running timer's is looked up
+        // by duration, as Node does (only for a refed one: nothing else
+        // drops a list).
+        let lk = if was_linked {
+            Some(t.list as usize)
+        } else if t.refed {
+            tm.map.get(t.msecs)
+        } else {
+            None
+        };
+        self.end_unenroll(key, lk, to);
+    }
+
+    /// The rest of [`unenroll`](Self::unenroll) once the timer is
+    /// unlinked: its list `lk` (if any) is dropped if the timer is refed
+    /// and the list is now empty, and the timer is destroyed into `to`.
+    #[inline(always)]
+    fn end_unenroll(&mut self, key: usize, lk: Option<usize>, to: State) {
+        let tm = &mut self.timers;
+        if tm.slab[key].refed
+            && let Some(lk) = lk
+            && tm.heads[lk].is_empty()
+        {
+            tm.remove_list(lk);
         }
         self.destroy(key, to);
     }
@@ -331,21 +339,14 @@ impl EventLoop {
             && timer.state == State::Armed
             && !timer.kept
         {
-            // The common case, in one lookup: a pending timer that is not
-            // kept is unenrolled (its list dropped if it empties and the
-            // timer is refed, R8.2) and freed.
-            let (lk, refed) = (timer.list as usize, timer.refed);
+            // The common case, checked in one lookup: a pending timer that
+            // is not kept is unenrolled (it is linked, in its `list`) and
+            // freed with its callback.
+            let (key, lk) = (t.key.index(), timer.list as usize);
             let tm = &mut self.timers;
-            let list = &mut tm.heads[lk];
-            list.remove(&mut tm.links, t.key.index());
-            let emptied = list.is_empty();
-            tm.free(t.key.index());
-            if refed {
-                if emptied {
-                    tm.remove_list(lk);
-                }
-                self.count_ref(false);
-            }
+            tm.heads[lk].remove(&mut tm.links, key);
+            self.end_unenroll(key, Some(lk), State::Cleared);
+            self.timers.free(key);
             return Ok(());
         }
         self.clear_timeout_slow(t)
