@@ -112,10 +112,13 @@
 
 mod flags;
 mod soak;
+mod stats;
 mod sys;
 mod worker;
 
 use std::net::SocketAddr;
+
+use stats::{ms3, or_na, percentile};
 use std::process::ExitCode;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -378,23 +381,6 @@ struct RunInfo<'a> {
     cpu_d: Option<u64>,
 }
 
-/// Nearest-rank percentile of sorted values.
-fn percentile<T: Copy>(sorted: &[T], p: f64) -> Option<T> {
-    if sorted.is_empty() {
-        return None;
-    }
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    Some(sorted[rank.clamp(1, sorted.len()) - 1])
-}
-
-fn or_na<T: ToString>(v: Option<T>) -> String {
-    v.map_or_else(|| "NA".to_string(), |v| v.to_string())
-}
-
-fn ms3(v: Option<f64>) -> String {
-    or_na(v.map(|v| format!("{v:.3}")))
-}
-
 /// Prints the results, one `key=value` per line, in this order (units in
 /// the key; `NA` when there is no sample or no `--server-pid`):
 ///
@@ -501,15 +487,5 @@ mod tests {
         }
         let ids: Vec<usize> = (0..100).filter(|&i| is_active(i, 10, 100)).collect();
         assert_eq!(ids, [9, 19, 29, 39, 49, 59, 69, 79, 89, 99]);
-    }
-
-    #[test]
-    fn nearest_rank() {
-        let v: Vec<u64> = (1..=100).collect();
-        assert_eq!(percentile(&v, 50.0), Some(50));
-        assert_eq!(percentile(&v, 99.0), Some(99));
-        assert_eq!(percentile(&v, 100.0), Some(100));
-        assert_eq!(percentile(&[7u64], 1.0), Some(7));
-        assert_eq!(percentile::<u64>(&[], 50.0), None);
     }
 }

@@ -109,6 +109,7 @@ use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
 
 use crate::flags::Flags;
+use crate::stats::{ms3, or_na, percentile, push_capped};
 use crate::sys;
 use crate::worker::IDLE_MSG;
 
@@ -347,11 +348,12 @@ struct Report {
 
 impl Report {
     fn violation(&mut self, msg: String) {
-        if self.messages.len() < MAX_MESSAGES {
-            self.messages.push(msg);
-        } else {
-            self.messages_dropped += 1;
-        }
+        push_capped(
+            &mut self.messages,
+            &mut self.messages_dropped,
+            MAX_MESSAGES,
+            msg,
+        );
     }
 
     fn violations(&self) -> u64 {
@@ -1365,22 +1367,6 @@ fn run(a: &Args, start: Option<ServerSample>) -> Result<bool, String> {
     ))
 }
 
-fn pct(sorted: &[f64], p: f64) -> Option<f64> {
-    if sorted.is_empty() {
-        return None;
-    }
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    Some(sorted[rank.clamp(1, sorted.len()) - 1])
-}
-
-fn f3(v: Option<f64>) -> String {
-    v.map_or_else(|| "NA".into(), |v| format!("{v:.3}"))
-}
-
-fn na<T: ToString>(v: Option<T>) -> String {
-    v.map_or_else(|| "NA".into(), |v| v.to_string())
-}
-
 #[allow(clippy::too_many_arguments)]
 fn print(
     a: &Args,
@@ -1408,10 +1394,10 @@ fn print(
             m + 1,
             c - prev.0,
             i - prev.1,
-            na(in_m.iter().map(|s| s.rss_kb).max()),
-            na(in_m.iter().map(|s| s.rss_kb).min()),
-            na(in_m.iter().map(|s| s.fds).max()),
-            na(in_m.iter().map(|s| s.client_open).max()),
+            or_na(in_m.iter().map(|s| s.rss_kb).max()),
+            or_na(in_m.iter().map(|s| s.rss_kb).min()),
+            or_na(in_m.iter().map(|s| s.fds).max()),
+            or_na(in_m.iter().map(|s| s.client_open).max()),
         );
         prev = (c, i);
     }
@@ -1478,10 +1464,10 @@ fn print(
             );
         }
     }
-    kv("lateness_p50_ms", f3(pct(&late, 50.0)));
-    kv("lateness_p99_ms", f3(pct(&late, 99.0)));
-    kv("lateness_max_ms", f3(late.last().copied()));
-    kv("margin_min_ms", f3(r.margin_min_ms));
+    kv("lateness_p50_ms", ms3(percentile(&late, 50.0)));
+    kv("lateness_p99_ms", ms3(percentile(&late, 99.0)));
+    kv("lateness_max_ms", ms3(late.last().copied()));
+    kv("margin_min_ms", ms3(r.margin_min_ms));
     kv("late_ms", a.late_ms.to_string());
     kv("late_closes", r.late_closes.to_string());
     kv(
@@ -1500,8 +1486,8 @@ fn print(
     kv("server_behind", r.server_behind.to_string());
     let mut age = r.unread_line_age_ms.clone();
     age.sort_unstable_by(f64::total_cmp);
-    kv("unread_line_age_p50_ms", f3(pct(&age, 50.0)));
-    kv("unread_line_age_max_ms", f3(age.last().copied()));
+    kv("unread_line_age_p50_ms", ms3(percentile(&age, 50.0)));
+    kv("unread_line_age_max_ms", ms3(age.last().copied()));
     kv("lost_echoes_excused", r.lost_echoes_excused.to_string());
     kv(
         "client_lag_max_ms",
@@ -1515,14 +1501,14 @@ fn print(
     kv("not_closed", r.not_closed.to_string());
     kv("connect_failures", r.connect_failures.to_string());
     kv("server_samples", samples.len().to_string());
-    kv("server_rss_start_kb", na(start.map(|s| s.rss_kb)));
-    kv("server_rss_ref_max_kb", na(rss_ref));
-    kv("server_rss_last_half_max_kb", na(rss_last));
-    kv("server_rss_end_kb", na(end.map(|s| s.rss_kb)));
-    kv("server_fds_start", na(start.map(|s| s.fds)));
-    kv("server_fds_ref_max", na(fds_ref));
-    kv("server_fds_last_half_max", na(fds_last));
-    kv("server_fds_end", na(end.map(|s| s.fds)));
+    kv("server_rss_start_kb", or_na(start.map(|s| s.rss_kb)));
+    kv("server_rss_ref_max_kb", or_na(rss_ref));
+    kv("server_rss_last_half_max_kb", or_na(rss_last));
+    kv("server_rss_end_kb", or_na(end.map(|s| s.rss_kb)));
+    kv("server_fds_start", or_na(start.map(|s| s.fds)));
+    kv("server_fds_ref_max", or_na(fds_ref));
+    kv("server_fds_last_half_max", or_na(fds_last));
+    kv("server_fds_end", or_na(end.map(|s| s.fds)));
     kv("rss_flat", rss_flat.clone());
     kv("fds_flat", fds_flat.clone());
     kv("fds_back", fds_back.into());

@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Token};
 
+use crate::stats::push_capped;
+
 /// The server's goodbye.
 pub const IDLE_MSG: &[u8] = b"idle timeout\n";
 
@@ -100,11 +102,12 @@ pub struct Report {
 
 impl Report {
     fn violation(&mut self, msg: String) {
-        if self.messages.len() < MAX_MESSAGES {
-            self.messages.push(msg);
-        } else {
-            self.messages_dropped += 1;
-        }
+        push_capped(
+            &mut self.messages,
+            &mut self.messages_dropped,
+            MAX_MESSAGES,
+            msg,
+        );
     }
 
     pub fn violations(&self) -> u64 {
