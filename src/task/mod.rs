@@ -91,9 +91,10 @@ impl Tasks {
 }
 
 struct Task {
-    /// `None` while it is being polled.
-    future: Option<Pin<Box<dyn Future<Output = ()>>>>,
-    waker: Waker,
+    /// The future and the waker its polls get; `None` while it is being
+    /// polled (taken out together, so a poll clones no waker: a clone and
+    /// its drop are two atomic operations on the header's count).
+    running: Option<Running>,
     header: Arc<Header>,
     join: Rc<dyn JoinSlot>,
 }
@@ -106,6 +107,12 @@ impl Drop for Task {
         // goes.
         self.join.orphan();
     }
+}
+
+/// What a task is polled with.
+struct Running {
+    future: Pin<Box<dyn Future<Output = ()>>>,
+    waker: Waker,
 }
 
 /// What a task's waker knows: enough to queue the task from any thread.
@@ -348,8 +355,10 @@ impl EventLoop {
                 sender,
             });
             Task {
-                future: Some(Box::pin(wrapped)),
-                waker: Waker::from(header.clone()),
+                running: Some(Running {
+                    future: Box::pin(wrapped),
+                    waker: Waker::from(header.clone()),
+                }),
                 header,
                 join,
             }
@@ -371,21 +380,20 @@ impl EventLoop {
         let Some(task) = self.tasks.slab.get_mut(key) else {
             return; // completed or aborted since it was queued
         };
-        let Some(mut future) = task.future.take() else {
+        let Some(mut running) = task.running.take() else {
             return;
         };
         task.header.scheduled.begin_poll();
-        let waker = task.waker.clone();
         let join = task.join.clone();
         let r = self.lend_during(|| {
-            let mut cx = Context::from_waker(&waker);
-            catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx)))
+            let mut cx = Context::from_waker(&running.waker);
+            catch_unwind(AssertUnwindSafe(|| running.future.as_mut().poll(&mut cx)))
         });
-        let mut future = Some(future);
+        let mut running = Some(running);
         let done = match r {
             Ok(Poll::Pending) if !join.is_aborted() => {
                 if let Some(task) = self.tasks.slab.get_mut(key) {
-                    task.future = future.take();
+                    task.running = running.take();
                 }
                 false
             }
@@ -403,7 +411,7 @@ impl EventLoop {
         };
         if done {
             self.tasks.slab.remove_at(key.index());
-            drop(future);
+            drop(running);
             if self.tasks.main == Some(key) {
                 self.halt_for_main();
             }
@@ -417,9 +425,9 @@ impl EventLoop {
         let Some(task) = self.tasks.slab.get_mut(key) else {
             return;
         };
-        if let Some(future) = task.future.take() {
+        if let Some(running) = task.running.take() {
             self.tasks.slab.remove_at(key.index());
-            drop(future);
+            drop(running);
         }
     }
 
