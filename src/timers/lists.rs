@@ -113,16 +113,10 @@ impl Timers {
     /// Unlinks a timer from the list it is in, if any; returns whether it
     /// was linked. (`list` stays as it was: it still names that list.)
     pub(super) fn unlink(&mut self, key: usize) -> bool {
-        let lk = self.slab[key].list as usize;
-        self.unlink_from(key, lk)
-    }
-
-    /// [`unlink`](Self::unlink) for a caller that has already read the
-    /// timer's `list`.
-    fn unlink_from(&mut self, key: usize, lk: usize) -> bool {
         if !self.links[key].is_linked() {
             return false;
         }
+        let lk = self.slab[key].list as usize;
         self.heads[lk].remove(&mut self.links, key);
         true
     }
@@ -224,14 +218,41 @@ impl EventLoop {
         let tm = &mut self.timers;
         let timer = &mut tm.slab[key];
         timer.start = start;
-        let msecs = timer.msecs;
-        let old = timer.list as usize;
+        if tm.links[key].is_linked() {
+            // A linked timer's list is the map's list for its duration (a
+            // list leaves the map only when empty): it moves to that
+            // list's end, with no lookup (a refresh of a pending timer).
+            debug_assert_eq!(tm.map.get(timer.msecs), Some(timer.list as usize));
+            let list = &mut tm.heads[timer.list as usize];
+            list.remove(&mut tm.links, key);
+            list.append(&mut tm.links, key);
+        } else {
+            self.append(key, start);
+        }
+    }
+
+    /// [`insert`](Self::insert) of a timer just stored, its `start` set:
+    /// it is in no list yet, so there is nothing to unlink.
+    #[inline]
+    pub(super) fn insert_new(&mut self, key: usize, start: u64) {
+        self.flush_deferred();
+        debug_assert!(
+            !self.timers.links[key].is_linked(),
+            "a new timer was linked"
+        );
+        self.append(key, start);
+    }
+
+    /// Appends the unlinked timer `key` to its duration's list.
+    #[inline(always)]
+    fn append(&mut self, key: usize, start: u64) {
+        let tm = &mut self.timers;
+        let msecs = tm.slab[key].msecs;
         let lk = match tm.map.get(msecs) {
             Some(lk) => lk,
             None => self.new_list(msecs, start),
         };
         let tm = &mut self.timers;
-        tm.unlink_from(key, old);
         tm.heads[lk].append(&mut tm.links, key);
         tm.slab[key].list = lk as u32;
     }
@@ -269,15 +290,18 @@ impl EventLoop {
 
     /// Adds or removes one live, refed timeout (Node's `incRefCount` /
     /// `decRefCount`, R2.5).
+    #[inline]
     pub(super) fn count_ref(&mut self, up: bool) {
         let tm = &mut self.timers;
-        let was = tm.ref_count;
-        if up {
+        // Whether the count crossed zero: it went 0 -> 1 or 1 -> 0.
+        let crossed = if up {
             tm.ref_count += 1;
+            tm.ref_count == 1
         } else {
             tm.ref_count -= 1;
-        }
-        if (was == 0) != (tm.ref_count == 0) {
+            tm.ref_count == 0
+        };
+        if crossed {
             self.sync_ref();
         }
     }

@@ -208,7 +208,7 @@ impl EventLoop {
         let key = handle.index();
         self.timers.reset_links(key);
         self.count_ref(true);
-        self.insert(key, start);
+        self.insert_new(key, start);
         Timeout::from_key(handle, self.id)
     }
 
