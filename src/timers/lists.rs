@@ -275,15 +275,22 @@ impl EventLoop {
         lk
     }
 
-    /// The one destroy step (Node's `_destroyed = true`): a live timer
-    /// stops counting toward the ref count. Its new state is `to`.
+    /// The one destroy step (Node's `_destroyed = true`) for the timer at
+    /// `key`: [`Timer::destroy`], then [`destroyed`](Self::destroyed).
     #[inline]
     pub(super) fn destroy(&mut self, key: usize, to: State) {
-        let t = &mut self.timers.slab[key];
-        debug_assert!(t.state.is_live(), "destroying a {:?} timer", t.state);
-        debug_assert!(!to.is_live(), "destroying into {to:?}");
-        t.state = to;
-        if t.refed {
+        let refed = self.timers.slab[key].destroy(to);
+        self.destroyed(refed);
+    }
+
+    /// The loop's half of the destroy step, for a timer that
+    /// [`Timer::destroy`] destroyed (`refed` is what it returned): a
+    /// destroyed refed timer stops counting toward the ref count. Paths
+    /// that hold the timer already call the two halves themselves, so the
+    /// timer is not looked up again.
+    #[inline(always)]
+    pub(super) fn destroyed(&mut self, refed: bool) {
+        if refed {
             self.count_ref(false);
         }
     }

@@ -166,7 +166,8 @@ impl EventLoop {
             // The common case: a timeout that ran and was not refreshed is
             // destroyed and, unless kept, freed with its callback.
             State::Running if !repeat && !linked && !timer.kept => {
-                self.destroy(key, State::Fired);
+                let refed = timer.destroy(State::Fired);
+                self.destroyed(refed);
                 self.timers.free(key);
             }
             State::Running if repeat => {

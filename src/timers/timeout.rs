@@ -42,7 +42,9 @@
 //! ```
 //!
 //! The one destroy step is [`EventLoop::destroy`] (live to not live, and
-//! the ref count follows). Storage is freed when a timer that is not kept
+//! the ref count follows), in two halves that paths holding the timer call
+//! themselves: `Timer::destroy` (the state) and `EventLoop::destroyed`
+//! (the ref count). Storage is freed when a timer that is not kept
 //! becomes `Fired`, `FiredCleared` or `Cleared`; its handle is then stale.
 #![forbid(unsafe_code)]
 
@@ -125,6 +127,21 @@ pub(super) struct Timer {
     pub(super) refed: bool,
     pub(super) repeat: bool,
     pub(super) kept: bool,
+}
+
+impl Timer {
+    /// The timer's half of the destroy step (Node's `_destroyed = true`):
+    /// a live timer's state becomes `to`, which is not live. Returns whether
+    /// it was refed, so that the caller hands that to
+    /// [`EventLoop::destroyed`] (the ref count's half).
+    #[inline(always)]
+    #[must_use = "a destroyed refed timer must leave the ref count"]
+    pub(super) fn destroy(&mut self, to: State) -> bool {
+        debug_assert!(self.state.is_live(), "destroying a {:?} timer", self.state);
+        debug_assert!(!to.is_live(), "destroying into {to:?}");
+        self.state = to;
+        self.refed
+    }
 }
 
 /// A coerced delay, in `[1, LONG_MAX_MS]`, truncated to whole milliseconds
@@ -218,7 +235,7 @@ impl EventLoop {
     fn unenroll(&mut self, key: usize, to: State) {
         let tm = &mut self.timers;
         let was_linked = tm.unlink(key);
-        let t = &tm.slab[key];
+        let t = &mut tm.slab[key];
         // A linked timer's list is the map's list for its duration (a list
         // leaves the map only when empty); a running timer's is looked up
         // by duration, as Node does (only for a refed one: nothing else
@@ -230,22 +247,24 @@ impl EventLoop {
         } else {
             None
         };
-        self.end_unenroll(key, lk, to);
+        let refed = t.destroy(to);
+        self.end_unenroll(lk, refed);
     }
 
     /// The rest of [`unenroll`](Self::unenroll) once the timer is
-    /// unlinked: its list `lk` (if any) is dropped if the timer is refed
-    /// and the list is now empty, and the timer is destroyed into `to`.
+    /// unlinked and [destroyed](Timer::destroy) (`refed` is what that
+    /// returned): a refed timer's list `lk` (if any) is dropped if it is
+    /// now empty, and the timer leaves the ref count.
     #[inline(always)]
-    fn end_unenroll(&mut self, key: usize, lk: Option<usize>, to: State) {
+    fn end_unenroll(&mut self, lk: Option<usize>, refed: bool) {
         let tm = &mut self.timers;
-        if tm.slab[key].refed
+        if refed
             && let Some(lk) = lk
             && tm.heads[lk].is_empty()
         {
             tm.remove_list(lk);
         }
-        self.destroy(key, to);
+        self.destroyed(refed);
     }
 
     /// Schedules `f` to run once, `delay` from now (`setTimeout`).
@@ -343,9 +362,10 @@ impl EventLoop {
             // is not kept is unenrolled (it is linked, in its `list`) and
             // freed with its callback.
             let (key, lk) = (t.key.index(), timer.list as usize);
+            let refed = timer.destroy(State::Cleared);
             let tm = &mut self.timers;
             tm.heads[lk].remove(&mut tm.links, key);
-            self.end_unenroll(key, Some(lk), State::Cleared);
+            self.end_unenroll(Some(lk), refed);
             self.timers.free(key);
             return Ok(());
         }
