@@ -12,6 +12,9 @@
 //! Prints `baseline IMPL OP DIST COUNT ops/s=RATE` per combination, where
 //! RATE is the median over R repetitions (default 5, or 3 for COUNT > 2e5),
 //! each on a fresh structure, of COUNT / (seconds in the timed region).
+//! `bench/compare` runs this mode with glibc's malloc keeping the memory it
+//! gets (`GLIBC_TUNABLES`, see there), so that every repetition after the
+//! first reuses pages the previous one faulted in, for every implementation.
 //!
 //! Timed regions (set-up and teardown are never timed):
 //! * `insert`: COUNT inserts into an empty structure; handles go into a
