@@ -232,6 +232,9 @@ struct Conn {
     /// echoes of the lines it sent are written, then the connection is
     /// closed as closed by its peer.
     peer_eof: bool,
+    /// An event reported the peer's close or an error: reads go on until
+    /// they return 0 or `WouldBlock` (no later event will say it again).
+    drain: bool,
 }
 
 impl mio::event::Source for Conn {
@@ -259,6 +262,12 @@ impl Conn {
         while at < self.output.len() {
             match self.stream.write(&self.output[at..]) {
                 Ok(0) => return Err(ErrorKind::WriteZero.into()),
+                // A short write filled the send buffer: the rest waits for
+                // the writable event (not for a write that would block).
+                Ok(n) if at + n < self.output.len() && !self.drain => {
+                    at += n;
+                    break;
+                }
                 Ok(n) => at += n,
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
@@ -269,7 +278,11 @@ impl Conn {
         Ok(())
     }
 
-    /// Reads what is there; echoes each whole line and counts them.
+    /// Reads what is there; echoes each whole line and counts them. A
+    /// short read (fewer bytes than the buffer) drained the socket: the
+    /// next bytes come with a new (edge-triggered) event, so it stops there
+    /// instead of reading again to find `WouldBlock` (one `read` per line,
+    /// not two), unless the peer's close was already reported.
     fn read_lines(&mut self) -> io::Result<(usize, bool)> {
         let mut lines = 0;
         let mut buf = [0; 16 << 10];
@@ -285,6 +298,9 @@ impl Conn {
                     if self.output.len() > HIGH_WATER {
                         self.flush()?;
                         self.paused = self.output.len() > HIGH_WATER;
+                    }
+                    if n < buf.len() && !self.drain {
+                        break;
                     }
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
@@ -307,6 +323,9 @@ impl Conn {
 
     fn step(&mut self, ev: IoEvent) -> (usize, Next) {
         let mut lines = 0;
+        if ev.readiness.read_closed || ev.readiness.error {
+            self.drain = true;
+        }
         if ev.readiness.readable || ev.readiness.read_closed || ev.readiness.error {
             match self.read_lines() {
                 Ok((n, eof)) => {
@@ -397,6 +416,7 @@ fn accept(
         timer: None,
         writing: false,
         paused: false,
+        drain: false,
         closing: false,
         peer_eof: false,
     };

@@ -201,3 +201,81 @@ fn an_open_socket_is_not_a_stall() {
     assert!(!matches!(r, Err(Error::Stalled)));
     assert_eq!(r.unwrap().unwrap(), 0);
 }
+
+/// A short read (fewer bytes than the buffer holds) waits for the next
+/// readiness event instead of reading again to find `WouldBlock`: bytes
+/// that arrive later, in pieces, with and without the peer's close right
+/// behind them, are all read, and the close is read as 0.
+#[test]
+fn short_reads_wait_for_readiness_and_lose_nothing() {
+    let mut lp = EventLoop::new();
+    let got = lp
+        .block_on(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await?;
+            let addr = listener.local_addr()?;
+            let client = task::spawn(async move {
+                let mut c = TcpStream::connect(addr).await?;
+                for piece in [&b"one "[..], b"two ", b"three "] {
+                    c.write_all(piece).await?;
+                    time::sleep(Duration::from_millis(5)).await;
+                }
+                // The last piece and the close arrive together.
+                c.write_all(b"four").await?;
+                drop(c);
+                std::io::Result::Ok(())
+            });
+            let (mut s, _) = listener.accept().await?;
+            let mut got = Vec::new();
+            let mut buf = [0; 64];
+            loop {
+                match s.read(&mut buf).await? {
+                    0 => break,
+                    n => {
+                        assert!(n < buf.len(), "every read here is short");
+                        got.extend_from_slice(&buf[..n]);
+                    }
+                }
+            }
+            client.await.unwrap()?;
+            std::io::Result::Ok(got)
+        })
+        .unwrap()
+        .unwrap();
+    assert_eq!(got, b"one two three four");
+}
+
+/// Data and the peer's close that are both there before the first read:
+/// the short read of the data is followed by the 0 of the close, without
+/// waiting for an event that will not come again; whether or not an event
+/// reported them before the first read.
+#[test]
+fn data_and_close_before_the_first_read() {
+    for event_first in [true, false] {
+        let mut lp = EventLoop::new();
+        let got = lp
+            .block_on(async move {
+                let listener = TcpListener::bind("127.0.0.1:0").await?;
+                let addr = listener.local_addr()?;
+                let mut c = std::net::TcpStream::connect(addr)?;
+                c.write_all(b"all at once")?;
+                drop(c);
+                let (mut s, _) = listener.accept().await?;
+                if event_first {
+                    // The loop polls: an event reports the data and the close.
+                    time::sleep(Duration::from_millis(20)).await;
+                }
+                let mut buf = [0; 64];
+                let n = s.read(&mut buf).await?;
+                let eof = time::timeout(Duration::from_secs(10), s.read(&mut buf)).await;
+                std::io::Result::Ok((buf[..n].to_vec(), eof.map(|r| r.ok())))
+            })
+            .unwrap()
+            .unwrap();
+        assert_eq!(got.0, b"all at once", "event first: {event_first}");
+        assert_eq!(
+            got.1,
+            Ok(Some(0)),
+            "the close is read (event first: {event_first})"
+        );
+    }
+}

@@ -76,6 +76,9 @@ struct Inner<S> {
     /// `WouldBlock`, set by the poll phase.
     readable: Cell<bool>,
     writable: Cell<bool>,
+    /// An event reported an error or a closed side: from then on a short
+    /// read or write does not wait for readiness (see [`Registration::short`]).
+    troubled: Cell<bool>,
     read_waker: RefCell<Option<Waker>>,
     write_waker: RefCell<Option<Waker>>,
 }
@@ -93,6 +96,7 @@ impl<S: mio::event::Source + 'static> Registration<S> {
             failed: RefCell::new(None),
             readable: Cell::new(true),
             writable: Cell::new(true),
+            troubled: Cell::new(false),
             read_waker: RefCell::new(None),
             write_waker: RefCell::new(None),
         });
@@ -135,6 +139,28 @@ impl<S: mio::event::Source + 'static> Registration<S> {
     }
 }
 
+impl<S: mio::event::Source + 'static> Registration<S> {
+    /// Notes that an operation in `dir` moved some bytes but fewer than it
+    /// was given: the socket's receive buffer is drained (a read) or its
+    /// send buffer full (a write) for now. The next operation then waits
+    /// for a readiness event instead of making a system call that would
+    /// return `WouldBlock` (tokio does the same): one `read` per echoed line
+    /// instead of two. Readiness is edge-triggered, so bytes (or space)
+    /// arriving after this operation are reported anew. A peer's close or
+    /// an error that an event already reported is not reported again, so
+    /// after one, operations go on until they return 0 or `WouldBlock`.
+    fn short(&self, dir: Dir) {
+        let i = &*self.inner;
+        if i.troubled.get() {
+            return;
+        }
+        match dir {
+            Dir::Read => i.readable.set(false),
+            Dir::Write => i.writable.set(false),
+        }
+    }
+}
+
 #[derive(Clone, Copy)]
 enum Dir {
     Read,
@@ -171,6 +197,9 @@ impl<S: mio::event::Source + 'static> Inner<S> {
 
     fn on_ready(&self, r: Readiness) {
         let trouble = r.error || r.read_closed || r.write_closed;
+        if trouble {
+            self.troubled.set(true);
+        }
         if r.readable || trouble {
             self.readable.set(true);
             wake_stored(&self.read_waker);

@@ -386,7 +386,15 @@ impl TcpStream {
     /// .unwrap();
     /// ```
     pub fn poll_read(&mut self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
-        self.io.poll_io(cx, Dir::Read, |s| s.read(buf))
+        let len = buf.len();
+        let r = self.io.poll_io(cx, Dir::Read, |s| s.read(buf));
+        if let Poll::Ready(Ok(n)) = r
+            && 0 < n
+            && n < len
+        {
+            self.io.short(Dir::Read);
+        }
+        r
     }
 
     /// Writes some of `buf`: the number of bytes written (fewer than
@@ -445,7 +453,14 @@ impl TcpStream {
     /// .unwrap();
     /// ```
     pub fn poll_write(&mut self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        self.io.poll_io(cx, Dir::Write, |s| s.write(buf))
+        let r = self.io.poll_io(cx, Dir::Write, |s| s.write(buf));
+        if let Poll::Ready(Ok(n)) = r
+            && 0 < n
+            && n < buf.len()
+        {
+            self.io.short(Dir::Write);
+        }
+        r
     }
 
     /// Writes all of `buf`, waiting for room as often as needed (a slow
