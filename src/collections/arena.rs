@@ -128,6 +128,11 @@ impl<T> Arena<T> {
         self.get(key).is_some()
     }
 
+    /// The live entries, by index.
+    pub fn values(&self) -> impl Iterator<Item = &T> {
+        self.slots.iter().map(|(_, s)| &s.value)
+    }
+
     /// The entry at a live `index`, if any (no generation check).
     pub fn get_at(&self, index: usize) -> Option<&T> {
         self.slots.get(index).map(|s| &s.value)

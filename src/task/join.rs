@@ -1,7 +1,8 @@
 //! [`JoinHandle`] and [`JoinError`]: a task's output, shared between the
 //! task and its handle.
 
-use std::cell::{Cell, RefCell};
+use std::any::Any;
+use std::cell::RefCell;
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
@@ -9,7 +10,7 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
-use crate::collections::arena::Key;
+use crate::collections::arena::{Arena, Key};
 use crate::timers::LoopShared;
 
 /// Why a task did not produce its output.
@@ -92,70 +93,90 @@ impl fmt::Display for JoinError {
 
 impl std::error::Error for JoinError {}
 
-/// What the executor needs of a task's output slot, whatever its type.
-pub(super) trait JoinSlot {
-    /// Records a panic. Returns the message back if nobody will read it
-    /// (the task was detached): an unhandled rejection.
-    fn fail(&self, msg: String) -> Option<String>;
-    fn is_aborted(&self) -> bool;
-    /// The task's future was dropped before it finished (its loop was
-    /// dropped): the handle completes cancelled, as tokio's do when their
-    /// runtime shuts down. Nothing if the task is over already.
-    fn orphan(&self);
+/// The loop's join states, one per task whose handle or output is still
+/// wanted, in one arena: a spawn allocates no shared cell for them. A
+/// state is freed once its task is over and its handle dropped; keys are
+/// generation checked, so a stale one reads as a finished task.
+#[derive(Default)]
+pub(crate) struct Joins {
+    states: RefCell<Arena<JoinState>>,
 }
 
-pub(super) struct Slot<T> {
-    out: RefCell<Option<Result<T, JoinError>>>,
-    waker: RefCell<Option<Waker>>,
-    /// The output is in (or was taken): the task is over.
-    done: Cell<bool>,
-    detached: Cell<bool>,
-    aborted: Cell<bool>,
+struct JoinState {
+    /// The output (boxed only if its handle is still there to read it; a
+    /// zero-sized output, such as `()`, allocates nothing).
+    out: Option<Result<Box<dyn Any>, JoinError>>,
+    waker: Option<Waker>,
+    /// The output is in (or was taken, or dropped): the task is over.
+    done: bool,
+    detached: bool,
 }
 
-impl<T> Slot<T> {
-    pub(super) fn new() -> Rc<Self> {
-        Rc::new(Slot {
-            out: RefCell::new(None),
-            waker: RefCell::new(None),
-            done: Cell::new(false),
-            detached: Cell::new(false),
-            aborted: Cell::new(false),
+impl Joins {
+    /// A join state for a task about to be spawned.
+    pub(super) fn open(&self) -> Key {
+        self.states.borrow_mut().insert(JoinState {
+            out: None,
+            waker: None,
+            done: false,
+            detached: false,
         })
     }
 
-    pub(super) fn complete(&self, out: Result<T, JoinError>) {
-        if self.done.replace(true) {
-            return;
+    /// The task `key` is over with `out` (built only if a handle will read
+    /// it). Nothing if it was over already.
+    pub(super) fn complete(&self, key: Key, out: impl FnOnce() -> Result<Box<dyn Any>, JoinError>) {
+        let waker = {
+            let mut states = self.states.borrow_mut();
+            let Some(st) = states.get_mut(key) else {
+                return;
+            };
+            if st.done {
+                return;
+            }
+            st.done = true;
+            if st.detached {
+                states.remove_at(key.index());
+                return;
+            }
+            st.out = Some(out());
+            st.waker.take()
+        };
+        if let Some(w) = waker {
+            w.wake();
         }
-        if !self.detached.get() {
-            *self.out.borrow_mut() = Some(out);
-        }
-        super::wake_stored(&self.waker);
     }
-}
 
-impl<T> JoinSlot for Slot<T> {
-    fn fail(&self, msg: String) -> Option<String> {
-        if self.done.get() {
-            return None;
-        }
-        let detached = self.detached.get();
-        self.complete(Err(JoinError {
-            repr: Repr::Panic(msg.clone()),
-        }));
+    /// Records a panic. Returns the message back if nobody will read it
+    /// (the task was detached): an unhandled rejection.
+    pub(super) fn fail(&self, key: Key, msg: String) -> Option<String> {
+        let detached = match self.states.borrow().get(key) {
+            Some(st) if !st.done => st.detached,
+            _ => return None,
+        };
+        let repr = Repr::Panic(msg.clone());
+        self.complete(key, || Err(JoinError { repr }));
         detached.then_some(msg)
     }
 
-    fn is_aborted(&self) -> bool {
-        self.aborted.get()
+    /// Whether the task `key` is over (a task still running that is over
+    /// was aborted).
+    pub(super) fn is_done(&self, key: Key) -> bool {
+        self.states.borrow().get(key).is_none_or(|st| st.done)
     }
 
-    fn orphan(&self) {
-        self.complete(Err(JoinError {
-            repr: Repr::Cancelled,
-        }));
+    /// The task's future was dropped before it finished (its loop was
+    /// dropped): the handle completes cancelled, as tokio's do when their
+    /// runtime shuts down. Nothing if the task is over already.
+    pub(super) fn orphan(&self, key: Key) {
+        self.complete(key, cancelled);
     }
+}
+
+fn cancelled() -> Result<Box<dyn Any>, JoinError> {
+    Err(JoinError {
+        repr: Repr::Cancelled,
+    })
 }
 
 /// A spawned task's output: a future of `Result<T, JoinError>`.
@@ -186,9 +207,13 @@ impl<T> JoinSlot for Slot<T> {
 /// assert_eq!(lp.block_on(h).unwrap(), Ok("done"));
 /// ```
 pub struct JoinHandle<T> {
-    slot: Rc<Slot<T>>,
+    joins: Rc<Joins>,
+    /// Its join state.
+    join: Key,
+    /// Its task.
     key: Key,
     shared: Rc<LoopShared>,
+    _output: PhantomData<fn() -> T>,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -200,12 +225,14 @@ impl<T> fmt::Debug for JoinHandle<T> {
     }
 }
 
-impl<T> JoinHandle<T> {
-    pub(super) fn new(slot: Rc<Slot<T>>, key: Key, shared: Rc<LoopShared>) -> Self {
+impl<T: 'static> JoinHandle<T> {
+    pub(super) fn new(joins: Rc<Joins>, join: Key, key: Key, shared: Rc<LoopShared>) -> Self {
         JoinHandle {
-            slot,
+            joins,
+            join,
             key,
             shared,
+            _output: PhantomData,
             _not_send: PhantomData,
         }
     }
@@ -215,9 +242,21 @@ impl<T> JoinHandle<T> {
     }
 
     pub(super) fn take_output(&mut self) -> Option<Result<T, JoinError>> {
-        self.slot.out.borrow_mut().take()
+        let out = self
+            .joins
+            .states
+            .borrow_mut()
+            .get_mut(self.join)?
+            .out
+            .take()?;
+        Some(out.map(|b| {
+            *b.downcast::<T>()
+                .expect("a task's output has its handle's type")
+        }))
     }
+}
 
+impl<T> JoinHandle<T> {
     /// Aborts the task: its future is dropped (with its timers) at the
     /// loop's next flush point, at the latest when the current callback
     /// returns, and the handle completes with a cancelled [`JoinError`].
@@ -239,13 +278,10 @@ impl<T> JoinHandle<T> {
     /// assert!(h.is_finished());
     /// ```
     pub fn abort(&self) {
-        if self.slot.done.get() {
+        if self.is_finished() {
             return;
         }
-        self.slot.aborted.set(true);
-        self.slot.complete(Err(JoinError {
-            repr: Repr::Cancelled,
-        }));
+        self.joins.complete(self.join, cancelled);
         let key = self.key;
         self.shared.defer(move |lp| lp.abort_task(key));
     }
@@ -261,24 +297,87 @@ impl<T> JoinHandle<T> {
     /// assert!(h.is_finished());
     /// ```
     pub fn is_finished(&self) -> bool {
-        self.slot.done.get()
+        self.joins.is_done(self.join)
     }
 }
 
 impl<T> Drop for JoinHandle<T> {
     fn drop(&mut self) {
-        self.slot.detached.set(true);
+        // What goes (an output nobody took, a waker) is dropped after the
+        // states are released: an output's drop may drop other handles.
+        let mut states = self.joins.states.borrow_mut();
+        let gone: (Option<JoinState>, Option<Waker>) = match states.get_mut(self.join) {
+            Some(st) if st.done => (Some(states.remove_at(self.join.index())), None),
+            Some(st) => {
+                st.detached = true;
+                (None, st.waker.take())
+            }
+            None => (None, None),
+        };
+        drop(states);
+        drop(gone);
     }
 }
 
-impl<T> Future for JoinHandle<T> {
+impl<T: 'static> Future for JoinHandle<T> {
     type Output = Result<T, JoinError>;
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        if let Some(out) = self.slot.out.borrow_mut().take() {
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        if let Some(out) = self.take_output() {
             return Poll::Ready(out);
         }
-        super::store_waker(&mut self.slot.waker.borrow_mut(), cx.waker());
+        let mut states = self.joins.states.borrow_mut();
+        if let Some(st) = states.get_mut(self.join) {
+            super::store_waker(&mut st.waker, cx.waker());
+        }
         Poll::Pending
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::EventLoop;
+
+    fn live_states(lp: &EventLoop) -> usize {
+        lp.tasks.joins.states.borrow().len()
+    }
+
+    /// A join state lives while its task runs or its handle holds it, and
+    /// not a moment longer, whichever goes first.
+    #[test]
+    fn join_states_are_freed() {
+        let mut lp = EventLoop::with_virtual_clock();
+        for _ in 0..100 {
+            lp.spawn(async {}); // detached at once
+        }
+        let kept: Vec<_> = (0..10).map(|i| lp.spawn(async move { i })).collect();
+        assert_eq!(live_states(&lp), 110);
+        lp.run().unwrap();
+        assert_eq!(
+            live_states(&lp),
+            10,
+            "only the held handles' states are left"
+        );
+        assert!(kept.iter().all(|h| h.is_finished()));
+        drop(kept);
+        assert_eq!(live_states(&lp), 0);
+        let h = lp.spawn(std::future::pending::<()>());
+        h.abort();
+        drop(h);
+        lp.run().unwrap();
+        assert_eq!((live_states(&lp), lp.stats().tasks), (0, 0));
+    }
+
+    /// An output that holds other handles is dropped after the states are
+    /// released (its handles' drops use them).
+    #[test]
+    fn an_output_holding_handles_drops_cleanly() {
+        let mut lp = EventLoop::with_virtual_clock();
+        let inner = lp.spawn(async { 7 });
+        let outer = lp.spawn(async move { vec![inner] });
+        lp.run().unwrap();
+        assert!(outer.is_finished());
+        drop(outer); // drops the untaken Vec, and the inner handle in it
+        assert_eq!(live_states(&lp), 0);
     }
 }

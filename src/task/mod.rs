@@ -52,6 +52,7 @@
 
 mod join;
 
+pub(crate) use join::Joins;
 pub use join::{JoinError, JoinHandle};
 
 use std::future::Future;
@@ -68,12 +69,12 @@ use crate::prim::AtomicBool;
 use crate::timers::{CallbackError, CallbackKind, Cause, Error, EventLoop, LoopShared, Micro};
 use crate::uv;
 
-use join::JoinSlot;
-
 /// The loop's tasks.
 #[derive(Default)]
 pub(crate) struct Tasks {
     slab: Arena<Task>,
+    /// Their join states (shared with their handles).
+    joins: Rc<Joins>,
     /// The task `block_on` waits for: the loop halts when it completes.
     main: Option<Key>,
 }
@@ -83,9 +84,13 @@ impl Tasks {
         self.slab.len()
     }
 
-    /// Drops every task's future (the loop is going away).
+    /// Drops every task's future (the loop is going away). Each unfinished
+    /// task's handle completes cancelled before its future goes.
     pub(crate) fn clear(&mut self) {
         let slab = std::mem::take(&mut self.slab);
+        for task in slab.values() {
+            self.joins.orphan(task.join);
+        }
         drop(slab);
     }
 }
@@ -96,17 +101,8 @@ struct Task {
     /// its drop are two atomic operations on the header's count).
     running: Option<Running>,
     header: Arc<Header>,
-    join: Rc<dyn JoinSlot>,
-}
-
-impl Drop for Task {
-    fn drop(&mut self) {
-        // Only a task dropped unfinished is still pending here (a finished,
-        // failed or aborted one completed its slot first): its loop is
-        // being dropped. Its handle completes cancelled before the future
-        // goes.
-        self.join.orphan();
-    }
+    /// Its join state in [`Tasks::joins`].
+    join: Key,
 }
 
 /// What a task is polled with.
@@ -337,15 +333,15 @@ impl EventLoop {
     where
         F: Future + 'static,
     {
-        let slot = join::Slot::<F::Output>::new();
-        let out = slot.clone();
+        let joins = self.tasks.joins.clone();
+        let join = joins.open();
+        let out = joins.clone();
         let wrapped = async move {
             let value = future.await;
-            out.complete(Ok(value));
+            out.complete(join, || Ok(Box::new(value)));
         };
         let shared = &self.shared;
         let (loop_id, thread, sender) = (shared.id, shared.thread, shared.sender.clone());
-        let join: Rc<dyn JoinSlot> = slot.clone();
         let key = self.tasks.slab.insert_with(|key| {
             let header = Arc::new(Header {
                 key,
@@ -364,7 +360,7 @@ impl EventLoop {
             }
         });
         self.queue_task(key);
-        JoinHandle::new(slot, key, self.shared.clone())
+        JoinHandle::new(joins, join, key, self.shared.clone())
     }
 
     /// Queues a poll of the task `key` on the microtask queue.
@@ -384,14 +380,15 @@ impl EventLoop {
             return;
         };
         task.header.scheduled.begin_poll();
-        let join = task.join.clone();
+        let join = task.join;
         let r = self.lend_during(|| {
             let mut cx = Context::from_waker(&running.waker);
             catch_unwind(AssertUnwindSafe(|| running.future.as_mut().poll(&mut cx)))
         });
         let mut running = Some(running);
         let done = match r {
-            Ok(Poll::Pending) if !join.is_aborted() => {
+            // Pending, and not over: a task over while pending was aborted.
+            Ok(Poll::Pending) if !self.tasks.joins.is_done(join) => {
                 if let Some(task) = self.tasks.slab.get_mut(key) {
                     task.running = running.take();
                 }
@@ -400,7 +397,7 @@ impl EventLoop {
             Ok(_) => true,
             Err(payload) => {
                 let msg = crate::timers::panic_message(&*payload);
-                if let Some(rejected) = join.fail(msg) {
+                if let Some(rejected) = self.tasks.joins.fail(join, msg) {
                     self.reject(CallbackError::new(
                         CallbackKind::Task,
                         Cause::Panic(rejected),
