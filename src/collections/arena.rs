@@ -14,7 +14,10 @@
 //!   a link of an intrusive [`List`](super::list::List);
 //! - code that holds an index it knows is live (a list link, a heap id) uses
 //!   the index directly; code that holds a key from a user checks it with
-//!   [`Arena::get`] first.
+//!   [`Arena::get`] first;
+//! - an entry's generation is kept beside it (a [`Slot`], by default) or, by
+//!   a type with four bytes to spare, in the entry itself (it implements
+//!   [`Stored`]): a slot of the timer arena is 40 bytes, not 48.
 
 use std::ops::{Index, IndexMut};
 
@@ -36,18 +39,60 @@ impl Key {
     }
 }
 
-struct Slot<T> {
+/// What an [`Arena`] stores per entry: the value and its generation.
+pub trait Stored {
+    /// The entry's type.
+    type Value;
+    /// `value`, stored with `generation`.
+    fn store(generation: u32, value: Self::Value) -> Self;
+    /// The generation it was stored with.
+    fn generation(&self) -> u32;
+    /// The value.
+    fn value(&self) -> &Self::Value;
+    /// The value, mutably.
+    fn value_mut(&mut self) -> &mut Self::Value;
+    /// The value, taken out.
+    fn into_value(self) -> Self::Value;
+}
+
+/// The default storage: the generation beside the value.
+pub struct Slot<T> {
     generation: u32,
     value: T,
 }
 
-/// A slab of `T` with generation-checked keys; see the [module docs](self).
-pub struct Arena<T> {
-    slots: Slab<Slot<T>>,
+impl<T> Stored for Slot<T> {
+    type Value = T;
+    #[inline]
+    fn store(generation: u32, value: T) -> Self {
+        Slot { generation, value }
+    }
+    #[inline]
+    fn generation(&self) -> u32 {
+        self.generation
+    }
+    #[inline]
+    fn value(&self) -> &T {
+        &self.value
+    }
+    #[inline]
+    fn value_mut(&mut self) -> &mut T {
+        &mut self.value
+    }
+    #[inline]
+    fn into_value(self) -> T {
+        self.value
+    }
+}
+
+/// A slab of `T` with generation-checked keys, each entry stored as an `S`;
+/// see the [module docs](self).
+pub struct Arena<T, S: Stored<Value = T> = Slot<T>> {
+    slots: Slab<S>,
     next_generation: u32,
 }
 
-impl<T> Default for Arena<T> {
+impl<T, S: Stored<Value = T>> Default for Arena<T, S> {
     fn default() -> Self {
         Arena {
             slots: Slab::new(),
@@ -61,7 +106,9 @@ impl<T> Arena<T> {
     pub fn new() -> Self {
         Self::default()
     }
+}
 
+impl<T, S: Stored<Value = T>> Arena<T, S> {
     /// Number of entries.
     pub fn len(&self) -> usize {
         self.slots.len()
@@ -80,7 +127,7 @@ impl<T> Arena<T> {
     pub fn insert(&mut self, value: T) -> Key {
         let generation = self.next_generation;
         self.next_generation = generation.wrapping_add(1);
-        let index = self.slots.insert(Slot { generation, value });
+        let index = self.slots.insert(S::store(generation, value));
         assert!(index <= MAX_KEY, "more than {MAX_KEY} entries in one arena");
         let index = index as u32;
         Key { index, generation }
@@ -99,10 +146,7 @@ impl<T> Arena<T> {
             generation: self.next_generation,
         };
         self.next_generation = self.next_generation.wrapping_add(1);
-        let at = self.slots.insert(Slot {
-            generation: key.generation,
-            value: make(key),
-        });
+        let at = self.slots.insert(S::store(key.generation, make(key)));
         debug_assert_eq!(at, index);
         key
     }
@@ -110,7 +154,7 @@ impl<T> Arena<T> {
     /// The entry `key` names, unless it was removed.
     pub fn get(&self, key: Key) -> Option<&T> {
         match self.slots.get(key.index()) {
-            Some(s) if s.generation == key.generation => Some(&s.value),
+            Some(s) if s.generation() == key.generation => Some(s.value()),
             _ => None,
         }
     }
@@ -118,7 +162,7 @@ impl<T> Arena<T> {
     /// The entry `key` names, mutably, unless it was removed.
     pub fn get_mut(&mut self, key: Key) -> Option<&mut T> {
         match self.slots.get_mut(key.index()) {
-            Some(s) if s.generation == key.generation => Some(&mut s.value),
+            Some(s) if s.generation() == key.generation => Some(s.value_mut()),
             _ => None,
         }
     }
@@ -130,17 +174,17 @@ impl<T> Arena<T> {
 
     /// The live entries, by index.
     pub fn values(&self) -> impl Iterator<Item = &T> {
-        self.slots.iter().map(|(_, s)| &s.value)
+        self.slots.iter().map(|(_, s)| s.value())
     }
 
     /// The entry at a live `index`, if any (no generation check).
     pub fn get_at(&self, index: usize) -> Option<&T> {
-        self.slots.get(index).map(|s| &s.value)
+        self.slots.get(index).map(S::value)
     }
 
     /// The entry at a live `index`, mutably, if any (no generation check).
     pub fn get_at_mut(&mut self, index: usize) -> Option<&mut T> {
-        self.slots.get_mut(index).map(|s| &mut s.value)
+        self.slots.get_mut(index).map(S::value_mut)
     }
 
     /// The key of the live entry at `index` and the entry, mutably: one
@@ -153,9 +197,9 @@ impl<T> Arena<T> {
         let slot = &mut self.slots[index];
         let key = Key {
             index: index as u32,
-            generation: slot.generation,
+            generation: slot.generation(),
         };
-        (key, &mut slot.value)
+        (key, slot.value_mut())
     }
 
     /// The key of the live entry at `index`.
@@ -166,7 +210,7 @@ impl<T> Arena<T> {
     pub fn key_at(&self, index: usize) -> Key {
         Key {
             index: index as u32,
-            generation: self.slots[index].generation,
+            generation: self.slots[index].generation(),
         }
     }
 
@@ -176,7 +220,7 @@ impl<T> Arena<T> {
     ///
     /// If no entry is at `index`.
     pub fn remove_at(&mut self, index: usize) -> T {
-        self.slots.remove(index).value
+        self.slots.remove(index).into_value()
     }
 
     /// Gives a large, empty arena's memory back (a slab never shrinks by
@@ -188,20 +232,20 @@ impl<T> Arena<T> {
     }
 }
 
-impl<T> Index<usize> for Arena<T> {
+impl<T, S: Stored<Value = T>> Index<usize> for Arena<T, S> {
     type Output = T;
     fn index(&self, index: usize) -> &T {
-        &self.slots[index].value
+        self.slots[index].value()
     }
 }
 
-impl<T> IndexMut<usize> for Arena<T> {
+impl<T, S: Stored<Value = T>> IndexMut<usize> for Arena<T, S> {
     fn index_mut(&mut self, index: usize) -> &mut T {
-        &mut self.slots[index].value
+        self.slots[index].value_mut()
     }
 }
 
-impl<T: Linked> ListStore for Arena<T> {
+impl<T: Linked, S: Stored<Value = T>> ListStore for Arena<T, S> {
     fn links(&self, key: usize) -> &Links {
         self[key].links()
     }

@@ -39,7 +39,7 @@ pub(super) struct TimersList {
 }
 
 pub(super) struct Timers {
-    pub(super) slab: Arena<Timer>,
+    pub(super) slab: Arena<Timer, Timer>,
     /// Each timer's list links, by slab index (apart from the timers, so
     /// appending to a list touches its tail's links in this dense array,
     /// not the tail timer: the cache miss of a random-duration insert).
@@ -87,7 +87,7 @@ pub(super) enum Arm {
 impl Timers {
     pub(super) fn new(native: uv::Handle, base: u64) -> Self {
         Timers {
-            slab: Arena::new(),
+            slab: Arena::default(),
             links: Vec::new(),
             lists: Arena::new(),
             heads: Vec::new(),
@@ -222,7 +222,7 @@ impl EventLoop {
             // A linked timer's list is the map's list for its duration (a
             // list leaves the map only when empty): it moves to that
             // list's end, with no lookup (a refresh of a pending timer).
-            debug_assert_eq!(tm.map.get(timer.msecs), Some(timer.list as usize));
+            debug_assert_eq!(tm.map.get(timer.msecs()), Some(timer.list as usize));
             let list = &mut tm.heads[timer.list as usize];
             list.remove(&mut tm.links, key);
             list.append(&mut tm.links, key);
@@ -247,7 +247,7 @@ impl EventLoop {
     #[inline(always)]
     fn append(&mut self, key: usize, start: u64) {
         let tm = &mut self.timers;
-        let msecs = tm.slab[key].msecs;
+        let msecs = tm.slab[key].msecs();
         let lk = match tm.map.get(msecs) {
             Some(lk) => lk,
             None => self.new_list(msecs, start),

@@ -122,7 +122,7 @@ impl EventLoop {
                 let tm = &mut self.timers;
                 tm.heads[lk].remove(&mut tm.links, key);
             }
-            match self.timers.slab[key].state {
+            match self.timers.slab[key].state() {
                 State::Armed => self.fire(key)?,
                 // `!timer._onTimeout` (R5.2 step 4): a cleared timer that a
                 // refresh put back. It does not run; it is destroyed, the
@@ -148,9 +148,9 @@ impl EventLoop {
     /// after its checks, with its `finally` (R5.2 steps 5–7).
     fn fire(&mut self, key: usize) -> Flow {
         let (handle, timer) = self.timers.slab.keyed_at_mut(key);
-        let repeat = timer.repeat;
+        let repeat = timer.repeat();
         let mut cb = timer.cb.take().expect("an armed timer has its callback");
-        timer.state = State::Running;
+        timer.set_state(State::Running);
         // An interval's next run counts from before its callback (R5.5).
         let start = if repeat { self.libuv_now() } else { 0 };
         let handle = Timeout::from_key(handle, self.id);
@@ -162,22 +162,22 @@ impl EventLoop {
         let tm = &mut self.timers;
         let linked = tm.links[key].is_linked();
         let timer = &mut tm.slab[key];
-        match timer.state {
+        match timer.state() {
             // The common case: a timeout that ran and was not refreshed is
             // destroyed and, unless kept, freed with its callback.
-            State::Running if !repeat && !linked && !timer.kept => {
+            State::Running if !repeat && !linked && !timer.kept() => {
                 let refed = timer.destroy(State::Fired);
                 self.destroyed(refed);
                 self.timers.free(key);
             }
             State::Running if repeat => {
-                timer.state = State::Armed;
+                timer.set_state(State::Armed);
                 timer.cb = Some(cb);
                 self.insert(key, start);
             }
             // Refreshed by its own callback.
             State::Running if linked => {
-                timer.state = State::Armed;
+                timer.set_state(State::Armed);
                 timer.cb = Some(cb);
             }
             // Kept.
@@ -185,7 +185,7 @@ impl EventLoop {
                 self.destroy(key, State::Fired);
                 self.timers.slab[key].cb = Some(cb);
             }
-            State::RunningCleared if timer.kept => timer.state = State::Cleared,
+            State::RunningCleared if timer.kept() => timer.set_state(State::Cleared),
             State::RunningCleared => tm.free(key),
             other => unreachable!("a running timer cannot become {other:?}"),
         }

@@ -4,7 +4,7 @@
 //!
 //! # State
 //!
-//! A timer's life is one [`State`]. Three more fields are orthogonal to
+//! A timer's life is one [`State`]. Three more flags are orthogonal to
 //! it: `refed` (Node's `kRefed`), `repeat` (an interval) and `kept` (its
 //! storage outlives firing and clearing: [`EventLoop::keep_timeout`]). A
 //! timer is *live* (counted in the ref count while refed) in `Armed`,
@@ -51,7 +51,9 @@
 use super::EventLoop;
 use super::coerce::{Delay, LONG_MAX_MS};
 use super::error::{BoxError, CallbackResult, TimerError};
-use crate::collections::arena::Key;
+use std::num::NonZeroU64;
+
+use crate::collections::arena::{Key, Stored};
 
 /// A handle to a timeout or interval: small, `Copy`, and generation checked.
 ///
@@ -78,17 +80,31 @@ pub struct Timeout {
 /// A stored timer callback.
 pub(super) type TimerFn = Box<dyn FnMut(&mut EventLoop) -> Result<(), BoxError>>;
 
-/// Where a timer is in its life; see the module docs' table.
+/// Where a timer is in its life; see the module docs' table. (Its value is
+/// what a [`Timer`] keeps in three bits.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub(super) enum State {
-    Armed,
-    Running,
-    RunningCleared,
-    Fired,
-    FiredCleared,
-    Zombie,
-    Cleared,
+    Armed = 0,
+    Running = 1,
+    RunningCleared = 2,
+    Fired = 3,
+    FiredCleared = 4,
+    Zombie = 5,
+    Cleared = 6,
 }
+
+/// The states by their three bits (7 is never stored).
+const STATES: [State; 8] = [
+    State::Armed,
+    State::Running,
+    State::RunningCleared,
+    State::Fired,
+    State::FiredCleared,
+    State::Zombie,
+    State::Cleared,
+    State::Cleared,
+];
 
 impl State {
     /// Not `_destroyed`: counted in the ref count while refed.
@@ -110,26 +126,118 @@ impl State {
     }
 }
 
-/// One timeout or interval: 40 bytes plus the arena's generation (its list
-/// links live apart, in `Timers::links`).
+/// One timeout or interval: 40 bytes, its arena generation included (it
+/// keeps it itself: [`Stored`]); its list links live apart, in
+/// `Timers::links`.
 pub(super) struct Timer {
-    /// `_idleTimeout` (and `_repeat` for intervals), truncated: the coerced
-    /// duration is only ever used truncated (R3.3), so it is truncated once,
-    /// here, rather than converted from `f64` on every insert.
-    pub(super) msecs: u64,
+    /// `_idleTimeout` (and `_repeat` for intervals), truncated, in bits
+    /// 0..53: the coerced duration is at most [`LONG_MAX_MS`] (2^53 - 1)
+    /// and only ever used truncated (R3.3), so it is truncated once, here,
+    /// rather than converted from `f64` on every insert. Then the [`State`]
+    /// (bits 53..56), `refed`, `repeat` and `kept` (bits 56, 57, 58), and
+    /// bit 63, always set: the word is never zero, which is the niche the
+    /// arena's vacant slots use, so the slot needs no tag of its own.
+    meta: NonZeroU64,
     /// `_idleStart`, in loop time.
     pub(super) start: u64,
     /// `_onTimeout`; `None` while it runs and once cleared.
     pub(super) cb: Option<TimerFn>,
     /// The list (an index into `Timers::lists`) while linked.
     pub(super) list: u32,
-    pub(super) state: State,
-    pub(super) refed: bool,
-    pub(super) repeat: bool,
-    pub(super) kept: bool,
+    /// The arena generation of the slot (see [`Stored`]).
+    generation: u32,
 }
 
+const MSECS: u64 = (1 << 53) - 1;
+const STATE_SHIFT: u32 = 53;
+const STATE_BITS: u64 = 0b111 << STATE_SHIFT;
+const REFED: u64 = 1 << 56;
+const REPEAT: u64 = 1 << 57;
+const KEPT: u64 = 1 << 58;
+const SET: u64 = 1 << 63;
+
 impl Timer {
+    /// An armed, refed timer of `msecs` (truncated, coerced) started at
+    /// `start`.
+    fn new(msecs: u64, start: u64, cb: TimerFn, repeat: bool) -> Timer {
+        debug_assert!((1..=MSECS).contains(&msecs), "uncoerced {msecs}");
+        let flags = REFED | if repeat { REPEAT } else { 0 };
+        let mut t = Timer {
+            meta: NonZeroU64::MIN,
+            start,
+            cb: Some(cb),
+            list: u32::MAX,
+            generation: 0,
+        };
+        t.set_meta((msecs & MSECS) | flags | ((State::Armed as u64) << STATE_SHIFT));
+        t
+    }
+
+    #[inline(always)]
+    fn set_meta(&mut self, bits: u64) {
+        self.meta = match NonZeroU64::new(bits | SET) {
+            Some(m) => m,
+            None => unreachable!("bit 63 is set"),
+        };
+    }
+
+    #[inline(always)]
+    fn set_flag(&mut self, flag: u64, on: bool) {
+        let bits = self.meta.get() & !flag;
+        self.set_meta(if on { bits | flag } else { bits });
+    }
+
+    /// The truncated duration.
+    #[inline(always)]
+    pub(super) fn msecs(&self) -> u64 {
+        self.meta.get() & MSECS
+    }
+
+    #[inline(always)]
+    pub(super) fn state(&self) -> State {
+        STATES[((self.meta.get() >> STATE_SHIFT) & 0b111) as usize]
+    }
+
+    #[inline(always)]
+    pub(super) fn set_state(&mut self, state: State) {
+        let bits = self.meta.get() & !STATE_BITS;
+        self.set_meta(bits | ((state as u64) << STATE_SHIFT));
+    }
+
+    /// Node's `kRefed`.
+    #[inline(always)]
+    pub(super) fn refed(&self) -> bool {
+        self.meta.get() & REFED != 0
+    }
+
+    #[inline(always)]
+    fn set_refed(&mut self, on: bool) {
+        self.set_flag(REFED, on);
+    }
+
+    /// An interval.
+    #[inline(always)]
+    pub(super) fn repeat(&self) -> bool {
+        self.meta.get() & REPEAT != 0
+    }
+
+    /// Its storage outlives firing and clearing ([`EventLoop::keep_timeout`]).
+    #[inline(always)]
+    pub(super) fn kept(&self) -> bool {
+        self.meta.get() & KEPT != 0
+    }
+
+    #[inline(always)]
+    fn set_kept(&mut self, on: bool) {
+        self.set_flag(KEPT, on);
+    }
+
+    /// `Armed` and not kept (`clear_timeout`'s fast path): one comparison.
+    #[inline(always)]
+    fn is_armed_unkept(&self) -> bool {
+        self.meta.get() & (STATE_BITS | KEPT) == (State::Armed as u64) << STATE_SHIFT
+    }
+
     /// The timer's half of the destroy step (Node's `_destroyed = true`):
     /// a live timer's state becomes `to`, which is not live. Returns whether
     /// it was refed, so that the caller hands that to
@@ -137,10 +245,39 @@ impl Timer {
     #[inline(always)]
     #[must_use = "a destroyed refed timer must leave the ref count"]
     pub(super) fn destroy(&mut self, to: State) -> bool {
-        debug_assert!(self.state.is_live(), "destroying a {:?} timer", self.state);
+        debug_assert!(
+            self.state().is_live(),
+            "destroying a {:?} timer",
+            self.state()
+        );
         debug_assert!(!to.is_live(), "destroying into {to:?}");
-        self.state = to;
-        self.refed
+        self.set_state(to);
+        self.refed()
+    }
+}
+
+impl Stored for Timer {
+    type Value = Timer;
+    #[inline(always)]
+    fn store(generation: u32, mut value: Timer) -> Timer {
+        value.generation = generation;
+        value
+    }
+    #[inline(always)]
+    fn generation(&self) -> u32 {
+        self.generation
+    }
+    #[inline(always)]
+    fn value(&self) -> &Timer {
+        self
+    }
+    #[inline(always)]
+    fn value_mut(&mut self) -> &mut Timer {
+        self
+    }
+    #[inline(always)]
+    fn into_value(self) -> Timer {
+        self
     }
 }
 
@@ -168,7 +305,7 @@ impl EventLoop {
             // A timer cleared by its own running callback is stored until
             // the callback returns; unless kept, its handle is stale at
             // once, as after any other clear.
-            Some(t) if t.state == State::RunningCleared && !t.kept => Err(TimerError::Stale),
+            Some(t) if t.state() == State::RunningCleared && !t.kept() => Err(TimerError::Stale),
             Some(_) => Ok(t.key.index()),
             None => Err(TimerError::Stale),
         }
@@ -212,16 +349,11 @@ impl EventLoop {
         F: FnMut(&mut EventLoop) -> R + 'static,
         R: CallbackResult,
     {
-        let handle = self.timers.slab.insert(Timer {
-            msecs: truncate_ms(ms),
-            start,
-            cb: Some(Box::new(move |lp| f(lp).into_result())),
-            list: u32::MAX,
-            state: State::Armed,
-            refed: true,
-            repeat,
-            kept: false,
-        });
+        let cb: TimerFn = Box::new(move |lp| f(lp).into_result());
+        let handle = self
+            .timers
+            .slab
+            .insert(Timer::new(truncate_ms(ms), start, cb, repeat));
         let key = handle.index();
         self.timers.reset_links(key);
         self.count_ref(true);
@@ -242,8 +374,8 @@ impl EventLoop {
         // drops a list).
         let lk = if was_linked {
             Some(t.list as usize)
-        } else if t.refed {
-            tm.map.get(t.msecs)
+        } else if t.refed() {
+            tm.map.get(t.msecs())
         } else {
             None
         };
@@ -355,8 +487,7 @@ impl EventLoop {
     pub fn clear_timeout(&mut self, t: Timeout) -> Result<(), TimerError> {
         if t.loop_id == self.id
             && let Some(timer) = self.timers.slab.get_mut(t.key)
-            && timer.state == State::Armed
-            && !timer.kept
+            && timer.is_armed_unkept()
         {
             // The common case, checked in one lookup: a pending timer that
             // is not kept is unenrolled (it is linked, in its `list`) and
@@ -378,18 +509,18 @@ impl EventLoop {
     fn clear_timeout_slow(&mut self, t: Timeout) -> Result<(), TimerError> {
         let key = self.lookup(t)?;
         let timer = &mut self.timers.slab[key];
-        let state = timer.state;
+        let state = timer.state();
         if state.is_cleared() {
             return Ok(());
         }
         timer.cb = None;
         match state {
-            State::Fired => timer.state = State::FiredCleared,
+            State::Fired => timer.set_state(State::FiredCleared),
             State::Running => self.unenroll(key, State::RunningCleared),
             _ => self.unenroll(key, State::Cleared),
         }
         let timer = &self.timers.slab[key];
-        if !timer.kept && timer.state != State::RunningCleared {
+        if !timer.kept() && timer.state() != State::RunningCleared {
             self.timers.free(key);
         }
         Ok(())
@@ -439,7 +570,7 @@ impl EventLoop {
     /// As [`clear_timeout`](Self::clear_timeout).
     pub fn refresh(&mut self, t: Timeout) -> Result<(), TimerError> {
         let key = self.lookup(t)?;
-        let state = self.timers.slab[key].state;
+        let state = self.timers.slab[key].state();
         if state.is_unenrolled() {
             return Ok(());
         }
@@ -451,8 +582,8 @@ impl EventLoop {
             State::FiredCleared => State::Zombie,
             _ => return Ok(()),
         };
-        timer.state = revived;
-        if timer.refed {
+        timer.set_state(revived);
+        if timer.refed() {
             self.count_ref(true);
         }
         Ok(())
@@ -487,7 +618,7 @@ impl EventLoop {
     /// As [`clear_timeout`](Self::clear_timeout).
     pub fn keep_timeout(&mut self, t: Timeout) -> Result<(), TimerError> {
         let key = self.lookup(t)?;
-        self.timers.slab[key].kept = true;
+        self.timers.slab[key].set_kept(true);
         Ok(())
     }
 
@@ -512,8 +643,8 @@ impl EventLoop {
         self.clear_timeout(t)?;
         let key = self.lookup(t)?;
         let timer = &mut self.timers.slab[key];
-        timer.kept = false;
-        if timer.state != State::RunningCleared {
+        timer.set_kept(false);
+        if timer.state() != State::RunningCleared {
             self.timers.free(key);
         }
         Ok(())
@@ -560,9 +691,9 @@ impl EventLoop {
     fn set_timeout_ref(&mut self, t: Timeout, on: bool) -> Result<(), TimerError> {
         let key = self.lookup(t)?;
         let timer = &mut self.timers.slab[key];
-        if timer.refed != on {
-            timer.refed = on;
-            if timer.state.is_live() {
+        if timer.refed() != on {
+            timer.set_refed(on);
+            if timer.state().is_live() {
                 self.count_ref(on);
             }
         }
@@ -582,7 +713,7 @@ impl EventLoop {
     /// assert!(!lp.timeout_has_ref(t));
     /// ```
     pub fn timeout_has_ref(&self, t: Timeout) -> bool {
-        self.timer(t).is_some_and(|t| t.refed)
+        self.timer(t).is_some_and(|t| t.refed())
     }
 
     /// Whether the timer is waiting to fire: armed in its list, or
@@ -598,7 +729,7 @@ impl EventLoop {
     /// ```
     pub fn timeout_is_pending(&self, t: Timeout) -> bool {
         self.lookup(t).is_ok_and(|key| {
-            self.timers.links[key].is_linked() && self.timers.slab[key].state != State::Zombie
+            self.timers.links[key].is_linked() && self.timers.slab[key].state() != State::Zombie
         })
     }
 
@@ -618,5 +749,44 @@ impl EventLoop {
     /// ```
     pub fn current_timeout(&self) -> Option<Timeout> {
         self.timers.current
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The packed word gives back what was put in, at the extremes, and a
+    /// slot of the timer arena is 40 bytes: a vacant slab entry uses the
+    /// word's niche rather than a tag beside it.
+    #[test]
+    fn a_timer_is_forty_bytes_and_its_word_round_trips() {
+        // The shape of `slab::Entry`, never built: only its size matters.
+        #[allow(dead_code)]
+        enum SlabEntry<T> {
+            Vacant(usize),
+            Occupied(T),
+        }
+        assert_eq!(std::mem::size_of::<Timer>(), 40);
+        assert_eq!(std::mem::size_of::<SlabEntry<Timer>>(), 40);
+        for msecs in [1, 2, 1 << 31, LONG_MAX_MS] {
+            for repeat in [false, true] {
+                let mut t = Timer::new(msecs, 7, Box::new(|_| Ok(())), repeat);
+                for state in STATES {
+                    for (refed, kept) in
+                        [(false, false), (true, false), (false, true), (true, true)]
+                    {
+                        t.set_state(state);
+                        t.set_refed(refed);
+                        t.set_kept(kept);
+                        assert_eq!(
+                            (t.msecs(), t.state(), t.refed(), t.repeat(), t.kept()),
+                            (msecs, state, refed, repeat, kept)
+                        );
+                        assert_eq!(t.is_armed_unkept(), state == State::Armed && !kept);
+                    }
+                }
+            }
+        }
     }
 }
