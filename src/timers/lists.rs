@@ -53,6 +53,9 @@ pub(super) struct Timers {
     pub(super) map: DurationMap,
     /// The lists by `(expiry, id)`; ids are list indexes.
     pub(super) queue: PriorityQueue<(u64, u64)>,
+    /// Lists removed so far (wrapping): a pass running a list asks whether
+    /// it is still there only after this moved.
+    pub(super) list_removals: u64,
     /// `timerListId`, bumped on list creation and on every reschedule.
     next_list_id: u64,
     /// `timeoutInfo[0]`: live, refed timeouts.
@@ -93,6 +96,7 @@ impl Timers {
             heads: Vec::new(),
             map: DurationMap::default(),
             queue: PriorityQueue::new(),
+            list_removals: 0,
             next_list_id: 0,
             ref_count: 0,
             native,
@@ -167,6 +171,7 @@ impl Timers {
     /// Drops a list from the heap, the map and storage. O(log n) for the
     /// heap, O(1) for the map (an index for durations below 70 min).
     pub(super) fn remove_list(&mut self, lk: usize) {
+        self.list_removals = self.list_removals.wrapping_add(1);
         self.queue.remove(lk);
         let msecs = self.lists.remove_at(lk).msecs;
         let removed = self.map.remove(msecs);

@@ -84,9 +84,13 @@ impl EventLoop {
     fn list_on_timeout(&mut self, lk: usize, now: u64) -> Flow {
         let msecs = self.timers.lists[lk].msecs;
         let list_key = self.timers.list_key(lk);
+        // Whether this list is still there needs asking only after some
+        // list was removed.
+        let removals = self.timers.list_removals;
         let mut ran_timer = false;
         while let Some(key) = self.timers.heads[lk].peek() {
-            let start = self.timers.slab[key].start;
+            let t = &self.timers.slab[key];
+            let (start, mut state) = (t.start, t.state());
             // At the end of time (a saturated virtual clock) no time can
             // pass, so every listed timer counts as due. A timer started
             // during this pass has `start > now`: not due (R5.3).
@@ -104,7 +108,7 @@ impl EventLoop {
             if ran_timer && !self.nothing_to_tick() {
                 let timer = self.timers.slab.key_at(key);
                 self.run_queued_ticks()?;
-                if !self.timers.lists.contains(list_key) {
+                if self.timers.list_removals != removals && !self.timers.lists.contains(list_key) {
                     return Ok(());
                 }
                 // A tick may have cleared the timer we peeked: gone, or
@@ -115,6 +119,7 @@ impl EventLoop {
                     continue;
                 }
                 self.timers.unlink(key);
+                state = self.timers.slab[key].state();
             } else {
                 // Nothing ran since the peek: the timer is still this
                 // list's oldest.
@@ -122,7 +127,7 @@ impl EventLoop {
                 let tm = &mut self.timers;
                 tm.heads[lk].remove(&mut tm.links, key);
             }
-            match self.timers.slab[key].state() {
+            match state {
                 State::Armed => self.fire(key)?,
                 // `!timer._onTimeout` (R5.2 step 4): a cleared timer that a
                 // refresh put back. It does not run; it is destroyed, the
@@ -131,7 +136,7 @@ impl EventLoop {
                 // Cleared by a tick, and kept: already destroyed.
                 _ => {}
             }
-            if !self.timers.lists.contains(list_key) {
+            if self.timers.list_removals != removals && !self.timers.lists.contains(list_key) {
                 return Ok(());
             }
         }
@@ -162,14 +167,16 @@ impl EventLoop {
         let tm = &mut self.timers;
         let linked = tm.links[key].is_linked();
         let timer = &mut tm.slab[key];
-        match timer.state() {
+        if !repeat && !linked && timer.is_unkept(State::Running) {
             // The common case: a timeout that ran and was not refreshed is
             // destroyed and, unless kept, freed with its callback.
-            State::Running if !repeat && !linked && !timer.kept() => {
-                let refed = timer.destroy(State::Fired);
-                self.destroyed(refed);
-                self.timers.free(key);
-            }
+            let refed = timer.destroy(State::Fired);
+            self.destroyed(refed);
+            self.timers.free(key);
+            return result
+                .map_err(|cause| Thrown::Error(CallbackError::new(CallbackKind::Timeout, cause)));
+        }
+        match timer.state() {
             State::Running if repeat => {
                 timer.set_state(State::Armed);
                 timer.cb = Some(cb);
@@ -180,7 +187,7 @@ impl EventLoop {
                 timer.set_state(State::Armed);
                 timer.cb = Some(cb);
             }
-            // Kept.
+            // Kept (a timeout that ran, not refreshed).
             State::Running => {
                 self.destroy(key, State::Fired);
                 self.timers.slab[key].cb = Some(cb);

@@ -232,10 +232,10 @@ impl Timer {
         self.set_flag(KEPT, on);
     }
 
-    /// `Armed` and not kept (`clear_timeout`'s fast path): one comparison.
+    /// In `state` and not kept: one comparison (the fast paths' test).
     #[inline(always)]
-    fn is_armed_unkept(&self) -> bool {
-        self.meta.get() & (STATE_BITS | KEPT) == (State::Armed as u64) << STATE_SHIFT
+    pub(super) fn is_unkept(&self, state: State) -> bool {
+        self.meta.get() & (STATE_BITS | KEPT) == (state as u64) << STATE_SHIFT
     }
 
     /// The timer's half of the destroy step (Node's `_destroyed = true`):
@@ -487,7 +487,7 @@ impl EventLoop {
     pub fn clear_timeout(&mut self, t: Timeout) -> Result<(), TimerError> {
         if t.loop_id == self.id
             && let Some(timer) = self.timers.slab.get_mut(t.key)
-            && timer.is_armed_unkept()
+            && timer.is_unkept(State::Armed)
         {
             // The common case, checked in one lookup: a pending timer that
             // is not kept is unenrolled (it is linked, in its `list`) and
@@ -783,7 +783,8 @@ mod tests {
                             (t.msecs(), t.state(), t.refed(), t.repeat(), t.kept()),
                             (msecs, state, refed, repeat, kept)
                         );
-                        assert_eq!(t.is_armed_unkept(), state == State::Armed && !kept);
+                        assert_eq!(t.is_unkept(state), !kept);
+                        assert_eq!(t.is_unkept(State::Armed), state == State::Armed && !kept);
                     }
                 }
             }
