@@ -159,6 +159,7 @@ const SET: u64 = 1 << 63;
 impl Timer {
     /// An armed, refed timer of `msecs` (truncated, coerced) started at
     /// `start`.
+    #[inline(always)]
     fn new(msecs: u64, start: u64, cb: TimerFn, repeat: bool) -> Timer {
         debug_assert!((1..=MSECS).contains(&msecs), "uncoerced {msecs}");
         let flags = REFED | if repeat { REPEAT } else { 0 };
