@@ -120,7 +120,7 @@ fn posting() -> Arc<Posting> {
 /// A `Remote` of the modelled loop, refed: as `Loop::remote`.
 fn remote(shared: &Arc<Posting>, host: &mut Host) -> Remote<Host, ModelWake> {
     host.remote_open = true;
-    let mut arena = Arena::default();
+    let mut arena = Arena::new();
     let handle = arena.insert(());
     Remote {
         inner: Arc::new(AsyncHandle {
@@ -305,7 +305,7 @@ fn loom_tests_post_races_the_loop_being_dropped() {
         let late = Remote::<Host, ModelWake> {
             inner: Arc::new(AsyncHandle {
                 shared: shared.clone(),
-                handle: Arena::default().insert(()),
+                handle: Arena::new().insert(()),
             }),
         };
         assert!(matches!(late.post(|_| ()), Err(PostError::Closed)));
