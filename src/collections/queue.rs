@@ -107,10 +107,10 @@ impl<K: Ord + Copy> PriorityQueue<K> {
             return None;
         }
         let at = at as usize;
-        let last = self.heap.len() - 1;
-        self.heap.swap(at, last);
-        let (key, _) = self.heap.pop().expect("heap is not empty");
         self.pos[id] = ABSENT;
+        // The last entry fills the hole (nothing to move if it is the one
+        // removed: the newest list, say).
+        let (key, _) = self.heap.swap_remove(at);
         if at < self.heap.len() {
             self.pos[self.heap[at].1 as usize] = at as u32;
             self.restore(at);
