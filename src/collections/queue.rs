@@ -90,13 +90,18 @@ impl<K: Ord + Copy> PriorityQueue<K> {
     /// Inserts `id` with `key`. `id` must not be in the heap.
     pub fn insert(&mut self, id: usize, key: K) {
         let id32 = id32(id);
-        if self.pos.len() <= id {
-            self.pos.resize(id + 1, ABSENT);
-        }
-        debug_assert_eq!(self.pos[id], ABSENT, "id {id} inserted twice");
         let at = self.heap.len();
+        if id < self.pos.len() {
+            debug_assert_eq!(self.pos[id], ABSENT, "id {id} inserted twice");
+            self.pos[id] = at as u32;
+        } else {
+            // Ids are list indexes, which grow one at a time: a push.
+            if id > self.pos.len() {
+                self.pos.resize(id, ABSENT);
+            }
+            self.pos.push(at as u32);
+        }
         self.heap.push((key, id32));
-        self.pos[id] = at as u32;
         self.sift_up(at);
     }
 
@@ -150,6 +155,7 @@ impl<K: Ord + Copy> PriorityQueue<K> {
 
     fn sift_up(&mut self, mut at: usize) {
         let entry = self.heap[at];
+        let from = at;
         while at > 0 {
             let parent = (at - 1) / ARITY;
             if self.heap[parent].0 <= entry.0 {
@@ -159,7 +165,11 @@ impl<K: Ord + Copy> PriorityQueue<K> {
             self.place(at, p);
             at = parent;
         }
-        self.place(at, entry);
+        // An entry that stays where it is (a new list due after its
+        // parent's, the usual case) is already placed, its position noted.
+        if at != from {
+            self.place(at, entry);
+        }
     }
 
     fn sift_down(&mut self, mut at: usize) {
