@@ -75,6 +75,18 @@ impl ListStore for Vec<Links> {
     }
 }
 
+/// A dense array of links as a slice: its pointer and length stay in
+/// registers across a list operation's writes (through a `Vec`, each write
+/// makes the compiler load them again).
+impl ListStore for [Links] {
+    fn links(&self, key: usize) -> &Links {
+        &self[key]
+    }
+    fn links_mut(&mut self, key: usize) -> &mut Links {
+        &mut self[key]
+    }
+}
+
 impl<T: Linked> ListStore for Slab<T> {
     fn links(&self, key: usize) -> &Links {
         self[key].links()

@@ -121,7 +121,7 @@ impl Timers {
             return false;
         }
         let lk = self.slab[key].list as usize;
-        self.heads[lk].remove(&mut self.links, key);
+        self.heads[lk].remove(&mut self.links[..], key);
         true
     }
 
@@ -229,8 +229,9 @@ impl EventLoop {
             // list's end, with no lookup (a refresh of a pending timer).
             debug_assert_eq!(tm.map.get(timer.msecs()), Some(timer.list as usize));
             let list = &mut tm.heads[timer.list as usize];
-            list.remove(&mut tm.links, key);
-            list.append(&mut tm.links, key);
+            let links = &mut tm.links[..];
+            list.remove(links, key);
+            list.append(links, key);
         } else {
             self.append(key, start);
         }
@@ -258,7 +259,7 @@ impl EventLoop {
             None => self.new_list(msecs, start),
         };
         let tm = &mut self.timers;
-        tm.heads[lk].append(&mut tm.links, key);
+        tm.heads[lk].append(&mut tm.links[..], key);
         tm.slab[key].list = lk as u32;
     }
 

@@ -125,7 +125,7 @@ impl EventLoop {
                 // list's oldest.
                 ran_timer = true;
                 let tm = &mut self.timers;
-                tm.heads[lk].remove(&mut tm.links, key);
+                tm.heads[lk].remove(&mut tm.links[..], key);
             }
             match state {
                 State::Armed => self.fire(key)?,

@@ -496,7 +496,7 @@ impl EventLoop {
             let (key, lk) = (t.key.index(), timer.list as usize);
             let refed = timer.destroy(State::Cleared);
             let tm = &mut self.timers;
-            tm.heads[lk].remove(&mut tm.links, key);
+            tm.heads[lk].remove(&mut tm.links[..], key);
             self.end_unenroll(Some(lk), refed);
             self.timers.free(key);
             return Ok(());
