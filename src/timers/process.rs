@@ -15,7 +15,7 @@
 //!   run finishes it first.
 #![forbid(unsafe_code)]
 
-use super::error::{CallbackError, CallbackKind};
+use super::error::{CallbackError, CallbackKind, Cause};
 use super::lists::Arm;
 use super::timeout::State;
 use super::{EventLoop, Flow, Thrown, Timeout};
@@ -173,8 +173,7 @@ impl EventLoop {
             let refed = timer.destroy(State::Fired);
             self.destroyed(refed);
             self.timers.free(key);
-            return result
-                .map_err(|cause| Thrown::Error(CallbackError::new(CallbackKind::Timeout, cause)));
+            return thrown(result, false);
         }
         match timer.state() {
             State::Running if repeat => {
@@ -196,11 +195,18 @@ impl EventLoop {
             State::RunningCleared => tm.free(key),
             other => unreachable!("a running timer cannot become {other:?}"),
         }
-        let kind = if repeat {
-            CallbackKind::Interval
-        } else {
-            CallbackKind::Timeout
-        };
-        result.map_err(|cause| Thrown::Error(CallbackError::new(kind, cause)))
+        thrown(result, repeat)
     }
+}
+
+/// A timer callback's result as the pass's flow: a failure is thrown as
+/// an interval's or a timeout's.
+#[inline(always)]
+fn thrown(result: Result<(), Cause>, repeat: bool) -> Flow {
+    let kind = if repeat {
+        CallbackKind::Interval
+    } else {
+        CallbackKind::Timeout
+    };
+    result.map_err(|cause| Thrown::Error(CallbackError::new(kind, cause)))
 }

@@ -183,6 +183,11 @@ impl Timer {
     }
 
     #[inline(always)]
+    fn flag(&self, flag: u64) -> bool {
+        self.meta.get() & flag != 0
+    }
+
+    #[inline(always)]
     fn set_flag(&mut self, flag: u64, on: bool) {
         let bits = self.meta.get() & !flag;
         self.set_meta(if on { bits | flag } else { bits });
@@ -208,7 +213,7 @@ impl Timer {
     /// Node's `kRefed`.
     #[inline(always)]
     pub(super) fn refed(&self) -> bool {
-        self.meta.get() & REFED != 0
+        self.flag(REFED)
     }
 
     #[inline(always)]
@@ -219,13 +224,13 @@ impl Timer {
     /// An interval.
     #[inline(always)]
     pub(super) fn repeat(&self) -> bool {
-        self.meta.get() & REPEAT != 0
+        self.flag(REPEAT)
     }
 
     /// Its storage outlives firing and clearing ([`EventLoop::keep_timeout`]).
     #[inline(always)]
     pub(super) fn kept(&self) -> bool {
-        self.meta.get() & KEPT != 0
+        self.flag(KEPT)
     }
 
     #[inline(always)]
