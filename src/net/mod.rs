@@ -140,6 +140,25 @@ impl<S: mio::event::Source + 'static> Registration<S> {
 }
 
 impl<S: mio::event::Source + 'static> Registration<S> {
+    /// [`poll_io`](Self::poll_io) of a read or write of `len` bytes; one
+    /// that moves some but fewer is [short](Self::short).
+    fn poll_bytes(
+        &self,
+        cx: &mut Context<'_>,
+        dir: Dir,
+        len: usize,
+        op: impl FnMut(&mut S) -> io::Result<usize>,
+    ) -> Poll<io::Result<usize>> {
+        let r = self.poll_io(cx, dir, op);
+        if let Poll::Ready(Ok(n)) = r
+            && 0 < n
+            && n < len
+        {
+            self.short(dir);
+        }
+        r
+    }
+
     /// Notes that an operation in `dir` moved some bytes but fewer than it
     /// was given: the socket's receive buffer is drained (a read) or its
     /// send buffer full (a write) for now. The next operation then waits

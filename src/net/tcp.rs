@@ -386,15 +386,8 @@ impl TcpStream {
     /// .unwrap();
     /// ```
     pub fn poll_read(&mut self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
-        let len = buf.len();
-        let r = self.io.poll_io(cx, Dir::Read, |s| s.read(buf));
-        if let Poll::Ready(Ok(n)) = r
-            && 0 < n
-            && n < len
-        {
-            self.io.short(Dir::Read);
-        }
-        r
+        self.io
+            .poll_bytes(cx, Dir::Read, buf.len(), |s| s.read(buf))
     }
 
     /// Writes some of `buf`: the number of bytes written (fewer than
@@ -453,14 +446,8 @@ impl TcpStream {
     /// .unwrap();
     /// ```
     pub fn poll_write(&mut self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        let r = self.io.poll_io(cx, Dir::Write, |s| s.write(buf));
-        if let Poll::Ready(Ok(n)) = r
-            && 0 < n
-            && n < buf.len()
-        {
-            self.io.short(Dir::Write);
-        }
-        r
+        self.io
+            .poll_bytes(cx, Dir::Write, buf.len(), |s| s.write(buf))
     }
 
     /// Writes all of `buf`, waiting for room as often as needed (a slow
