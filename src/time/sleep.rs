@@ -1,6 +1,7 @@
 //! [`Sleep`] and [`Immediate`]: futures on a Node timeout and a Node
 //! immediate. Each keeps its loop-side state in an `Rc` shared with the
-//! callback that wakes it; every operation that needs the loop is queued on
+//! timer or callback that wakes it (a sleep's timeout holds its
+//! `Wakeup` itself, no closure); every operation that needs the loop is queued on
 //! the loop's deferred queue, so a future can be made, reset and dropped
 //! anywhere, even inside a callback that holds the loop.
 
@@ -14,56 +15,8 @@ use std::time::Duration;
 
 use super::Instant;
 use crate::task::{store_waker, wake_stored};
-use crate::timers::{LONG_MAX_MS, LoopShared, current_shared};
+use crate::timers::{LoopShared, Wakeup, current_shared};
 use crate::uv::ms_ceil;
-use crate::{EventLoop, Timeout};
-
-/// The longest one timeout can be; a deadline further away (only
-/// `sleep_until` can ask for one) is reached in legs.
-const MAX_MS: u64 = LONG_MAX_MS;
-
-/// What a [`Sleep`] shares with its timer's callback.
-pub(super) struct Entry {
-    shared: Rc<LoopShared>,
-    deadline: Cell<u64>,
-    fired: Cell<bool>,
-    refed: Cell<bool>,
-    waker: RefCell<Option<Waker>>,
-    /// The Node timeout, once the loop has created it.
-    timer: Cell<Option<Timeout>>,
-}
-
-impl Entry {
-    /// Arms the Node timeout for the time left until the deadline, counted
-    /// from `start` (the loop time when the future asked for it).
-    fn arm(self: &Rc<Self>, lp: &mut EventLoop, start: u64) {
-        let left = self.deadline.get().saturating_sub(start).clamp(1, MAX_MS);
-        let me = self.clone();
-        let t = lp.timeout_started_at(start, left, move |lp| me.on_fire(lp));
-        if !self.refed.get() {
-            let _ = lp.unref_timeout(t);
-        }
-        self.timer.set(Some(t));
-    }
-
-    fn disarm(&self, lp: &mut EventLoop) {
-        if let Some(t) = self.timer.take() {
-            let _ = lp.clear_timeout(t);
-        }
-    }
-
-    fn on_fire(self: &Rc<Self>, lp: &mut EventLoop) {
-        self.timer.set(None);
-        let now = lp.loop_time();
-        if now < self.deadline.get() {
-            // A deadline beyond one timeout's reach: the next leg.
-            self.arm(lp, now);
-            return;
-        }
-        self.fired.set(true);
-        wake_stored(&self.waker);
-    }
-}
 
 /// A future that completes at a deadline, on a Node timeout; made by
 /// [`sleep`] and [`sleep_until`].
@@ -78,7 +31,7 @@ impl Entry {
 /// ```
 #[must_use = "futures do nothing unless awaited"]
 pub struct Sleep {
-    entry: Rc<Entry>,
+    entry: Rc<Wakeup>,
 }
 
 impl fmt::Debug for Sleep {
@@ -156,14 +109,7 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 
 impl Sleep {
     fn new(shared: Rc<LoopShared>, now: u64, deadline: u64) -> Sleep {
-        let entry = Rc::new(Entry {
-            shared,
-            deadline: Cell::new(deadline),
-            fired: Cell::new(false),
-            refed: Cell::new(true),
-            waker: RefCell::new(None),
-            timer: Cell::new(None),
-        });
+        let entry = Wakeup::new(shared, deadline);
         entry.schedule(now);
         Sleep { entry }
     }
@@ -255,33 +201,7 @@ impl Sleep {
     /// assert_eq!(lp.now(), 0);
     /// ```
     pub fn set_ref(&self, refed: bool) {
-        let e = &self.entry;
-        if e.refed.replace(refed) == refed {
-            return;
-        }
-        let me = e.clone();
-        e.shared.defer(move |lp| {
-            if let Some(t) = me.timer.get() {
-                let _ = if me.refed.get() {
-                    lp.ref_timeout(t)
-                } else {
-                    lp.unref_timeout(t)
-                };
-            }
-        });
-    }
-}
-
-impl Entry {
-    /// Queues the arming (or, for a deadline already reached, fires at
-    /// once: no timer).
-    fn schedule(self: &Rc<Self>, now: u64) {
-        if self.deadline.get() <= now {
-            self.fired.set(true);
-            return;
-        }
-        let me = self.clone();
-        self.shared.defer(move |lp| me.arm(lp, now));
+        self.entry.set_ref(refed);
     }
 }
 

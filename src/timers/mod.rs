@@ -79,6 +79,7 @@ mod process;
 mod scope;
 mod ticks;
 mod timeout;
+mod wakeup;
 
 pub use coerce::{Delay, LONG_MAX_MS, NATIVE_MAX_MS, TIMEOUT_MAX, Warning};
 pub use error::{BoxError, CallbackError, CallbackKind, CallbackResult, Cause, Error, TimerError};
@@ -90,6 +91,7 @@ pub(crate) use coerce::coerce;
 pub(crate) use current::{LoopShared, Micro, current_shared, try_current_shared};
 pub(crate) use error::panic_message;
 pub(crate) use scope::{Flow, OnceFn, Thrown};
+pub(crate) use wakeup::Wakeup;
 
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};

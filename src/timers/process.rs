@@ -17,7 +17,7 @@
 
 use super::error::{CallbackError, CallbackKind, Cause};
 use super::lists::Arm;
-use super::timeout::State;
+use super::timeout::{State, TimerFn};
 use super::{EventLoop, Flow, Thrown, Timeout};
 
 impl EventLoop {
@@ -154,13 +154,21 @@ impl EventLoop {
     fn fire(&mut self, key: usize) -> Flow {
         let (handle, timer) = self.timers.slab.keyed_at_mut(key);
         let repeat = timer.repeat();
-        let mut cb = timer.cb.take().expect("an armed timer has its callback");
+        let mut cb = timer.cb.take();
         timer.set_state(State::Running);
         // An interval's next run counts from before its callback (R5.5).
         let start = if repeat { self.libuv_now() } else { 0 };
         let handle = Timeout::from_key(handle, self.id);
         let outer = self.timers.current.replace(handle);
-        let result = self.invoke(&mut *cb);
+        let result = match &mut cb {
+            TimerFn::Closure(f) => self.invoke(&mut **f),
+            TimerFn::Wake(Some(w)) => self.invoke(&mut |lp| {
+                w.on_fire(lp);
+                Ok(())
+            }),
+            // Never stored in an armed timer; nothing to run.
+            TimerFn::Wake(None) => Ok(()),
+        };
         self.timers.current = outer;
 
         // finally
@@ -178,18 +186,18 @@ impl EventLoop {
         match timer.state() {
             State::Running if repeat => {
                 timer.set_state(State::Armed);
-                timer.cb = Some(cb);
+                timer.cb = cb;
                 self.insert(key, start);
             }
             // Refreshed by its own callback.
             State::Running if linked => {
                 timer.set_state(State::Armed);
-                timer.cb = Some(cb);
+                timer.cb = cb;
             }
             // Kept (a timeout that ran, not refreshed).
             State::Running => {
                 self.destroy(key, State::Fired);
-                self.timers.slab[key].cb = Some(cb);
+                self.timers.slab[key].cb = cb;
             }
             State::RunningCleared if timer.kept() => timer.set_state(State::Cleared),
             State::RunningCleared => tm.free(key),

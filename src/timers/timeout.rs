@@ -51,7 +51,9 @@
 use super::EventLoop;
 use super::coerce::{Delay, LONG_MAX_MS};
 use super::error::{BoxError, CallbackResult, TimerError};
+use super::wakeup::Wakeup;
 use std::num::NonZeroU64;
+use std::rc::Rc;
 
 use crate::collections::arena::{Key, Stored};
 
@@ -77,8 +79,41 @@ pub struct Timeout {
     loop_id: u32,
 }
 
-/// A stored timer callback.
-pub(super) type TimerFn = Box<dyn FnMut(&mut EventLoop) -> Result<(), BoxError>>;
+/// A stored timer callback: a boxed closure, or the [`Wakeup`] of a
+/// future's timeout, kept in the slot as it is (one allocation fewer per
+/// sleep). `Wake(None)` is no callback at all: a running or a cleared
+/// timer's ([`TimerFn::NONE`]). 16 bytes, as a bare box: the `Option<Rc>`
+/// sits beside the box's data pointer, whose null is the tag; and "none"
+/// costs two stores and a test, where a zero-sized closure as a
+/// placeholder cost a vtable call to drop.
+pub(super) enum TimerFn {
+    Closure(Box<ClosureFn>),
+    Wake(Option<Rc<Wakeup>>),
+}
+
+/// A timer's callback closure, as stored.
+type ClosureFn = dyn FnMut(&mut EventLoop) -> Result<(), BoxError>;
+
+/// A callback closure, boxed.
+#[inline(always)]
+fn boxed<F, R>(mut f: F) -> TimerFn
+where
+    F: FnMut(&mut EventLoop) -> R + 'static,
+    R: CallbackResult,
+{
+    TimerFn::Closure(Box::new(move |lp| f(lp).into_result()))
+}
+
+impl TimerFn {
+    /// No callback.
+    pub(super) const NONE: TimerFn = TimerFn::Wake(None);
+
+    /// Takes the callback out, leaving [`NONE`](Self::NONE).
+    #[inline(always)]
+    pub(super) fn take(&mut self) -> TimerFn {
+        std::mem::replace(self, TimerFn::NONE)
+    }
+}
 
 /// Where a timer is in its life; see the module docs' table. (Its value is
 /// what a [`Timer`] keeps in three bits.)
@@ -140,8 +175,8 @@ pub(super) struct Timer {
     meta: NonZeroU64,
     /// `_idleStart`, in loop time.
     pub(super) start: u64,
-    /// `_onTimeout`; `None` while it runs and once cleared.
-    pub(super) cb: Option<TimerFn>,
+    /// `_onTimeout`; [`TimerFn::NONE`] while it runs and once cleared.
+    pub(super) cb: TimerFn,
     /// The list (an index into `Timers::lists`) while linked.
     pub(super) list: u32,
     /// The arena generation of the slot (see [`Stored`]).
@@ -166,7 +201,7 @@ impl Timer {
         let mut t = Timer {
             meta: NonZeroU64::MIN,
             start,
-            cb: Some(cb),
+            cb,
             list: u32::MAX,
             generation: 0,
         };
@@ -334,7 +369,7 @@ impl EventLoop {
         // The clock is read before anything is stored, so a clock that
         // panics leaves nothing half made.
         let start = self.libuv_now();
-        self.timer_from(start, ms, repeat, f)
+        self.timer_from(start, ms, repeat, boxed(f))
     }
 
     /// A timeout whose `getLibuvNow()` was read as `start` by code that did
@@ -347,15 +382,19 @@ impl EventLoop {
     {
         debug_assert!((1..=LONG_MAX_MS).contains(&ms), "uncoerced {ms}");
         self.uv.advance_time_to(start);
-        self.timer_from(start, ms as f64, false, f)
+        self.timer_from(start, ms as f64, false, boxed(f))
     }
 
-    fn timer_from<F, R>(&mut self, start: u64, ms: f64, repeat: bool, mut f: F) -> Timeout
-    where
-        F: FnMut(&mut EventLoop) -> R + 'static,
-        R: CallbackResult,
-    {
-        let cb: TimerFn = Box::new(move |lp| f(lp).into_result());
+    /// [`timeout_started_at`](Self::timeout_started_at) for a future's
+    /// [`Wakeup`]: the timeout wakes it, with no closure to box.
+    pub(crate) fn wakeup_started_at(&mut self, start: u64, ms: u64, w: Rc<Wakeup>) -> Timeout {
+        debug_assert!((1..=LONG_MAX_MS).contains(&ms), "uncoerced {ms}");
+        self.uv.advance_time_to(start);
+        self.timer_from(start, ms as f64, false, TimerFn::Wake(Some(w)))
+    }
+
+    #[inline(always)]
+    fn timer_from(&mut self, start: u64, ms: f64, repeat: bool, cb: TimerFn) -> Timeout {
         let handle = self
             .timers
             .slab
@@ -519,7 +558,7 @@ impl EventLoop {
         if state.is_cleared() {
             return Ok(());
         }
-        timer.cb = None;
+        timer.cb = TimerFn::NONE;
         match state {
             State::Fired => timer.set_state(State::FiredCleared),
             State::Running => self.unenroll(key, State::RunningCleared),
@@ -777,7 +816,7 @@ mod tests {
         assert_eq!(std::mem::size_of::<SlabEntry<Timer>>(), 40);
         for msecs in [1, 2, 1 << 31, LONG_MAX_MS] {
             for repeat in [false, true] {
-                let mut t = Timer::new(msecs, 7, Box::new(|_| Ok(())), repeat);
+                let mut t = Timer::new(msecs, 7, TimerFn::NONE, repeat);
                 for state in STATES {
                     for (refed, kept) in
                         [(false, false), (true, false), (false, true), (true, true)]

@@ -1,0 +1,117 @@
+//! A timeout that wakes a future instead of calling a closure: the state a
+//! [`Sleep`](crate::time::Sleep) shares with its Node timeout.
+//!
+//! # Invariants
+//!
+//! - The timer slot holds the `Rc<Wakeup>` itself ([`TimerFn::Wake`]), so
+//!   a sleep allocates once (this state), not twice (this state and a boxed
+//!   closure holding it). The timeout is an ordinary Node timeout in its
+//!   duration's list: it fires in Node's order, FIFO with `set_timeout`
+//!   callbacks of its duration.
+//! - `timer` is the pending timeout's handle, `None` once it fired or was
+//!   cleared; only the loop's thread touches any of it.
+//! - A timeout that fires before the deadline (one beyond a single
+//!   timeout's reach, [`LONG_MAX_MS`]: it is reached in legs) arms the next
+//!   leg; at the deadline, `fired` is set and the stored waker woken.
+//!
+//! [`TimerFn::Wake`]: super::timeout::TimerFn::Wake
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::task::Waker;
+
+use super::{EventLoop, LONG_MAX_MS, LoopShared, Timeout};
+
+/// What a sleep shares with its timeout (see the module docs).
+pub(crate) struct Wakeup {
+    pub(crate) shared: Rc<LoopShared>,
+    pub(crate) deadline: Cell<u64>,
+    pub(crate) fired: Cell<bool>,
+    pub(crate) refed: Cell<bool>,
+    pub(crate) waker: RefCell<Option<Waker>>,
+    /// The Node timeout, once the loop has created it.
+    pub(crate) timer: Cell<Option<Timeout>>,
+}
+
+impl Wakeup {
+    /// A refed wakeup for `deadline` (loop time), not yet armed.
+    pub(crate) fn new(shared: Rc<LoopShared>, deadline: u64) -> Rc<Wakeup> {
+        Rc::new(Wakeup {
+            shared,
+            deadline: Cell::new(deadline),
+            fired: Cell::new(false),
+            refed: Cell::new(true),
+            waker: RefCell::new(None),
+            timer: Cell::new(None),
+        })
+    }
+
+    /// Queues the arming, counted from `now` (or, for a deadline already
+    /// reached, fires at once: no timer).
+    pub(crate) fn schedule(self: &Rc<Self>, now: u64) {
+        if self.deadline.get() <= now {
+            self.fired.set(true);
+            return;
+        }
+        let me = self.clone();
+        self.shared.defer(move |lp| me.arm(lp, now));
+    }
+
+    /// Arms the Node timeout for the time left until the deadline, counted
+    /// from `start` (the loop time when the future asked for it).
+    fn arm(self: Rc<Self>, lp: &mut EventLoop, start: u64) {
+        let left = self
+            .deadline
+            .get()
+            .saturating_sub(start)
+            .clamp(1, LONG_MAX_MS);
+        let refed = self.refed.get();
+        let t = lp.wakeup_started_at(start, left, self.clone());
+        if !refed {
+            let _ = lp.unref_timeout(t);
+        }
+        self.timer.set(Some(t));
+    }
+
+    /// Clears the pending timeout, if any.
+    pub(crate) fn disarm(&self, lp: &mut EventLoop) {
+        if let Some(t) = self.timer.take() {
+            let _ = lp.clear_timeout(t);
+        }
+    }
+
+    /// The timeout fired: the next leg, or the wake-up.
+    pub(super) fn on_fire(self: &Rc<Self>, lp: &mut EventLoop) {
+        self.timer.set(None);
+        let now = lp.loop_time();
+        if now < self.deadline.get() {
+            // A deadline beyond one timeout's reach: the next leg.
+            self.clone().arm(lp, now);
+            return;
+        }
+        self.fired.set(true);
+        // Taken out of its cell first, so a wake that polls at once can
+        // store a new one.
+        let waker = self.waker.borrow_mut().take();
+        if let Some(w) = waker {
+            w.wake();
+        }
+    }
+
+    /// Sets whether the pending timeout keeps the loop alive.
+    pub(crate) fn set_ref(self: &Rc<Self>, refed: bool) {
+        if self.refed.replace(refed) == refed {
+            return;
+        }
+        let me = self.clone();
+        self.shared.defer(move |lp| {
+            if let Some(t) = me.timer.get() {
+                let _ = if me.refed.get() {
+                    lp.ref_timeout(t)
+                } else {
+                    lp.unref_timeout(t)
+                };
+            }
+        });
+    }
+}
