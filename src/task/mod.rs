@@ -62,7 +62,6 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::task::{Context, Poll, Wake, Waker};
-use std::thread::ThreadId;
 
 use crate::collections::arena::{Arena, Key};
 use crate::prim::AtomicBool;
@@ -115,7 +114,6 @@ struct Running {
 struct Header {
     key: Key,
     loop_id: u32,
-    thread: ThreadId,
     scheduled: Schedule,
     sender: uv::Sender<EventLoop>,
 }
@@ -129,11 +127,11 @@ impl Wake for Header {
         if !self.scheduled.wake() {
             return;
         }
-        if std::thread::current().id() == self.thread {
-            if let Some(shared) = LoopShared::by_id(self.loop_id) {
-                shared.micro.borrow_mut().push_back(Micro::Task(self.key));
-                shared.woke_task.set(true);
-            }
+        // A loop is registered only with its own thread, so finding it here
+        // means this is the loop's thread (no thread-id comparison needed).
+        if let Some(shared) = LoopShared::by_id(self.loop_id) {
+            shared.micro.borrow_mut().push_back(Micro::Task(self.key));
+            shared.woke_task.set(true);
         } else {
             let key = self.key;
             // As an I/O callback: its scope closes after it, and the
@@ -341,12 +339,11 @@ impl EventLoop {
             out.complete(join, || Ok(Box::new(value)));
         };
         let shared = &self.shared;
-        let (loop_id, thread, sender) = (shared.id, shared.thread, shared.sender.clone());
+        let (loop_id, sender) = (shared.id, shared.sender.clone());
         let key = self.tasks.slab.insert_with(|key| {
             let header = Arc::new(Header {
                 key,
                 loop_id,
-                thread,
                 scheduled: Schedule::queued(),
                 sender,
             });

@@ -57,7 +57,6 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::marker::PhantomData;
 use std::rc::{Rc, Weak};
-use std::thread::ThreadId;
 
 use super::EventLoop;
 use super::inline::{InlineFn, inline_once};
@@ -81,7 +80,6 @@ type Deferred = InlineFn;
 /// module docs.
 pub(crate) struct LoopShared {
     pub(crate) id: u32,
-    pub(crate) thread: ThreadId,
     pub(crate) clock: Rc<dyn Clock>,
     pub(crate) micro: RefCell<VecDeque<Micro>>,
     /// A same-thread waker queued a task since the latest microtask
@@ -123,7 +121,6 @@ impl LoopShared {
     pub(crate) fn new(id: u32, clock: Rc<dyn Clock>, sender: uv::Sender<EventLoop>) -> Rc<Self> {
         let shared = Rc::new(LoopShared {
             id,
-            thread: std::thread::current().id(),
             clock,
             micro: RefCell::new(VecDeque::new()),
             woke_task: Cell::new(false),
