@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! rivals tasks [N] [--reps R]
+//! rivals sleeps [N] [--reps R]
 //! rivals semaphore [N] [--reps R]
 //! rivals wake [N] [--reps R]
 //! rivals timers-refresh-idle [N] [--reps R]
@@ -17,6 +18,12 @@
 //! loop (virtual clock) and on tokio's current-thread runtime with a
 //! `LocalSet` (paused clock, which auto-advances: neither side waits for
 //! real time). Ops are tasks completed. N defaults to 1,000,000.
+//!
+//! `sleeps`: the sleep alone, without the spawn: [`SLEEPERS`] tasks
+//! each sleep 1 ms N / [`SLEEPERS`] times in a row, so every millisecond
+//! a thousand sleeps fire together and their tasks make the next ones (a
+//! server's connections each waiting on a timeout). Same runtimes and
+//! clocks as `tasks`. Ops are sleeps completed; N defaults to 1,000,000.
 //!
 //! `semaphore`: `timerloop::sync::Semaphore` against
 //! `tokio::sync::Semaphore`, two workloads of N acquire-and-release ops
@@ -78,8 +85,8 @@
 //! set-up: the timeouts are made in index order (`DelayQueue::insert`),
 //! time moves 1,010 ms, every live one is refreshed (reset) once.
 //!
-//! `all`: `tasks`, `semaphore`, `wake` and `timers-refresh-idle` in one
-//! run, six lines. Without N each uses its own default; with N, `wake`
+//! `all`: `tasks`, `sleeps`, `semaphore`, `wake` and
+//! `timers-refresh-idle` in one run, seven lines. Without N each uses its own default; with N, `wake`
 //! does N / 10 round trips (a round trip between two threads costs a
 //! hundred times an acquire or more, so the run stays short) and
 //! `timers-refresh-idle` N × 10 refreshes (a refresh costs a tenth of a
@@ -131,6 +138,46 @@ fn tokio_tasks(n: u64) -> f64 {
     // A LocalSet is a future that completes when its tasks have.
     rt.block_on(local);
     n as f64 / start.elapsed().as_secs_f64()
+}
+
+/// Tasks in the `sleeps` workload.
+const SLEEPERS: u64 = 1_000;
+
+fn timerloop_sleeps(n: u64) -> f64 {
+    let per = (n / SLEEPERS).max(1);
+    let mut lp = timerloop::EventLoop::with_virtual_clock();
+    let start = Instant::now();
+    for _ in 0..SLEEPERS {
+        lp.spawn(async move {
+            for _ in 0..per {
+                timerloop::time::sleep(Duration::from_millis(1)).await;
+            }
+        });
+    }
+    lp.run().expect("the sleepers run");
+    let elapsed = start.elapsed().as_secs_f64();
+    assert_eq!(lp.now(), per, "one millisecond per round of sleeps");
+    (SLEEPERS * per) as f64 / elapsed
+}
+
+fn tokio_sleeps(n: u64) -> f64 {
+    let per = (n / SLEEPERS).max(1);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .expect("a current-thread runtime");
+    let local = tokio::task::LocalSet::new();
+    let start = Instant::now();
+    for _ in 0..SLEEPERS {
+        local.spawn_local(async move {
+            for _ in 0..per {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        });
+    }
+    rt.block_on(local);
+    (SLEEPERS * per) as f64 / start.elapsed().as_secs_f64()
 }
 
 /// Tasks in the contended semaphore workload.
@@ -435,11 +482,16 @@ fn compare(name: &str, n: u64, reps: u64, ours: fn(u64) -> f64, theirs: fn(u64) 
 }
 
 const USAGE: &str =
-    "usage: rivals (tasks | semaphore | wake | timers-refresh-idle | all) [N] [--reps R]";
+    "usage: rivals (tasks | sleeps | semaphore | wake | timers-refresh-idle | all) [N] [--reps R]";
 
 fn tasks(n: Option<u64>, reps: u64) {
     let n = n.unwrap_or(1_000_000);
     compare("tasks", n, reps, timerloop_tasks, tokio_tasks);
+}
+
+fn sleeps(n: Option<u64>, reps: u64) {
+    let n = n.unwrap_or(1_000_000);
+    compare("sleeps", n, reps, timerloop_sleeps, tokio_sleeps);
 }
 
 fn semaphore(n: Option<u64>, reps: u64) {
@@ -502,11 +554,13 @@ pub(crate) fn main(args: &[String]) {
         .unwrap_or(3);
     match what.as_str() {
         "tasks" => tasks(n, reps),
+        "sleeps" => sleeps(n, reps),
         "semaphore" => semaphore(n, reps),
         "wake" => wake(n, reps),
         "timers-refresh-idle" => refresh_idle(n, reps),
         "all" => {
             tasks(n, reps);
+            sleeps(n, reps);
             semaphore(n, reps);
             wake(n.map(|n| (n / 10).max(1)), reps);
             refresh_idle(n.map(|n| n.saturating_mul(10)), reps);

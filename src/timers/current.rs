@@ -160,6 +160,19 @@ impl LoopShared {
         made
     }
 
+    /// Runs `f` with the loop now if this loop can be lent here (a task's
+    /// poll, a scope), after whatever was deferred before it; otherwise
+    /// (inside a callback, which holds the loop, or away from the loop)
+    /// defers it. Either way `f` runs in the order of the operations
+    /// deferred around it, before anything could observe it: the same
+    /// result as [`defer`](Self::defer) without the queue's round trip.
+    pub(crate) fn run_or_defer(&self, f: impl FnOnce(&mut EventLoop) + 'static) {
+        match take_lend(Some(self.id)) {
+            Lendable::Yes(ptr) => lent(ptr, f),
+            Lendable::NoLoop | Lendable::Lent => self.defer(f),
+        }
+    }
+
     /// Queues `f` to run with the loop at its next flush point.
     pub(crate) fn defer(&self, f: impl FnOnce(&mut EventLoop) + 'static) {
         self.deferred.borrow_mut().push_back(inline_once(f));
@@ -219,6 +232,49 @@ impl Drop for Entered {
             s.borrow_mut().pop();
         });
     }
+}
+
+/// What the top frame offers to lend.
+enum Lendable {
+    /// The loop, taken out of the frame (put it back with [`Lend`]).
+    Yes(*mut EventLoop),
+    /// No loop is current, or (for [`take_lend`] with an id) the current
+    /// one is another loop.
+    NoLoop,
+    /// The current loop is lent already, or held by a callback.
+    Lent,
+}
+
+/// Takes the lending pointer out of the top frame, if that frame is the
+/// loop `id` (any loop for `None`) and the loop is lendable now.
+fn take_lend(id: Option<u32>) -> Lendable {
+    STACK.with(|s| match s.borrow().last() {
+        Some(top) if id.is_none_or(|id| id == top.shared.id) => {
+            let ptr = top.lend.replace(std::ptr::null_mut());
+            if ptr.is_null() {
+                Lendable::Lent
+            } else {
+                Lendable::Yes(ptr)
+            }
+        }
+        _ => Lendable::NoLoop,
+    })
+}
+
+/// Runs `f` with the loop behind `ptr`, just taken out of the top frame by
+/// [`take_lend`], after the operations deferred before it; puts the
+/// pointer back after, even on unwind.
+fn lent<R>(ptr: *mut EventLoop, f: impl FnOnce(&mut EventLoop) -> R) -> R {
+    let _restore = Lend { prev: ptr };
+    // SAFETY: see the module docs. The pointer was made from a live
+    // `&mut EventLoop` whose owner does not use it while the pointer is in
+    // the frame (point 1); it was taken out of the frame by `take_lend`, so
+    // no other reference is made from it until `_restore` puts it back
+    // (point 2); and nothing the loop stores is borrowed by the caller
+    // (point 3).
+    let lp = unsafe { &mut *ptr };
+    lp.flush_deferred();
+    f(lp)
 }
 
 /// Restores the top frame's lending pointer when dropped.
@@ -329,32 +385,17 @@ impl EventLoop {
     /// holds the loop already (use its `&mut EventLoop`); and inside
     /// another `with_current`.
     pub fn with_current<R>(f: impl FnOnce(&mut EventLoop) -> R) -> R {
-        let taken = STACK.with(|s| {
-            s.borrow()
-                .last()
-                .map(|top| top.lend.replace(std::ptr::null_mut()))
-        });
-        let ptr = match taken {
-            None => panic!(
+        match take_lend(None) {
+            Lendable::Yes(ptr) => lent(ptr, f),
+            Lendable::NoLoop => panic!(
                 "EventLoop::with_current: there is no current timerloop EventLoop on this \
                  thread (call it inside a spawned task, block_on or EventLoop::scope)"
             ),
-            Some(p) if p.is_null() => panic!(
+            Lendable::Lent => panic!(
                 "EventLoop::with_current: the loop is already lent: inside a callback use its \
                  own `&mut EventLoop` argument; with_current does not nest"
             ),
-            Some(p) => p,
-        };
-        let _restore = Lend { prev: ptr };
-        // SAFETY: see the module docs. The pointer was made from a live
-        // `&mut EventLoop` whose owner does not use it while the pointer is
-        // in the frame (point 1); it was taken out of the frame above, so
-        // no other reference is made from it until `_restore` puts it back
-        // (point 2); and nothing the loop stores is borrowed by the caller
-        // (point 3).
-        let lp = unsafe { &mut *ptr };
-        lp.flush_deferred();
-        f(lp)
+        }
     }
 
     /// Applies the deferred operations, in order (see the module docs).

@@ -46,15 +46,16 @@ impl Wakeup {
         })
     }
 
-    /// Queues the arming, counted from `now` (or, for a deadline already
-    /// reached, fires at once: no timer).
+    /// Arms the timeout, counted from `now`: at once where the loop can be
+    /// lent (in a task's poll), deferred elsewhere (or, for a deadline
+    /// already reached, fires at once: no timer).
     pub(crate) fn schedule(self: &Rc<Self>, now: u64) {
         if self.deadline.get() <= now {
             self.fired.set(true);
             return;
         }
         let me = self.clone();
-        self.shared.defer(move |lp| me.arm(lp, now));
+        self.shared.run_or_defer(move |lp| me.arm(lp, now));
     }
 
     /// Arms the Node timeout for the time left until the deadline, counted
