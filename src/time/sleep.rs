@@ -209,10 +209,13 @@ impl Future for Sleep {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.entry.fired.get() {
+        let e = &self.entry;
+        if e.fired.get() {
             return Poll::Ready(());
         }
-        store_waker(&mut self.entry.waker.borrow_mut(), cx.waker());
+        let mut waker = e.waker.take();
+        store_waker(&mut waker, cx.waker());
+        e.waker.set(waker);
         Poll::Pending
     }
 }
@@ -220,7 +223,7 @@ impl Future for Sleep {
 impl Drop for Sleep {
     fn drop(&mut self) {
         let e = &self.entry;
-        e.waker.borrow_mut().take();
+        drop(e.waker.take());
         if e.fired.get() && e.timer.get().is_none() {
             return;
         }
