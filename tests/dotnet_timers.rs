@@ -518,3 +518,56 @@ fn zero_period_is_an_error() {
     });
     assert_eq!(p, ms(1));
 }
+
+/// A sleep made between a .NET timer's creation and its `change`, in one
+/// task poll, lands where it would inside a callback (where every
+/// operation is deferred): the .NET queue syncs its timeout when the poll's
+/// operations are applied, after the change, so its timeout joins the 50 ms
+/// list before the sleep's (the sleep arms at once only when nothing is
+/// queued before it).
+#[test]
+fn a_sleep_between_a_dotnet_timer_and_its_change_keeps_the_deferred_order() {
+    fn orders(in_task: bool) -> Vec<String> {
+        let log: Rc<RefCell<Vec<String>>> = Rc::default();
+        let mut lp = EventLoop::with_virtual_clock();
+        let body = {
+            let log = log.clone();
+            move || {
+                let l = log.clone();
+                let t = Timer::new(
+                    move |lp, _| l.borrow_mut().push(format!("dotnet@{}", lp.now())),
+                    Some(ms(100)),
+                    None,
+                );
+                let s = time::sleep(ms(50));
+                t.change(Some(ms(50)), None);
+                (t, s)
+            }
+        };
+        if in_task {
+            let l = log.clone();
+            lp.spawn(async move {
+                let (_t, s) = body();
+                s.await;
+                let now = EventLoop::with_current(|lp| lp.now());
+                l.borrow_mut().push(format!("sleep@{now}"));
+            });
+        } else {
+            let l = log.clone();
+            lp.set_immediate(move |lp| {
+                let (t, s) = body();
+                let l2 = l.clone();
+                lp.spawn(async move {
+                    let _t = t;
+                    s.await;
+                    let now = EventLoop::with_current(|lp| lp.now());
+                    l2.borrow_mut().push(format!("sleep@{now}"));
+                });
+            });
+        }
+        lp.run().unwrap();
+        log.borrow().clone()
+    }
+    assert_eq!(orders(false), ["dotnet@50", "sleep@50"]);
+    assert_eq!(orders(true), orders(false));
+}

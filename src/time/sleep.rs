@@ -1,9 +1,12 @@
 //! [`Sleep`] and [`Immediate`]: futures on a Node timeout and a Node
 //! immediate. Each keeps its loop-side state in an `Rc` shared with the
 //! timer or callback that wakes it (a sleep's timeout holds its
-//! `Wakeup` itself, no closure); every operation that needs the loop is queued on
-//! the loop's deferred queue, so a future can be made, reset and dropped
-//! anywhere, even inside a callback that holds the loop.
+//! `Wakeup` itself, no closure). Every operation that needs the loop is
+//! queued on the loop's deferred queue, so a future can be made, reset and
+//! dropped anywhere, even inside a callback that holds the loop; the one
+//! exception, a sleep's arming, runs at once where the loop can be lent and
+//! nothing is queued before it (a sleep made in a task's poll), which
+//! gives the same timer in the same place.
 
 use std::cell::{Cell, RefCell};
 use std::fmt;

@@ -14,23 +14,27 @@
 //!   poll or a scope returns, and before it lends itself. A future that
 //!   creates its timer through one (a `Sleep`) therefore lands in its
 //!   duration's list exactly where a `set_timeout` made at that moment
-//!   would, with the start time read when it was created.
+//!   would, with the start time read when it was created. Where the loop
+//!   could be lent and nothing is queued, such an operation runs at once
+//!   instead (`LoopShared::run_or_defer`): the same result, without the
+//!   queue.
 //! - **The current loop** is a per-thread stack of frames, one per loop
 //!   that is running or entered ([`EventLoop::scope`]) on the thread. Free
 //!   functions (`time::sleep`, `Instant::now`) use the top frame's shared
 //!   state, so they work wherever a loop is current: in callbacks, tasks,
 //!   `block_on` and scopes.
-//! - **Lending** ([`EventLoop::with_current`]) hands out the loop itself,
-//!   as `&mut EventLoop`, and only where no other `&mut EventLoop` is in
-//!   use: while a task is polled, and inside [`EventLoop::scope`]. Inside a
-//!   callback the loop is already lent (to that callback's argument), so
-//!   `with_current` panics there, as it does when nested.
+//! - **Lending** ([`EventLoop::with_current`], and `run_or_defer` inside
+//!   the crate) hands out the loop itself, as `&mut EventLoop`, and only
+//!   where no other `&mut EventLoop` is in use: while a task is polled,
+//!   and inside [`EventLoop::scope`]. Inside a callback the loop is already
+//!   lent (to that callback's argument), so `with_current` panics there,
+//!   as it does when nested, and `run_or_defer` defers.
 //!
 //! # Safety
 //!
 //! This is the crate's one `unsafe`: a raw pointer to the loop, stored in
-//! the top frame while lending is allowed, turned into `&mut EventLoop` by
-//! `with_current`. The argument:
+//! the top frame while lending is allowed, turned into `&mut EventLoop` in
+//! one place, `lent`, for `with_current` and `run_or_defer`. The argument:
 //!
 //! 1. The pointer is created from the `&mut EventLoop` of the function
 //!    that allows lending (`EventLoop::lend_during`, `EventLoop::scope`),
@@ -38,9 +42,11 @@
 //!    reference again (a guard removes it even on unwind). So while the
 //!    pointer is reachable, the only other live `&mut EventLoop` is that
 //!    function's, which is not used.
-//! 2. `with_current` takes the pointer out of the frame for the duration
-//!    of its closure, so two `&mut EventLoop` made from it never coexist
-//!    (a nested call finds none and panics), and puts it back after.
+//! 2. `with_current` and `run_or_defer` take the pointer out of the frame
+//!    (`take_lend`) for the duration of their closure, so two
+//!    `&mut EventLoop` made from it never coexist (a nested call finds
+//!    none: `with_current` panics, `run_or_defer` defers), and put it back
+//!    after, even on unwind.
 //! 3. What is polled while lending is allowed (a task's future, a scope's
 //!    closure) is not stored inside the loop: a task's future is moved out
 //!    of the loop for its poll. The lent `&mut EventLoop` cannot reach it.
@@ -56,6 +62,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::fmt;
 use std::marker::PhantomData;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::rc::{Rc, Weak};
 
 use super::EventLoop;
@@ -139,13 +146,17 @@ impl LoopShared {
 
     /// The loop with this id on this thread, if it still exists.
     pub(crate) fn by_id(id: u32) -> Option<Rc<LoopShared>> {
-        // Every same-thread wake comes here: compare ids before upgrading.
-        LOOPS.with(|l| {
-            l.borrow()
-                .iter()
-                .find(|(i, _)| *i == id)
-                .and_then(|(_, w)| w.upgrade())
-        })
+        // Every task wake comes here, from any thread: compare ids before
+        // upgrading. A thread tearing its thread-locals down has no loop.
+        LOOPS
+            .try_with(|l| {
+                l.borrow()
+                    .iter()
+                    .find(|(i, _)| *i == id)
+                    .and_then(|(_, w)| w.upgrade())
+            })
+            .ok()
+            .flatten()
     }
 
     /// This loop's one value of type `T`, made with `T::default()` on
@@ -160,14 +171,20 @@ impl LoopShared {
         made
     }
 
-    /// Runs `f` with the loop now if this loop can be lent here (a task's
-    /// poll, a scope), after whatever was deferred before it; otherwise
-    /// (inside a callback, which holds the loop, or away from the loop)
-    /// defers it. Either way `f` runs in the order of the operations
-    /// deferred around it, before anything could observe it: the same
-    /// result as [`defer`](Self::defer) without the queue's round trip.
+    /// Runs `f` with the loop now if nothing is deferred and this loop can
+    /// be lent here (a task's poll, a scope); otherwise (an operation is
+    /// queued, or inside a callback, which holds the loop, or away from the
+    /// loop) defers it. On an empty queue, running first is exactly what
+    /// the flush would do, with nothing between: the same result as
+    /// [`defer`](Self::defer) without the queue's round trip. (With
+    /// operations queued it would not be: some read the loop's state when
+    /// they run, not when queued, so running them early, as a flush here
+    /// would, could reorder what they create.)
     pub(crate) fn run_or_defer(&self, f: impl FnOnce(&mut EventLoop) + 'static) {
-        match take_lend(Some(self.id)) {
+        if self.has_deferred.get() {
+            return self.defer(f);
+        }
+        match take_lend(Some(self)) {
             Lendable::Yes(ptr) => lent(ptr, f),
             Lendable::NoLoop | Lendable::Lent => self.defer(f),
         }
@@ -246,10 +263,12 @@ enum Lendable {
 }
 
 /// Takes the lending pointer out of the top frame, if that frame is the
-/// loop `id` (any loop for `None`) and the loop is lendable now.
-fn take_lend(id: Option<u32>) -> Lendable {
+/// loop of `shared` (any loop for `None`; compared by address, so even a
+/// wrapped-around loop id cannot match another loop) and the loop is
+/// lendable now.
+fn take_lend(shared: Option<&LoopShared>) -> Lendable {
     STACK.with(|s| match s.borrow().last() {
-        Some(top) if id.is_none_or(|id| id == top.shared.id) => {
+        Some(top) if shared.is_none_or(|sh| std::ptr::eq(sh, &*top.shared)) => {
             let ptr = top.lend.replace(std::ptr::null_mut());
             if ptr.is_null() {
                 Lendable::Lent
@@ -262,8 +281,7 @@ fn take_lend(id: Option<u32>) -> Lendable {
 }
 
 /// Runs `f` with the loop behind `ptr`, just taken out of the top frame by
-/// [`take_lend`], after the operations deferred before it; puts the
-/// pointer back after, even on unwind.
+/// [`take_lend`]; puts the pointer back after, even on unwind.
 fn lent<R>(ptr: *mut EventLoop, f: impl FnOnce(&mut EventLoop) -> R) -> R {
     let _restore = Lend { prev: ptr };
     // SAFETY: see the module docs. The pointer was made from a live
@@ -273,7 +291,6 @@ fn lent<R>(ptr: *mut EventLoop, f: impl FnOnce(&mut EventLoop) -> R) -> R {
     // (point 2); and nothing the loop stores is borrowed by the caller
     // (point 3).
     let lp = unsafe { &mut *ptr };
-    lp.flush_deferred();
     f(lp)
 }
 
@@ -386,7 +403,10 @@ impl EventLoop {
     /// another `with_current`.
     pub fn with_current<R>(f: impl FnOnce(&mut EventLoop) -> R) -> R {
         match take_lend(None) {
-            Lendable::Yes(ptr) => lent(ptr, f),
+            Lendable::Yes(ptr) => lent(ptr, |lp| {
+                lp.flush_deferred();
+                f(lp)
+            }),
             Lendable::NoLoop => panic!(
                 "EventLoop::with_current: there is no current timerloop EventLoop on this \
                  thread (call it inside a spawned task, block_on or EventLoop::scope)"
@@ -413,15 +433,22 @@ impl EventLoop {
     #[inline(never)]
     fn run_deferred(&mut self) {
         self.flushing = true;
-        loop {
-            let op = self.shared.deferred.borrow_mut().pop_front();
-            match op {
-                // A deferred operation returns nothing: its result is Ok.
-                Some(mut op) => drop(op(self)),
-                None => break,
+        // An operation that panics (a closure or a future it drops) leaves
+        // the rest queued for the next flush, and the loop able to flush.
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            loop {
+                let op = self.shared.deferred.borrow_mut().pop_front();
+                match op {
+                    // A deferred operation returns nothing: its result is Ok.
+                    Some(mut op) => drop(op(self)),
+                    None => break,
+                }
             }
-        }
-        self.shared.has_deferred.set(false);
+            self.shared.has_deferred.set(false);
+        }));
         self.flushing = false;
+        if let Err(payload) = r {
+            resume_unwind(payload);
+        }
     }
 }

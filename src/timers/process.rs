@@ -166,8 +166,7 @@ impl EventLoop {
                 w.on_fire(lp);
                 Ok(())
             }),
-            // Never stored in an armed timer; nothing to run.
-            TimerFn::Wake(None) => Ok(()),
+            TimerFn::Wake(None) => unreachable!("an armed timer has its callback"),
         };
         self.timers.current = outer;
 
