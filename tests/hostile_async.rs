@@ -488,3 +488,38 @@ fn wakers_and_handles_of_a_dropped_loop_are_inert() {
         assert!(poll_once(h).is_ready());
     });
 }
+
+/// A deferred operation that panics (here: an abort applied from a
+/// callback drops a future whose drop panics) escapes `run`, and leaves the
+/// loop able to apply later deferred operations: a sleep made in a
+/// callback afterwards still arms and completes.
+#[test]
+fn a_panicking_deferred_operation_does_not_stop_later_flushes() {
+    struct PanicOnDrop;
+    impl Drop for PanicOnDrop {
+        fn drop(&mut self) {
+            panic!("a future's drop failed");
+        }
+    }
+    within(|| {
+        let mut lp = EventLoop::with_virtual_clock();
+        let h = lp.spawn(async {
+            let _guard = PanicOnDrop;
+            std::future::pending::<()>().await;
+        });
+        lp.set_immediate(move |_| h.abort());
+        let escaped = catch_unwind(AssertUnwindSafe(|| lp.run()));
+        assert!(escaped.is_err(), "the drop's panic escapes run");
+        let done = std::rc::Rc::new(std::cell::Cell::new(false));
+        let d = done.clone();
+        lp.set_immediate(move |lp| {
+            lp.spawn(async move {
+                time::sleep(ms(5)).await;
+                d.set(true);
+            });
+        });
+        lp.run().unwrap();
+        assert!(done.get());
+        assert_eq!(lp.now(), 5);
+    });
+}

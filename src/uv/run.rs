@@ -124,7 +124,10 @@ fn run_pending<H: Host>(host: &mut H) {
 }
 
 /// Takes a handle's callback out, runs it, and puts it back unless the
-/// handle was closed (its slot may then belong to a new handle).
+/// handle was closed (its slot may then belong to a new handle); back even
+/// when the callback unwinds, so that the loop stays runnable after a panic
+/// escapes (a check handle that lost its callback would leave every later
+/// immediate unrun, and the poll phase waiting for nothing).
 fn call_handle<H: Host>(host: &mut H, key: usize) {
     let lp = host.uv();
     if lp.handles.get_at(key).is_none() {
@@ -137,12 +140,15 @@ fn call_handle<H: Host>(host: &mut H, key: usize) {
         Kind::Io { .. } | Kind::Async => None,
     };
     let Some(mut cb) = cb else { return };
-    cb(host);
+    let r = catch_unwind(AssertUnwindSafe(|| cb(host)));
     if let Some(rec) = host.uv().handles.get_mut(handle) {
         match &mut rec.kind {
             Kind::Timer { cb: slot, .. } | Kind::Watcher { cb: slot, .. } => *slot = Some(cb),
             Kind::Io { .. } | Kind::Async => {}
         }
+    }
+    if let Err(payload) = r {
+        resume_unwind(payload);
     }
 }
 
