@@ -196,6 +196,28 @@ fn long_sleeps_take_their_whole_length() {
     assert_eq!(lp.now(), days);
 }
 
+/// A finished sleep's state is reused by the next sleep (the loop keeps a
+/// pool): the new sleep starts refed, pending, with its own deadline,
+/// whatever the old one was set to. Here the unrefed `a` is dropped last,
+/// so `b` takes its state.
+#[test]
+fn a_reused_sleep_state_starts_fresh() {
+    let mut lp = EventLoop::with_virtual_clock();
+    let out = lp.block_on(async {
+        let a = time::sleep(ms(5));
+        a.set_ref(false);
+        time::sleep(ms(10)).await; // `a` fires meanwhile, unrefed
+        assert!(a.is_elapsed());
+        drop(a);
+        let b = time::sleep(ms(5));
+        let fresh = (b.has_ref(), b.is_elapsed(), b.deadline() - Instant::now());
+        b.await; // an unrefed `b` would stall the loop: Err(Stalled)
+        fresh
+    });
+    assert_eq!(out.unwrap(), (true, false, ms(5)));
+    assert_eq!(lp.now(), 15);
+}
+
 // ----- Interval: tokio's tests/time_interval.rs timelines ---------------
 
 fn poll_ticks(lp: &mut EventLoop, i: &mut Spawn<Interval>, start: Instant) -> Vec<u64> {

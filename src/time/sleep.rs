@@ -228,6 +228,7 @@ impl Drop for Sleep {
         let e = &self.entry;
         drop(e.waker.take());
         if e.fired.get() && e.timer.get().is_none() {
+            Wakeup::recycle(e);
             return;
         }
         let me = e.clone();

@@ -101,6 +101,9 @@ pub(crate) struct LoopShared {
     /// Per-loop state of the layers on top (one value per type, made on
     /// first use: the .NET timer queue), so this layer names none of them.
     layers: RefCell<Vec<Rc<dyn Any>>>,
+    /// Finished sleeps' states, for the next sleeps to reuse (at most
+    /// [`WAKEUP_POOL`]): a sleep's state is its one allocation.
+    pub(crate) wakeups: RefCell<Vec<Rc<super::Wakeup>>>,
 }
 
 impl fmt::Debug for LoopShared {
@@ -135,6 +138,7 @@ impl LoopShared {
             has_deferred: Cell::new(false),
             sender,
             layers: RefCell::new(Vec::new()),
+            wakeups: RefCell::new(Vec::new()),
         });
         LOOPS.with(|l| {
             let mut l = l.borrow_mut();
@@ -210,11 +214,17 @@ impl LoopShared {
         let deferred = std::mem::take(&mut *self.deferred.borrow_mut());
         self.has_deferred.set(false);
         let layers = std::mem::take(&mut *self.layers.borrow_mut());
+        // Pooled sleep states hold this state: a cycle, broken here.
+        let wakeups = std::mem::take(&mut *self.wakeups.borrow_mut());
         drop(micro);
         drop(deferred);
         drop(layers);
+        drop(wakeups);
     }
 }
+
+/// The most finished sleep states a loop keeps for reuse.
+pub(crate) const WAKEUP_POOL: usize = 1024;
 
 /// The shared state of the thread's current loop.
 ///

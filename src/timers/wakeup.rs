@@ -10,6 +10,11 @@
 //!   callbacks of its duration.
 //! - `timer` is the pending timeout's handle, `None` once it fired or was
 //!   cleared; only the loop's thread touches any of it.
+//! - A finished sleep's state goes back to its loop's pool (at most
+//!   `WAKEUP_POOL`) when the sleep is dropped with nothing else referring to
+//!   it (no timer, no queued operation, no waker), and the next sleep
+//!   takes it instead of allocating; the pool is emptied with the loop's
+//!   shared state (a state holds that shared state: a cycle otherwise).
 //! - A timeout that fires before the deadline (one beyond a single
 //!   timeout's reach, [`LONG_MAX_MS`]: it is reached in legs) arms the next
 //!   leg; at the deadline, `fired` is set and the stored waker woken.
@@ -36,8 +41,18 @@ pub(crate) struct Wakeup {
 }
 
 impl Wakeup {
-    /// A refed wakeup for `deadline` (loop time), not yet armed.
+    /// A refed wakeup for `deadline` (loop time), not yet armed: a
+    /// finished sleep's state from the loop's pool if there is one.
     pub(crate) fn new(shared: Rc<LoopShared>, deadline: u64) -> Rc<Wakeup> {
+        let pooled = shared.wakeups.borrow_mut().pop();
+        if let Some(w) = pooled {
+            // Recycled only with no other reference and no timer, its
+            // waker taken (see `recycle`): only these need resetting.
+            w.deadline.set(deadline);
+            w.fired.set(false);
+            w.refed.set(true);
+            return w;
+        }
         Rc::new(Wakeup {
             shared,
             deadline: Cell::new(deadline),
@@ -97,6 +112,21 @@ impl Wakeup {
         // store a new one.
         if let Some(w) = self.waker.take() {
             w.wake();
+        }
+    }
+
+    /// Offers a finished sleep's state (`me`: the sleep's own reference,
+    /// about to go; the sleep fired, has no timer and took its waker out)
+    /// to the loop's pool: kept if nothing else refers to it (no queued
+    /// operation holds it) and the pool has room.
+    pub(crate) fn recycle(me: &Rc<Wakeup>) {
+        debug_assert!(me.fired.get() && me.timer.get().is_none());
+        if Rc::strong_count(me) != 1 || Rc::weak_count(me) != 0 {
+            return;
+        }
+        let mut pool = me.shared.wakeups.borrow_mut();
+        if pool.len() < super::current::WAKEUP_POOL {
+            pool.push(me.clone());
         }
     }
 
