@@ -204,7 +204,7 @@ impl LoopShared {
     /// in whole loop milliseconds (the cached loop time is never ahead of
     /// the clock).
     pub(crate) fn now_ms(&self) -> u64 {
-        uv::ms_floor(self.clock.now())
+        self.clock.now_ms()
     }
 
     /// Drops whatever is queued (the loop is going away): breaks the
