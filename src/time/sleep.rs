@@ -34,7 +34,7 @@ use crate::uv::ms_ceil;
 /// ```
 #[must_use = "futures do nothing unless awaited"]
 pub struct Sleep {
-    entry: Rc<Wakeup>,
+    pub(crate) entry: Rc<Wakeup>,
 }
 
 impl fmt::Debug for Sleep {

@@ -104,6 +104,10 @@ pub(crate) struct LoopShared {
     /// Finished sleeps' states, for the next sleeps to reuse (at most
     /// [`WAKEUP_POOL`]): a sleep's state is its one allocation.
     pub(crate) wakeups: RefCell<Vec<Rc<super::Wakeup>>>,
+    /// The loop is gone ([`clear`](Self::clear) ran): nothing is pooled
+    /// any more (a pooled state holds this state, so it would be a cycle
+    /// nothing breaks).
+    pub(crate) closed: Cell<bool>,
 }
 
 impl fmt::Debug for LoopShared {
@@ -139,6 +143,7 @@ impl LoopShared {
             sender,
             layers: RefCell::new(Vec::new()),
             wakeups: RefCell::new(Vec::new()),
+            closed: Cell::new(false),
         });
         LOOPS.with(|l| {
             let mut l = l.borrow_mut();
@@ -214,7 +219,9 @@ impl LoopShared {
         let deferred = std::mem::take(&mut *self.deferred.borrow_mut());
         self.has_deferred.set(false);
         let layers = std::mem::take(&mut *self.layers.borrow_mut());
-        // Pooled sleep states hold this state: a cycle, broken here.
+        // Pooled sleep states hold this state: a cycle, broken here, and
+        // not made again.
+        self.closed.set(true);
         let wakeups = std::mem::take(&mut *self.wakeups.borrow_mut());
         drop(micro);
         drop(deferred);

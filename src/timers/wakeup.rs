@@ -118,10 +118,10 @@ impl Wakeup {
     /// Offers a finished sleep's state (`me`: the sleep's own reference,
     /// about to go; the sleep fired, has no timer and took its waker out)
     /// to the loop's pool: kept if nothing else refers to it (no queued
-    /// operation holds it) and the pool has room.
+    /// operation holds it), the loop is still there and the pool has room.
     pub(crate) fn recycle(me: &Rc<Wakeup>) {
         debug_assert!(me.fired.get() && me.timer.get().is_none());
-        if Rc::strong_count(me) != 1 || Rc::weak_count(me) != 0 {
+        if Rc::strong_count(me) != 1 || Rc::weak_count(me) != 0 || me.shared.closed.get() {
             return;
         }
         let mut pool = me.shared.wakeups.borrow_mut();
@@ -145,5 +145,46 @@ impl Wakeup {
                 };
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::rc::Rc;
+    use std::time::Duration;
+
+    use crate::{EventLoop, time};
+
+    /// A fired sleep dropped after its loop is not pooled: the pool would
+    /// hold the loop's shared state, which the pooled state holds (a cycle
+    /// nothing would break).
+    #[test]
+    fn a_sleep_dropped_after_its_loop_leaves_nothing_behind() {
+        let mut lp = EventLoop::with_virtual_clock();
+        let s = lp.scope(|| time::sleep(Duration::from_millis(3)));
+        lp.run().unwrap();
+        assert!(s.is_elapsed());
+        let shared = Rc::downgrade(&lp.shared);
+        drop(lp);
+        drop(s);
+        assert!(
+            shared.upgrade().is_none(),
+            "the loop's shared state is freed"
+        );
+    }
+
+    /// While the loop lives, a finished sleep's state is pooled and taken
+    /// by the next sleep.
+    #[test]
+    fn a_finished_sleep_state_is_reused() {
+        let mut lp = EventLoop::with_virtual_clock();
+        let s = lp.scope(|| time::sleep(Duration::from_millis(3)));
+        lp.run().unwrap();
+        let first = Rc::as_ptr(&s.entry);
+        drop(s);
+        assert_eq!(lp.shared.wakeups.borrow().len(), 1);
+        let t = lp.scope(|| time::sleep(Duration::from_millis(3)));
+        assert_eq!(Rc::as_ptr(&t.entry), first);
+        assert!(lp.shared.wakeups.borrow().is_empty());
     }
 }
