@@ -122,12 +122,18 @@ fn timerloop_tasks(n: u64) -> f64 {
     n as f64 / start.elapsed().as_secs_f64()
 }
 
-fn tokio_tasks(n: u64) -> f64 {
-    let rt = tokio::runtime::Builder::new_current_thread()
+/// Tokio's current-thread runtime with its clock paused (it auto-advances:
+/// no side waits for real time), the rival of a virtual-clock loop.
+fn paused_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .start_paused(true)
         .build()
-        .expect("a current-thread runtime");
+        .expect("a current-thread runtime")
+}
+
+fn tokio_tasks(n: u64) -> f64 {
+    let rt = paused_runtime();
     let local = tokio::task::LocalSet::new();
     let start = Instant::now();
     for _ in 0..n {
@@ -162,11 +168,7 @@ fn timerloop_sleeps(n: u64) -> f64 {
 
 fn tokio_sleeps(n: u64) -> f64 {
     let per = (n / SLEEPERS).max(1);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .expect("a current-thread runtime");
+    let rt = paused_runtime();
     let local = tokio::task::LocalSet::new();
     let start = Instant::now();
     for _ in 0..SLEEPERS {
@@ -414,11 +416,7 @@ fn delayqueue_refresh_idle(n: u64) -> f64 {
     use std::task::Poll;
     use tokio_util::time::DelayQueue;
 
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .expect("a current-thread runtime");
+    let rt = paused_runtime();
     rt.block_on(async move {
         let idle_ms = Duration::from_millis(IDLE_MS);
         // The value: whether the connection is idle.

@@ -380,17 +380,21 @@ impl EventLoop {
     where
         F: FnMut(&mut EventLoop) + 'static,
     {
-        debug_assert!((1..=LONG_MAX_MS).contains(&ms), "uncoerced {ms}");
-        self.uv.advance_time_to(start);
-        self.timer_from(start, ms as f64, false, boxed(f))
+        self.started_at(start, ms, boxed(f))
     }
 
     /// [`timeout_started_at`](Self::timeout_started_at) for a future's
     /// [`Wakeup`]: the timeout wakes it, with no closure to box.
     pub(crate) fn wakeup_started_at(&mut self, start: u64, ms: u64, w: Rc<Wakeup>) -> Timeout {
+        self.started_at(start, ms, TimerFn::Wake(Some(w)))
+    }
+
+    /// The two above, for either kind of callback.
+    #[inline(always)]
+    fn started_at(&mut self, start: u64, ms: u64, cb: TimerFn) -> Timeout {
         debug_assert!((1..=LONG_MAX_MS).contains(&ms), "uncoerced {ms}");
         self.uv.advance_time_to(start);
-        self.timer_from(start, ms as f64, false, TimerFn::Wake(Some(w)))
+        self.timer_from(start, ms as f64, false, cb)
     }
 
     #[inline(always)]
