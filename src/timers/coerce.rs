@@ -108,11 +108,32 @@ pub const NATIVE_MAX_MS: u64 = 0x0fff_ffff;
 /// let forty_days = Duration::from_secs(40 * 86_400);
 /// assert_eq!(Delay::from(forty_days).coerced(), 3_456_000_000.0);
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy)]
 pub struct Delay {
     ms: f64,
     /// Made from a `Duration`: whole ms, kept above `TIMEOUT_MAX`.
     long_ok: bool,
+    /// What `ms` coerces to, truncated, when that is known without floating
+    /// point (an integer in range, or a `Duration`); 0 when it is not. The
+    /// common integer delay then skips the `f64` round trip on every
+    /// `set_timeout`.
+    whole: u64,
+}
+
+impl PartialEq for Delay {
+    /// Delays are equal when they were given equal: `whole` is derived.
+    fn eq(&self, other: &Self) -> bool {
+        self.ms == other.ms && self.long_ok == other.long_ok
+    }
+}
+
+impl fmt::Debug for Delay {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Delay")
+            .field("ms", &self.ms)
+            .field("long_ok", &self.long_ok)
+            .finish()
+    }
 }
 
 impl Delay {
@@ -123,7 +144,11 @@ impl Delay {
     /// assert_eq!(Delay::from_ms(2.5).as_ms(), 2.5);
     /// ```
     pub const fn from_ms(ms: f64) -> Self {
-        Delay { ms, long_ok: false }
+        Delay {
+            ms,
+            long_ok: false,
+            whole: 0,
+        }
     }
 
     /// The delay as given, in milliseconds (a `Duration` already rounded up).
@@ -162,31 +187,76 @@ impl Delay {
         }
         coerce(self.ms)
     }
+
+    /// [`coerce`](Self::coerce), truncated to whole milliseconds: the
+    /// duration a timer is listed under (R3.2).
+    #[inline]
+    pub(crate) fn coerce_whole(self) -> (u64, Option<Warning>) {
+        if self.whole != 0 {
+            return (self.whole, None);
+        }
+        let (ms, warning) = self.coerce();
+        // Coerced, `ms` is in 1..=LONG_MAX_MS: through `i64` it truncates to
+        // the same value, and that saturating conversion is shorter than
+        // the one to `u64`.
+        (ms as i64 as u64, warning)
+    }
 }
 
-macro_rules! delay_from {
+/// [`TIMEOUT_MAX`] as an integer.
+const TIMEOUT_MAX_INT: i128 = 2_147_483_647;
+
+macro_rules! delay_from_int {
     ($($t:ty),*) => {$(
         impl From<$t> for Delay {
+            #[inline]
             fn from(ms: $t) -> Self {
+                // In range, an integer is its own coerced value. (A `u128`
+                // above `i128::MAX` wraps negative: out of range either way.)
+                let wide = ms as i128;
+                let whole = if (1..=TIMEOUT_MAX_INT).contains(&wide) {
+                    wide as u64
+                } else {
+                    0
+                };
                 // Integers beyond 2^53 lose precision, but anything that
                 // large coerces to 1 ms anyway.
+                Delay {
+                    ms: ms as f64,
+                    long_ok: false,
+                    whole,
+                }
+            }
+        }
+    )*};
+}
+delay_from_int!(
+    u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize
+);
+
+macro_rules! delay_from_float {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Delay {
+            #[inline]
+            fn from(ms: $t) -> Self {
                 Delay::from_ms(ms as f64)
             }
         }
     )*};
 }
-delay_from!(
-    u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64
-);
+delay_from_float!(f32, f64);
 
 impl From<Duration> for Delay {
     /// Rounds `d` up to whole milliseconds: a `Duration` timer never fires
     /// early. Above [`TIMEOUT_MAX`] it stays a long timer.
+    #[inline]
     fn from(d: Duration) -> Self {
         let ms = crate::uv::ms_ceil(d).min(LONG_MAX_MS);
         Delay {
             ms: ms as f64,
             long_ok: true,
+            // Zero coerces to 1 ms (silently); anything else is kept.
+            whole: ms.max(1),
         }
     }
 }
@@ -324,5 +394,64 @@ mod tests {
         assert_eq!(Delay::from(Duration::from_micros(1500)).coerced(), 2.0);
         assert_eq!(Delay::from(Duration::ZERO).coerced(), 1.0);
         assert_eq!(Delay::from(Duration::from_millis(7)).coerced(), 7.0);
+    }
+
+    /// The integer fast path gives what the `f64` path gives, warning
+    /// included, for every kind of delay near the edges of the range.
+    #[test]
+    fn whole_matches_the_float_path() {
+        let slow = |d: Delay| {
+            let (ms, w) = Delay::from_ms(d.ms).coerce();
+            let ms = if d.long_ok && d.ms > TIMEOUT_MAX {
+                d.ms.min(LONG_MAX_MS as f64)
+            } else {
+                ms
+            };
+            (ms as u64, if d.long_ok { None } else { w })
+        };
+        let ints: [i128; 12] = [
+            i128::MIN,
+            -1,
+            0,
+            1,
+            2,
+            1000,
+            TIMEOUT_MAX_INT - 1,
+            TIMEOUT_MAX_INT,
+            TIMEOUT_MAX_INT + 1,
+            1 << 53,
+            u64::MAX as i128,
+            i128::MAX,
+        ];
+        for v in ints {
+            let mut ds = vec![Delay::from(v)];
+            if let Ok(x) = i64::try_from(v) {
+                ds.push(Delay::from(x));
+            }
+            if let Ok(x) = u64::try_from(v) {
+                ds.push(Delay::from(x));
+                ds.push(Delay::from(Duration::from_millis(x)));
+            }
+            if let Ok(x) = i32::try_from(v) {
+                ds.push(Delay::from(x));
+            }
+            if let Ok(x) = u32::try_from(v) {
+                ds.push(Delay::from(x));
+            }
+            if let Ok(x) = u8::try_from(v) {
+                ds.push(Delay::from(x));
+            }
+            if let Ok(x) = u128::try_from(v) {
+                ds.push(Delay::from(x));
+            }
+            for d in ds {
+                assert_eq!(d.coerce_whole(), slow(d), "{v} as {d:?}");
+            }
+        }
+        assert_eq!(Delay::from(u128::MAX).coerce_whole().0, 1);
+        assert!(Delay::from(u128::MAX).coerce_whole().1.is_some(), "warns");
+        assert_eq!(Delay::from(Duration::ZERO).coerce_whole(), (1, None));
+        assert_eq!(Delay::from(2.9).coerce_whole(), (2, None));
+        assert_eq!(Delay::from(5u64), Delay::from_ms(5.0), "equal as given");
     }
 }

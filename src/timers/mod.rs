@@ -327,7 +327,9 @@ impl EventLoop {
             .map(uv::MsCache::new);
         let mut uv = Loop::new(Rc::new(clock))?;
         if let Some(cache) = ms_cache {
-            uv.set_ms_cache(cache);
+            uv.set_fast_clock(uv::FastClock::System(cache));
+        } else if let Some(v) = &virtual_clock {
+            uv.set_fast_clock(uv::FastClock::Virtual(v.clone()));
         }
         // Node: the timer handle and the check handle are unrefed; the idle
         // handle is started only while refed immediates exist.

@@ -322,14 +322,6 @@ impl Stored for Timer {
     }
 }
 
-/// A coerced delay, in `[1, LONG_MAX_MS]`, truncated to whole milliseconds
-/// (through `i64`: in that range it is the same value, and the saturating
-/// conversion to `i64` is shorter than the one to `u64`).
-fn truncate_ms(ms: f64) -> u64 {
-    debug_assert!((1.0..=LONG_MAX_MS as f64).contains(&ms), "uncoerced {ms}");
-    ms as i64 as u64
-}
-
 impl Timeout {
     /// The handle of the timer stored under `key` in loop `loop_id`.
     pub(super) fn from_key(key: Key, loop_id: u32) -> Self {
@@ -362,7 +354,7 @@ impl EventLoop {
         F: FnMut(&mut EventLoop) -> R + 'static,
         R: CallbackResult,
     {
-        let (ms, warning) = delay.coerce();
+        let (ms, warning) = delay.coerce_whole();
         if let Some(w) = warning {
             self.warn(w);
         }
@@ -392,17 +384,14 @@ impl EventLoop {
     /// The two above, for either kind of callback.
     #[inline(always)]
     fn started_at(&mut self, start: u64, ms: u64, cb: TimerFn) -> Timeout {
-        debug_assert!((1..=LONG_MAX_MS).contains(&ms), "uncoerced {ms}");
         self.uv.advance_time_to(start);
-        self.timer_from(start, ms as f64, false, cb)
+        self.timer_from(start, ms, false, cb)
     }
 
     #[inline(always)]
-    fn timer_from(&mut self, start: u64, ms: f64, repeat: bool, cb: TimerFn) -> Timeout {
-        let handle = self
-            .timers
-            .slab
-            .insert(Timer::new(truncate_ms(ms), start, cb, repeat));
+    fn timer_from(&mut self, start: u64, ms: u64, repeat: bool, cb: TimerFn) -> Timeout {
+        debug_assert!((1..=LONG_MAX_MS).contains(&ms), "uncoerced {ms}");
+        let handle = self.timers.slab.insert(Timer::new(ms, start, cb, repeat));
         let key = handle.index();
         self.timers.reset_links(key);
         self.count_ref(true);

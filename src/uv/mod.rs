@@ -174,11 +174,25 @@ struct Rec<H> {
     kind: Kind<H>,
 }
 
+/// How a loop reads its clock's milliseconds on the hot paths
+/// (`uv_update_time` runs on every `set_timeout` and `refresh`): the crate's
+/// own clocks without a dynamic call, a [`SystemClock`] through its cached
+/// millisecond.
+pub(crate) enum FastClock {
+    /// Any other [`Clock`]: through the trait object.
+    Dyn,
+    /// A [`SystemClock`]'s cached millisecond.
+    System(MsCache),
+    /// A [`VirtualClock`], read directly.
+    Virtual(VirtualClock),
+}
+
 /// The event loop; see the [module docs](self).
 pub(crate) struct Loop<H> {
     clock: Rc<dyn Clock>,
-    /// `clock`'s millisecond reading, cached, when it is a [`SystemClock`].
-    fast_clock: Option<MsCache>,
+    /// `clock` again, for reading its milliseconds without a dynamic call
+    /// when it is one of the crate's own clocks.
+    fast_clock: FastClock,
     time: u64,
     handles: Arena<Rec<H>>,
     active_refed: usize,
@@ -223,7 +237,7 @@ impl<H: Host> Loop<H> {
         let io = poll::Io::new(!clock.is_virtual())?;
         Ok(Loop {
             clock,
-            fast_clock: None,
+            fast_clock: FastClock::Dyn,
             time,
             handles: Arena::new(),
             active_refed: 0,
@@ -263,18 +277,19 @@ impl<H: Host> Loop<H> {
         self.time
     }
 
-    /// Reads the loop's clock through `cache`, which must have been made
-    /// from that same clock.
-    pub(crate) fn set_ms_cache(&mut self, cache: MsCache) {
-        self.fast_clock = Some(cache);
+    /// Reads the loop's clock through `fast`, which must be (or have been
+    /// made from) that same clock.
+    pub(crate) fn set_fast_clock(&mut self, fast: FastClock) {
+        self.fast_clock = fast;
     }
 
     /// Refreshes the cached loop time from the clock (`uv_update_time`).
     #[inline]
     pub(crate) fn update_time(&mut self) {
         let ms = match &mut self.fast_clock {
-            Some(cache) => cache.now_ms(),
-            None => self.clock.now_ms(),
+            FastClock::System(cache) => cache.now_ms(),
+            FastClock::Virtual(v) => v.now_ms(),
+            FastClock::Dyn => self.clock.now_ms(),
         };
         self.time = self.time.max(ms);
     }
