@@ -246,6 +246,43 @@ fn abort_from_a_callback() {
     assert_eq!(lp.stats(), Stats::default());
 }
 
+/// A task that aborts itself through its own handle and drops the handle
+/// in the same poll is not resumed, and a panic after the abort is not an
+/// unhandled rejection (the abort completed the handle, cancelled), whether
+/// or not the deferred abort was applied during that poll (a `set_timeout`
+/// is a flush point).
+#[test]
+fn a_task_aborting_itself_and_dropping_its_handle() {
+    for flush in [false, true] {
+        for fail in [false, true] {
+            let log = new_log();
+            let mut lp = EventLoop::with_virtual_clock();
+            let l = log.clone();
+            lp.set_uncaught_handler(move |_, e| push(&l, format!("uncaught {}", e.message())));
+            let slot: Rc<RefCell<Option<task::JoinHandle<()>>>> = Rc::default();
+            let (s, l) = (slot.clone(), log.clone());
+            let h = lp.spawn(async move {
+                let me = s.borrow_mut().take().expect("the handle");
+                me.abort();
+                drop(me);
+                if flush {
+                    EventLoop::with_current(|lp| lp.set_timeout(1, |_| {}));
+                }
+                if fail {
+                    panic!("after the abort");
+                }
+                time::sleep(ms(5)).await;
+                push(&l, "resumed");
+            });
+            *slot.borrow_mut() = Some(h);
+            lp.run().unwrap();
+            assert!(log.borrow().is_empty(), "{flush} {fail}: {log:?}");
+            assert_eq!(lp.stats().tasks, 0, "{flush} {fail}");
+            assert!(lp.now() <= 1, "{flush} {fail}: the sleep never started");
+        }
+    }
+}
+
 /// A detached task that panics is an unhandled rejection: reported as an
 /// uncaught `Task` error after the microtask queue drains, not at the
 /// panic; a task whose JoinHandle is alive reports to it instead.

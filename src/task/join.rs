@@ -93,10 +93,12 @@ impl fmt::Display for JoinError {
 
 impl std::error::Error for JoinError {}
 
-/// The loop's join states, one per task whose handle or output is still
-/// wanted, in one arena: a spawn allocates no shared cell for them. A
-/// state is freed once its task is over and its handle dropped; keys are
-/// generation checked, so a stale one reads as a finished task.
+/// The loop's join states, one per task whose handle is still there, in
+/// one arena: a spawn allocates no shared cell for them. A state lives
+/// exactly as long as its handle: dropping the handle (detaching the task)
+/// frees it, so a spawn whose handle is dropped at once reuses the slot
+/// the previous one freed. Keys are generation checked: a task whose state
+/// is gone is detached, and its output is dropped unread.
 #[derive(Default)]
 pub(crate) struct Joins {
     states: RefCell<Arena<JoinState>>,
@@ -107,9 +109,8 @@ struct JoinState {
     /// zero-sized output, such as `()`, allocates nothing).
     out: Option<Result<Box<dyn Any>, JoinError>>,
     waker: Option<Waker>,
-    /// The output is in (or was taken, or dropped): the task is over.
+    /// The output is in (or was taken): the task is over.
     done: bool,
-    detached: bool,
 }
 
 impl Joins {
@@ -119,12 +120,11 @@ impl Joins {
             out: None,
             waker: None,
             done: false,
-            detached: false,
         })
     }
 
     /// The task `key` is over with `out` (built only if a handle will read
-    /// it). Nothing if it was over already.
+    /// it). Nothing if it was over already, or is detached.
     pub(super) fn complete(&self, key: Key, out: impl FnOnce() -> Result<Box<dyn Any>, JoinError>) {
         let waker = {
             let mut states = self.states.borrow_mut();
@@ -135,10 +135,6 @@ impl Joins {
                 return;
             }
             st.done = true;
-            if st.detached {
-                states.remove_at(key.index());
-                return;
-            }
             st.out = Some(out());
             st.waker.take()
         };
@@ -147,20 +143,24 @@ impl Joins {
         }
     }
 
-    /// Records a panic. Returns the message back if nobody will read it
-    /// (the task was detached): an unhandled rejection.
+    /// Records the panic of a task that was not aborted. Returns the
+    /// message back if nobody will read it (the task is detached): an
+    /// unhandled rejection.
     pub(super) fn fail(&self, key: Key, msg: String) -> Option<String> {
-        let detached = match self.states.borrow().get(key) {
-            Some(st) if !st.done => st.detached,
-            _ => return None,
-        };
-        let repr = Repr::Panic(msg.clone());
-        self.complete(key, || Err(JoinError { repr }));
-        detached.then_some(msg)
+        match self.states.borrow().get(key) {
+            None => return Some(msg),
+            Some(st) if st.done => return None,
+            Some(_) => {}
+        }
+        self.complete(key, || {
+            Err(JoinError {
+                repr: Repr::Panic(msg),
+            })
+        });
+        None
     }
 
-    /// Whether the task `key` is over (a task still running that is over
-    /// was aborted).
+    /// Whether the task `key`, whose handle asks, is over.
     pub(super) fn is_done(&self, key: Key) -> bool {
         self.states.borrow().get(key).is_none_or(|st| st.done)
     }
@@ -283,6 +283,7 @@ impl<T> JoinHandle<T> {
         }
         self.joins.complete(self.join, cancelled);
         let key = self.key;
+        self.shared.aborted.borrow_mut().push(key);
         self.shared.defer(move |lp| lp.abort_task(key));
     }
 
@@ -305,15 +306,12 @@ impl<T> Drop for JoinHandle<T> {
     fn drop(&mut self) {
         // What goes (an output nobody took, a waker) is dropped after the
         // states are released: an output's drop may drop other handles.
+        // Over or not, the state goes: a running task without one is
+        // detached.
         let mut states = self.joins.states.borrow_mut();
-        let gone: (Option<JoinState>, Option<Waker>) = match states.get_mut(self.join) {
-            Some(st) if st.done => (Some(states.remove_at(self.join.index())), None),
-            Some(st) => {
-                st.detached = true;
-                (None, st.waker.take())
-            }
-            None => (None, None),
-        };
+        let gone = states
+            .contains(self.join)
+            .then(|| states.remove_at(self.join.index()));
         drop(states);
         drop(gone);
     }
@@ -342,16 +340,18 @@ mod tests {
         lp.tasks.joins.states.borrow().len()
     }
 
-    /// A join state lives while its task runs or its handle holds it, and
-    /// not a moment longer, whichever goes first.
+    /// A join state lives exactly as long as its handle: a detached
+    /// task's goes at once and its slot is reused by the next spawn.
     #[test]
     fn join_states_are_freed() {
         let mut lp = EventLoop::with_virtual_clock();
         for _ in 0..100 {
             lp.spawn(async {}); // detached at once
         }
+        assert_eq!(live_states(&lp), 0);
+        assert_eq!(lp.stats().tasks, 100, "detached tasks still run");
         let kept: Vec<_> = (0..10).map(|i| lp.spawn(async move { i })).collect();
-        assert_eq!(live_states(&lp), 110);
+        assert_eq!(live_states(&lp), 10);
         lp.run().unwrap();
         assert_eq!(
             live_states(&lp),

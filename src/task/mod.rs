@@ -382,16 +382,18 @@ impl EventLoop {
             let mut cx = Context::from_waker(&running.waker);
             catch_unwind(AssertUnwindSafe(|| running.future.as_mut().poll(&mut cx)))
         });
+        let aborted = self.take_aborted(key);
         let mut running = Some(running);
         let done = match r {
-            // Pending, and not over: a task over while pending was aborted.
-            Ok(Poll::Pending) if !self.tasks.joins.is_done(join) => {
+            Ok(Poll::Pending) if !aborted => {
                 if let Some(task) = self.tasks.slab.get_mut(key) {
                     task.running = running.take();
                 }
                 false
             }
             Ok(_) => true,
+            // An aborted task's handle already completed cancelled.
+            Err(_) if aborted => true,
             Err(payload) => {
                 let msg = crate::timers::panic_message(&*payload);
                 if let Some(rejected) = self.tasks.joins.fail(join, msg) {
@@ -414,14 +416,30 @@ impl EventLoop {
     }
 
     /// Drops an aborted task's future, unless it is being polled (then its
-    /// poll drops it).
+    /// poll drops it, finding it in [`LoopShared::aborted`]).
     pub(crate) fn abort_task(&mut self, key: Key) {
         let Some(task) = self.tasks.slab.get_mut(key) else {
+            self.take_aborted(key);
             return;
         };
         if let Some(running) = task.running.take() {
             self.tasks.slab.remove_at(key.index());
+            self.take_aborted(key);
             drop(running);
+        }
+    }
+
+    /// Whether the task `key` was aborted through its handle since its
+    /// future was last dropped or polled; forgets it. (The list is almost
+    /// always empty: a poll reads its length.)
+    fn take_aborted(&self, key: Key) -> bool {
+        let mut aborted = self.shared.aborted.borrow_mut();
+        match aborted.iter().position(|&k| k == key) {
+            Some(i) => {
+                aborted.swap_remove(i);
+                true
+            }
+            None => false,
         }
     }
 

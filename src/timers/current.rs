@@ -108,6 +108,11 @@ pub(crate) struct LoopShared {
     /// any more (a pooled state holds this state, so it would be a cycle
     /// nothing breaks).
     pub(crate) closed: Cell<bool>,
+    /// Tasks aborted through their handles whose futures are not dropped
+    /// yet (the abort is deferred). A task's poll checks it, so a task
+    /// aborted while it runs is not resumed, whether or not its handle
+    /// (and so its join state) is still there.
+    pub(crate) aborted: RefCell<Vec<Key>>,
 }
 
 impl fmt::Debug for LoopShared {
@@ -144,6 +149,7 @@ impl LoopShared {
             layers: RefCell::new(Vec::new()),
             wakeups: RefCell::new(Vec::new()),
             closed: Cell::new(false),
+            aborted: RefCell::new(Vec::new()),
         });
         LOOPS.with(|l| {
             let mut l = l.borrow_mut();
