@@ -110,6 +110,32 @@ struct Running {
     waker: Waker,
 }
 
+pin_project_lite::pin_project! {
+    /// A spawned future, which hands its output to its join state when it
+    /// completes. Written out rather than as an `async` block, which would
+    /// hold the future twice (the moved-in value and the one awaited).
+    struct Spawned<F> {
+        #[pin]
+        future: F,
+        joins: Rc<Joins>,
+        join: Key,
+    }
+}
+
+impl<F: Future> Future for Spawned<F>
+where
+    F::Output: 'static,
+{
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.project();
+        let value = std::task::ready!(this.future.poll(cx));
+        this.joins.complete(*this.join, || Ok(Box::new(value)));
+        Poll::Ready(())
+    }
+}
+
 /// What a task's waker knows: enough to queue the task from any thread.
 struct Header {
     key: Key,
@@ -333,10 +359,10 @@ impl EventLoop {
     {
         let joins = self.tasks.joins.clone();
         let join = joins.open();
-        let out = joins.clone();
-        let wrapped = async move {
-            let value = future.await;
-            out.complete(join, || Ok(Box::new(value)));
+        let wrapped = Spawned {
+            future,
+            joins: joins.clone(),
+            join,
         };
         let shared = &self.shared;
         let (loop_id, sender) = (shared.id, shared.sender.clone());
