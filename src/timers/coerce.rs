@@ -108,23 +108,18 @@ pub const NATIVE_MAX_MS: u64 = 0x0fff_ffff;
 /// let forty_days = Duration::from_secs(40 * 86_400);
 /// assert_eq!(Delay::from(forty_days).coerced(), 3_456_000_000.0);
 /// ```
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq)]
 pub struct Delay {
     ms: f64,
     /// Made from a `Duration`: whole ms, kept above `TIMEOUT_MAX`.
     long_ok: bool,
-    /// What `ms` coerces to, truncated, when that is known without floating
-    /// point (an integer in range, or a `Duration`); 0 when it is not. The
-    /// common integer delay then skips the `f64` round trip on every
-    /// `set_timeout`.
+    /// What the delay coerces to, truncated (R3.2), when no warning comes
+    /// with it; 0 for the rest (out of range, NaN), which `coerce` handles.
+    /// A function of `ms` and `long_ok` however the delay was made, so
+    /// equality is still equality of what was given; an integer computes
+    /// it without floating point, which saves `set_timeout` the `f64`
+    /// round trip.
     whole: u64,
-}
-
-impl PartialEq for Delay {
-    /// Delays are equal when they were given equal: `whole` is derived.
-    fn eq(&self, other: &Self) -> bool {
-        self.ms == other.ms && self.long_ok == other.long_ok
-    }
 }
 
 impl fmt::Debug for Delay {
@@ -144,10 +139,16 @@ impl Delay {
     /// assert_eq!(Delay::from_ms(2.5).as_ms(), 2.5);
     /// ```
     pub const fn from_ms(ms: f64) -> Self {
+        // NaN fails both comparisons: 0, the slow path.
+        let whole = if ms >= 1.0 && ms <= TIMEOUT_MAX {
+            ms as u64
+        } else {
+            0
+        };
         Delay {
             ms,
             long_ok: false,
-            whole: 0,
+            whole,
         }
     }
 
@@ -453,5 +454,16 @@ mod tests {
         assert_eq!(Delay::from(Duration::ZERO).coerce_whole(), (1, None));
         assert_eq!(Delay::from(2.9).coerce_whole(), (2, None));
         assert_eq!(Delay::from(5u64), Delay::from_ms(5.0), "equal as given");
+        // `whole` is the same however the delay was made.
+        for v in [-1_i64, 0, 1, 7, 2_147_483_647, 2_147_483_648, 1 << 53] {
+            assert_eq!(Delay::from(v).whole, Delay::from_ms(v as f64).whole, "{v}");
+        }
+        for v in [0.5, 1.0, 2.9, 2_147_483_647.5, f64::NAN, f64::INFINITY] {
+            assert_eq!(
+                Delay::from_ms(v).coerce_whole(),
+                slow(Delay::from_ms(v)),
+                "{v}"
+            );
+        }
     }
 }
