@@ -218,6 +218,76 @@ fn a_reused_sleep_state_starts_fresh() {
     assert_eq!(lp.now(), 15);
 }
 
+/// Counts its wakes.
+#[derive(Default)]
+struct CountWakes(std::sync::atomic::AtomicUsize);
+
+impl std::task::Wake for CountWakes {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.wake_by_ref();
+    }
+    fn wake_by_ref(self: &std::sync::Arc<Self>) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// A finished sleep's pooled state keeps the waker its last poll stored:
+/// the next sleep polled with the same waker (a task sleeping in a loop)
+/// clones none. A kept waker is never woken for a sleep that did not
+/// store it, and the loop's drop lets go of it.
+#[test]
+fn a_pooled_sleep_state_keeps_its_waker_but_never_wakes_it_stale() {
+    use std::sync::Arc;
+    use std::sync::atomic::Ordering::SeqCst;
+    use std::task::{Context, Waker};
+    let (mut lp, clock) = setup();
+    let (a, b) = (
+        Arc::new(CountWakes::default()),
+        Arc::new(CountWakes::default()),
+    );
+    let (wa, wb) = (Waker::from(a.clone()), Waker::from(b.clone()));
+    let poll = |lp: &mut EventLoop, s: &mut time::Sleep, w: &Waker| {
+        lp.scope(|| std::pin::Pin::new(s).poll(&mut Context::from_waker(w)))
+    };
+    let wakes = |c: &Arc<CountWakes>| c.0.load(SeqCst);
+
+    let mut s = lp.scope(|| time::sleep(ms(5)));
+    assert!(poll(&mut lp, &mut s, &wa).is_pending());
+    assert_eq!(Arc::strong_count(&a), 3, "ours, `wa`, the sleep's clone");
+    advance(&mut lp, &clock, 5);
+    assert_eq!((wakes(&a), Arc::strong_count(&a)), (1, 3), "woken, kept");
+    assert!(poll(&mut lp, &mut s, &wa).is_ready());
+    drop(s);
+    assert_eq!(Arc::strong_count(&a), 3, "pooled with its state");
+
+    // The next sleep takes that state; it fires before any poll: the
+    // waker it kept is not woken.
+    let s = lp.scope(|| time::sleep(ms(5)));
+    advance(&mut lp, &clock, 5);
+    assert!(s.is_elapsed());
+    assert_eq!(wakes(&a), 1, "a stale waker is never woken");
+    drop(s);
+
+    // Polled with the same waker: nothing cloned, and woken when due.
+    let mut s = lp.scope(|| time::sleep(ms(5)));
+    assert!(poll(&mut lp, &mut s, &wa).is_pending());
+    assert_eq!(Arc::strong_count(&a), 3, "the kept waker was reused");
+    advance(&mut lp, &clock, 5);
+    assert_eq!(wakes(&a), 2);
+    drop(s);
+
+    // Polled with another waker: that one replaces it and is the one woken.
+    let mut s = lp.scope(|| time::sleep(ms(5)));
+    assert!(poll(&mut lp, &mut s, &wb).is_pending());
+    assert_eq!((Arc::strong_count(&a), Arc::strong_count(&b)), (2, 3));
+    advance(&mut lp, &clock, 5);
+    assert_eq!((wakes(&a), wakes(&b)), (2, 1));
+    drop(s);
+    assert_eq!(Arc::strong_count(&b), 3, "pooled");
+    drop(lp);
+    assert_eq!(Arc::strong_count(&b), 2, "the loop's drop empties the pool");
+}
+
 // ----- Interval: tokio's tests/time_interval.rs timelines ---------------
 
 fn poll_ticks(lp: &mut EventLoop, i: &mut Spawn<Interval>, start: Instant) -> Vec<u64> {

@@ -216,9 +216,7 @@ impl Future for Sleep {
         if e.fired.get() {
             return Poll::Ready(());
         }
-        let mut waker = e.waker.take();
-        store_waker(&mut waker, cx.waker());
-        e.waker.set(waker);
+        e.store_waker(cx.waker());
         Poll::Pending
     }
 }
@@ -226,11 +224,12 @@ impl Future for Sleep {
 impl Drop for Sleep {
     fn drop(&mut self) {
         let e = &self.entry;
-        drop(e.waker.take());
         if e.fired.get() && e.timer.get().is_none() {
+            // The waker goes with the state, pooled or not.
             Wakeup::recycle(e);
             return;
         }
+        drop(e.waker.take());
         let me = e.clone();
         e.shared.defer(move |lp| me.disarm(lp));
     }

@@ -12,9 +12,17 @@
 //!   cleared; only the loop's thread touches any of it.
 //! - A finished sleep's state goes back to its loop's pool (at most
 //!   `WAKEUP_POOL`) when the sleep is dropped with nothing else referring to
-//!   it (no timer, no queued operation, no waker), and the next sleep
-//!   takes it instead of allocating; the pool is emptied with the loop's
-//!   shared state (a state holds that shared state: a cycle otherwise).
+//!   it (no timer, no queued operation), and the next sleep takes it
+//!   instead of allocating; the pool is emptied with the loop's shared
+//!   state (a state holds that shared state: a cycle otherwise).
+//! - `waker` is woken only while `polled` is set: by a poll of the sleep
+//!   that owns the state now. A pooled state keeps the waker its last
+//!   sleep stored, unset `polled`: a task sleeping in a loop takes back
+//!   the state it just gave up (the pool is LIFO), its poll finds its own
+//!   waker there (`Waker::will_wake`) and clones nothing, so a round of
+//!   sleep, fire and wake makes no atomic reference-count operation on the
+//!   task's waker. A stale waker is never woken: another task's poll
+//!   replaces it, and a timer that fires before any poll wakes nothing.
 //! - A timeout that fires before the deadline (one beyond a single
 //!   timeout's reach, [`LONG_MAX_MS`]: it is reached in legs) arms the next
 //!   leg; at the deadline, `fired` is set and the stored waker woken.
@@ -33,8 +41,11 @@ pub(crate) struct Wakeup {
     pub(crate) deadline: Cell<u64>,
     pub(crate) fired: Cell<bool>,
     pub(crate) refed: Cell<bool>,
+    /// `waker` is the current sleep's: it polled since it took the state.
+    pub(crate) polled: Cell<bool>,
     /// The waker of the latest poll (a `Cell`: taken out and put back,
-    /// never borrowed, which keeps the state at 56 bytes).
+    /// never borrowed, which keeps the state at 56 bytes), or of the
+    /// previous sleep's latest poll until `polled` is set.
     pub(crate) waker: Cell<Option<Waker>>,
     /// The Node timeout, once the loop has created it.
     pub(crate) timer: Cell<Option<Timeout>>,
@@ -46,11 +57,13 @@ impl Wakeup {
     pub(crate) fn new(shared: Rc<LoopShared>, deadline: u64) -> Rc<Wakeup> {
         let pooled = shared.wakeups.borrow_mut().pop();
         if let Some(w) = pooled {
-            // Recycled only with no other reference and no timer, its
-            // waker taken (see `recycle`): only these need resetting.
+            // Recycled only with no other reference and no timer (see
+            // `recycle`): only these need resetting. The waker stays, not
+            // to be woken until a poll sets `polled` (module docs).
             w.deadline.set(deadline);
             w.fired.set(false);
             w.refed.set(true);
+            w.polled.set(false);
             return w;
         }
         Rc::new(Wakeup {
@@ -58,6 +71,7 @@ impl Wakeup {
             deadline: Cell::new(deadline),
             fired: Cell::new(false),
             refed: Cell::new(true),
+            polled: Cell::new(false),
             waker: Cell::new(None),
             timer: Cell::new(None),
         })
@@ -108,16 +122,33 @@ impl Wakeup {
             return;
         }
         self.fired.set(true);
-        // Taken out of its cell first, so a wake that polls at once can
-        // store a new one.
+        if !self.polled.get() {
+            return; // no poll yet: nobody to wake
+        }
+        // Woken by reference and kept, for the next sleep of the same task
+        // (module docs). Taken out of its cell for the wake, so a wake
+        // that polls at once finds the cell free (it stores nothing: the
+        // sleep is ready); a waker stored meanwhile wins.
         if let Some(w) = self.waker.take() {
-            w.wake();
+            w.wake_by_ref();
+            if let Some(newer) = self.waker.replace(Some(w)) {
+                self.waker.set(Some(newer));
+            }
         }
     }
 
+    /// A poll of the current sleep: `waker` is the one to wake (cloned
+    /// only if the stored one would not wake the same task).
+    pub(crate) fn store_waker(&self, waker: &Waker) {
+        let mut slot = self.waker.take();
+        crate::task::store_waker(&mut slot, waker);
+        self.waker.set(slot);
+        self.polled.set(true);
+    }
+
     /// Offers a finished sleep's state (`me`: the sleep's own reference,
-    /// about to go; the sleep fired, has no timer and took its waker out)
-    /// to the loop's pool: kept if nothing else refers to it (no queued
+    /// about to go; the sleep fired and has no timer) to the loop's pool:
+    /// kept, with its waker, if nothing else refers to it (no queued
     /// operation holds it), the loop is still there and the pool has room.
     pub(crate) fn recycle(me: &Rc<Wakeup>) {
         debug_assert!(me.fired.get() && me.timer.get().is_none());
