@@ -22,8 +22,8 @@ use super::EventLoop;
 use super::coerce::NATIVE_MAX_MS;
 use super::timeout::{State, Timer};
 use crate::collections::arena::{Arena, Key};
-use crate::collections::durations::DurationMap;
-use crate::collections::list::{Links, List};
+use crate::collections::durations::{DurationMap, SlotId};
+use crate::collections::list::Links;
 use crate::collections::queue::PriorityQueue;
 use crate::uv;
 
@@ -36,6 +36,8 @@ pub(super) struct TimersList {
     pub(super) expiry: u64,
     pub(super) id: u64,
     pub(super) msecs: u64,
+    /// Its slot in the duration map, which holds its timers.
+    pub(super) slot: SlotId,
 }
 
 pub(super) struct Timers {
@@ -45,11 +47,10 @@ pub(super) struct Timers {
     /// not the tail timer: the cache miss of a random-duration insert).
     pub(super) links: Vec<Links>,
     pub(super) lists: Arena<TimersList>,
-    /// Each list's timers, by list index: apart from the lists, so that
-    /// appending to a random duration's list reads 12 dense bytes, not
-    /// its 48-byte arena slot (the list of a removed index is empty).
-    pub(super) heads: Vec<List>,
-    /// Duration -> list index (Node's `timerListMap`).
+    /// Duration -> its list's index and timers, in one slot (Node's
+    /// `timerListMap`): appending to a random duration's list reads one
+    /// line after the page directory, and a linked timer reaches its
+    /// list's timers by the slot's id (`Timer::list`).
     pub(super) map: DurationMap,
     /// The lists by `(expiry, id)`; ids are list indexes.
     pub(super) queue: PriorityQueue<(u64, u64)>,
@@ -93,7 +94,6 @@ impl Timers {
             slab: Arena::default(),
             links: Vec::new(),
             lists: Arena::new(),
-            heads: Vec::new(),
             map: DurationMap::default(),
             queue: PriorityQueue::new(),
             list_removals: 0,
@@ -120,8 +120,11 @@ impl Timers {
         if !self.links[key].is_linked() {
             return false;
         }
-        let lk = self.slab[key].list as usize;
-        self.heads[lk].remove(&mut self.links[..], key);
+        let slot = self.slab[key].list;
+        self.map
+            .slot_mut(slot)
+            .list
+            .remove(&mut self.links[..], key);
         true
     }
 
@@ -173,9 +176,9 @@ impl Timers {
     pub(super) fn remove_list(&mut self, lk: usize) {
         self.list_removals = self.list_removals.wrapping_add(1);
         self.queue.remove(lk);
-        let msecs = self.lists.remove_at(lk).msecs;
-        let removed = self.map.remove(msecs);
-        debug_assert_eq!(removed, Some(lk));
+        let TimersList { msecs, slot, .. } = self.lists.remove_at(lk);
+        let removed = self.map.remove_at(slot, msecs);
+        debug_assert_eq!(removed, lk);
         if self.lists.is_empty() {
             self.release_lists();
         }
@@ -185,7 +188,6 @@ impl Timers {
     #[cold]
     fn release_lists(&mut self) {
         self.lists.shrink_if_empty(SHRINK_ABOVE);
-        release_if_large(&mut self.heads);
         self.map.shrink_if_empty(SHRINK_ABOVE);
         if self.queue.capacity() > SHRINK_ABOVE {
             self.queue = PriorityQueue::new();
@@ -227,8 +229,8 @@ impl EventLoop {
             // A linked timer's list is the map's list for its duration (a
             // list leaves the map only when empty): it moves to that
             // list's end, with no lookup (a refresh of a pending timer).
-            debug_assert_eq!(tm.map.get(timer.msecs()), Some(timer.list as usize));
-            let list = &mut tm.heads[timer.list as usize];
+            debug_assert_eq!(tm.map.get(timer.msecs()), Some(timer.list));
+            let list = &mut tm.map.slot_mut(timer.list).list;
             let links = &mut tm.links[..];
             list.remove(links, key);
             list.append(links, key);
@@ -254,31 +256,40 @@ impl EventLoop {
     fn append(&mut self, key: usize, start: u64) {
         let tm = &mut self.timers;
         let msecs = tm.slab[key].msecs();
-        let lk = match tm.map.get(msecs) {
-            Some(lk) => lk,
-            None => self.new_list(msecs, start),
+        let slot = match tm.map.find_mut(msecs) {
+            Some((slot, found)) => {
+                found.list.append(&mut tm.links[..], key);
+                slot
+            }
+            None => {
+                let slot = self.new_list(msecs, start);
+                let tm = &mut self.timers;
+                tm.map.slot_mut(slot).list.append(&mut tm.links[..], key);
+                slot
+            }
         };
-        let tm = &mut self.timers;
-        tm.heads[lk].append(&mut tm.links[..], key);
-        tm.slab[key].list = lk as u32;
+        self.timers.slab[key].list = slot;
     }
 
     /// Creates and schedules the list for `msecs`, its first timer started
-    /// at `start`; returns its index.
+    /// at `start`; returns its slot in the map.
     #[inline(never)]
-    fn new_list(&mut self, msecs: u64, start: u64) -> usize {
+    fn new_list(&mut self, msecs: u64, start: u64) -> SlotId {
         let tm = &mut self.timers;
         let expiry = start.saturating_add(msecs);
         let id = tm.next_list_id();
-        let lk = tm.lists.insert(TimersList { expiry, id, msecs }).index();
-        if tm.heads.len() <= lk {
-            tm.heads.resize(lk + 1, List::new());
-        }
-        debug_assert!(tm.heads[lk].is_empty(), "a free list index had timers");
+        let lk = tm.lists.insert(TimersList {
+            expiry,
+            id,
+            msecs,
+            slot: 0,
+        });
+        let lk = lk.index();
         tm.queue.insert(lk, (expiry, id));
-        tm.map.insert(msecs, lk);
+        let slot = tm.map.insert(msecs, lk);
+        tm.lists[lk].slot = slot;
         self.sync_native(Arm::IfEarlier(expiry));
-        lk
+        slot
     }
 
     /// The one destroy step (Node's `_destroyed = true`) for the timer at

@@ -16,7 +16,7 @@
 #![forbid(unsafe_code)]
 
 use super::error::{CallbackError, CallbackKind, Cause};
-use super::lists::Arm;
+use super::lists::{Arm, TimersList};
 use super::timeout::{State, TimerFn};
 use super::{EventLoop, Flow, Thrown, Timeout};
 
@@ -82,13 +82,13 @@ impl EventLoop {
 
     /// Node's `listOnTimeout(list, now)` (R5.2).
     fn list_on_timeout(&mut self, lk: usize, now: u64) -> Flow {
-        let msecs = self.timers.lists[lk].msecs;
+        let TimersList { msecs, slot, .. } = self.timers.lists[lk];
         let list_key = self.timers.list_key(lk);
         // Whether this list is still there needs asking only after some
         // list was removed.
         let removals = self.timers.list_removals;
         let mut ran_timer = false;
-        while let Some(key) = self.timers.heads[lk].peek() {
+        while let Some(key) = self.timers.map.slot(slot).list.peek() {
             let t = &self.timers.slab[key];
             let (start, mut state) = (t.start, t.state());
             // At the end of time (a saturated virtual clock) no time can
@@ -125,7 +125,7 @@ impl EventLoop {
                 // list's oldest.
                 ran_timer = true;
                 let tm = &mut self.timers;
-                tm.heads[lk].remove(&mut tm.links[..], key);
+                tm.map.slot_mut(slot).list.remove(&mut tm.links[..], key);
             }
             match state {
                 State::Armed => self.fire(key)?,
@@ -143,7 +143,7 @@ impl EventLoop {
         // Empty: drop the list, unless it was removed (and maybe recreated)
         // while it ran.
         let tm = &mut self.timers;
-        if tm.map.get(msecs) == Some(lk) {
+        if tm.map.get(msecs) == Some(slot) && tm.map.slot(slot).lk as usize == lk {
             tm.remove_list(lk);
         }
         Ok(())

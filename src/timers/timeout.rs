@@ -56,6 +56,7 @@ use std::num::NonZeroU64;
 use std::rc::Rc;
 
 use crate::collections::arena::{Key, Stored};
+use crate::collections::durations::SlotId;
 
 /// A handle to a timeout or interval: small, `Copy`, and generation checked.
 ///
@@ -177,8 +178,8 @@ pub(super) struct Timer {
     pub(super) start: u64,
     /// `_onTimeout`; [`TimerFn::NONE`] while it runs and once cleared.
     pub(super) cb: TimerFn,
-    /// The list (an index into `Timers::lists`) while linked.
-    pub(super) list: u32,
+    /// Its list's slot in the duration map (`Timers::map`) while linked.
+    pub(super) list: SlotId,
     /// The arena generation of the slot (see [`Stored`]).
     generation: u32,
 }
@@ -410,29 +411,30 @@ impl EventLoop {
         // leaves the map only when empty); a running timer's is looked up
         // by duration, as Node does (only for a refed one: nothing else
         // drops a list).
-        let lk = if was_linked {
-            Some(t.list as usize)
+        let slot = if was_linked {
+            Some(t.list)
         } else if t.refed() {
             tm.map.get(t.msecs())
         } else {
             None
         };
         let refed = t.destroy(to);
-        self.end_unenroll(lk, refed);
+        self.end_unenroll(slot, refed);
     }
 
     /// The rest of [`unenroll`](Self::unenroll) once the timer is
     /// unlinked and [destroyed](Timer::destroy) (`refed` is what that
-    /// returned): a refed timer's list `lk` (if any) is dropped if it is
-    /// now empty, and the timer leaves the ref count.
+    /// returned): a refed timer's list (in the map's `slot`, if any) is
+    /// dropped if it is now empty, and the timer leaves the ref count.
     #[inline(always)]
-    fn end_unenroll(&mut self, lk: Option<usize>, refed: bool) {
+    fn end_unenroll(&mut self, slot: Option<SlotId>, refed: bool) {
         let tm = &mut self.timers;
         if refed
-            && let Some(lk) = lk
-            && tm.heads[lk].is_empty()
+            && let Some(slot) = slot
+            && let found = tm.map.slot(slot)
+            && found.list.is_empty()
         {
-            tm.remove_list(lk);
+            tm.remove_list(found.lk as usize);
         }
         self.destroyed(refed);
     }
@@ -530,11 +532,11 @@ impl EventLoop {
             // The common case, checked in one lookup: a pending timer that
             // is not kept is unenrolled (it is linked, in its `list`) and
             // freed with its callback.
-            let (key, lk) = (t.key.index(), timer.list as usize);
+            let (key, slot) = (t.key.index(), timer.list);
             let refed = timer.destroy(State::Cleared);
             let tm = &mut self.timers;
-            tm.heads[lk].remove(&mut tm.links[..], key);
-            self.end_unenroll(Some(lk), refed);
+            tm.map.slot_mut(slot).list.remove(&mut tm.links[..], key);
+            self.end_unenroll(Some(slot), refed);
             self.timers.free(key);
             return Ok(());
         }
