@@ -78,13 +78,8 @@ impl DurationMap {
     #[inline]
     pub(crate) fn get(&self, ms: u64) -> Option<SlotId> {
         if ms < DIRECT {
-            let (p, s) = split(ms);
-            let &at = self.dir.get(p)?;
-            if at == NO_PAGE {
-                return None;
-            }
-            let lk = self.pool[at as usize][s].lk;
-            (lk != EMPTY).then_some(at * PAGE as u32 + s as u32)
+            let (at, s, id) = self.direct(ms)?;
+            (self.pool[at][s].lk != EMPTY).then_some(id)
         } else {
             self.far.get(&ms).copied()
         }
@@ -95,17 +90,27 @@ impl DurationMap {
     #[inline]
     pub(crate) fn find_mut(&mut self, ms: u64) -> Option<(SlotId, &mut Slot)> {
         if ms < DIRECT {
-            let (p, s) = split(ms);
-            let &at = self.dir.get(p)?;
-            if at == NO_PAGE {
-                return None;
-            }
-            let slot = &mut self.pool[at as usize][s];
-            (slot.lk != EMPTY).then_some((at * PAGE as u32 + s as u32, slot))
+            let (at, s, id) = self.direct(ms)?;
+            let slot = &mut self.pool[at][s];
+            (slot.lk != EMPTY).then_some((id, slot))
         } else {
             let id = *self.far.get(&ms)?;
             Some((id, self.slot_mut(id)))
         }
+    }
+
+    /// Where the slot of `ms` (below `DIRECT`) is, if its page exists:
+    /// its page's index in the pool, its offset there and its id. The
+    /// slot may be vacant.
+    #[inline]
+    fn direct(&self, ms: u64) -> Option<(usize, usize, SlotId)> {
+        debug_assert!(ms < DIRECT);
+        let (p, s) = split(ms);
+        let &at = self.dir.get(p)?;
+        if at == NO_PAGE {
+            return None;
+        }
+        Some((at as usize, s, at * PAGE as u32 + s as u32))
     }
 
     /// The slot `id` (from [`get`](Self::get) or [`insert`](Self::insert),
