@@ -233,3 +233,37 @@ fn due_timers_still_run_after_a_long_block() {
     // C's list expires at 6 > now (5): it runs in the next pass.
     assert_eq!(*log.borrow(), ["A@5", "B@105", "C@105"]);
 }
+
+/// A duration whose list was removed (cleared, or fired empty) gets a new
+/// list when a timer of that duration comes again, at once or later: the
+/// slot remembered for the last duration appended to is forgotten with
+/// the list, for near durations (fixed slots) and far ones (reused slots).
+#[test]
+fn a_duration_whose_list_was_removed_gets_a_new_one() {
+    const FAR: u64 = 1 << 22; // the first duration the map keeps apart
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    // Fired: list 3 goes at 3 ms; the 4 ms timer adds to duration 3 again.
+    let l = log.clone();
+    lp.set_timeout(4, move |lp: &mut EventLoop| {
+        lp.set_timeout(3, at(&l, "after"));
+    });
+    lp.set_timeout(3, at(&log, "first"));
+    // Cleared: the list goes at once, and the same duration comes next.
+    for d in [5, FAR + 1] {
+        let t = lp.set_timeout(d, at(&log, "never"));
+        lp.clear_timeout(t).unwrap();
+        lp.set_timeout(d, at(&log, "again"));
+    }
+    lp.run().unwrap();
+    assert_eq!(
+        *log.borrow(),
+        [
+            "first@3".to_string(),
+            "again@5".to_string(),
+            "after@7".to_string(),
+            format!("again@{}", FAR + 1),
+        ]
+    );
+    assert_eq!(lp.stats(), Stats::default());
+}

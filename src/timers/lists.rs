@@ -52,6 +52,13 @@ pub(super) struct Timers {
     /// line after the page directory, and a linked timer reaches its
     /// list's timers by the slot's id (`Timer::list`).
     pub(super) map: DurationMap,
+    /// The duration last appended to and its slot in `map` (duration 0,
+    /// which no timer has, when none is remembered): a program's timers
+    /// mostly share a few durations (an idle timeout per connection, a
+    /// sleep in a loop), and an append to the same duration as the last
+    /// one skips the map's lookup. Forgotten when that duration's list is
+    /// removed, the only time a mapped slot changes.
+    last: (u64, SlotId),
     /// The lists by `(expiry, id)`; ids are list indexes.
     pub(super) queue: PriorityQueue<(u64, u64)>,
     /// Lists removed so far (wrapping): a pass running a list asks whether
@@ -95,6 +102,7 @@ impl Timers {
             links: Vec::new(),
             lists: Arena::new(),
             map: DurationMap::default(),
+            last: (0, 0),
             queue: PriorityQueue::new(),
             list_removals: 0,
             next_list_id: 0,
@@ -179,6 +187,9 @@ impl Timers {
         let TimersList { msecs, slot, .. } = self.lists.remove_at(lk);
         let removed = self.map.remove_at(slot, msecs);
         debug_assert_eq!(removed, lk);
+        if self.last.0 == msecs {
+            self.last.0 = 0;
+        }
         if self.lists.is_empty() {
             self.release_lists();
         }
@@ -211,6 +222,7 @@ fn release_if_large<T>(v: &mut Vec<T>) {
 
 impl EventLoop {
     /// `getLibuvNow()` (R1.3): refreshes the loop time, then reads it.
+    #[inline]
     pub(super) fn libuv_now(&mut self) -> u64 {
         self.uv.update_time();
         self.uv.now()
@@ -256,17 +268,26 @@ impl EventLoop {
     fn append(&mut self, key: usize, start: u64) {
         let tm = &mut self.timers;
         let msecs = tm.slab[key].msecs();
-        let slot = match tm.map.find_mut(msecs) {
-            Some((slot, found)) => {
-                found.list.append(&mut tm.links[..], key);
-                slot
-            }
-            None => {
-                let slot = self.new_list(msecs, start);
-                let tm = &mut self.timers;
-                tm.map.slot_mut(slot).list.append(&mut tm.links[..], key);
-                slot
-            }
+        let slot = if tm.last.0 == msecs {
+            let slot = tm.last.1;
+            debug_assert_eq!(tm.map.get(msecs), Some(slot));
+            tm.map.slot_mut(slot).list.append(&mut tm.links[..], key);
+            slot
+        } else {
+            let slot = match tm.map.find_mut(msecs) {
+                Some((slot, found)) => {
+                    found.list.append(&mut tm.links[..], key);
+                    slot
+                }
+                None => {
+                    let slot = self.new_list(msecs, start);
+                    let tm = &mut self.timers;
+                    tm.map.slot_mut(slot).list.append(&mut tm.links[..], key);
+                    slot
+                }
+            };
+            self.timers.last = (msecs, slot);
+            slot
         };
         self.timers.slab[key].list = slot;
     }
