@@ -56,8 +56,8 @@ pub(super) struct Timers {
     /// which no timer has, when none is remembered): a program's timers
     /// mostly share a few durations (an idle timeout per connection, a
     /// sleep in a loop), and an append to the same duration as the last
-    /// one skips the map's lookup. Forgotten when that duration's list is
-    /// removed, the only time a mapped slot changes.
+    /// one skips the map's lookup. Forgotten whenever a list is removed
+    /// (the only time a mapped slot changes).
     last: (u64, SlotId),
     /// The lists by `(expiry, id)`; ids are list indexes.
     pub(super) queue: PriorityQueue<(u64, u64)>,
@@ -187,9 +187,9 @@ impl Timers {
         let TimersList { msecs, slot, .. } = self.lists.remove_at(lk);
         let removed = self.map.remove_at(slot, msecs);
         debug_assert_eq!(removed, lk);
-        if self.last.0 == msecs {
-            self.last.0 = 0;
-        }
+        // Whatever list it was, the memo is forgotten: one store, cheaper
+        // than asking whether it named this one.
+        self.last.0 = 0;
         if self.lists.is_empty() {
             self.release_lists();
         }
