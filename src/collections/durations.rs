@@ -85,20 +85,6 @@ impl DurationMap {
         }
     }
 
-    /// The slot of `ms` and its id, if `ms` is mapped: [`get`](Self::get)
-    /// without indexing the pool a second time.
-    #[inline]
-    pub(crate) fn find_mut(&mut self, ms: u64) -> Option<(SlotId, &mut Slot)> {
-        if ms < DIRECT {
-            let (at, s, id) = self.direct(ms)?;
-            let slot = &mut self.pool[at][s];
-            (slot.lk != EMPTY).then_some((id, slot))
-        } else {
-            let id = *self.far.get(&ms)?;
-            Some((id, self.slot_mut(id)))
-        }
-    }
-
     /// Where the slot of `ms` (below `DIRECT`) is, if its page exists:
     /// its page's index in the pool, its offset there and its id. The
     /// slot may be vacant.

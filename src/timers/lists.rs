@@ -251,45 +251,32 @@ impl EventLoop {
         }
     }
 
-    /// [`insert`](Self::insert) of a timer just stored, its `start` set:
-    /// it is in no list yet, so there is nothing to unlink.
-    #[inline]
-    pub(super) fn insert_new(&mut self, key: usize, start: u64) {
-        self.flush_deferred();
-        debug_assert!(
-            !self.timers.links[key].is_linked(),
-            "a new timer was linked"
-        );
-        self.append(key, start);
+    /// The slot of the list for `msecs`, the list created (its first
+    /// timer started at `start`) if there is none: where a timer of that
+    /// duration is appended next.
+    #[inline(always)]
+    pub(super) fn list_for(&mut self, msecs: u64, start: u64) -> SlotId {
+        let tm = &mut self.timers;
+        if tm.last.0 == msecs {
+            debug_assert_eq!(tm.map.get(msecs), Some(tm.last.1));
+            return tm.last.1;
+        }
+        let slot = match tm.map.get(msecs) {
+            Some(slot) => slot,
+            None => self.new_list(msecs, start),
+        };
+        self.timers.last = (msecs, slot);
+        slot
     }
 
     /// Appends the unlinked timer `key` to its duration's list.
     #[inline(always)]
     fn append(&mut self, key: usize, start: u64) {
+        let msecs = self.timers.slab[key].msecs();
+        let slot = self.list_for(msecs, start);
         let tm = &mut self.timers;
-        let msecs = tm.slab[key].msecs();
-        let slot = if tm.last.0 == msecs {
-            let slot = tm.last.1;
-            debug_assert_eq!(tm.map.get(msecs), Some(slot));
-            tm.map.slot_mut(slot).list.append(&mut tm.links[..], key);
-            slot
-        } else {
-            let slot = match tm.map.find_mut(msecs) {
-                Some((slot, found)) => {
-                    found.list.append(&mut tm.links[..], key);
-                    slot
-                }
-                None => {
-                    let slot = self.new_list(msecs, start);
-                    let tm = &mut self.timers;
-                    tm.map.slot_mut(slot).list.append(&mut tm.links[..], key);
-                    slot
-                }
-            };
-            self.timers.last = (msecs, slot);
-            slot
-        };
-        self.timers.slab[key].list = slot;
+        tm.map.slot_mut(slot).list.append(&mut tm.links[..], key);
+        tm.slab[key].list = slot;
     }
 
     /// Creates and schedules the list for `msecs`, its first timer started

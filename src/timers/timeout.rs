@@ -194,16 +194,16 @@ const SET: u64 = 1 << 63;
 
 impl Timer {
     /// An armed, refed timer of `msecs` (truncated, coerced) started at
-    /// `start`.
+    /// `start`, to be appended to the list in `list`.
     #[inline(always)]
-    fn new(msecs: u64, start: u64, cb: TimerFn, repeat: bool) -> Timer {
+    fn new(msecs: u64, start: u64, cb: TimerFn, repeat: bool, list: SlotId) -> Timer {
         debug_assert!((1..=MSECS).contains(&msecs), "uncoerced {msecs}");
         let flags = REFED | if repeat { REPEAT } else { 0 };
         let mut t = Timer {
             meta: NonZeroU64::MIN,
             start,
             cb,
-            list: u32::MAX,
+            list,
             generation: 0,
         };
         t.set_meta((msecs & MSECS) | flags | ((State::Armed as u64) << STATE_SHIFT));
@@ -362,7 +362,7 @@ impl EventLoop {
         // The clock is read before anything is stored, so a clock that
         // panics leaves nothing half made.
         let start = self.libuv_now();
-        self.timer_from(start, ms, repeat, boxed(f))
+        self.timer_from(start, ms, repeat, || boxed(f))
     }
 
     /// A timeout whose `getLibuvNow()` was read as `start` by code that did
@@ -373,30 +373,48 @@ impl EventLoop {
     where
         F: FnMut(&mut EventLoop) + 'static,
     {
-        self.started_at(start, ms, boxed(f))
+        self.started_at(start, ms, || boxed(f))
     }
 
     /// [`timeout_started_at`](Self::timeout_started_at) for a future's
     /// [`Wakeup`]: the timeout wakes it, with no closure to box.
     pub(crate) fn wakeup_started_at(&mut self, start: u64, ms: u64, w: Rc<Wakeup>) -> Timeout {
-        self.started_at(start, ms, TimerFn::Wake(Some(w)))
+        self.started_at(start, ms, || TimerFn::Wake(Some(w)))
     }
 
     /// The two above, for either kind of callback.
     #[inline(always)]
-    fn started_at(&mut self, start: u64, ms: u64, cb: TimerFn) -> Timeout {
+    fn started_at(&mut self, start: u64, ms: u64, cb: impl FnOnce() -> TimerFn) -> Timeout {
         self.uv.advance_time_to(start);
         self.timer_from(start, ms, false, cb)
     }
 
     #[inline(always)]
-    fn timer_from(&mut self, start: u64, ms: u64, repeat: bool, cb: TimerFn) -> Timeout {
+    fn timer_from(
+        &mut self,
+        start: u64,
+        ms: u64,
+        repeat: bool,
+        cb: impl FnOnce() -> TimerFn,
+    ) -> Timeout {
         debug_assert!((1..=LONG_MAX_MS).contains(&ms), "uncoerced {ms}");
-        let handle = self.timers.slab.insert(Timer::new(ms, start, cb, repeat));
+        // Timers futures created without the loop at hand are older: they
+        // go first, into their lists and the slab.
+        self.flush_deferred();
+        // The list first, so the timer is stored knowing it and appended
+        // without being looked up again.
+        let slot = self.list_for(ms, start);
+        // The callback is made here, not by the caller: built at once into
+        // the timer, it is not first spilled to the stack and then read
+        // back across the lookup (a load from two smaller stores, which
+        // the CPU cannot forward).
+        let timer = Timer::new(ms, start, cb(), repeat, slot);
+        let handle = self.timers.slab.insert(timer);
         let key = handle.index();
         self.timers.reset_links(key);
         self.count_ref(true);
-        self.insert_new(key, start);
+        let tm = &mut self.timers;
+        tm.map.slot_mut(slot).list.append(&mut tm.links[..], key);
         Timeout::from_key(handle, self.id)
     }
 
@@ -811,7 +829,7 @@ mod tests {
         assert_eq!(std::mem::size_of::<SlabEntry<Timer>>(), 40);
         for msecs in [1, 2, 1 << 31, LONG_MAX_MS] {
             for repeat in [false, true] {
-                let mut t = Timer::new(msecs, 7, TimerFn::NONE, repeat);
+                let mut t = Timer::new(msecs, 7, TimerFn::NONE, repeat, 0);
                 for state in STATES {
                     for (refed, kept) in
                         [(false, false), (true, false), (false, true), (true, true)]
