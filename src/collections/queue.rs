@@ -140,6 +140,20 @@ impl<K: Ord + Copy> PriorityQueue<K> {
         self.restore(at);
     }
 
+    /// Gives `id` a new key if it is in the heap, and says whether it was:
+    /// [`remove`](Self::remove) then [`insert`](Self::insert) in one step.
+    pub fn update(&mut self, id: usize, key: K) -> bool {
+        match self.pos.get(id) {
+            Some(&at) if at != ABSENT => {
+                let at = at as usize;
+                self.heap[at].0 = key;
+                self.restore(at);
+                true
+            }
+            _ => false,
+        }
+    }
+
     fn restore(&mut self, at: usize) {
         if at > 0 && self.heap[at].0 < self.heap[(at - 1) / ARITY].0 {
             self.sift_up(at);
@@ -218,6 +232,21 @@ mod tests {
         let order: Vec<usize> = std::iter::from_fn(|| q.pop().map(|(id, _)| id)).collect();
         assert_eq!(order, [3, 1, 0, 4, 2]);
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn update_rekeys_a_present_id_and_leaves_an_absent_one_out() {
+        let mut q = PriorityQueue::new();
+        q.insert(0, (5, 0));
+        q.insert(1, (3, 1));
+        assert!(q.update(0, (1, 0)));
+        assert_eq!(q.peek(), Some((0, (1, 0))));
+        assert!(!q.update(2, (0, 2)));
+        assert!(!q.contains(2));
+        q.remove(0);
+        assert!(!q.update(0, (0, 0)));
+        assert_eq!(q.peek(), Some((1, (3, 1))));
+        assert_eq!(q.len(), 1);
     }
 
     #[test]

@@ -33,16 +33,17 @@ impl<H: Host> Loop<H> {
         timeout: u64,
         repeat: u64,
     ) -> Result<(), UvError> {
-        let r = self.rec(h)?;
+        // One lookup of the handle: the fields it borrows are apart from
+        // the counter and the heap.
+        let r = self.handles.get_mut(h).ok_or(UvError::StaleHandle)?;
         if r.closing {
             return Err(UvError::Closing);
         }
         let key = h.index();
-        self.timer_heap.remove(key);
         let due = self.time.saturating_add(timeout);
         let start_id = self.timer_counter;
         self.timer_counter += 1;
-        match &mut self.handles[key].kind {
+        match &mut r.kind {
             Kind::Timer {
                 timeout: t,
                 repeat: rp,
@@ -57,8 +58,19 @@ impl<H: Host> Loop<H> {
             }
             _ => return Err(UvError::WrongKind),
         }
-        self.timer_heap.insert(key, (due, start_id));
-        self.activate(key);
+        // `activate`, on the record at hand.
+        if !r.active {
+            r.active = true;
+            if r.refed {
+                self.active_refed += 1;
+            }
+        }
+        // A running timer is re-keyed where it is, which is what libuv's
+        // stop-then-start leaves (its start id orders it among equal
+        // deadlines either way).
+        if !self.timer_heap.update(key, (due, start_id)) {
+            self.timer_heap.insert(key, (due, start_id));
+        }
         Ok(())
     }
 
