@@ -243,18 +243,19 @@ fn a_duration_whose_list_was_removed_gets_a_new_one() {
     const FAR: u64 = 1 << 22; // the first duration the map keeps apart
     let log = new_log();
     let mut lp = EventLoop::with_virtual_clock();
-    // Fired: list 3 goes at 3 ms; the 4 ms timer adds to duration 3 again.
     let l = log.clone();
     lp.set_timeout(4, move |lp: &mut EventLoop| {
         lp.set_timeout(3, at(&l, "after"));
     });
-    lp.set_timeout(3, at(&log, "first"));
     // Cleared: the list goes at once, and the same duration comes next.
     for d in [5, FAR + 1] {
         let t = lp.set_timeout(d, at(&log, "never"));
         lp.clear_timeout(t).unwrap();
         lp.set_timeout(d, at(&log, "again"));
     }
+    // Fired: duration 3 is the last appended to when its list goes, at
+    // 3 ms; the 4 ms timer adds to duration 3 again.
+    lp.set_timeout(3, at(&log, "first"));
     lp.run().unwrap();
     assert_eq!(
         *log.borrow(),

@@ -140,8 +140,10 @@ impl<K: Ord + Copy> PriorityQueue<K> {
         self.restore(at);
     }
 
-    /// Gives `id` a new key if it is in the heap, and says whether it was:
-    /// [`remove`](Self::remove) then [`insert`](Self::insert) in one step.
+    /// Gives `id` a new key if it is in the heap, and says whether it was.
+    /// For an `id` in the heap it is [`remove`](Self::remove) then
+    /// [`insert`](Self::insert) in one step; an absent `id` is left out
+    /// (the caller inserts it).
     pub fn update(&mut self, id: usize, key: K) -> bool {
         match self.pos.get(id) {
             Some(&at) if at != ABSENT => {
@@ -239,6 +241,12 @@ mod tests {
         let mut q = PriorityQueue::new();
         q.insert(0, (5, 0));
         q.insert(1, (3, 1));
+        assert!(q.update(0, (1, 0)));
+        assert_eq!(q.peek(), Some((0, (1, 0))));
+        // Later, then earlier again: it sinks below 1 and comes back up.
+        assert!(q.update(0, (7, 0)));
+        assert_eq!(q.peek(), Some((1, (3, 1))));
+        assert_eq!(q.key(0), Some((7, 0)));
         assert!(q.update(0, (1, 0)));
         assert_eq!(q.peek(), Some((0, (1, 0))));
         assert!(!q.update(2, (0, 2)));

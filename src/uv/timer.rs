@@ -65,9 +65,9 @@ impl<H: Host> Loop<H> {
                 self.active_refed += 1;
             }
         }
-        // A running timer is re-keyed where it is, which is what libuv's
-        // stop-then-start leaves (its start id orders it among equal
-        // deadlines either way).
+        // An active (started) timer is re-keyed where it is, which is what
+        // libuv's stop-then-start leaves (its start id orders it among
+        // equal deadlines either way); a stopped one is inserted.
         if !self.timer_heap.update(key, (due, start_id)) {
             self.timer_heap.insert(key, (due, start_id));
         }
