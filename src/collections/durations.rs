@@ -78,25 +78,16 @@ impl DurationMap {
     #[inline]
     pub(crate) fn get(&self, ms: u64) -> Option<SlotId> {
         if ms < DIRECT {
-            let (at, s, id) = self.direct(ms)?;
-            (self.pool[at][s].lk != EMPTY).then_some(id)
+            let (p, s) = split(ms);
+            let &at = self.dir.get(p)?;
+            if at == NO_PAGE {
+                return None;
+            }
+            let lk = self.pool[at as usize][s].lk;
+            (lk != EMPTY).then_some(at * PAGE as u32 + s as u32)
         } else {
             self.far.get(&ms).copied()
         }
-    }
-
-    /// Where the slot of `ms` (below `DIRECT`) is, if its page exists:
-    /// its page's index in the pool, its offset there and its id. The
-    /// slot may be vacant.
-    #[inline]
-    fn direct(&self, ms: u64) -> Option<(usize, usize, SlotId)> {
-        debug_assert!(ms < DIRECT);
-        let (p, s) = split(ms);
-        let &at = self.dir.get(p)?;
-        if at == NO_PAGE {
-            return None;
-        }
-        Some((at as usize, s, at * PAGE as u32 + s as u32))
     }
 
     /// The slot `id` (from [`get`](Self::get) or [`insert`](Self::insert),
