@@ -187,6 +187,17 @@ pub(crate) enum FastClock {
     Virtual(VirtualClock),
 }
 
+/// Marks a handle's record active (`uv__handle_start`), counting it in
+/// `active_refed` if refed; for callers that hold the record already.
+fn mark_active<H>(r: &mut Rec<H>, active_refed: &mut usize) {
+    if !r.active {
+        r.active = true;
+        if r.refed {
+            *active_refed += 1;
+        }
+    }
+}
+
 /// The event loop; see the [module docs](self).
 pub(crate) struct Loop<H> {
     clock: Rc<dyn Clock>,
@@ -359,13 +370,7 @@ impl<H: Host> Loop<H> {
     }
 
     fn activate(&mut self, key: usize) {
-        let r = &mut self.handles[key];
-        if !r.active {
-            r.active = true;
-            if r.refed {
-                self.active_refed += 1;
-            }
-        }
+        mark_active(&mut self.handles[key], &mut self.active_refed);
     }
 
     fn deactivate(&mut self, key: usize) {

@@ -8,7 +8,7 @@
 //!   `u64::MAX`;
 //! - the most recently started idle, prepare or check handle runs first.
 
-use super::{Handle, Host, Kind, Loop, Phase, Rec, UvError};
+use super::{Handle, Host, Kind, Loop, Phase, Rec, UvError, mark_active};
 
 impl<H: Host> Loop<H> {
     // ----- native timers ---------------------------------------------------
@@ -58,13 +58,7 @@ impl<H: Host> Loop<H> {
             }
             _ => return Err(UvError::WrongKind),
         }
-        // `activate`, on the record at hand.
-        if !r.active {
-            r.active = true;
-            if r.refed {
-                self.active_refed += 1;
-            }
-        }
+        mark_active(r, &mut self.active_refed);
         // An active (started) timer is re-keyed where it is, which is what
         // libuv's stop-then-start leaves (its start id orders it among
         // equal deadlines either way); a stopped one is inserted.
