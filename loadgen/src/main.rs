@@ -70,7 +70,8 @@
 //! * With `--server-pid`: the server's `VmHWM` (peak RSS, kB) and
 //!   `VmRSS` from `/proc/PID/status`, and its CPU time (utime + stime from
 //!   `/proc/PID/stat`, ticks → ms via `sysconf(_SC_CLK_TCK)`), sampled when
-//!   the run ends (`server_cpu_ms`, `server_rss_peak_kb`,
+//!   the run ends (`server_cpu_ms`, its kernel part `server_sys_ms`,
+//!   `server_rss_peak_kb`,
 //!   `server_rss_end_kb`), plus the CPU it used during D alone
 //!   (`server_cpu_ms_d`) and its `VmRSS` when loadgen started
 //!   (`server_rss_start_kb`, the baseline). `server_rss_per_conn_b` =
@@ -392,7 +393,7 @@ struct RunInfo<'a> {
 /// lost_echoes corrupt_echoes closed_without_notice not_closed
 /// connect_failures connect_retries max_send_gap_ms
 /// server_rss_start_kb server_rss_peak_kb server_rss_end_kb server_rss_per_conn_b
-/// server_cpu_ms server_cpu_ms_d violations
+/// server_cpu_ms server_sys_ms server_cpu_ms_d violations
 /// ```
 fn print_results(a: &Args, info: &RunInfo, r: &Report) {
     let shared = info.shared;
@@ -469,6 +470,7 @@ fn print_results(a: &Args, info: &RunInfo, r: &Report) {
         or_na(server.map(|p| p.hwm_kb * 1024 / a.conns as u64)),
     );
     kv("server_cpu_ms", or_na(server.map(|p| p.cpu_ms)));
+    kv("server_sys_ms", or_na(server.map(|p| p.sys_ms)));
     kv("server_cpu_ms_d", or_na(info.cpu_d));
     kv("violations", r.violations().to_string());
 }

@@ -70,6 +70,8 @@ pub struct ProcSample {
     pub rss_kb: u64,
     /// User + system CPU time, ms.
     pub cpu_ms: u64,
+    /// The system (kernel) part of `cpu_ms`, ms.
+    pub sys_ms: u64,
 }
 
 /// Samples process `pid`, or says why it cannot.
@@ -100,9 +102,11 @@ pub fn sample(pid: u32) -> Result<ProcSample, String> {
         return Err(format!("/proc/{pid}/stat: no utime/stime"));
     };
     let cpu_ms = (utime + stime) * 1000 / clock_ticks();
+    let sys_ms = stime * 1000 / clock_ticks();
     Ok(ProcSample {
         hwm_kb,
         rss_kb,
         cpu_ms,
+        sys_ms,
     })
 }
