@@ -64,9 +64,19 @@ const DEADLINE: Token = Token(usize::MAX - 1);
 /// real clocks only (a virtual clock never waits): made with the loop, a
 /// third descriptor beside the poller and its waker; where it cannot be
 /// made the loop waits as libuv does.
+///
+/// It remembers the deadline it is armed for until it fires: a poll phase
+/// waiting for the same deadline again (woken by I/O before it, the common
+/// case in a busy server, whose earliest timer rarely changes between
+/// polls) makes no system call to arm it.
 #[cfg(target_os = "linux")]
 pub(super) struct DeadlineTimer {
     fd: std::os::fd::OwnedFd,
+    /// The loop time (ms) it is armed for and has not yet reported.
+    armed: Option<u64>,
+    /// How many times it was armed (a system call each).
+    #[cfg(test)]
+    pub(super) arms: u32,
 }
 
 #[cfg(target_os = "linux")]
@@ -86,12 +96,21 @@ impl DeadlineTimer {
                 Interest::READABLE,
             )
             .ok()?;
-        Some(DeadlineTimer { fd })
+        Some(DeadlineTimer {
+            fd,
+            armed: None,
+            #[cfg(test)]
+            arms: 0,
+        })
     }
 
-    /// Fires once, `after` from now (a zero `after` would disarm it).
-    fn arm(&self, after: Duration) {
+    /// Fires once at loop time `at` (ms), `after` from now (a zero `after`
+    /// would disarm it); nothing to do if it is armed for `at` already.
+    fn arm(&mut self, at: u64, after: Duration) {
         use rustix::time::{Itimerspec, TimerfdTimerFlags, Timespec, timerfd_settime};
+        if self.armed == Some(at) {
+            return;
+        }
         let zero = Timespec {
             tv_sec: 0,
             tv_nsec: 0,
@@ -103,13 +122,21 @@ impl DeadlineTimer {
             it_interval: zero,
             it_value: value,
         };
-        let _ = timerfd_settime(&self.fd, TimerfdTimerFlags::empty(), &spec);
+        if timerfd_settime(&self.fd, TimerfdTimerFlags::empty(), &spec).is_ok() {
+            self.armed = Some(at);
+            #[cfg(test)]
+            {
+                self.arms += 1;
+            }
+        }
     }
 
-    /// Takes the expirations it counted, so that it reads as not ready.
-    fn clear(&self) {
+    /// Takes the expirations it counted, so that it reads as not ready; it
+    /// is armed for nothing until armed again.
+    fn clear(&mut self) {
         let mut buf = [0_u8; 8];
         let _ = rustix::io::read(&self.fd, &mut buf);
+        self.armed = None;
     }
 }
 
@@ -122,8 +149,8 @@ impl DeadlineTimer {
     fn new(_: &Poll) -> Option<Self> {
         None
     }
-    fn arm(&self, _: Duration) {}
-    fn clear(&self) {}
+    fn arm(&mut self, _: u64, _: Duration) {}
+    fn clear(&mut self) {}
 }
 
 /// The default I/O grace of a virtual clock: long enough for a loopback
@@ -953,11 +980,11 @@ pub(super) fn io_poll<H: Host>(host: &mut H, timeout: Option<u64>) {
         } else {
             let until = deadline.map(Duration::from_millis);
             let wait = lp.clock.wait_until(until, lp.io.requests() > 0);
-            if until.is_some()
+            if let Some(at) = deadline
                 && let Some(left) = wait.filter(|w| !w.is_zero())
-                && let Some(timer) = &lp.io.deadline
+                && let Some(timer) = &mut lp.io.deadline
             {
-                timer.arm(left);
+                timer.arm(at, left);
             }
             (wait, true)
         };
@@ -981,7 +1008,7 @@ pub(super) fn io_poll<H: Host>(host: &mut H, timeout: Option<u64>) {
                 match ev.token() {
                     WAKER => {}
                     DEADLINE => {
-                        if let Some(timer) = &io.deadline {
+                        if let Some(timer) = &mut io.deadline {
                             timer.clear();
                         }
                     }

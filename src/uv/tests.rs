@@ -297,3 +297,66 @@ fn a_real_clock_waits_for_a_deadline_with_the_deadline_timer() {
     assert_eq!(*h.log.borrow(), ["t@3"]);
     assert!(h.uv.io.deadline.is_none());
 }
+
+/// A poll phase woken by I/O before its deadline waits again for the same
+/// deadline without arming the deadline timer again (a system call per
+/// wake-up in a busy server otherwise), and the timer still fires, no
+/// earlier in loop time than it is due.
+#[cfg(target_os = "linux")]
+#[test]
+fn io_wakes_before_a_deadline_do_not_rearm_the_deadline_timer() {
+    use std::io::{Read, Write};
+    let clock = Rc::new(crate::uv::SystemClock::new());
+    let mut h = Host0 {
+        uv: Loop::new(clock).unwrap(),
+        log: Rc::default(),
+    };
+    let (mut tx, rx) = mio::net::UnixStream::pair().unwrap();
+    let wakes = Rc::new(std::cell::Cell::new(0_u32));
+    let w = wakes.clone();
+    let io =
+        h.uv.io_insert(
+            Box::new(rx),
+            mio::Interest::READABLE,
+            Box::new(move |_: &mut Host0, _, src, _| {
+                let rx = src.downcast_mut::<mio::net::UnixStream>().unwrap();
+                let mut buf = [0; 64];
+                while matches!(rx.read(&mut buf), Ok(n) if n > 0) {}
+                w.set(w.get() + 1);
+            }),
+        )
+        .map_err(|e| e.0)
+        .unwrap();
+    let t = h.uv.timer_init(move |h: &mut Host0| {
+        log(h, "t");
+        h.uv.io_close(io).unwrap();
+    });
+    h.uv.timer_start(t, 300, 0).unwrap();
+    let due = h.uv.now() + 300;
+    // Twenty writes 5 ms apart, all well before the deadline.
+    let writer = std::thread::spawn(move || {
+        for _ in 0..20 {
+            std::thread::sleep(Duration::from_millis(5));
+            tx.write_all(b"x").unwrap();
+        }
+        tx
+    });
+    run(&mut h, RunMode::Default).unwrap();
+    drop(writer.join().unwrap());
+    assert_eq!(h.log.borrow().len(), 1);
+    assert!(h.uv.now() >= due, "fired at {} < {due}", h.uv.now());
+    let arms = h.uv.io.deadline.as_ref().unwrap().arms;
+    // Once for the deadline, and at most once more if the timerfd woke the
+    // poll a hair before the loop's clock reached it; one per wake-up
+    // (at least three) before.
+    assert!(
+        wakes.get() >= 2,
+        "the writes woke the poll {} times",
+        wakes.get()
+    );
+    assert!(
+        arms <= 2,
+        "armed {arms} times for one deadline ({} I/O wakes)",
+        wakes.get()
+    );
+}
