@@ -19,7 +19,7 @@ use super::error::{CallbackError, CallbackKind, CallbackResult, TimerError};
 use super::inline::{InlineFn, inline_once};
 use super::lists::SHRINK_ABOVE;
 use super::{EventLoop, Flow, Thrown};
-use crate::collections::arena::{Arena, Key};
+use crate::collections::arena::{Arena, Key, Stored};
 use crate::collections::list::{Linked, Links, List};
 use crate::uv;
 
@@ -48,11 +48,41 @@ pub struct Immediate {
     loop_id: u32,
 }
 
+/// One pending immediate: 48 bytes in its arena slot, its generation
+/// inside (a generic [`Slot`](crate::collections::arena::Slot) around it
+/// would pad it to 56). A batch of a million immediates touches that many
+/// slots of fresh memory, and a fresh page costs its fault.
 struct Entry {
     links: Links,
+    generation: u32,
     refed: bool,
     in_batch: bool,
     cb: ImmediateFn,
+}
+
+impl Stored for Entry {
+    type Value = Entry;
+    #[inline(always)]
+    fn store(generation: u32, mut value: Entry) -> Entry {
+        value.generation = generation;
+        value
+    }
+    #[inline(always)]
+    fn generation(&self) -> u32 {
+        self.generation
+    }
+    #[inline(always)]
+    fn value(&self) -> &Entry {
+        self
+    }
+    #[inline(always)]
+    fn value_mut(&mut self) -> &mut Entry {
+        self
+    }
+    #[inline(always)]
+    fn into_value(self) -> Entry {
+        self
+    }
 }
 
 impl Linked for Entry {
@@ -65,7 +95,7 @@ impl Linked for Entry {
 }
 
 pub(super) struct Immediates {
-    slab: Arena<Entry>,
+    slab: Arena<Entry, Entry>,
     queue: List,
     outstanding: List,
     /// `immediateInfo[kRefCount]`.
@@ -82,7 +112,7 @@ pub(super) struct Immediates {
 impl Immediates {
     pub(super) fn new(idle: uv::Handle) -> Self {
         Immediates {
-            slab: Arena::new(),
+            slab: Arena::default(),
             queue: List::new(),
             outstanding: List::new(),
             ref_count: 0,
@@ -193,6 +223,8 @@ impl EventLoop {
         // Inserted already linked: the new entry is not looked up again.
         let key = im.slab.insert(Entry {
             links: im.queue.tail_links(),
+            // Set by the arena.
+            generation: 0,
             refed: true,
             in_batch: false,
             cb: inline_once(f),
@@ -228,6 +260,7 @@ impl EventLoop {
             refed,
             in_batch,
             cb,
+            ..
         } = self.immediates.slab.remove_at(key);
         self.immediates.unlink_taken(links, in_batch);
         if refed {
@@ -407,5 +440,39 @@ impl EventLoop {
         }
         self.immediates.has_outstanding = false;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A slot of the immediates' arena is 48 bytes: the generation sits
+    /// in the entry, and a vacant slab entry uses a flag's niche rather
+    /// than a tag beside it.
+    #[test]
+    fn an_immediate_slot_is_forty_eight_bytes() {
+        // The shape of `slab::Entry`, never built: only its size matters.
+        #[allow(dead_code)]
+        enum SlabEntry<T> {
+            Vacant(usize),
+            Occupied(T),
+        }
+        assert_eq!(std::mem::size_of::<Entry>(), 48);
+        assert_eq!(std::mem::size_of::<SlabEntry<Entry>>(), 48);
+    }
+
+    /// The generation the arena gives an entry is the one its key carries,
+    /// so a key outlives its entry only as a stale key.
+    #[test]
+    fn a_cleared_immediates_key_is_stale_when_its_slot_is_reused() {
+        let mut lp = EventLoop::with_virtual_clock();
+        let a = lp.set_immediate(|_| {});
+        lp.clear_immediate(a).unwrap();
+        let b = lp.set_immediate(|_| {});
+        assert_eq!(a.key.index(), b.key.index()); // the slot is reused
+        assert_eq!(lp.clear_immediate(a), Err(TimerError::Stale));
+        assert!(lp.immediate_is_pending(b));
+        lp.clear_immediate(b).unwrap();
     }
 }
