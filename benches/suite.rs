@@ -90,6 +90,58 @@ pub(crate) fn live_bytes() -> isize {
     LIVE_BYTES.load(Ordering::SeqCst)
 }
 
+/// The process's CPU time, split into user and kernel, and its minor page
+/// faults (`getrusage`), for `SUITE_CPU=1`: where a timed region's time
+/// went. Node's side reads the same counters (`process.resourceUsage()`).
+#[derive(Clone, Copy)]
+pub(crate) struct Cpu {
+    user_us: i64,
+    sys_us: i64,
+    minflt: i64,
+}
+
+impl Cpu {
+    /// Whether `SUITE_CPU` asks for the split.
+    pub(crate) fn wanted() -> bool {
+        std::env::var_os("SUITE_CPU").is_some_and(|v| !v.is_empty() && v != "0")
+    }
+
+    pub(crate) fn now() -> Cpu {
+        // SAFETY: `getrusage` writes one `rusage` into the zeroed value we
+        // own and reads nothing else.
+        let ru = unsafe {
+            let mut ru: libc::rusage = std::mem::zeroed();
+            libc::getrusage(libc::RUSAGE_SELF, &mut ru);
+            ru
+        };
+        let us = |t: libc::timeval| t.tv_sec * 1_000_000 + t.tv_usec;
+        Cpu {
+            user_us: us(ru.ru_utime),
+            sys_us: us(ru.ru_stime),
+            minflt: ru.ru_minflt,
+        }
+    }
+
+    pub(crate) fn since(self, earlier: Cpu) -> Cpu {
+        Cpu {
+            user_us: self.user_us - earlier.user_us,
+            sys_us: self.sys_us - earlier.sys_us,
+            minflt: self.minflt - earlier.minflt,
+        }
+    }
+
+    /// ` user_ns/op=U sys_ns/op=S minflt/Mop=F`, as suite.js prints them.
+    pub(crate) fn per_op(self, ops: u64) -> String {
+        let ops = ops.max(1) as f64;
+        format!(
+            " user_ns/op={:.1} sys_ns/op={:.1} minflt/Mop={:.0}",
+            self.user_us as f64 * 1e3 / ops,
+            self.sys_us as f64 * 1e3 / ops,
+            self.minflt as f64 * 1e6 / ops
+        )
+    }
+}
+
 /// A fixed-seed PRNG (SplitMix64), so every run draws the same delays.
 pub(crate) struct SplitMix64(u64);
 

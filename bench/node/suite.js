@@ -19,7 +19,13 @@ let configN = 0;
 let t0 = 0n;
 let finished = false;
 
+// SUITE_CPU=1: also the timed region's CPU, split into user and kernel
+// time, and its minor page faults, per op (as the Rust twin prints them).
+const wantCpu = !!process.env.SUITE_CPU && process.env.SUITE_CPU !== '0';
+let cpu0 = null;
+
 function start() {
+  if (wantCpu) cpu0 = process.resourceUsage();
   t0 = process.hrtime.bigint();
 }
 
@@ -28,7 +34,15 @@ function stop(ops) {
   if (finished) throw new Error('stop() called twice');
   finished = true;
   const secs = Number(t1 - t0) / 1e9;
-  process.stdout.write(`${name} n=${configN} ops/s=${(ops / secs).toFixed(1)}\n`);
+  let cpu = '';
+  if (cpu0) {
+    const c = process.resourceUsage();
+    const per = (d, k) => (d * k / Math.max(ops, 1));
+    cpu = ` user_ns/op=${per(c.userCPUTime - cpu0.userCPUTime, 1e3).toFixed(1)}` +
+      ` sys_ns/op=${per(c.systemCPUTime - cpu0.systemCPUTime, 1e3).toFixed(1)}` +
+      ` minflt/Mop=${per(c.minorPageFault - cpu0.minorPageFault, 1e6).toFixed(0)}`;
+  }
+  process.stdout.write(`${name} n=${configN} ops/s=${(ops / secs).toFixed(1)}${cpu}\n`);
 }
 
 // Finish and leave right away: whatever is still pending (e.g. 5e6 pooled

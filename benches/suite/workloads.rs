@@ -115,9 +115,13 @@ thread_local! {
     static TARGET: Cell<u64> = const { Cell::new(0) };
     /// What `finish()` reports as ops.
     static OPS: Cell<u64> = const { Cell::new(0) };
+    /// The process's CPU use when the timed region began, if `SUITE_CPU`
+    /// is set.
+    static CPU0: Cell<Option<crate::Cpu>> = const { Cell::new(None) };
 }
 
 fn start() {
+    CPU0.set(crate::Cpu::wanted().then(crate::Cpu::now));
     T0.set(Some(Instant::now()));
 }
 
@@ -127,8 +131,13 @@ fn stop(ops: u64) {
     FINISHED.set(true);
     let t0 = T0.get().expect("stop() before start()");
     let secs = (t1 - t0).as_secs_f64();
+    // Only with SUITE_CPU: the timed region's CPU, split, per op.
+    let cpu = match CPU0.get() {
+        Some(c0) => crate::Cpu::now().since(c0).per_op(ops),
+        None => String::new(),
+    };
     println!(
-        "{} n={} ops/s={:.1}",
+        "{} n={} ops/s={:.1}{cpu}",
         NAME.get(),
         CONFIG_N.get(),
         ops as f64 / secs
