@@ -223,6 +223,12 @@ impl<T, S: Stored<Value = T>> Arena<T, S> {
         self.slots.remove(index).into_value()
     }
 
+    /// How many entries the arena has room for without growing.
+    #[cfg(test)]
+    pub fn capacity(&self) -> usize {
+        self.slots.capacity()
+    }
+
     /// Gives a large, empty arena's memory back (a slab never shrinks by
     /// itself). Generations survive, so stale keys stay stale.
     pub fn shrink_if_empty(&mut self, above: usize) {

@@ -16,6 +16,11 @@
 //!   handle's ref lag behind the count inside `processTimers` and fixes it
 //!   from the return value (R5.2 step 4, R6.2); nothing can observe the
 //!   difference between phases, so here the two never disagree.
+//! - **Storage that empties is given back by the loop, not by the
+//!   operation that emptied it.** Freeing a large store unmaps its pages,
+//!   milliseconds for a million timers; a `clear_timeout` or a timer's
+//!   firing only notes that it emptied, and the loop gives the memory back
+//!   between callbacks ([`Timers::release_emptied`]) if it is still empty.
 #![forbid(unsafe_code)]
 
 use super::EventLoop;
@@ -27,7 +32,8 @@ use crate::collections::list::Links;
 use crate::collections::queue::PriorityQueue;
 use crate::uv;
 
-/// Storage larger than this many entries is released when it empties.
+/// Storage larger than this many entries is released when it empties (by
+/// the loop, between callbacks: [`Timers::release_emptied`]).
 pub(super) const SHRINK_ABOVE: usize = 4096;
 
 /// Node's `TimersList`: the timers of one (truncated) duration.
@@ -73,6 +79,9 @@ pub(super) struct Timers {
     base: u64,
     /// The timer whose callback is running (Node's `this`).
     pub(super) current: Option<super::Timeout>,
+    /// The timers or the lists emptied since storage was last released
+    /// ([`release_emptied`](Self::release_emptied)).
+    pub(super) emptied: bool,
     /// A timers pass stopped by an unhandled failure.
     pub(super) interrupted: bool,
 }
@@ -110,6 +119,7 @@ impl Timers {
             native,
             base,
             current: None,
+            emptied: false,
             interrupted: false,
         }
     }
@@ -161,15 +171,30 @@ impl Timers {
         debug_assert!(!self.links[key].is_linked(), "freeing a linked timer");
         self.slab.remove_at(key);
         if self.slab.is_empty() {
-            self.release_storage();
+            self.emptied = true;
         }
     }
 
-    /// Gives a large, empty timer store's memory back.
+    /// Gives the memory of large storage that emptied back, whatever of
+    /// it is still empty: the loop calls it between callbacks
+    /// ([`Host::housekeep`](crate::uv::Host::housekeep)), never the
+    /// operation that emptied it. Unmapping a million timers' storage takes
+    /// milliseconds, which a `clear_timeout` should not; and storage that
+    /// fills again before the loop comes round is kept.
     #[cold]
-    fn release_storage(&mut self) {
-        self.slab.shrink_if_empty(SHRINK_ABOVE);
-        release_if_large(&mut self.links);
+    pub(super) fn release_emptied(&mut self) {
+        self.emptied = false;
+        if self.slab.is_empty() {
+            self.slab.shrink_if_empty(SHRINK_ABOVE);
+            release_if_large(&mut self.links);
+        }
+        if self.lists.is_empty() {
+            self.lists.shrink_if_empty(SHRINK_ABOVE);
+            self.map.shrink_if_empty(SHRINK_ABOVE);
+            if self.queue.capacity() > SHRINK_ABOVE {
+                self.queue = PriorityQueue::new();
+            }
+        }
     }
 
     /// A new list id: lists created or rescheduled later lose ties (R2.3).
@@ -191,17 +216,7 @@ impl Timers {
         // than asking whether it named this one.
         self.last.0 = 0;
         if self.lists.is_empty() {
-            self.release_lists();
-        }
-    }
-
-    /// Gives the memory of large, empty list storage back.
-    #[cold]
-    fn release_lists(&mut self) {
-        self.lists.shrink_if_empty(SHRINK_ABOVE);
-        self.map.shrink_if_empty(SHRINK_ABOVE);
-        if self.queue.capacity() > SHRINK_ABOVE {
-            self.queue = PriorityQueue::new();
+            self.emptied = true;
         }
     }
 

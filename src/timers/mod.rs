@@ -165,6 +165,12 @@ impl Host for EventLoop {
     fn sync_handles(&mut self) {
         self.sync_idle();
     }
+
+    fn housekeep(&mut self) {
+        if self.timers.emptied {
+            self.timers.release_emptied();
+        }
+    }
 }
 
 impl fmt::Debug for EventLoop {

@@ -814,6 +814,60 @@ impl EventLoop {
 mod tests {
     use super::*;
 
+    /// Storage that empties is given back when the loop comes round
+    /// (between callbacks), not by the `clear_timeout` that emptied it;
+    /// storage that fills again before then is kept.
+    #[test]
+    fn emptied_storage_is_given_back_by_the_loop_not_by_the_clear() {
+        let n = 3 * super::super::lists::SHRINK_ABOVE;
+        let mut lp = EventLoop::with_virtual_clock();
+        let fill = |lp: &mut EventLoop| -> Vec<Timeout> {
+            // Distinct durations: a list per timer, so the lists' storage
+            // grows past the threshold too.
+            (1..=n as u64).map(|d| lp.set_timeout(d, |_| {})).collect()
+        };
+        let held = |lp: &EventLoop| {
+            let t = &lp.timers;
+            (t.slab.capacity(), t.links.capacity(), t.lists.capacity())
+        };
+        for t in fill(&mut lp) {
+            lp.clear_timeout(t).unwrap();
+        }
+        let (slab, links, lists) = held(&lp);
+        assert!(slab >= n && links >= n && lists >= n, "{:?}", held(&lp));
+        // Filled again before the loop came round: nothing was released,
+        // nothing is reallocated.
+        let again = fill(&mut lp);
+        assert_eq!(held(&lp), (slab, links, lists));
+        for t in again {
+            lp.clear_timeout(t).unwrap();
+        }
+        // The loop is not alive: `run` returns at once, giving it back.
+        lp.run().unwrap();
+        assert_eq!(held(&lp), (0, 0, 0));
+        assert_eq!(lp.now(), 0);
+        // And the loop goes on as before.
+        let t = lp.set_timeout(5, |_| {});
+        lp.run().unwrap();
+        assert_eq!(lp.now(), 5);
+        assert!(!lp.timeout_is_pending(t));
+    }
+
+    /// A timer that fires as the last one gives its storage back in the
+    /// same run, at the end of the iteration.
+    #[test]
+    fn storage_emptied_by_firing_is_given_back_before_run_returns() {
+        let n = 2 * super::super::lists::SHRINK_ABOVE;
+        let mut lp = EventLoop::with_virtual_clock();
+        for _ in 0..n {
+            lp.set_timeout(1, |_| {});
+        }
+        assert!(lp.timers.slab.capacity() >= n);
+        lp.run().unwrap();
+        assert_eq!(lp.timers.slab.capacity(), 0);
+        assert_eq!(lp.stats(), crate::Stats::default());
+    }
+
     /// The packed word gives back what was put in, at the extremes, and a
     /// slot of the timer arena is 40 bytes: a vacant slab entry uses the
     /// word's niche rather than a tag beside it.

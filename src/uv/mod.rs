@@ -77,6 +77,14 @@ pub trait Host: Sized + 'static {
     /// observable), so a host may toggle a handle lazily: a start and a
     /// stop between two such reads cost nothing.
     fn sync_handles(&mut self) {}
+
+    /// Does work that no callback waits for, such as giving back the
+    /// memory of storage that emptied. [`run`] calls it once per
+    /// iteration, after the prepare watchers and before it works out how
+    /// long the poll phase may block, and once more before it returns, so
+    /// the cost lands between callbacks, not inside the operation that
+    /// emptied the storage.
+    fn housekeep(&mut self) {}
 }
 
 /// How [`run`] runs the loop, as libuv's `uv_run_mode`.

@@ -73,6 +73,7 @@ fn run_inner<H: Host>(host: &mut H, mode: RunMode) -> bool {
         phase!(run_pending(host));
         phase!(run_watchers(host, Phase::Idle));
         phase!(run_watchers(host, Phase::Prepare));
+        host.housekeep();
         host.sync_handles();
         let lp = host.uv();
         let timeout = if (mode == RunMode::Once && can_sleep) || mode == RunMode::Default {
@@ -103,6 +104,7 @@ fn run_inner<H: Host>(host: &mut H, mode: RunMode) -> bool {
             break;
         }
     }
+    host.housekeep();
     host.sync_handles();
     host.uv().alive()
 }
