@@ -114,11 +114,15 @@ impl Cpu {
             libc::getrusage(libc::RUSAGE_SELF, &mut ru);
             ru
         };
-        let us = |t: libc::timeval| t.tv_sec * 1_000_000 + t.tv_usec;
+        // The fields' widths vary by platform (i32 `tv_usec` on macOS).
+        #[allow(clippy::unnecessary_cast)]
+        let us = |t: libc::timeval| t.tv_sec as i64 * 1_000_000 + t.tv_usec as i64;
+        #[allow(clippy::unnecessary_cast)]
+        let minflt = ru.ru_minflt as i64;
         Cpu {
             user_us: us(ru.ru_utime),
             sys_us: us(ru.ru_stime),
-            minflt: ru.ru_minflt,
+            minflt,
         }
     }
 

@@ -229,12 +229,59 @@ impl<T, S: Stored<Value = T>> Arena<T, S> {
         self.slots.capacity()
     }
 
+    /// How many entries were ever inserted, wrapping (the next entry's
+    /// generation): an arena that reads the same count twice had nothing
+    /// inserted in between.
+    pub fn inserts(&self) -> u32 {
+        self.next_generation
+    }
+
     /// Gives a large, empty arena's memory back (a slab never shrinks by
     /// itself). Generations survive, so stale keys stay stale.
     pub fn shrink_if_empty(&mut self, above: usize) {
         if self.slots.is_empty() && self.slots.capacity() > above {
             self.slots = Slab::new();
         }
+    }
+}
+
+/// When a store that emptied gives its memory back: once it has stayed
+/// empty, with nothing inserted, from one look of the loop's to the next
+/// (a whole loop iteration), or when the loop stops with nothing left to
+/// run. A store that fills and drains every iteration (a batch of
+/// immediates queued from a timer, a burst of request timeouts) keeps its
+/// memory, instead of faulting fresh pages in for every batch.
+#[derive(Debug, Default)]
+pub struct Emptied {
+    /// The store emptied since the loop last gave its memory back or saw
+    /// it filled again.
+    pub noted: bool,
+    /// The store's insert count when the loop last found it empty.
+    mark: Option<u32>,
+}
+
+impl Emptied {
+    /// The store just emptied.
+    #[inline]
+    pub fn note(&mut self) {
+        self.noted = true;
+    }
+
+    /// Whether to give the store's memory back now, given whether it is
+    /// `empty`, its insert count ([`Arena::inserts`]) and whether the loop
+    /// is `leaving` (stopping with nothing left to run). A store that
+    /// filled again is forgotten until it empties again.
+    pub fn due(&mut self, empty: bool, inserts: u32, leaving: bool) -> bool {
+        if !empty {
+            *self = Emptied::default();
+            return false;
+        }
+        if leaving || self.mark == Some(inserts) {
+            *self = Emptied::default();
+            return true;
+        }
+        self.mark = Some(inserts);
+        false
     }
 }
 
@@ -263,6 +310,31 @@ impl<T: Linked, S: Stored<Value = T>> ListStore for Arena<T, S> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_emptied_store_is_due_after_a_whole_quiet_look_or_when_leaving() {
+        let mut e = Emptied::default();
+        e.note();
+        // First look: empty, but just emptied: wait one iteration.
+        assert!(!e.due(true, 7, false));
+        assert!(e.noted);
+        // Nothing inserted since: due, and forgotten.
+        assert!(e.due(true, 7, false));
+        assert!(!e.noted);
+        // Used again in between (inserts moved): wait again.
+        e.note();
+        assert!(!e.due(true, 9, false));
+        assert!(!e.due(true, 12, false));
+        assert!(e.due(true, 12, false));
+        // Filled again: forgotten, not due.
+        e.note();
+        assert!(!e.due(true, 20, false));
+        assert!(!e.due(false, 21, false));
+        assert!(!e.noted);
+        // Leaving: due at once.
+        e.note();
+        assert!(e.due(true, 30, true));
+    }
 
     #[test]
     fn stale_keys_never_reach_a_reused_slot() {

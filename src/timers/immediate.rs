@@ -19,7 +19,7 @@ use super::error::{CallbackError, CallbackKind, CallbackResult, TimerError};
 use super::inline::{InlineFn, inline_once};
 use super::lists::SHRINK_ABOVE;
 use super::{EventLoop, Flow, Thrown};
-use crate::collections::arena::{Arena, Key, Stored};
+use crate::collections::arena::{Arena, Emptied, Key, Stored};
 use crate::collections::list::{Linked, Links, List};
 use crate::uv;
 
@@ -107,6 +107,9 @@ pub(super) struct Immediates {
     /// Whether `idle` is started: `ref_count > 0` as of the last
     /// [`EventLoop::sync_idle`].
     idle_on: bool,
+    /// Whether and when the arena emptied at the end of a check phase
+    /// ([`EventLoop::release_emptied_immediates`]).
+    pub(super) emptied: Emptied,
 }
 
 impl Immediates {
@@ -119,6 +122,7 @@ impl Immediates {
             has_outstanding: false,
             idle,
             idle_on: false,
+            emptied: Emptied::default(),
         }
     }
 
@@ -184,6 +188,23 @@ impl EventLoop {
 
     /// How many refed handles [`sync_idle`](Self::sync_idle) would add
     /// (1) or remove (-1): for liveness asked between two syncs.
+    /// Gives a large arena that emptied back once it has stayed empty for
+    /// a whole loop iteration (or is empty as the loop leaves): the loop
+    /// calls it between callbacks, before the poll phase
+    /// ([`Host::housekeep`](crate::uv::Host::housekeep)). A program that
+    /// queues a large batch of immediates every iteration keeps the
+    /// arena's memory instead of faulting it in again for every batch.
+    #[cold]
+    pub(super) fn release_emptied_immediates(&mut self, leaving: bool) {
+        let im = &mut self.immediates;
+        if im
+            .emptied
+            .due(im.slab.is_empty(), im.slab.inserts(), leaving)
+        {
+            im.slab.shrink_if_empty(SHRINK_ABOVE);
+        }
+    }
+
     pub(super) fn idle_delta(&self) -> isize {
         let im = &self.immediates;
         match (im.ref_count > 0, im.idle_on) {
@@ -384,7 +405,9 @@ impl EventLoop {
                 break;
             }
         }
-        self.immediates.slab.shrink_if_empty(SHRINK_ABOVE);
+        if self.immediates.slab.is_empty() {
+            self.immediates.emptied.note();
+        }
     }
 
     /// Finishes an immediate batch that an unhandled failure interrupted.
@@ -460,6 +483,46 @@ mod tests {
         }
         assert_eq!(std::mem::size_of::<Entry>(), 48);
         assert_eq!(std::mem::size_of::<SlabEntry<Entry>>(), 48);
+    }
+
+    /// A batch of immediates queued from a timer every iteration keeps
+    /// the arena's memory from batch to batch (it is never found empty
+    /// for a whole iteration); once no batch comes, the loop gives it
+    /// back while it runs, and a loop left with nothing to run at once.
+    #[test]
+    fn a_batch_queued_every_iteration_keeps_the_arena_and_a_quiet_loop_gives_it_back() {
+        use std::cell::{Cell, RefCell};
+        use std::rc::Rc;
+        let n = 2 * SHRINK_ABOVE;
+        let mut lp = EventLoop::with_virtual_clock();
+        let caps = Rc::new(RefCell::new(Vec::new()));
+        let rounds = Rc::new(Cell::new(0));
+        let (c, r) = (caps.clone(), rounds.clone());
+        let iv = lp.set_interval(1, move |lp: &mut EventLoop| {
+            // The arena as the previous batch left it, drained.
+            c.borrow_mut().push(lp.immediates.slab.capacity());
+            r.set(r.get() + 1);
+            if r.get() <= 4 {
+                for _ in 0..n {
+                    lp.set_immediate(|_| {});
+                }
+            }
+        });
+        // A longer timer keeps the loop alive after the batches stop.
+        let c = caps.clone();
+        lp.set_timeout(10, move |lp: &mut EventLoop| {
+            c.borrow_mut().push(lp.immediates.slab.capacity());
+            lp.clear_interval(iv).unwrap();
+        });
+        lp.run().unwrap();
+        let caps = caps.borrow();
+        let full = caps[1];
+        assert!(full >= n, "{caps:?}");
+        // Batches 2 to 4 found the memory the previous one used...
+        assert_eq!(&caps[1..4], &[full; 3], "{caps:?}");
+        // ... and after two quiet iterations it was given back.
+        assert_eq!(caps[caps.len() - 1], 0, "{caps:?}");
+        assert_eq!(lp.immediates.slab.capacity(), 0);
     }
 
     /// The generation the arena gives an entry is the one its key carries,

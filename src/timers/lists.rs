@@ -20,20 +20,22 @@
 //!   operation that emptied it.** Freeing a large store unmaps its pages,
 //!   milliseconds for a million timers; a `clear_timeout` or a timer's
 //!   firing only notes that it emptied, and the loop gives the memory back
-//!   between callbacks ([`Timers::release_emptied`]) if it is still empty.
+//!   between callbacks ([`Timers::release_emptied`]) once it has stayed
+//!   empty for a whole iteration, or as `run` returns with nothing left.
 #![forbid(unsafe_code)]
 
 use super::EventLoop;
 use super::coerce::NATIVE_MAX_MS;
 use super::timeout::{State, Timer};
-use crate::collections::arena::{Arena, Key};
+use crate::collections::arena::{Arena, Emptied, Key};
 use crate::collections::durations::{DurationMap, SlotId};
 use crate::collections::list::Links;
 use crate::collections::queue::PriorityQueue;
 use crate::uv;
 
 /// Storage larger than this many entries is released when it empties (by
-/// the loop, between callbacks: [`Timers::release_emptied`]).
+/// the loop, between callbacks, once it stayed empty for an iteration:
+/// [`Timers::release_emptied`]).
 pub(super) const SHRINK_ABOVE: usize = 4096;
 
 /// Node's `TimersList`: the timers of one (truncated) duration.
@@ -79,9 +81,11 @@ pub(super) struct Timers {
     base: u64,
     /// The timer whose callback is running (Node's `this`).
     pub(super) current: Option<super::Timeout>,
-    /// The timers or the lists emptied since storage was last released
+    /// Whether and when the timers' storage (`slab`, `links`) and the
+    /// lists' (`lists`, `map`, `queue`) emptied
     /// ([`release_emptied`](Self::release_emptied)).
-    pub(super) emptied: bool,
+    pub(super) timers_emptied: Emptied,
+    pub(super) lists_emptied: Emptied,
     /// A timers pass stopped by an unhandled failure.
     pub(super) interrupted: bool,
 }
@@ -119,7 +123,8 @@ impl Timers {
             native,
             base,
             current: None,
-            emptied: false,
+            timers_emptied: Emptied::default(),
+            lists_emptied: Emptied::default(),
             interrupted: false,
         }
     }
@@ -171,24 +176,32 @@ impl Timers {
         debug_assert!(!self.links[key].is_linked(), "freeing a linked timer");
         self.slab.remove_at(key);
         if self.slab.is_empty() {
-            self.emptied = true;
+            self.timers_emptied.note();
         }
     }
 
-    /// Gives the memory of large storage that emptied back, whatever of
-    /// it is still empty: the loop calls it between callbacks
+    /// Gives back the memory of large storage that emptied and stayed
+    /// empty for a whole loop iteration (or is empty as the loop leaves,
+    /// `leaving`): the loop calls it between callbacks
     /// ([`Host::housekeep`](crate::uv::Host::housekeep)), never the
     /// operation that emptied it. Unmapping a million timers' storage takes
     /// milliseconds, which a `clear_timeout` should not; and storage that
-    /// fills again before the loop comes round is kept.
+    /// fills again before then is kept ([`Emptied`]).
     #[cold]
-    pub(super) fn release_emptied(&mut self) {
-        self.emptied = false;
-        if self.slab.is_empty() {
+    pub(super) fn release_emptied(&mut self, leaving: bool) {
+        if self.timers_emptied.noted
+            && self
+                .timers_emptied
+                .due(self.slab.is_empty(), self.slab.inserts(), leaving)
+        {
             self.slab.shrink_if_empty(SHRINK_ABOVE);
             release_if_large(&mut self.links);
         }
-        if self.lists.is_empty() {
+        if self.lists_emptied.noted
+            && self
+                .lists_emptied
+                .due(self.lists.is_empty(), self.lists.inserts(), leaving)
+        {
             self.lists.shrink_if_empty(SHRINK_ABOVE);
             self.map.shrink_if_empty(SHRINK_ABOVE);
             if self.queue.capacity() > SHRINK_ABOVE {
@@ -216,7 +229,7 @@ impl Timers {
         // than asking whether it named this one.
         self.last.0 = 0;
         if self.lists.is_empty() {
-            self.emptied = true;
+            self.lists_emptied.note();
         }
     }
 

@@ -166,9 +166,12 @@ impl Host for EventLoop {
         self.sync_idle();
     }
 
-    fn housekeep(&mut self) {
-        if self.timers.emptied {
-            self.timers.release_emptied();
+    fn housekeep(&mut self, leaving: bool) {
+        if self.timers.timers_emptied.noted || self.timers.lists_emptied.noted {
+            self.timers.release_emptied(leaving);
+        }
+        if self.immediates.emptied.noted {
+            self.release_emptied_immediates(leaving);
         }
     }
 }
@@ -590,6 +593,15 @@ impl EventLoop {
         }
     }
 
+    /// What `uv::run` does as it returns a loop left with nothing to run,
+    /// for the runs that end before reaching it: storage that the main
+    /// body's drain or a resumed phase emptied is given back.
+    fn housekeep_if_done(&mut self) {
+        if !self.is_alive() {
+            Host::housekeep(self, true);
+        }
+    }
+
     fn run_guarded(&mut self, mode: RunMode) -> Result<bool, Error> {
         self.flush_deferred();
         // Whatever the caller queued outside callbacks is the main body:
@@ -612,10 +624,12 @@ impl EventLoop {
         // A failure there halted a loop that was not running yet.
         self.uv.reset_stop();
         if let Some(e) = self.fatal.take() {
+            self.housekeep_if_done();
             return Err(Error::Uncaught(e));
         }
         if self.halting {
             // block_on's task completed in the main-body drain.
+            self.housekeep_if_done();
             return Ok(self.is_alive());
         }
         let alive = uv::run(self, mode).map_err(|_| Error::Reentrant)?;

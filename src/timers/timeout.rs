@@ -853,6 +853,44 @@ mod tests {
         assert!(!lp.timeout_is_pending(t));
     }
 
+    /// While the loop runs, emptied timer storage is given back once it
+    /// has stayed empty, with nothing inserted, for a whole iteration: not
+    /// at the first look after it emptied (the program may be about to
+    /// refill it), but at the next.
+    #[test]
+    fn storage_is_given_back_after_a_whole_iteration_empty() {
+        use std::cell::RefCell;
+        use std::rc::Rc;
+        let n = 2 * super::super::lists::SHRINK_ABOVE;
+        let mut lp = EventLoop::with_virtual_clock();
+        let seen = Rc::new(RefCell::new(Vec::new()));
+        // An immediate keeps the loop alive and iterating; timers are
+        // made and cleared from the first one.
+        let s = seen.clone();
+        lp.set_immediate(move |lp: &mut EventLoop| {
+            let ts: Vec<Timeout> = (0..n).map(|_| lp.set_timeout(50, |_| {})).collect();
+            for t in ts {
+                lp.clear_timeout(t).unwrap();
+            }
+            s.borrow_mut().push(lp.timers.slab.capacity());
+            let s = s.clone();
+            // Next iteration: the loop has looked once (and marked it).
+            lp.set_immediate(move |lp: &mut EventLoop| {
+                s.borrow_mut().push(lp.timers.slab.capacity());
+                let s = s.clone();
+                // The iteration after: it stayed empty, so it went.
+                lp.set_immediate(move |lp: &mut EventLoop| {
+                    s.borrow_mut().push(lp.timers.slab.capacity());
+                });
+            });
+        });
+        lp.run().unwrap();
+        let seen = seen.borrow();
+        assert!(seen[0] >= n, "{seen:?}");
+        assert_eq!(seen[1], seen[0], "released at the first look: {seen:?}");
+        assert_eq!(seen[2], 0, "kept past a whole empty iteration: {seen:?}");
+    }
+
     /// A timer that fires as the last one gives its storage back in the
     /// same run, at the end of the iteration.
     #[test]

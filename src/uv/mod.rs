@@ -80,11 +80,12 @@ pub trait Host: Sized + 'static {
 
     /// Does work that no callback waits for, such as giving back the
     /// memory of storage that emptied. [`run`] calls it once per
-    /// iteration, after the prepare watchers and before it works out how
-    /// long the poll phase may block, and once more before it returns, so
+    /// iteration with `leaving` false, after the prepare watchers and
+    /// before it works out how long the poll phase may block, and with
+    /// `leaving` true before it returns a loop that is no longer alive; so
     /// the cost lands between callbacks, not inside the operation that
     /// emptied the storage.
-    fn housekeep(&mut self) {}
+    fn housekeep(&mut self, _leaving: bool) {}
 }
 
 /// How [`run`] runs the loop, as libuv's `uv_run_mode`.

@@ -73,7 +73,7 @@ fn run_inner<H: Host>(host: &mut H, mode: RunMode) -> bool {
         phase!(run_pending(host));
         phase!(run_watchers(host, Phase::Idle));
         phase!(run_watchers(host, Phase::Prepare));
-        host.housekeep();
+        host.housekeep(false);
         host.sync_handles();
         let lp = host.uv();
         let timeout = if (mode == RunMode::Once && can_sleep) || mode == RunMode::Default {
@@ -104,9 +104,15 @@ fn run_inner<H: Host>(host: &mut H, mode: RunMode) -> bool {
             break;
         }
     }
-    host.housekeep();
     host.sync_handles();
-    host.uv().alive()
+    let alive = host.uv().alive();
+    if !alive {
+        // Only a loop left with nothing to run: a run that merely ends its
+        // iteration (`run_once`, `stop`) is looked at again, once, by the
+        // next run's iteration, so a store keeps a whole iteration's grace.
+        host.housekeep(true);
+    }
+    alive
 }
 
 fn run_pending<H: Host>(host: &mut H) {
