@@ -247,8 +247,8 @@ impl<T, S: Stored<Value = T>> Arena<T, S> {
 
 /// When a store that emptied gives its memory back: once it has stayed
 /// empty, with nothing inserted, from one look of the loop's to the next
-/// (a whole loop iteration), or when the loop stops with nothing left to
-/// run. A store that fills and drains every iteration (a batch of
+/// (a whole loop iteration), or at once when the loop is idle (about to
+/// wait with no deadline, or done with nothing left to run). A store that fills and drains every iteration (a batch of
 /// immediates queued from a timer, a burst of request timeouts) keeps its
 /// memory, instead of faulting fresh pages in for every batch.
 #[derive(Debug, Default)]
@@ -269,14 +269,14 @@ impl Emptied {
 
     /// Whether to give the store's memory back now, given whether it is
     /// `empty`, its insert count ([`Arena::inserts`]) and whether the loop
-    /// is `leaving` (stopping with nothing left to run). A store that
+    /// is `idle` (nothing expected soon). A store that
     /// filled again is forgotten until it empties again.
-    pub fn due(&mut self, empty: bool, inserts: u32, leaving: bool) -> bool {
+    pub fn due(&mut self, empty: bool, inserts: u32, idle: bool) -> bool {
         if !empty {
             *self = Emptied::default();
             return false;
         }
-        if leaving || self.mark == Some(inserts) {
+        if idle || self.mark == Some(inserts) {
             *self = Emptied::default();
             return true;
         }
@@ -312,7 +312,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_emptied_store_is_due_after_a_whole_quiet_look_or_when_leaving() {
+    fn an_emptied_store_is_due_after_a_whole_quiet_look_or_when_idle() {
         let mut e = Emptied::default();
         e.note();
         // First look: empty, but just emptied: wait one iteration.
@@ -331,7 +331,7 @@ mod tests {
         assert!(!e.due(true, 20, false));
         assert!(!e.due(false, 21, false));
         assert!(!e.noted);
-        // Leaving: due at once.
+        // Idle: due at once.
         e.note();
         assert!(e.due(true, 30, true));
     }

@@ -189,18 +189,15 @@ impl EventLoop {
     /// How many refed handles [`sync_idle`](Self::sync_idle) would add
     /// (1) or remove (-1): for liveness asked between two syncs.
     /// Gives a large arena that emptied back once it has stayed empty for
-    /// a whole loop iteration (or is empty as the loop leaves): the loop
+    /// a whole loop iteration (or at once when the loop is idle): the loop
     /// calls it between callbacks, before the poll phase
     /// ([`Host::housekeep`](crate::uv::Host::housekeep)). A program that
     /// queues a large batch of immediates every iteration keeps the
     /// arena's memory instead of faulting it in again for every batch.
     #[cold]
-    pub(super) fn release_emptied_immediates(&mut self, leaving: bool) {
+    pub(super) fn release_emptied_immediates(&mut self, idle: bool) {
         let im = &mut self.immediates;
-        if im
-            .emptied
-            .due(im.slab.is_empty(), im.slab.inserts(), leaving)
-        {
+        if im.emptied.due(im.slab.is_empty(), im.slab.inserts(), idle) {
             im.slab.shrink_if_empty(SHRINK_ABOVE);
         }
     }
@@ -523,6 +520,42 @@ mod tests {
         // ... and after two quiet iterations it was given back.
         assert_eq!(caps[caps.len() - 1], 0, "{caps:?}");
         assert_eq!(lp.immediates.slab.capacity(), 0);
+    }
+
+    /// A loop about to wait with no deadline (nothing but another thread
+    /// can wake it) gives emptied storage back at once, without waiting
+    /// for a next iteration that may not come for a long time.
+    #[test]
+    fn a_loop_waiting_with_no_deadline_gives_emptied_storage_back_first() {
+        use std::sync::mpsc;
+        let n = 2 * SHRINK_ABOVE;
+        let mut lp = EventLoop::with_virtual_clock();
+        // Only the remote keeps the loop alive once the batch has run: its
+        // poll phase then waits with no deadline until the thread posts,
+        // which it does when the batch's last immediate tells it to.
+        let remote = lp.remote();
+        let (go, wait) = mpsc::channel::<()>();
+        let (tx, rx) = mpsc::channel();
+        let poster = std::thread::spawn(move || {
+            wait.recv().unwrap();
+            remote
+                .post(move |lp: &mut EventLoop| {
+                    tx.send(lp.immediates.slab.capacity()).unwrap();
+                })
+                .unwrap();
+        });
+        for i in 0..n {
+            let go = go.clone();
+            lp.set_immediate(move |_: &mut EventLoop| {
+                if i == n - 1 {
+                    go.send(()).unwrap();
+                }
+            });
+        }
+        drop(go);
+        lp.run().unwrap();
+        poster.join().unwrap();
+        assert_eq!(rx.recv().unwrap(), 0, "released before the wait");
     }
 
     /// The generation the arena gives an entry is the one its key carries,

@@ -21,7 +21,8 @@
 //!   milliseconds for a million timers; a `clear_timeout` or a timer's
 //!   firing only notes that it emptied, and the loop gives the memory back
 //!   between callbacks ([`Timers::release_emptied`]) once it has stayed
-//!   empty for a whole iteration, or as `run` returns with nothing left.
+//!   empty for a whole iteration, or at once when the loop is idle (about
+//!   to wait with no deadline, or done).
 #![forbid(unsafe_code)]
 
 use super::EventLoop;
@@ -181,18 +182,19 @@ impl Timers {
     }
 
     /// Gives back the memory of large storage that emptied and stayed
-    /// empty for a whole loop iteration (or is empty as the loop leaves,
-    /// `leaving`): the loop calls it between callbacks
+    /// empty for a whole loop iteration (or is empty when the loop is
+    /// `idle`: about to wait with no deadline, or done): the loop calls it
+    /// between callbacks
     /// ([`Host::housekeep`](crate::uv::Host::housekeep)), never the
     /// operation that emptied it. Unmapping a million timers' storage takes
     /// milliseconds, which a `clear_timeout` should not; and storage that
     /// fills again before then is kept ([`Emptied`]).
     #[cold]
-    pub(super) fn release_emptied(&mut self, leaving: bool) {
+    pub(super) fn release_emptied(&mut self, idle: bool) {
         if self.timers_emptied.noted
             && self
                 .timers_emptied
-                .due(self.slab.is_empty(), self.slab.inserts(), leaving)
+                .due(self.slab.is_empty(), self.slab.inserts(), idle)
         {
             self.slab.shrink_if_empty(SHRINK_ABOVE);
             release_if_large(&mut self.links);
@@ -200,7 +202,7 @@ impl Timers {
         if self.lists_emptied.noted
             && self
                 .lists_emptied
-                .due(self.lists.is_empty(), self.lists.inserts(), leaving)
+                .due(self.lists.is_empty(), self.lists.inserts(), idle)
         {
             self.lists.shrink_if_empty(SHRINK_ABOVE);
             self.map.shrink_if_empty(SHRINK_ABOVE);

@@ -166,12 +166,12 @@ impl Host for EventLoop {
         self.sync_idle();
     }
 
-    fn housekeep(&mut self, leaving: bool) {
+    fn housekeep(&mut self, idle: bool) {
         if self.timers.timers_emptied.noted || self.timers.lists_emptied.noted {
-            self.timers.release_emptied(leaving);
+            self.timers.release_emptied(idle);
         }
         if self.immediates.emptied.noted {
-            self.release_emptied_immediates(leaving);
+            self.release_emptied_immediates(idle);
         }
     }
 }

@@ -80,12 +80,13 @@ pub trait Host: Sized + 'static {
 
     /// Does work that no callback waits for, such as giving back the
     /// memory of storage that emptied. [`run`] calls it once per
-    /// iteration with `leaving` false, after the prepare watchers and
-    /// before it works out how long the poll phase may block, and with
-    /// `leaving` true before it returns a loop that is no longer alive; so
-    /// the cost lands between callbacks, not inside the operation that
-    /// emptied the storage.
-    fn housekeep(&mut self, _leaving: bool) {}
+    /// iteration, after the prepare watchers, once it knows how long the
+    /// poll phase may block, and once more before it returns a loop that is
+    /// no longer alive; so the cost lands between callbacks, not inside
+    /// the operation that emptied the storage. `idle` is set when nothing
+    /// is expected soon: the poll phase is about to wait with no deadline
+    /// (only I/O or another thread can wake it), or the loop is done.
+    fn housekeep(&mut self, _idle: bool) {}
 }
 
 /// How [`run`] runs the loop, as libuv's `uv_run_mode`.

@@ -73,7 +73,6 @@ fn run_inner<H: Host>(host: &mut H, mode: RunMode) -> bool {
         phase!(run_pending(host));
         phase!(run_watchers(host, Phase::Idle));
         phase!(run_watchers(host, Phase::Prepare));
-        host.housekeep(false);
         host.sync_handles();
         let lp = host.uv();
         let timeout = if (mode == RunMode::Once && can_sleep) || mode == RunMode::Default {
@@ -81,6 +80,7 @@ fn run_inner<H: Host>(host: &mut H, mode: RunMode) -> bool {
         } else {
             Some(0)
         };
+        host.housekeep(timeout.is_none());
         phase!(poll::io_poll(host, timeout));
         for _ in 0..8 {
             if host.uv().pending.is_empty() {
