@@ -19,7 +19,7 @@ use super::error::{CallbackError, CallbackKind, CallbackResult, TimerError};
 use super::inline::{InlineFn, inline_once};
 use super::lists::SHRINK_ABOVE;
 use super::{EventLoop, Flow, Thrown};
-use crate::collections::arena::{Arena, Emptied, Key, Stored};
+use crate::collections::arena::{Arena, Emptied, Key, stored_inline};
 use crate::collections::list::{Linked, Links, List};
 use crate::uv;
 
@@ -60,30 +60,7 @@ struct Entry {
     cb: ImmediateFn,
 }
 
-impl Stored for Entry {
-    type Value = Entry;
-    #[inline(always)]
-    fn store(generation: u32, mut value: Entry) -> Entry {
-        value.generation = generation;
-        value
-    }
-    #[inline(always)]
-    fn generation(&self) -> u32 {
-        self.generation
-    }
-    #[inline(always)]
-    fn value(&self) -> &Entry {
-        self
-    }
-    #[inline(always)]
-    fn value_mut(&mut self) -> &mut Entry {
-        self
-    }
-    #[inline(always)]
-    fn into_value(self) -> Entry {
-        self
-    }
-}
+stored_inline!(Entry);
 
 impl Linked for Entry {
     fn links(&self) -> &Links {
@@ -186,8 +163,6 @@ impl EventLoop {
         }
     }
 
-    /// How many refed handles [`sync_idle`](Self::sync_idle) would add
-    /// (1) or remove (-1): for liveness asked between two syncs.
     /// Gives a large arena that emptied back once it has stayed empty for
     /// a whole loop iteration (or at once when the loop is idle): the loop
     /// calls it between callbacks, before the poll phase
@@ -197,11 +172,13 @@ impl EventLoop {
     #[cold]
     pub(super) fn release_emptied_immediates(&mut self, idle: bool) {
         let im = &mut self.immediates;
-        if im.emptied.due(im.slab.is_empty(), im.slab.inserts(), idle) {
+        if im.emptied.due(&im.slab, idle) {
             im.slab.shrink_if_empty(SHRINK_ABOVE);
         }
     }
 
+    /// How many refed handles [`sync_idle`](Self::sync_idle) would add
+    /// (1) or remove (-1): for liveness asked between two syncs.
     pub(super) fn idle_delta(&self) -> isize {
         let im = &self.immediates;
         match (im.ref_count > 0, im.idle_on) {

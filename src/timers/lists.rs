@@ -191,19 +191,11 @@ impl Timers {
     /// fills again before then is kept ([`Emptied`]).
     #[cold]
     pub(super) fn release_emptied(&mut self, idle: bool) {
-        if self.timers_emptied.noted
-            && self
-                .timers_emptied
-                .due(self.slab.is_empty(), self.slab.inserts(), idle)
-        {
+        if self.timers_emptied.due(&self.slab, idle) {
             self.slab.shrink_if_empty(SHRINK_ABOVE);
             release_if_large(&mut self.links);
         }
-        if self.lists_emptied.noted
-            && self
-                .lists_emptied
-                .due(self.lists.is_empty(), self.lists.inserts(), idle)
-        {
+        if self.lists_emptied.due(&self.lists, idle) {
             self.lists.shrink_if_empty(SHRINK_ABOVE);
             self.map.shrink_if_empty(SHRINK_ABOVE);
             if self.queue.capacity() > SHRINK_ABOVE {

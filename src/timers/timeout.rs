@@ -55,7 +55,7 @@ use super::wakeup::Wakeup;
 use std::num::NonZeroU64;
 use std::rc::Rc;
 
-use crate::collections::arena::{Key, Stored};
+use crate::collections::arena::{Key, stored_inline};
 use crate::collections::durations::SlotId;
 
 /// A handle to a timeout or interval: small, `Copy`, and generation checked.
@@ -163,8 +163,8 @@ impl State {
 }
 
 /// One timeout or interval: 40 bytes, its arena generation included (it
-/// keeps it itself: [`Stored`]); its list links live apart, in
-/// `Timers::links`.
+/// keeps it itself: [`Stored`](crate::collections::arena::Stored)); its
+/// list links live apart, in `Timers::links`.
 pub(super) struct Timer {
     /// `_idleTimeout` (and `_repeat` for intervals), truncated, in bits
     /// 0..53: the coerced duration is at most [`LONG_MAX_MS`] (2^53 - 1)
@@ -180,7 +180,7 @@ pub(super) struct Timer {
     pub(super) cb: TimerFn,
     /// Its list's slot in the duration map (`Timers::map`) while linked.
     pub(super) list: SlotId,
-    /// The arena generation of the slot (see [`Stored`]).
+    /// The arena generation of the slot (see [`Stored`](crate::collections::arena::Stored)).
     generation: u32,
 }
 
@@ -298,30 +298,7 @@ impl Timer {
     }
 }
 
-impl Stored for Timer {
-    type Value = Timer;
-    #[inline(always)]
-    fn store(generation: u32, mut value: Timer) -> Timer {
-        value.generation = generation;
-        value
-    }
-    #[inline(always)]
-    fn generation(&self) -> u32 {
-        self.generation
-    }
-    #[inline(always)]
-    fn value(&self) -> &Timer {
-        self
-    }
-    #[inline(always)]
-    fn value_mut(&mut self) -> &mut Timer {
-        self
-    }
-    #[inline(always)]
-    fn into_value(self) -> Timer {
-        self
-    }
-}
+stored_inline!(Timer);
 
 impl Timeout {
     /// The handle of the timer stored under `key` in loop `loop_id`.
