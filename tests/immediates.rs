@@ -323,3 +323,40 @@ fn from_main_body_immediate_first_when_no_time_passes() {
     lp.run().unwrap();
     assert_eq!(*log.borrow(), ["I@0", "T@1"]);
 }
+
+/// What an immediate's callback captured is dropped when the immediate is
+/// cleared and after it ran, whether the closure is stored inline (one
+/// `Rc`) or boxed (an `Rc` and more). (A callback with nothing to drop is
+/// forgotten rather than dropped; these are not.)
+#[test]
+fn captures_are_dropped_on_clear_and_after_running() {
+    struct Probe(Rc<RefCell<Vec<&'static str>>>, &'static str);
+    impl Drop for Probe {
+        fn drop(&mut self) {
+            self.0.borrow_mut().push(self.1);
+        }
+    }
+    let log = Rc::new(RefCell::new(Vec::new()));
+    let mut lp = EventLoop::with_virtual_clock();
+    let inline = Probe(log.clone(), "inline cleared");
+    let i = lp.set_immediate(move |_| drop(inline));
+    let boxed = (Probe(log.clone(), "boxed cleared"), [0_u64; 4]);
+    let j = lp.set_immediate(move |_| drop(boxed));
+    let ran = Probe(log.clone(), "inline ran");
+    lp.set_immediate(move |_| {
+        let _keep = &ran;
+    });
+    let ran_boxed = (Probe(log.clone(), "boxed ran"), [0_u64; 4]);
+    lp.set_immediate(move |_| {
+        let _keep = &ran_boxed;
+    });
+    lp.clear_immediate(i).unwrap();
+    lp.clear_immediate(j).unwrap();
+    assert_eq!(*log.borrow(), ["inline cleared", "boxed cleared"]);
+    lp.run().unwrap();
+    assert_eq!(
+        *log.borrow(),
+        ["inline cleared", "boxed cleared", "inline ran", "boxed ran"]
+    );
+    assert_eq!(Rc::strong_count(&log), 1);
+}

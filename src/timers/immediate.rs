@@ -16,7 +16,7 @@
 #![forbid(unsafe_code)]
 
 use super::error::{CallbackError, CallbackKind, CallbackResult, TimerError};
-use super::inline::{InlineFn, inline_once};
+use super::inline::{InlineFn, inline_once_plain};
 use super::lists::SHRINK_ABOVE;
 use super::{EventLoop, Flow, Thrown};
 use crate::collections::arena::{Arena, Emptied, Key, stored_inline};
@@ -57,6 +57,8 @@ struct Entry {
     generation: u32,
     refed: bool,
     in_batch: bool,
+    /// Dropping `cb` does nothing ([`InlineFn::discard`]).
+    plain: bool,
     cb: ImmediateFn,
 }
 
@@ -214,6 +216,7 @@ impl EventLoop {
     {
         // Immediates futures asked for first are queued first.
         self.flush_deferred();
+        let (cb, plain) = inline_once_plain(f);
         let im = &mut self.immediates;
         // Inserted already linked: the new entry is not looked up again.
         let key = im.slab.insert(Entry {
@@ -222,7 +225,8 @@ impl EventLoop {
             generation: 0,
             refed: true,
             in_batch: false,
-            cb: inline_once(f),
+            plain,
+            cb,
         });
         im.queue.append_linked(&mut im.slab, key.index());
         self.count_immediate_ref(true);
@@ -254,6 +258,7 @@ impl EventLoop {
             links,
             refed,
             in_batch,
+            plain,
             cb,
             ..
         } = self.immediates.slab.remove_at(key);
@@ -262,7 +267,7 @@ impl EventLoop {
             self.count_immediate_ref(false);
         }
         // What the callback captured is dropped last, the loop consistent.
-        drop(cb);
+        cb.discard(plain);
         Ok(())
     }
 
@@ -422,6 +427,7 @@ impl EventLoop {
             let Entry {
                 links,
                 refed,
+                plain,
                 mut cb,
                 ..
             } = im.slab.remove_at(key);
@@ -433,6 +439,7 @@ impl EventLoop {
                 self.count_immediate_ref(false);
             }
             let r = self.invoke(&mut *cb);
+            cb.discard(plain);
             r.map_err(|c| Thrown::Error(CallbackError::new(CallbackKind::Immediate, c)))?;
         }
         self.immediates.has_outstanding = false;
