@@ -175,7 +175,7 @@ impl Timers {
     #[inline]
     pub(super) fn free(&mut self, key: usize) {
         debug_assert!(!self.links[key].is_linked(), "freeing a linked timer");
-        self.slab.remove_at(key);
+        self.slab.remove_at(key).discard();
         if self.slab.is_empty() {
             self.timers_emptied.note();
         }

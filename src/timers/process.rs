@@ -153,7 +153,7 @@ impl EventLoop {
     /// after its checks, with its `finally` (R5.2 steps 5–7).
     fn fire(&mut self, key: usize) -> Flow {
         let (handle, timer) = self.timers.slab.keyed_at_mut(key);
-        let repeat = timer.repeat();
+        let (repeat, plain) = (timer.repeat(), timer.plain());
         let mut cb = timer.cb.take();
         timer.set_state(State::Running);
         // An interval's next run counts from before its callback (R5.5).
@@ -180,6 +180,7 @@ impl EventLoop {
             let refed = timer.destroy(State::Fired);
             self.destroyed(refed);
             self.timers.free(key);
+            cb.discard(plain);
             return thrown(result, false);
         }
         match timer.state() {

@@ -95,14 +95,20 @@ pub(super) enum TimerFn {
 /// A timer's callback closure, as stored.
 type ClosureFn = dyn FnMut(&mut EventLoop) -> Result<(), BoxError>;
 
-/// A callback closure, boxed.
+/// A callback closure, boxed, and whether dropping the box does nothing:
+/// the closure is zero-sized (the box allocated nothing) and has no drop
+/// glue. Then the timer is [plain](Timer::plain).
 #[inline(always)]
-fn boxed<F, R>(mut f: F) -> TimerFn
+fn boxed<F, R>(mut f: F) -> (TimerFn, bool)
 where
     F: FnMut(&mut EventLoop) -> R + 'static,
     R: CallbackResult,
 {
-    TimerFn::Closure(Box::new(move |lp| f(lp).into_result()))
+    let plain = size_of::<F>() == 0 && !std::mem::needs_drop::<F>();
+    (
+        TimerFn::Closure(Box::new(move |lp| f(lp).into_result())),
+        plain,
+    )
 }
 
 impl TimerFn {
@@ -113,6 +119,18 @@ impl TimerFn {
     #[inline(always)]
     pub(super) fn take(&mut self) -> TimerFn {
         std::mem::replace(self, TimerFn::NONE)
+    }
+
+    /// Drops it; or, if `plain` (the timer's [`Timer::plain`]) says that
+    /// does nothing, forgets it: no call through the vtable to a drop that
+    /// is not there, no test of a size to free.
+    #[inline(always)]
+    pub(super) fn discard(self, plain: bool) {
+        if plain {
+            std::mem::forget(self);
+        } else {
+            drop(self);
+        }
     }
 }
 
@@ -170,7 +188,8 @@ pub(super) struct Timer {
     /// 0..53: the coerced duration is at most [`LONG_MAX_MS`] (2^53 - 1)
     /// and only ever used truncated (R3.3), so it is truncated once, here,
     /// rather than converted from `f64` on every insert. Then the [`State`]
-    /// (bits 53..56), `refed`, `repeat` and `kept` (bits 56, 57, 58), and
+    /// (bits 53..56), `refed`, `repeat`, `kept` and `plain` (bits 56 to
+    /// 59), and
     /// bit 63, always set: the word is never zero, which is the niche the
     /// arena's vacant slots use, so the slot needs no tag of its own.
     meta: NonZeroU64,
@@ -190,15 +209,23 @@ const STATE_BITS: u64 = 0b111 << STATE_SHIFT;
 const REFED: u64 = 1 << 56;
 const REPEAT: u64 = 1 << 57;
 const KEPT: u64 = 1 << 58;
+const PLAIN: u64 = 1 << 59;
 const SET: u64 = 1 << 63;
 
 impl Timer {
     /// An armed, refed timer of `msecs` (truncated, coerced) started at
-    /// `start`, to be appended to the list in `list`.
+    /// `start`, to be appended to the list in `list`; `plain` as
+    /// [`boxed`] answered for `cb`.
     #[inline(always)]
-    fn new(msecs: u64, start: u64, cb: TimerFn, repeat: bool, list: SlotId) -> Timer {
+    fn new(
+        msecs: u64,
+        start: u64,
+        (cb, plain): (TimerFn, bool),
+        repeat: bool,
+        list: SlotId,
+    ) -> Timer {
         debug_assert!((1..=MSECS).contains(&msecs), "uncoerced {msecs}");
-        let flags = REFED | if repeat { REPEAT } else { 0 };
+        let flags = REFED | if repeat { REPEAT } else { 0 } | if plain { PLAIN } else { 0 };
         let mut t = Timer {
             meta: NonZeroU64::MIN,
             start,
@@ -272,6 +299,26 @@ impl Timer {
     #[inline(always)]
     fn set_kept(&mut self, on: bool) {
         self.set_flag(KEPT, on);
+    }
+
+    /// Dropping its callback does nothing: it was made by [`boxed`] from a
+    /// zero-sized closure without drop glue. Its callback is that closure
+    /// or, while it runs and once cleared, [`TimerFn::NONE`]; either way
+    /// the timer can be forgotten instead of dropped ([`Timer::discard`]).
+    #[inline(always)]
+    pub(super) fn plain(&self) -> bool {
+        self.flag(PLAIN)
+    }
+
+    /// Drops the timer, which drops its callback; or forgets it when it is
+    /// [plain](Self::plain), which reads nothing.
+    #[inline(always)]
+    pub(super) fn discard(self) {
+        if self.plain() {
+            std::mem::forget(self);
+        } else {
+            drop(self);
+        }
     }
 
     /// In `state` and not kept: one comparison (the fast paths' test).
@@ -356,12 +403,12 @@ impl EventLoop {
     /// [`timeout_started_at`](Self::timeout_started_at) for a future's
     /// [`Wakeup`]: the timeout wakes it, with no closure to box.
     pub(crate) fn wakeup_started_at(&mut self, start: u64, ms: u64, w: Rc<Wakeup>) -> Timeout {
-        self.started_at(start, ms, || TimerFn::Wake(Some(w)))
+        self.started_at(start, ms, || (TimerFn::Wake(Some(w)), false))
     }
 
     /// The two above, for either kind of callback.
     #[inline(always)]
-    fn started_at(&mut self, start: u64, ms: u64, cb: impl FnOnce() -> TimerFn) -> Timeout {
+    fn started_at(&mut self, start: u64, ms: u64, cb: impl FnOnce() -> (TimerFn, bool)) -> Timeout {
         self.uv.advance_time_to(start);
         self.timer_from(start, ms, false, cb)
     }
@@ -372,7 +419,7 @@ impl EventLoop {
         start: u64,
         ms: u64,
         repeat: bool,
-        cb: impl FnOnce() -> TimerFn,
+        cb: impl FnOnce() -> (TimerFn, bool),
     ) -> Timeout {
         debug_assert!((1..=LONG_MAX_MS).contains(&ms), "uncoerced {ms}");
         // Timers futures created without the loop at hand are older: they
@@ -791,6 +838,64 @@ impl EventLoop {
 mod tests {
     use super::*;
 
+    /// A timer is plain only when its callback is a zero-sized closure
+    /// without drop glue; what any other captured is dropped when it is
+    /// cleared and after it fired.
+    #[test]
+    fn plain_only_for_zero_sized_closures_without_drop_glue() {
+        use std::cell::Cell;
+        struct Noisy<'a>(&'a Cell<u32>);
+        impl Drop for Noisy<'_> {
+            fn drop(&mut self) {
+                self.0.set(self.0.get() + 1);
+            }
+        }
+        struct Marker;
+        impl Drop for Marker {
+            fn drop(&mut self) {}
+        }
+        assert!(boxed(|_: &mut EventLoop| {}).1);
+        let word = 7_i64;
+        assert!(
+            !boxed(move |_: &mut EventLoop| {
+                std::hint::black_box(word);
+            })
+            .1
+        );
+        let marker = Marker;
+        assert!(
+            !boxed(move |_: &mut EventLoop| {
+                std::hint::black_box(&marker);
+            })
+            .1
+        );
+        let mut lp = EventLoop::with_virtual_clock();
+        let plain = lp.set_timeout(1, |_| {});
+        assert!(lp.timers.slab[plain.key.index()].plain());
+        let wake = Wakeup::new(lp.shared.clone(), 1);
+        let w = lp.wakeup_started_at(0, 1, wake.clone());
+        assert!(!lp.timers.slab[w.key.index()].plain());
+        assert_eq!(Rc::strong_count(&wake), 2);
+        lp.clear_timeout(w).unwrap();
+        assert_eq!(Rc::strong_count(&wake), 1);
+        // 'static captures whose drops count: leaked, so the count outlives
+        // the loop's borrow.
+        let drops: &'static Cell<u32> = Box::leak(Box::new(Cell::new(0)));
+        let cleared = Noisy(drops);
+        let t = lp.set_timeout(1, move |_| {
+            std::hint::black_box(&cleared);
+        });
+        assert!(!lp.timers.slab[t.key.index()].plain());
+        lp.clear_timeout(t).unwrap();
+        assert_eq!(drops.get(), 1);
+        let fired = Noisy(drops);
+        lp.set_timeout(1, move |_| {
+            std::hint::black_box(&fired);
+        });
+        lp.run().unwrap();
+        assert_eq!(drops.get(), 2);
+    }
+
     /// Storage that empties is given back when the loop comes round
     /// (between callbacks), not by the `clear_timeout` that emptied it;
     /// storage that fills again before then is kept.
@@ -898,7 +1003,7 @@ mod tests {
         assert_eq!(std::mem::size_of::<SlabEntry<Timer>>(), 40);
         for msecs in [1, 2, 1 << 31, LONG_MAX_MS] {
             for repeat in [false, true] {
-                let mut t = Timer::new(msecs, 7, TimerFn::NONE, repeat, 0);
+                let mut t = Timer::new(msecs, 7, (TimerFn::NONE, false), repeat, 0);
                 for state in STATES {
                     for (refed, kept) in
                         [(false, false), (true, false), (false, true), (true, true)]
