@@ -1002,8 +1002,8 @@ mod tests {
         assert_eq!(std::mem::size_of::<Timer>(), 40);
         assert_eq!(std::mem::size_of::<SlabEntry<Timer>>(), 40);
         for msecs in [1, 2, 1 << 31, LONG_MAX_MS] {
-            for repeat in [false, true] {
-                let mut t = Timer::new(msecs, 7, (TimerFn::NONE, false), repeat, 0);
+            for (repeat, plain) in [(false, false), (true, false), (false, true), (true, true)] {
+                let mut t = Timer::new(msecs, 7, (TimerFn::NONE, plain), repeat, 0);
                 for state in STATES {
                     for (refed, kept) in
                         [(false, false), (true, false), (false, true), (true, true)]
@@ -1012,8 +1012,15 @@ mod tests {
                         t.set_refed(refed);
                         t.set_kept(kept);
                         assert_eq!(
-                            (t.msecs(), t.state(), t.refed(), t.repeat(), t.kept()),
-                            (msecs, state, refed, repeat, kept)
+                            (
+                                t.msecs(),
+                                t.state(),
+                                t.refed(),
+                                t.repeat(),
+                                t.kept(),
+                                t.plain()
+                            ),
+                            (msecs, state, refed, repeat, kept, plain)
                         );
                         assert_eq!(t.is_unkept(state), !kept);
                         assert_eq!(t.is_unkept(State::Armed), state == State::Armed && !kept);
