@@ -63,6 +63,7 @@ impl InlineFn {
     #[inline(always)]
     pub(crate) fn discard(self, plain: bool) {
         if plain {
+            debug_assert!(!self.0.is_heap(), "a plain callback is inline");
             std::mem::forget(self);
         } else {
             drop(self);

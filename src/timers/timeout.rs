@@ -127,6 +127,9 @@ impl TimerFn {
     #[inline(always)]
     pub(super) fn discard(self, plain: bool) {
         if plain {
+            if let TimerFn::Closure(f) = &self {
+                debug_assert_eq!(std::mem::size_of_val(&**f), 0, "a plain timer's closure");
+            }
             std::mem::forget(self);
         } else {
             drop(self);
@@ -315,6 +318,9 @@ impl Timer {
     #[inline(always)]
     pub(super) fn discard(self) {
         if self.plain() {
+            if let TimerFn::Closure(f) = &self.cb {
+                debug_assert_eq!(std::mem::size_of_val(&**f), 0, "a plain timer's closure");
+            }
             std::mem::forget(self);
         } else {
             drop(self);
