@@ -662,14 +662,20 @@ impl EventLoop {
         if state.is_unenrolled() {
             return Ok(());
         }
+        // A fired timer comes back to life (a cleared one as a zombie); a
+        // pending one, the common case, only moves, and is not looked up
+        // again.
+        let revived = match state {
+            State::Fired => Some(State::Armed),
+            State::FiredCleared => Some(State::Zombie),
+            _ => None,
+        };
         let start = self.libuv_now();
         self.insert(key, start);
-        let timer = &mut self.timers.slab[key];
-        let revived = match state {
-            State::Fired => State::Armed,
-            State::FiredCleared => State::Zombie,
-            _ => return Ok(()),
+        let Some(revived) = revived else {
+            return Ok(());
         };
+        let timer = &mut self.timers.slab[key];
         timer.set_state(revived);
         if timer.refed() {
             self.count_ref(true);
