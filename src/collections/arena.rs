@@ -230,6 +230,20 @@ impl<T, S: Stored<Value = T>> Arena<T, S> {
         self.slots.capacity()
     }
 
+    /// The bytes one slot of the arena takes: the size of the slab's own
+    /// entry around an `S` (a vacant entry's link, and its tag unless `S`
+    /// has a niche for it).
+    #[cfg(test)]
+    pub fn slot_size() -> usize {
+        // The shape of `slab::Entry`, never built: only its size matters.
+        #[allow(dead_code)]
+        enum SlabEntry<T> {
+            Vacant(usize),
+            Occupied(T),
+        }
+        std::mem::size_of::<SlabEntry<S>>()
+    }
+
     /// How many entries were ever inserted, wrapping (the next entry's
     /// generation): an arena that reads the same count twice had nothing
     /// inserted in between.
