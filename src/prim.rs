@@ -15,6 +15,7 @@
 //!   hand-off they check goes through a lock or an atomic from here).
 //! - Under `cfg(loom)` these types only work inside `loom::model`; nothing
 //!   but the loom tests is built that way.
+#![forbid(unsafe_code)]
 
 #[cfg(not(loom))]
 pub(crate) use std::sync::atomic::{AtomicBool, AtomicUsize};

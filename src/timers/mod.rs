@@ -68,6 +68,9 @@
 //! `scope.rs` the callback scopes and error reporting, `io.rs` I/O and
 //! cross-thread work, `coerce.rs` delays, `error.rs` errors.
 
+// `unsafe` is denied here by the crate, not forbidden: `current.rs` and
+// `inline.rs` allow it at their one site each, which a `forbid` on this
+// module would refuse; every other module under this one forbids it.
 mod coerce;
 mod current;
 mod error;

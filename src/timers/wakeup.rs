@@ -28,6 +28,7 @@
 //!   leg; at the deadline, `fired` is set and the stored waker woken.
 //!
 //! [`TimerFn::Wake`]: super::timeout::TimerFn::Wake
+#![forbid(unsafe_code)]
 
 use std::cell::Cell;
 use std::rc::Rc;
