@@ -216,17 +216,23 @@ impl EventLoop {
     {
         // Immediates futures asked for first are queued first.
         self.flush_deferred();
-        let (cb, plain) = inline_once_plain(f);
         let im = &mut self.immediates;
+        let links = im.queue.tail_links();
         // Inserted already linked: the new entry is not looked up again.
-        let key = im.slab.insert(Entry {
-            links: im.queue.tail_links(),
-            // Set by the arena.
-            generation: 0,
-            refed: true,
-            in_batch: false,
-            plain,
-            cb,
+        // The callback is made in the slot, with the entry (see
+        // `Arena::insert_with`): made first, it was built on the stack
+        // and copied with loads the CPU could not forward.
+        let key = im.slab.insert_with(move |_| {
+            let (cb, plain) = inline_once_plain(f);
+            Entry {
+                links,
+                // Set by the arena.
+                generation: 0,
+                refed: true,
+                in_batch: false,
+                plain,
+                cb,
+            }
         });
         im.queue.append_linked(&mut im.slab, key.index());
         self.count_immediate_ref(true);

@@ -442,12 +442,14 @@ impl EventLoop {
         // The list first, so the timer is stored knowing it and appended
         // without being looked up again.
         let slot = self.list_for(ms, start);
-        // The callback is made here, not by the caller: built at once into
-        // the timer, it is not first spilled to the stack and then read
-        // back across the lookup (a load from two smaller stores, which
-        // the CPU cannot forward).
-        let timer = Timer::new(ms, start, cb(), repeat, slot);
-        let handle = self.timers.slab.insert(timer);
+        // The callback is made here, not by the caller, and the timer with
+        // it in its slot (`Arena::insert_with`): built first, it was
+        // spilled to the stack and copied back with loads wider than the
+        // stores that wrote it, which the CPU cannot forward.
+        let handle = self
+            .timers
+            .slab
+            .insert_with(|_| Timer::new(ms, start, cb(), repeat, slot));
         let key = handle.index();
         self.timers.reset_links(key);
         self.count_ref(true);
