@@ -27,8 +27,13 @@
 //!   that bumps a counter) until the structure is empty.
 //!
 //! Implementations (every timer holds a `Box<dyn FnMut>` of a zero-sized
-//! closure, which allocates nothing):
-//! * `floor`: a `Slab` insert plus an intrusive FIFO list link (the
+//! closure, which allocates nothing; `floor` and `heap` keep their timers
+//! in [`Slots`], a slab that builds each entry in its slot, as timerloop's
+//! arena does since issue 12's round 13: through the `slab` crate's
+//! out-of-line insert, which copies the entry with loads the CPU cannot
+//! forward from the stores that built it, each insert stalled, and the
+//! floor was no floor):
+//! * `floor`: a slab insert plus an intrusive FIFO list link (the
 //!   crate's own list, `src/collections/list.rs`, compiled into this bench
 //!   as the `list` module, so that it need not be public API): no timer
 //!   logic at all, no ordering by deadline. Cancel = unlink + slab remove;
@@ -59,8 +64,7 @@ use std::future::poll_fn;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use list::{Linked, Links, List};
-use slab::Slab;
+use list::{Linked, Links, List, ListStore};
 use timerloop::EventLoop;
 use tokio_util::time::DelayQueue;
 
@@ -188,6 +192,95 @@ fn measure(imp: &str, op: Op, delays: &[u64]) -> Duration {
 }
 
 // ---------------------------------------------------------------------------
+// The floor's and the heap's storage.
+
+/// A slab (a `Vec`, a free list threaded through the vacant slots) whose
+/// insert builds the entry in its slot: `make` runs once the slot is
+/// known and has room, so the entry's fields are stored straight into it.
+struct Slots<T> {
+    slots: Vec<Slot<T>>,
+    /// The first vacant slot, or `slots.len()`.
+    next: usize,
+}
+
+enum Slot<T> {
+    Vacant(usize),
+    Occupied(T),
+}
+
+impl<T> Slots<T> {
+    fn new() -> Self {
+        Slots {
+            slots: Vec::new(),
+            next: 0,
+        }
+    }
+
+    #[inline(always)]
+    fn insert_with(&mut self, make: impl FnOnce() -> T) -> usize {
+        let key = self.next;
+        if key == self.slots.len() {
+            self.slots
+                .extend(std::iter::once_with(|| Slot::Occupied(make())));
+            self.next = key + 1;
+        } else {
+            let slot = &mut self.slots[key];
+            let Slot::Vacant(next) = *slot else {
+                unreachable!("the first vacant slot")
+            };
+            *slot = Slot::Occupied(make());
+            self.next = next;
+        }
+        key
+    }
+
+    fn get(&self, key: usize) -> Option<&T> {
+        match self.slots.get(key) {
+            Some(Slot::Occupied(t)) => Some(t),
+            _ => None,
+        }
+    }
+
+    fn remove(&mut self, key: usize) -> T {
+        let next = self.next;
+        let slot = match self.slots.get_mut(key) {
+            Some(slot @ Slot::Occupied(_)) => slot,
+            _ => panic!("no entry at {key}"),
+        };
+        let Slot::Occupied(t) = std::mem::replace(slot, Slot::Vacant(next)) else {
+            unreachable!("occupied")
+        };
+        self.next = key;
+        t
+    }
+}
+
+impl<T> std::ops::Index<usize> for Slots<T> {
+    type Output = T;
+    fn index(&self, key: usize) -> &T {
+        self.get(key).expect("a live key")
+    }
+}
+
+impl<T> std::ops::IndexMut<usize> for Slots<T> {
+    fn index_mut(&mut self, key: usize) -> &mut T {
+        match self.slots.get_mut(key) {
+            Some(Slot::Occupied(t)) => t,
+            _ => panic!("no entry at {key}"),
+        }
+    }
+}
+
+impl<T: Linked> ListStore for Slots<T> {
+    fn links(&self, key: usize) -> &Links {
+        self[key].links()
+    }
+    fn links_mut(&mut self, key: usize) -> &mut Links {
+        self[key].links_mut()
+    }
+}
+
+// ---------------------------------------------------------------------------
 // (a) floor: slab + intrusive list, no timer logic.
 
 struct FloorNode {
@@ -206,16 +299,17 @@ impl Linked for FloorNode {
 }
 
 struct Floor {
-    slab: Slab<FloorNode>,
+    slab: Slots<FloorNode>,
     list: List,
     now: u64,
 }
 
 impl Floor {
     fn insert(&mut self, d: u64) -> usize {
-        let key = self.slab.insert(FloorNode {
+        let deadline = self.now + d;
+        let key = self.slab.insert_with(|| FloorNode {
             links: Links::default(),
-            deadline: self.now + d,
+            deadline,
             cb: cb(),
         });
         self.list.append(&mut self.slab, key);
@@ -244,7 +338,7 @@ impl Floor {
 
 fn floor(op: Op, delays: &[u64]) -> Duration {
     let mut f = Floor {
-        slab: Slab::new(),
+        slab: Slots::new(),
         list: List::new(),
         now: 0,
     };
@@ -291,7 +385,7 @@ struct HeapTimer {
 
 struct HeapTimers {
     heap: BinaryHeap<Reverse<(u64, u64, u32)>>,
-    slab: Slab<HeapTimer>,
+    slab: Slots<HeapTimer>,
     seq: u64,
     now: u64,
 }
@@ -300,8 +394,9 @@ impl HeapTimers {
     fn insert(&mut self, d: u64) -> usize {
         self.seq += 1;
         let deadline = self.now + d;
-        let key = self.slab.insert(HeapTimer {
-            seq: self.seq,
+        let seq = self.seq;
+        let key = self.slab.insert_with(|| HeapTimer {
+            seq,
             deadline,
             cb: cb(),
         });
@@ -341,7 +436,7 @@ impl HeapTimers {
 fn heap(op: Op, delays: &[u64]) -> Duration {
     let mut h = HeapTimers {
         heap: BinaryHeap::new(),
-        slab: Slab::new(),
+        slab: Slots::new(),
         seq: 0,
         now: 0,
     };
