@@ -179,25 +179,31 @@ impl<T, S: Stored<Value = T>> Arena<T, S> {
         self.len == 0
     }
 
-    /// Stores the entry `make` builds in the vacant slot `index` (the
-    /// first vacant one, or one past the end), made only once that slot
-    /// is known and has room: so it is written straight into the slot,
-    /// not first built elsewhere and copied (see the module docs).
+    /// Stores the entry `make` builds for `key` in the vacant slot `key`
+    /// names (the first vacant one, or one past the end), made only once
+    /// that slot is known and has room: so it is written straight into
+    /// the slot, not first built elsewhere and copied (see the module
+    /// docs). `make` is called as it was given, not wrapped in another
+    /// closure: moving a closure moves its captures through memory, with
+    /// the same unforwardable loads.
     #[inline(always)]
-    fn store_at(&mut self, index: usize, make: impl FnOnce() -> S) {
+    fn store_at(&mut self, key: Key, make: impl FnOnce(Key) -> T) {
+        let index = key.index();
+        let generation = key.generation();
         if index == self.slots.len() {
             // `extend` from `once_with` makes room first and calls `make`
             // after; `push(make())` would make the entry before growing
             // and keep it on the stack across the call.
-            self.slots
-                .extend(std::iter::once_with(|| Entry::Occupied(make())));
+            self.slots.extend(std::iter::once_with(move || {
+                Entry::Occupied(S::store(generation, make(key)))
+            }));
             self.next = index + 1;
         } else {
             let slot = &mut self.slots[index];
             let Entry::Vacant(next) = *slot else {
                 unreachable!("slot {index} is the first vacant one")
             };
-            *slot = Entry::Occupied(make());
+            *slot = Entry::Occupied(S::store(generation, make(key)));
             self.next = next as usize;
         }
         // Only now: a `make` that panics leaves the arena as it was.
@@ -251,10 +257,10 @@ impl<T, S: Stored<Value = T>> Arena<T, S> {
     pub fn insert(&mut self, value: T) -> Key {
         let index = self.next;
         assert!(index <= MAX_KEY, "more than {MAX_KEY} entries in one arena");
-        let generation = self.next_generation;
-        self.next_generation = generation.wrapping_add(1);
-        self.store_at(index, || S::store(generation, value));
-        Key::new(index, generation)
+        let key = Key::new(index, self.next_generation);
+        self.next_generation = self.next_generation.wrapping_add(1);
+        self.store_at(key, move |_| value);
+        key
     }
 
     /// Inserts the value `make` builds from its own key, built in its slot
@@ -270,7 +276,7 @@ impl<T, S: Stored<Value = T>> Arena<T, S> {
         assert!(index <= MAX_KEY, "more than {MAX_KEY} entries in one arena");
         let key = Key::new(index, self.next_generation);
         self.next_generation = self.next_generation.wrapping_add(1);
-        self.store_at(index, || S::store(key.generation(), make(key)));
+        self.store_at(key, make);
         key
     }
 

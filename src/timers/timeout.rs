@@ -445,11 +445,14 @@ impl EventLoop {
         // The callback is made here, not by the caller, and the timer with
         // it in its slot (`Arena::insert_with`): built first, it was
         // spilled to the stack and copied back with loads wider than the
-        // stores that wrote it, which the CPU cannot forward.
+        // stores that wrote it, which the CPU cannot forward. The closure
+        // takes its values (`move`): holding references, it made each of
+        // them live on the stack and was itself copied through memory, the
+        // same stall (a sleep's arming, `wakeup_started_at`).
         let handle = self
             .timers
             .slab
-            .insert_with(|_| Timer::new(ms, start, cb(), repeat, slot));
+            .insert_with(move |_| Timer::new(ms, start, cb(), repeat, slot));
         let key = handle.index();
         self.timers.reset_links(key);
         self.count_ref(true);
