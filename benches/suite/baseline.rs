@@ -307,7 +307,7 @@ struct Floor {
 impl Floor {
     fn insert(&mut self, d: u64) -> usize {
         let deadline = self.now + d;
-        let key = self.slab.insert_with(|| FloorNode {
+        let key = self.slab.insert_with(move || FloorNode {
             links: Links::default(),
             deadline,
             cb: cb(),
@@ -395,7 +395,7 @@ impl HeapTimers {
         self.seq += 1;
         let deadline = self.now + d;
         let seq = self.seq;
-        let key = self.slab.insert_with(|| HeapTimer {
+        let key = self.slab.insert_with(move || HeapTimer {
             seq,
             deadline,
             cb: cb(),

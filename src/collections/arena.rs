@@ -33,8 +33,7 @@
 //! on that one load, which was 37% of a same-duration insert's time and
 //! 43% of an immediate's set + clear). Inlined here, with the entry made
 //! only once its slot is known, the fields are stored straight into the
-//! slot: same-duration insert at 1e5 went from 56 to 84 M inserts/s,
-//! immediate-clear from 69 to 102 M pairs/s.
+//! slot; what that bought is in the README's table of changes (round 13).
 
 use std::ops::{Index, IndexMut};
 
@@ -193,7 +192,10 @@ impl<T, S: Stored<Value = T>> Arena<T, S> {
         if index == self.slots.len() {
             // `extend` from `once_with` makes room first and calls `make`
             // after; `push(make())` would make the entry before growing
-            // and keep it on the stack across the call.
+            // and keep it on the stack across the call. (That order is how
+            // std's `extend` treats an iterator of known length today, not
+            // a documented promise; were it to change, the stall would come
+            // back, not a bug.)
             self.slots.extend(std::iter::once_with(move || {
                 Entry::Occupied(S::store(generation, make(key)))
             }));
@@ -206,7 +208,8 @@ impl<T, S: Stored<Value = T>> Arena<T, S> {
             *slot = Entry::Occupied(S::store(generation, make(key)));
             self.next = next as usize;
         }
-        // Only now: a `make` that panics leaves the arena as it was.
+        // Only now (and the generation in the callers): a `make` that
+        // panics leaves the arena as it was, but for room it made.
         self.len += 1;
     }
 
@@ -255,17 +258,13 @@ impl<T, S: Stored<Value = T>> Arena<T, S> {
     /// If the arena already holds more than [`MAX_KEY`] entries.
     #[inline(always)]
     pub fn insert(&mut self, value: T) -> Key {
-        let index = self.next;
-        assert!(index <= MAX_KEY, "more than {MAX_KEY} entries in one arena");
-        let key = Key::new(index, self.next_generation);
-        self.next_generation = self.next_generation.wrapping_add(1);
-        self.store_at(key, move |_| value);
-        key
+        self.insert_with(move |_| value)
     }
 
     /// Inserts the value `make` builds from its own key, built in its slot
     /// (so a value made at the call is best made in `make`; see the
-    /// module docs). If `make` panics, nothing was inserted.
+    /// module docs). If `make` panics, nothing was inserted and no
+    /// generation was used.
     ///
     /// # Panics
     ///
@@ -275,8 +274,8 @@ impl<T, S: Stored<Value = T>> Arena<T, S> {
         let index = self.next;
         assert!(index <= MAX_KEY, "more than {MAX_KEY} entries in one arena");
         let key = Key::new(index, self.next_generation);
-        self.next_generation = self.next_generation.wrapping_add(1);
         self.store_at(key, make);
+        self.next_generation = self.next_generation.wrapping_add(1);
         key
     }
 
@@ -325,6 +324,7 @@ impl<T, S: Stored<Value = T>> Arena<T, S> {
     /// # Panics
     ///
     /// If no entry is at `index`.
+    #[track_caller]
     pub fn keyed_at_mut(&mut self, index: usize) -> (Key, &mut T) {
         let slot = self.live_mut(index);
         let key = Key::new(index, slot.generation());
@@ -336,6 +336,7 @@ impl<T, S: Stored<Value = T>> Arena<T, S> {
     /// # Panics
     ///
     /// If no entry is at `index`.
+    #[track_caller]
     pub fn key_at(&self, index: usize) -> Key {
         Key::new(index, self.live(index).generation())
     }
@@ -347,6 +348,8 @@ impl<T, S: Stored<Value = T>> Arena<T, S> {
     /// If no entry is at `index`.
     #[track_caller]
     pub fn remove_at(&mut self, index: usize) -> T {
+        // At most `MAX_KEY + 1`: an index the arena handed out, or its end.
+        debug_assert!(self.next <= MAX_KEY + 1);
         let next = self.next as u32;
         let slot = match self.slots.get_mut(index) {
             Some(slot @ Entry::Occupied(_)) => slot,
@@ -469,12 +472,14 @@ pub(crate) use stored_inline;
 
 impl<T, S: Stored<Value = T>> Index<usize> for Arena<T, S> {
     type Output = T;
+    #[track_caller]
     fn index(&self, index: usize) -> &T {
         self.live(index).value()
     }
 }
 
 impl<T, S: Stored<Value = T>> IndexMut<usize> for Arena<T, S> {
+    #[track_caller]
     fn index_mut(&mut self, index: usize) -> &mut T {
         self.live_mut(index).value_mut()
     }
@@ -674,17 +679,53 @@ mod tests {
                 let k = a.insert(2);
                 assert_eq!(k.index(), k0.index());
             }
-            let len = a.len();
+            let (len, inserts) = (a.len(), a.inserts());
+            let values: Vec<u32> = a.values().copied().collect();
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 a.insert_with(|_| panic!("no value"));
             }));
             assert!(r.is_err());
             assert_eq!(a.len(), len, "nothing inserted");
+            assert_eq!(a.inserts(), inserts, "no generation used");
+            assert_eq!(a.values().copied().collect::<Vec<_>>(), values);
+            assert_eq!(a.get_at(2), None);
             assert_eq!(a.get(k1), Some(&1));
             // The slot the failed insert would have taken is taken next.
             let k = a.insert(3);
             assert_eq!(k.index(), if vacant { k0.index() } else { 2 });
             a.remove_at(k.index());
+        }
+    }
+
+    /// An emptied arena gives its memory back only above the threshold,
+    /// and either way the next insert takes a sound slot: index 0 after a
+    /// shrink, the slot vacated last without one.
+    #[test]
+    fn shrinking_or_not_leaves_a_sound_free_list() {
+        for (above, shrinks) in [(2, true), (1_000, false)] {
+            let mut a: Arena<u32> = Arena::new();
+            let keys: Vec<Key> = (0..10).map(|i| a.insert(i)).collect();
+            for k in &keys {
+                a.remove_at(k.index());
+            }
+            let capacity = a.capacity();
+            a.shrink_if_empty(above);
+            assert_eq!(a.capacity() == 0, shrinks);
+            if !shrinks {
+                assert_eq!(a.capacity(), capacity);
+            }
+            let k = a.insert(7);
+            assert_eq!(k.index(), if shrinks { 0 } else { 9 });
+            let again: Vec<Key> = (0..12).map(|i| a.insert(i)).collect();
+            assert_eq!(a.len(), 13);
+            assert!(keys.iter().all(|&old| a.get(old).is_none()));
+            assert_eq!(a.get(k), Some(&7));
+            assert!(
+                again
+                    .iter()
+                    .enumerate()
+                    .all(|(i, &k)| a.get(k) == Some(&(i as u32)))
+            );
         }
     }
 

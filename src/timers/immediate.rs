@@ -458,7 +458,7 @@ mod tests {
     use super::*;
 
     /// A slot of the immediates' arena is 48 bytes: the generation sits
-    /// in the entry, and a vacant slab entry uses a flag's niche rather
+    /// in the entry, and a vacant arena slot uses a flag's niche rather
     /// than a tag beside it.
     #[test]
     fn an_immediate_slot_is_forty_eight_bytes() {

@@ -1014,7 +1014,7 @@ mod tests {
     }
 
     /// The packed word gives back what was put in, at the extremes, and a
-    /// slot of the timer arena is 40 bytes: a vacant slab entry uses the
+    /// slot of the timer arena is 40 bytes: a vacant arena slot uses the
     /// word's niche rather than a tag beside it.
     #[test]
     fn a_timer_is_forty_bytes_and_its_word_round_trips() {
