@@ -190,15 +190,20 @@ impl<T, S: Stored<Value = T>> Arena<T, S> {
         let index = key.index();
         let generation = key.generation();
         if index == self.slots.len() {
-            // `extend` from `once_with` makes room first and calls `make`
-            // after; `push(make())` would make the entry before growing
-            // and keep it on the stack across the call. (That order is how
-            // std's `extend` treats an iterator of known length today, not
-            // a documented promise; were it to change, the stall would come
-            // back, not a bug.)
-            self.slots.extend(std::iter::once_with(move || {
-                Entry::Occupied(S::store(generation, make(key)))
-            }));
+            // A new slot at the end, vacant, made inside `extend` by a
+            // closure that holds only its link, then filled: no entry and
+            // no `make` is moved to get there (moving a closure moves its
+            // captures through memory, with the same unforwardable loads).
+            // Linked to the new end, so that a `make` that panics leaves a
+            // sound free list: this slot first, as `next` still says.
+            let end = index as u32 + 1;
+            self.slots
+                .extend(std::iter::once_with(move || Entry::Vacant(end)));
+            // Vacant: the value replaced needs no drop.
+            std::mem::forget(std::mem::replace(
+                &mut self.slots[index],
+                Entry::Occupied(S::store(generation, make(key))),
+            ));
             self.next = index + 1;
         } else {
             let slot = &mut self.slots[index];

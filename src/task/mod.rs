@@ -359,14 +359,14 @@ impl EventLoop {
     {
         let joins = self.tasks.joins.clone();
         let join = joins.open();
-        let wrapped = Spawned {
-            future,
-            joins: joins.clone(),
-            join,
-        };
         let shared = &self.shared;
         let (loop_id, sender) = (shared.id, shared.sender.clone());
-        let key = self.tasks.slab.insert_with(|key| {
+        let task_joins = joins.clone();
+        // Everything is made in the arena's closure, which takes its
+        // values (`move`): a closure holding references, or a future made
+        // before it, is copied through memory on the way in, with loads
+        // the CPU cannot forward (see `Arena::insert_with`).
+        let key = self.tasks.slab.insert_with(move |key| {
             let header = Arc::new(Header {
                 key,
                 loop_id,
@@ -375,7 +375,11 @@ impl EventLoop {
             });
             Task {
                 running: Some(Running {
-                    future: Box::pin(wrapped),
+                    future: Box::pin(Spawned {
+                        future,
+                        joins: task_joins,
+                        join,
+                    }),
                     waker: Waker::from(header.clone()),
                 }),
                 header,
