@@ -197,6 +197,14 @@ fn measure(imp: &str, op: Op, delays: &[u64]) -> Duration {
 /// A slab (a `Vec`, a free list threaded through the vacant slots) whose
 /// insert builds the entry in its slot: `make` runs once the slot is
 /// known and has room, so the entry's fields are stored straight into it.
+///
+/// Where it grows it still moves `make` into the closure `extend` calls,
+/// the form timerloop's arena had in 4a815b8; the arena has since pushed
+/// a vacant slot and filled it in place instead (3fb19a7), because a
+/// closure moved that way is copied through memory, which stalled its
+/// larger closures. The baselines' closures hold a few words and perf
+/// shows no stall on them, and every floor and heap figure of issue 12's
+/// round 13 (runs Z2–Z4) was taken with this form, so it is kept.
 struct Slots<T> {
     slots: Vec<Slot<T>>,
     /// The first vacant slot, or `slots.len()`.
