@@ -361,7 +361,7 @@ impl EventLoop {
     /// loop's frame must be the top one.
     pub(crate) fn lend_during<R>(&mut self, f: impl FnOnce() -> R) -> R {
         debug_assert!(
-            STACK.with(|s| s.borrow().last().map(|f| f.shared.id)) == Some(self.id),
+            STACK.with(|s| s.borrow().last().map(|f| f.shared.id)) == Some(self.id.get()),
             "lending a loop that is not the current one"
         );
         // Safety argument, point 1: the pointer comes from `self`, which

@@ -15,6 +15,8 @@
 //!   if a handler took the failure (R7.3), else when `run` resumes.
 #![forbid(unsafe_code)]
 
+use std::num::NonZeroU32;
+
 use super::error::{CallbackError, CallbackKind, CallbackResult, TimerError};
 use super::inline::{InlineFn, inline_once_plain};
 use super::lists::SHRINK_ABOVE;
@@ -45,7 +47,7 @@ type ImmediateFn = InlineFn;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Immediate {
     key: Key,
-    loop_id: u32,
+    loop_id: NonZeroU32,
 }
 
 /// One pending immediate: 48 bytes in its arena slot, its generation

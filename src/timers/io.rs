@@ -16,6 +16,7 @@
 #![forbid(unsafe_code)]
 
 use std::fmt;
+use std::num::NonZeroU32;
 
 use super::EventLoop;
 use super::error::{CallbackKind, CallbackResult, TimerError};
@@ -109,7 +110,7 @@ impl Remote {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct IoHandle {
     key: Key,
-    loop_id: u32,
+    loop_id: NonZeroU32,
 }
 
 impl EventLoop {

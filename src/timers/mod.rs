@@ -97,6 +97,7 @@ pub(crate) use scope::{Flow, OnceFn, Thrown};
 pub(crate) use wakeup::Wakeup;
 
 use std::fmt;
+use std::num::NonZeroU32;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -107,6 +108,17 @@ type UncaughtHandler = Box<dyn FnMut(&mut EventLoop, CallbackError)>;
 type WarningHandler = Box<dyn FnMut(&Warning)>;
 
 static NEXT_LOOP_ID: AtomicU32 = AtomicU32::new(1);
+
+/// A new loop's id: never zero, so that a handle (a key and this id) has
+/// a niche and `Option<Timeout>` is no larger than `Timeout`. After 2^32
+/// loops the ids wrap around, skipping zero.
+fn next_loop_id() -> NonZeroU32 {
+    loop {
+        if let Some(id) = NonZeroU32::new(NEXT_LOOP_ID.fetch_add(1, Ordering::Relaxed)) {
+            return id;
+        }
+    }
+}
 
 /// A single-threaded event loop with Node.js 20's timers.
 ///
@@ -139,7 +151,7 @@ static NEXT_LOOP_ID: AtomicU32 = AtomicU32::new(1);
 /// ```
 pub struct EventLoop {
     uv: Loop<EventLoop>,
-    id: u32,
+    id: NonZeroU32,
     virtual_clock: Option<VirtualClock>,
     timers: lists::Timers,
     immediates: immediate::Immediates,
@@ -352,8 +364,8 @@ impl EventLoop {
         let _ = uv.watcher_start(check);
         let idle = uv.idle_init(|_| {});
         let timer_base = uv.now();
-        let id = NEXT_LOOP_ID.fetch_add(1, Ordering::Relaxed);
-        let shared = LoopShared::new(id, uv.clock_rc(), uv.sender());
+        let id = next_loop_id();
+        let shared = LoopShared::new(id.get(), uv.clock_rc(), uv.sender());
         Ok(EventLoop {
             uv,
             id,

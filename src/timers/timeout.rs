@@ -52,7 +52,7 @@ use super::EventLoop;
 use super::coerce::{Delay, LONG_MAX_MS};
 use super::error::{BoxError, CallbackResult, TimerError};
 use super::wakeup::Wakeup;
-use std::num::NonZeroU64;
+use std::num::{NonZeroU32, NonZeroU64};
 use std::rc::Rc;
 
 use crate::collections::arena::{Key, stored_inline};
@@ -77,7 +77,7 @@ use crate::collections::durations::SlotId;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Timeout {
     key: Key,
-    loop_id: u32,
+    loop_id: NonZeroU32,
 }
 
 /// A stored timer callback: a boxed closure, or the [`Wakeup`] of a
@@ -363,7 +363,7 @@ stored_inline!(Timer);
 
 impl Timeout {
     /// The handle of the timer stored under `key` in loop `loop_id`.
-    pub(super) fn from_key(key: Key, loop_id: u32) -> Self {
+    pub(super) fn from_key(key: Key, loop_id: NonZeroU32) -> Self {
         Timeout { key, loop_id }
     }
 }
