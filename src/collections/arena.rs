@@ -371,6 +371,29 @@ impl<T, S: Stored<Value = T>> Arena<T, S> {
         s.into_value()
     }
 
+    /// Removes the entry at a live `index` without reading or dropping
+    /// it: for an entry whose drop would do nothing, which the caller
+    /// knows (a timer whose callback it took, a plain one). Only the
+    /// slot's tag is read; [`remove_at`](Self::remove_at) copies the whole
+    /// entry out, and a timers pass or a pooled cancel that then forgets
+    /// it has paid for the copy. Anything the entry owns is leaked.
+    ///
+    /// # Panics
+    ///
+    /// If no entry is at `index`.
+    #[track_caller]
+    pub fn forget_at(&mut self, index: usize) {
+        debug_assert!(self.next <= MAX_KEY + 1);
+        let next = self.next as u32;
+        let slot = match self.slots.get_mut(index) {
+            Some(slot @ Entry::Occupied(_)) => slot,
+            _ => panic!("no entry at {index}"),
+        };
+        std::mem::forget(std::mem::replace(slot, Entry::Vacant(next)));
+        self.len -= 1;
+        self.next = index;
+    }
+
     /// How many entries the arena has room for without growing.
     #[cfg(test)]
     pub fn capacity(&self) -> usize {
@@ -748,5 +771,35 @@ mod tests {
         let k = a.insert(1);
         a.remove_at(k.index());
         a.remove_at(k.index());
+    }
+
+    /// `forget_at` vacates the slot like `remove_at` (the key goes stale,
+    /// the slot is reused first) and drops nothing.
+    #[test]
+    fn forget_at_vacates_without_dropping() {
+        use std::rc::Rc;
+        let owned = Rc::new(());
+        let mut a: Arena<Rc<()>> = Arena::new();
+        let k0 = a.insert(owned.clone());
+        let k1 = a.insert(owned.clone());
+        a.forget_at(k0.index());
+        assert_eq!(Rc::strong_count(&owned), 3, "forgotten, not dropped");
+        assert_eq!(a.len(), 1);
+        assert!(a.get(k0).is_none());
+        let k2 = a.insert(owned.clone());
+        assert_eq!(k2.index(), k0.index(), "the vacated slot is reused");
+        assert_ne!(k2, k0);
+        drop(a.remove_at(k1.index()));
+        assert_eq!(Rc::strong_count(&owned), 3);
+    }
+
+    #[test]
+    #[should_panic(expected = "no entry at 1")]
+    fn forgetting_a_vacant_slot_panics() {
+        let mut a: Arena<u32> = Arena::new();
+        a.insert(0);
+        let k = a.insert(1);
+        a.forget_at(k.index());
+        a.forget_at(k.index());
     }
 }

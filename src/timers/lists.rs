@@ -27,7 +27,7 @@
 
 use super::EventLoop;
 use super::coerce::NATIVE_MAX_MS;
-use super::timeout::{State, Timer};
+use super::timeout::{State, Timer, TimerFn};
 use crate::collections::arena::{Arena, Emptied, Key};
 use crate::collections::durations::{DurationMap, SlotId};
 use crate::collections::list::Links;
@@ -172,10 +172,45 @@ impl Timers {
     }
 
     /// Frees an unlinked timer's storage; its handle is stale from now on.
-    #[inline]
+    /// A [plain](Timer::plain) timer is forgotten where it lies, unread;
+    /// another is taken out and dropped, callback and all.
+    #[inline(always)]
     pub(super) fn free(&mut self, key: usize) {
         debug_assert!(!self.links[key].is_linked(), "freeing a linked timer");
-        self.slab.remove_at(key).discard();
+        let timer = &self.slab[key];
+        if timer.plain() {
+            timer.cb.debug_assert_plain();
+            self.slab.forget_at(key);
+            self.freed();
+        } else {
+            self.free_dropping(key);
+        }
+    }
+
+    /// [`free`](Self::free) of a timer that is not plain: out of line, as
+    /// its callback's drop is a call anyway.
+    #[inline(never)]
+    fn free_dropping(&mut self, key: usize) {
+        drop(self.slab.remove_at(key));
+        self.freed();
+    }
+
+    /// Frees an unlinked timer whose callback was taken out
+    /// ([`TimerFn::NONE`] is left, whose drop does nothing): forgotten
+    /// where it lies, unread. A fired timeout's pass frees it so.
+    #[inline]
+    pub(super) fn free_taken(&mut self, key: usize) {
+        debug_assert!(!self.links[key].is_linked(), "freeing a linked timer");
+        debug_assert!(
+            matches!(self.slab[key].cb, TimerFn::Wake(None)),
+            "a taken callback"
+        );
+        self.slab.forget_at(key);
+        self.freed();
+    }
+
+    #[inline(always)]
+    fn freed(&mut self) {
         if self.slab.is_empty() {
             self.timers_emptied.note();
         }

@@ -179,7 +179,7 @@ impl EventLoop {
             // destroyed and, unless kept, freed with its callback.
             let refed = timer.destroy(State::Fired);
             self.destroyed(refed);
-            self.timers.free(key);
+            self.timers.free_taken(key);
             cb.discard(plain);
             return thrown(result, false);
         }

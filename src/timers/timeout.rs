@@ -137,7 +137,7 @@ impl TimerFn {
     /// In debug builds, that a callback about to be forgotten as plain has
     /// nothing to free: a zero-sized closure, or none.
     #[inline(always)]
-    fn debug_assert_plain(&self) {
+    pub(super) fn debug_assert_plain(&self) {
         if let TimerFn::Closure(f) = self {
             debug_assert_eq!(std::mem::size_of_val(&**f), 0, "a plain timer's closure");
         }
@@ -314,25 +314,11 @@ impl Timer {
     /// Dropping its callback does nothing: it was made by [`boxed`] from a
     /// zero-sized closure without drop glue. Its callback is that closure
     /// or, while it runs and once cleared, [`TimerFn::NONE`]; either way
-    /// the timer can be forgotten instead of dropped ([`Timer::discard`]).
+    /// the timer can be forgotten instead of dropped
+    /// ([`Timers::free`](super::lists::Timers::free)).
     #[inline(always)]
     pub(super) fn plain(&self) -> bool {
         self.flag(PLAIN)
-    }
-
-    /// Drops the timer, which drops its callback; or forgets it when it is
-    /// [plain](Self::plain), which reads nothing.
-    #[inline(always)]
-    pub(super) fn discard(self) {
-        // Forgotten whole rather than through `self.cb.discard`: moving the
-        // callback out of the timer first costs a pooled cancel 8
-        // instructions (callgrind).
-        if self.plain() {
-            self.cb.debug_assert_plain();
-            std::mem::forget(self);
-        } else {
-            drop(self);
-        }
     }
 
     /// In `state` and not kept: one comparison (the fast paths' test).
