@@ -261,6 +261,27 @@ impl EventLoop {
     /// [`TimerError::ForeignLoop`] for another loop's handle.
     pub fn clear_immediate(&mut self, i: Immediate) -> Result<(), TimerError> {
         let key = self.lookup_immediate(i)?;
+        let im = &mut self.immediates;
+        let e = &im.slab[key];
+        if !e.plain {
+            self.clear_immediate_dropping(key);
+            return Ok(());
+        }
+        // A plain callback (most): the entry is forgotten where it lies,
+        // its callback unread.
+        let (links, refed, in_batch) = (e.links, e.refed, e.in_batch);
+        im.slab.forget_at(key);
+        im.unlink_taken(links, in_batch);
+        if refed {
+            self.count_immediate_ref(false);
+        }
+        Ok(())
+    }
+
+    /// [`clear_immediate`](Self::clear_immediate) of a live immediate
+    /// whose callback is not plain: taken out, dropped last.
+    #[inline(never)]
+    fn clear_immediate_dropping(&mut self, key: usize) {
         // Taken apart at once: the entry is not copied out whole.
         let Entry {
             links,
@@ -276,7 +297,6 @@ impl EventLoop {
         }
         // What the callback captured is dropped last, the loop consistent.
         cb.discard(plain);
-        Ok(())
     }
 
     /// Lets the loop exit while this immediate is pending
