@@ -5,7 +5,14 @@
 //!     -> IMPL bytes/timer rss=X heap=Y
 //! lateness [--samples K]
 //!     -> timerloop lateness delay=D p50=X p99=Y
+//! clock [--reads N]
+//!     -> timerloop clock read ns=X
 //! ```
+//!
+//! `clock` has no Node twin: it measures what every `set_timeout` and
+//! `refresh` pays before any timer work, one read of the system clock
+//! (`update_time`, which Node's `getLibuvNow` also makes, R1.3), as the
+//! median over five timed runs of N reads.
 //!
 //! `memory` without `--impl` runs each implementation in a child process of
 //! its own (so one's freed pages cannot hide the other's growth) and
@@ -241,4 +248,27 @@ pub(crate) fn lateness(args: &[String]) {
         Box::new(move |lp, _| run_delay(lp, 0, samples)),
     );
     lp.run().expect("lateness callbacks do not fail");
+}
+
+/// `clock [--reads N]`: nanoseconds per [`EventLoop::update_time`] on a
+/// system-clock loop, the median of five runs of N reads (module docs).
+pub(crate) fn clock(args: &[String]) {
+    let n = match flag_value(args, "--reads") {
+        Some(s) => parse_count(s).unwrap_or_else(|| die("bad --reads")),
+        None => 10_000_000,
+    }
+    .max(1);
+    let mut lp = EventLoop::new();
+    let mut per_read: Vec<f64> = (0..5)
+        .map(|_| {
+            let t = Instant::now();
+            for _ in 0..n {
+                lp.update_time();
+            }
+            black_box(lp.now());
+            t.elapsed().as_nanos() as f64 / n as f64
+        })
+        .collect();
+    per_read.sort_by(f64::total_cmp);
+    println!("timerloop clock read ns={:.2}", per_read[2]);
 }
