@@ -190,7 +190,7 @@ impl Timers {
     /// [`free`](Self::free) of a timer that is not plain: out of line, as
     /// its callback's drop is a call anyway.
     #[inline(never)]
-    fn free_dropping(&mut self, key: usize) {
+    pub(super) fn free_dropping(&mut self, key: usize) {
         drop(self.slab.remove_at(key));
         self.freed();
     }
@@ -210,7 +210,7 @@ impl Timers {
     }
 
     #[inline(always)]
-    fn freed(&mut self) {
+    pub(super) fn freed(&mut self) {
         if self.slab.is_empty() {
             self.timers_emptied.note();
         }

@@ -177,9 +177,11 @@ impl EventLoop {
         if !repeat && !linked && timer.is_unkept(State::Running) {
             // The common case: a timeout that ran and was not refreshed is
             // destroyed and, unless kept, freed with its callback.
-            let refed = timer.destroy(State::Fired);
-            self.destroyed(refed);
+            // Freed at once, unread: the destroy step's state would be
+            // overwritten before anything could read it.
+            let refed = timer.refed();
             self.timers.free_taken(key);
+            self.destroyed(refed);
             cb.discard(plain);
             return thrown(result, false);
         }

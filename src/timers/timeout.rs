@@ -580,11 +580,26 @@ impl EventLoop {
             // is not kept is unenrolled (it is linked, in its `list`) and
             // freed with its callback.
             let (key, slot) = (t.key.index(), timer.list);
-            let refed = timer.destroy(State::Cleared);
-            let tm = &mut self.timers;
-            tm.map.slot_mut(slot).list.remove(&mut tm.links[..], key);
-            self.end_unenroll(Some(slot), refed);
-            self.timers.free(key);
+            if timer.plain() {
+                // Dropping it would do nothing: it is forgotten where it
+                // lies at once, without the destroy step's state (the slot
+                // is vacant, the handle stale, before anything could read
+                // it) and without a second lookup to free it.
+                timer.cb.debug_assert_plain();
+                let refed = timer.refed();
+                let tm = &mut self.timers;
+                tm.slab.forget_at(key);
+                tm.map.slot_mut(slot).list.remove(&mut tm.links[..], key);
+                tm.freed();
+                self.end_unenroll(Some(slot), refed);
+            } else {
+                let refed = timer.destroy(State::Cleared);
+                let tm = &mut self.timers;
+                tm.map.slot_mut(slot).list.remove(&mut tm.links[..], key);
+                self.end_unenroll(Some(slot), refed);
+                // Its callback is dropped last, the loop consistent.
+                self.timers.free_dropping(key);
+            }
             return Ok(());
         }
         self.clear_timeout_slow(t)
