@@ -964,3 +964,35 @@ fn fuzz_regressions_replay() {
         }
     }
 }
+
+/// Panics when dropped.
+struct PanicOnDrop;
+
+impl Drop for PanicOnDrop {
+    fn drop(&mut self) {
+        panic!("deliberate: a callback's capture panics on drop");
+    }
+}
+
+/// A kept timer cleared while pending, whose callback's capture panics
+/// when dropped: the panic reaches the caller of `clear_timeout`, and the
+/// timer is cleared all the same (unlinked, out of the ref count), so the
+/// loop runs on without it and its storage can still be released.
+#[test]
+fn a_panicking_drop_on_clear_leaves_the_timer_cleared() {
+    quiet_deliberate_panics();
+    let mut lp = EventLoop::with_virtual_clock();
+    let p = PanicOnDrop;
+    let t = lp.set_timeout(5, move |_| {
+        let _ = &p;
+    });
+    lp.keep_timeout(t).unwrap();
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lp.clear_timeout(t)));
+    assert!(r.is_err(), "the drop's panic reaches the caller");
+    assert!(!lp.timeout_is_pending(t));
+    assert_eq!((lp.stats().refed_timers, lp.stats().lists), (0, 0));
+    lp.run().unwrap();
+    assert_eq!(lp.now(), 0, "nothing was left to wait for");
+    lp.release_timeout(t).unwrap();
+    assert_eq!(lp.stats().timers, 0);
+}

@@ -615,7 +615,9 @@ impl EventLoop {
         if state.is_cleared() {
             return Ok(());
         }
-        timer.cb = TimerFn::NONE;
+        // Taken out, and dropped once the loop is consistent: a drop that
+        // panics then leaves no timer half cleared.
+        let cb = timer.cb.take();
         match state {
             State::Fired => timer.set_state(State::FiredCleared),
             State::Running => self.unenroll(key, State::RunningCleared),
@@ -625,6 +627,7 @@ impl EventLoop {
         if !timer.kept() && timer.state() != State::RunningCleared {
             self.timers.free(key);
         }
+        drop(cb);
         Ok(())
     }
 
