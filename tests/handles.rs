@@ -216,3 +216,74 @@ fn stats_all_zero_after_everything_ends() {
     assert_eq!(lp.stats(), Stats::default());
     assert!(!lp.is_alive());
 }
+
+thread_local!(static PLAIN_RAN: std::cell::Cell<u32> = const { std::cell::Cell::new(0) });
+
+/// A plain callback: a function item, zero-sized, nothing to drop. The
+/// loop frees such a timer or immediate without reading it (round 14).
+fn plain_bump(_: &mut EventLoop) {
+    PLAIN_RAN.with(|r| r.set(r.get() + 1));
+}
+
+/// Plain timers cleared from the middle of a list, unrefed or not, and
+/// fired: the refed count, the lists, staleness and slot reuse are as
+/// for any other timer.
+#[test]
+fn plain_timers_cleared_mid_list_and_fired_keep_the_books() {
+    let mut lp = EventLoop::with_virtual_clock();
+    let a = lp.set_timeout(5, plain_bump);
+    let b = lp.set_timeout(5, plain_bump);
+    let c = lp.set_timeout(5, plain_bump);
+    let u = lp.set_timeout(7, plain_bump);
+    lp.unref_timeout(u).unwrap();
+    assert_eq!(lp.stats().refed_timers, 3);
+    lp.clear_timeout(b).unwrap();
+    assert_eq!((lp.stats().timers, lp.stats().refed_timers), (3, 2));
+    assert_stale(&mut lp, b);
+    let d = lp.set_timeout(5, plain_bump);
+    assert_eq!(slot(d), slot(b), "the cleared timer's slot is reused");
+    assert_ne!(b, d);
+    assert!(lp.timeout_is_pending(d));
+    assert_stale(&mut lp, b);
+    // An unrefed timer leaves the refed count alone, and its emptied list
+    // stays (Node deletes only refed timers' empty lists).
+    lp.clear_timeout(u).unwrap();
+    assert_eq!(lp.stats().refed_timers, 3);
+    assert_eq!(lp.stats().lists, 2);
+    for t in [a, c, d] {
+        lp.clear_timeout(t).unwrap();
+    }
+    assert_eq!(lp.stats().lists, 1);
+    lp.run().unwrap();
+    assert_eq!(lp.now(), 0, "nothing refed was left");
+    assert_eq!(PLAIN_RAN.with(|r| r.get()), 0);
+    // Fired, refed and unrefed.
+    let e = lp.set_timeout(3, plain_bump);
+    let f = lp.set_timeout(3, plain_bump);
+    lp.unref_timeout(f).unwrap();
+    lp.run().unwrap();
+    assert_eq!(PLAIN_RAN.with(|r| r.get()), 2);
+    assert_stale(&mut lp, e);
+    assert_stale(&mut lp, f);
+    assert_eq!((lp.stats().timers, lp.stats().refed_timers), (0, 0));
+}
+
+/// A plain immediate cleared by an earlier one of the same batch does not
+/// run, and the loop ends holding nothing.
+#[test]
+fn plain_immediate_cleared_in_its_batch() {
+    let mut lp = EventLoop::with_virtual_clock();
+    let later: &'static std::cell::Cell<Option<timerloop::Immediate>> =
+        Box::leak(Box::new(std::cell::Cell::new(None)));
+    lp.set_immediate(move |lp: &mut EventLoop| {
+        lp.clear_immediate(later.get().unwrap()).unwrap();
+    });
+    let mid = lp.set_immediate(plain_bump);
+    later.set(Some(mid));
+    let last = lp.set_immediate(|_: &mut EventLoop| {});
+    lp.unref_immediate(last).unwrap();
+    lp.run().unwrap();
+    assert_eq!(PLAIN_RAN.with(|r| r.get()), 0);
+    assert_eq!(lp.clear_immediate(mid), Err(TimerError::Stale));
+    assert_eq!(lp.stats(), Stats::default());
+}

@@ -791,6 +791,18 @@ mod tests {
         assert_ne!(k2, k0);
         drop(a.remove_at(k1.index()));
         assert_eq!(Rc::strong_count(&owned), 3);
+        // Forgetting the last entry empties the arena; slots forgotten in
+        // turn are reused last-forgotten first, as removed ones are.
+        a.forget_at(k2.index());
+        assert!(a.is_empty());
+        let keys: Vec<Key> = (0..3).map(|_| a.insert(owned.clone())).collect();
+        for k in &keys {
+            a.forget_at(k.index());
+        }
+        assert!(a.is_empty());
+        for k in keys.iter().rev() {
+            assert_eq!(a.insert(owned.clone()).index(), k.index());
+        }
     }
 
     #[test]

@@ -269,6 +269,7 @@ impl EventLoop {
         }
         // A plain callback (most): the entry is forgotten where it lies,
         // its callback unread.
+        e.cb.debug_assert_plain();
         let (links, refed, in_batch) = (e.links, e.refed, e.in_batch);
         im.slab.forget_at(key);
         im.unlink_taken(links, in_batch);

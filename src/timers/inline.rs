@@ -56,6 +56,13 @@ impl InlineFn {
         !std::mem::needs_drop::<F>() && !self.0.is_heap()
     }
 
+    /// In debug builds, that a callback about to be forgotten as plain is
+    /// inline (a plain one has no drop glue, from its type).
+    #[inline(always)]
+    pub(crate) fn debug_assert_plain(&self) {
+        debug_assert!(!self.0.is_heap(), "a plain callback is inline");
+    }
+
     /// Drops it; or, if `plain` (as [`inline_once_plain`] answered for
     /// it) says dropping does nothing, forgets it. Forgetting reads
     /// nothing: no copy of the stored closure, no call through its vtable

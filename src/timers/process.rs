@@ -175,10 +175,10 @@ impl EventLoop {
         let linked = tm.links[key].is_linked();
         let timer = &mut tm.slab[key];
         if !repeat && !linked && timer.is_unkept(State::Running) {
-            // The common case: a timeout that ran and was not refreshed is
-            // destroyed and, unless kept, freed with its callback.
-            // Freed at once, unread: the destroy step's state would be
-            // overwritten before anything could read it.
+            // The common case: a timeout that ran, was not refreshed and is
+            // not kept is freed at once, unread (without the destroy step's
+            // state, which the vacant slot would overwrite before anything
+            // could read it); its callback is dropped after.
             let refed = timer.refed();
             self.timers.free_taken(key);
             self.destroyed(refed);
