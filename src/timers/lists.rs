@@ -69,7 +69,7 @@ pub(super) struct Timers {
     /// (the only time a mapped slot changes).
     last: (u64, SlotId),
     /// The lists by `(expiry, id)`; ids are list indexes.
-    pub(super) queue: PriorityQueue<(u64, u64)>,
+    pub(super) queue: PriorityQueue,
     /// Lists removed so far (wrapping): a pass running a list asks whether
     /// it is still there only after this moved.
     pub(super) list_removals: u64,

@@ -217,7 +217,7 @@ pub(crate) struct Loop<H> {
     time: u64,
     handles: Arena<Rec<H>>,
     active_refed: usize,
-    timer_heap: PriorityQueue<(u64, u64)>,
+    timer_heap: PriorityQueue,
     timer_counter: u64,
     idle: Vec<usize>,
     prepare: Vec<usize>,
