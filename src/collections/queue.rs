@@ -1,6 +1,6 @@
 //! A 4-ary min-heap of small integer ids that tracks each id's position.
 //!
-//! Each entry is an `id` (a slab key, so ids are dense) with a key of two
+//! Each id (a slab key, so ids are dense) in the heap has a key of two
 //! words, `(primary, tie)`, ordered as a pair. The heap keeps a position
 //! table indexed by id, so an arbitrary entry can be removed or re-keyed
 //! in O(log n), which is what both Node's `PriorityQueue`
@@ -15,9 +15,9 @@
 //!
 //! Only the primary word sits in the heap's entries, beside the id (16
 //! bytes an entry); the tie word is kept by id, apart, and read only when
-//! two primaries are equal. A sift then compares one word per child, a
-//! comparison the compiler makes without the second branch that the pair
-//! took, and moves 16 bytes instead of 24: an unpooled-start cancel
+//! two primaries are equal. A sift then compares one word per child (the
+//! tie word is loaded only when primaries are equal), and moves 16 bytes
+//! instead of 24: an unpooled-start cancel
 //! (removing the root of up to a million lists) went 1,107 → 793
 //! instructions (callgrind).
 //!
@@ -66,7 +66,8 @@ impl PriorityQueue {
     }
 
     /// Entries it can hold without allocating (by id, the larger of its
-    /// tables).
+    /// tables; the tie table grows with the position table, step for
+    /// step).
     pub fn capacity(&self) -> usize {
         self.heap.capacity().max(self.pos.capacity())
     }
@@ -289,10 +290,11 @@ mod tests {
         for _ in 0..20_000 {
             let id = (lcg(&mut s) % 64) as usize;
             // Few primaries, so that many keys tie on them; tie words
-            // from a counter, as list and start ids are: unique, and in an
-            // order unrelated to the ids'.
+            // unique (a counter times an odd constant) but in an order
+            // unrelated to the ids' or to the order they are given in, so
+            // that an insert or a re-key may win a tie, not only lose it.
             tick += 1;
-            let key = (lcg(&mut s) % 100, tick);
+            let key = (lcg(&mut s) % 100, tick.wrapping_mul(0x9E37_79B9_7F4A_7C15));
             match lcg(&mut s) % 4 {
                 0 | 1 => {
                     if model[id].is_none() {
