@@ -356,19 +356,7 @@ impl<T, S: Stored<Value = T>> Arena<T, S> {
     /// If no entry is at `index`.
     #[track_caller]
     pub fn remove_at(&mut self, index: usize) -> T {
-        // At most `MAX_KEY + 1`: an index the arena handed out, or its end.
-        debug_assert!(self.next <= MAX_KEY + 1);
-        let next = self.next as u32;
-        let slot = match self.slots.get_mut(index) {
-            Some(slot @ Entry::Occupied(_)) => slot,
-            _ => panic!("no entry at {index}"),
-        };
-        let Entry::Occupied(s) = std::mem::replace(slot, Entry::Vacant(next)) else {
-            unreachable!("slot {index} was occupied")
-        };
-        self.len -= 1;
-        self.next = index;
-        s.into_value()
+        self.vacate(index).into_value()
     }
 
     /// Removes the entry at a live `index` without reading or dropping
@@ -383,15 +371,30 @@ impl<T, S: Stored<Value = T>> Arena<T, S> {
     /// If no entry is at `index`.
     #[track_caller]
     pub fn forget_at(&mut self, index: usize) {
+        // Inlined, so the entry's loads are dead and go: only the tag is
+        // read.
+        std::mem::forget(self.vacate(index));
+    }
+
+    /// Makes the live slot at `index` vacant, first on the free list, and
+    /// returns what it held: the one removal step of `remove_at` and
+    /// `forget_at`.
+    #[inline(always)]
+    #[track_caller]
+    fn vacate(&mut self, index: usize) -> S {
+        // At most `MAX_KEY + 1`: an index the arena handed out, or its end.
         debug_assert!(self.next <= MAX_KEY + 1);
         let next = self.next as u32;
         let slot = match self.slots.get_mut(index) {
             Some(slot @ Entry::Occupied(_)) => slot,
             _ => panic!("no entry at {index}"),
         };
-        std::mem::forget(std::mem::replace(slot, Entry::Vacant(next)));
+        let Entry::Occupied(s) = std::mem::replace(slot, Entry::Vacant(next)) else {
+            unreachable!("slot {index} was occupied")
+        };
         self.len -= 1;
         self.next = index;
+        s
     }
 
     /// How many entries the arena has room for without growing.
