@@ -180,8 +180,7 @@ impl Timers {
         let timer = &self.slab[key];
         if timer.plain() {
             timer.cb.debug_assert_plain();
-            self.slab.forget_at(key);
-            self.freed();
+            self.forget(key);
         } else {
             self.free_dropping(key);
         }
@@ -205,12 +204,22 @@ impl Timers {
             matches!(self.slab[key].cb, TimerFn::Wake(None)),
             "a taken callback"
         );
+        self.forget(key);
+    }
+
+    /// Vacates a timer's slot without reading it
+    /// ([`Arena::forget_at`]), for a timer whose drop would do nothing
+    /// (the callers know why), linked or not: the free paths' one
+    /// forgetting step.
+    #[inline(always)]
+    pub(super) fn forget(&mut self, key: usize) {
         self.slab.forget_at(key);
         self.freed();
     }
 
+    /// Notes, after a timer's slot is vacated, when the arena emptied.
     #[inline(always)]
-    pub(super) fn freed(&mut self) {
+    fn freed(&mut self) {
         if self.slab.is_empty() {
             self.timers_emptied.note();
         }

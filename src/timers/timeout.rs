@@ -588,9 +588,8 @@ impl EventLoop {
                 timer.cb.debug_assert_plain();
                 let refed = timer.refed();
                 let tm = &mut self.timers;
-                tm.slab.forget_at(key);
+                tm.forget(key);
                 tm.map.slot_mut(slot).list.remove(&mut tm.links[..], key);
-                tm.freed();
                 self.end_unenroll(Some(slot), refed);
             } else {
                 let refed = timer.destroy(State::Cleared);
