@@ -287,3 +287,58 @@ fn plain_immediate_cleared_in_its_batch() {
     assert_eq!(lp.clear_immediate(mid), Err(TimerError::Stale));
     assert_eq!(lp.stats(), Stats::default());
 }
+
+/// A closure of one word (an `Rc`, a counter) is stored in the timer's
+/// slot, not boxed: an interval's state in it lasts from run to run, and
+/// what it captured is let go exactly once whichever way the timer ends:
+/// fired, cleared, cleared from its own callback, or dropped with the loop.
+#[test]
+fn one_word_closures_keep_their_state_and_drop_once() {
+    use std::cell::Cell;
+    use std::rc::Rc;
+    let mut lp = EventLoop::with_virtual_clock();
+    let seen = Rc::new(Cell::new(0_u32));
+
+    // An interval counting in its own captured word (its one capture),
+    // clearing itself on its third run.
+    thread_local!(static LAST: Cell<u64> = const { Cell::new(0) });
+    let mut runs = 0_u64;
+    lp.set_interval(1, move |lp: &mut EventLoop| {
+        runs += 1;
+        LAST.with(|l| l.set(runs));
+        if runs == 3 {
+            let me = lp.current_timeout().expect("inside a timer");
+            lp.clear_interval(me).unwrap();
+        }
+    });
+    // And one holding only an `Rc`.
+    let s = seen.clone();
+    lp.set_interval(1, move |lp: &mut EventLoop| {
+        s.set(s.get() + 50);
+        if s.get() == 100 {
+            let me = lp.current_timeout().expect("inside a timer");
+            lp.clear_interval(me).unwrap();
+        }
+    });
+    lp.run().unwrap();
+    assert_eq!(LAST.with(Cell::get), 3);
+    assert_eq!((seen.get(), Rc::strong_count(&seen)), (100, 1));
+
+    // Fired, and cleared before firing.
+    let s = seen.clone();
+    lp.set_timeout(1, move |_: &mut EventLoop| s.set(s.get() + 1));
+    let s = seen.clone();
+    let t = lp.set_timeout(1, move |_: &mut EventLoop| s.set(s.get() + 1000));
+    assert_eq!(Rc::strong_count(&seen), 3);
+    lp.clear_timeout(t).unwrap();
+    assert_eq!(Rc::strong_count(&seen), 2);
+    lp.run().unwrap();
+    assert_eq!((seen.get(), Rc::strong_count(&seen)), (101, 1));
+
+    // Still pending when the loop goes.
+    let s = seen.clone();
+    lp.set_timeout(5, move |_: &mut EventLoop| s.set(0));
+    assert_eq!(Rc::strong_count(&seen), 2);
+    drop(lp);
+    assert_eq!((seen.get(), Rc::strong_count(&seen)), (101, 1));
+}

@@ -32,9 +32,10 @@
 //!
 //! # Safety
 //!
-//! This is the crate's one `unsafe`: a raw pointer to the loop, stored in
-//! the top frame while lending is allowed, turned into `&mut EventLoop` in
-//! one place, `lent`, for `with_current` and `run_or_defer`. The argument:
+//! This is one of the crate's two modules with hand-written `unsafe` (the
+//! other, `thin.rs`, stores a timer's small closure inline): a raw pointer
+//! to the loop, stored in the top frame while lending is allowed, turned
+//! into `&mut EventLoop` in one place, `lent`, for `with_current` and `run_or_defer`. The argument:
 //!
 //! 1. The pointer is created from the `&mut EventLoop` of the function
 //!    that allows lending (`EventLoop::lend_during`, `EventLoop::scope`),

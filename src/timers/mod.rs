@@ -80,6 +80,7 @@ mod io;
 mod lists;
 mod process;
 mod scope;
+mod thin;
 mod ticks;
 mod timeout;
 mod wakeup;

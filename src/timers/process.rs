@@ -161,7 +161,7 @@ impl EventLoop {
         let handle = Timeout::from_key(handle, self.id);
         let outer = self.timers.current.replace(handle);
         let result = match &mut cb {
-            TimerFn::Closure(f) => self.invoke(&mut **f),
+            TimerFn::Closure(f) => self.invoke(&mut |lp| f.call(lp)),
             TimerFn::Wake(Some(w)) => self.invoke(&mut |lp| {
                 w.on_fire(lp);
                 Ok(())

@@ -50,7 +50,8 @@
 
 use super::EventLoop;
 use super::coerce::{Delay, LONG_MAX_MS};
-use super::error::{BoxError, CallbackResult, TimerError};
+use super::error::{CallbackResult, TimerError};
+use super::thin::ThinFn;
 use super::wakeup::Wakeup;
 use std::num::{NonZeroU32, NonZeroU64};
 use std::rc::Rc;
@@ -80,23 +81,21 @@ pub struct Timeout {
     loop_id: NonZeroU32,
 }
 
-/// A stored timer callback: a boxed closure, or the [`Wakeup`] of a
-/// future's timeout, kept in the slot as it is (one allocation fewer per
-/// sleep). `Wake(None)` is no callback at all: a running or a cleared
-/// timer's ([`TimerFn::NONE`]). 16 bytes, as a bare box: the `Option<Rc>`
-/// sits beside the box's data pointer, whose null is the tag; and "none"
-/// costs two stores and a test, where a zero-sized closure as a
+/// A stored timer callback: a closure ([`ThinFn`]: inline when it is a
+/// word or less, boxed otherwise), or the [`Wakeup`] of a future's
+/// timeout, kept in the slot as it is (one allocation fewer per sleep).
+/// `Wake(None)` is no callback at all: a running or a cleared timer's
+/// ([`TimerFn::NONE`]). 16 bytes, as a bare `ThinFn`: the `Option<Rc>`
+/// sits beside the `ThinFn`'s table reference, whose null is the tag; and
+/// "none" costs two stores and a test, where a zero-sized closure as a
 /// placeholder cost a vtable call to drop.
 pub(super) enum TimerFn {
-    Closure(Box<ClosureFn>),
+    Closure(ThinFn),
     Wake(Option<Rc<Wakeup>>),
 }
 
-/// A timer's callback closure, as stored.
-type ClosureFn = dyn FnMut(&mut EventLoop) -> Result<(), BoxError>;
-
-/// A callback closure, boxed, and whether dropping the box does nothing:
-/// the closure is zero-sized (the box allocated nothing) and has no drop
+/// A callback closure, stored ([`ThinFn`]), and whether dropping it does
+/// nothing: the closure is a word or less (stored inline) and has no drop
 /// glue. Then the timer is [plain](Timer::plain).
 #[inline(always)]
 fn boxed<F, R>(mut f: F) -> (TimerFn, bool)
@@ -104,11 +103,8 @@ where
     F: FnMut(&mut EventLoop) -> R + 'static,
     R: CallbackResult,
 {
-    let plain = size_of::<F>() == 0 && !std::mem::needs_drop::<F>();
-    (
-        TimerFn::Closure(Box::new(move |lp| f(lp).into_result())),
-        plain,
-    )
+    let (cb, plain) = ThinFn::new(move |lp: &mut EventLoop| f(lp).into_result());
+    (TimerFn::Closure(cb), plain)
 }
 
 impl TimerFn {
@@ -135,11 +131,11 @@ impl TimerFn {
     }
 
     /// In debug builds, that a callback about to be forgotten as plain has
-    /// nothing to free: a zero-sized closure, or none.
+    /// nothing to free: an inline closure without drop glue, or none.
     #[inline(always)]
     pub(super) fn debug_assert_plain(&self) {
         if let TimerFn::Closure(f) = self {
-            debug_assert_eq!(std::mem::size_of_val(&**f), 0, "a plain timer's closure");
+            debug_assert!(f.drops_nothing(), "a plain timer's closure");
         }
     }
 }
@@ -312,7 +308,8 @@ impl Timer {
     }
 
     /// Dropping its callback does nothing: it was made by [`boxed`] from a
-    /// zero-sized closure without drop glue. Its callback is that closure
+    /// closure of at most a word, stored inline, without drop glue. Its
+    /// callback is that closure
     /// or, while it runs and once cleared, [`TimerFn::NONE`]; either way
     /// the timer can be forgotten instead of dropped
     /// ([`Timers::free`](super::lists::Timers::free)).
@@ -866,11 +863,11 @@ impl EventLoop {
 mod tests {
     use super::*;
 
-    /// A timer is plain only when its callback is a zero-sized closure
-    /// without drop glue; what any other captured is dropped when it is
-    /// cleared and after it fired.
+    /// A timer is plain only when its callback is an inline closure (a
+    /// word or less) without drop glue; what any other captured is dropped
+    /// when it is cleared and after it fired.
     #[test]
-    fn plain_only_for_zero_sized_closures_without_drop_glue() {
+    fn plain_only_for_inline_closures_without_drop_glue() {
         use std::cell::Cell;
         struct Noisy<'a>(&'a Cell<u32>);
         impl Drop for Noisy<'_> {
@@ -885,8 +882,15 @@ mod tests {
         assert!(boxed(|_: &mut EventLoop| {}).1);
         let word = 7_i64;
         assert!(
-            !boxed(move |_: &mut EventLoop| {
+            boxed(move |_: &mut EventLoop| {
                 std::hint::black_box(word);
+            })
+            .1
+        );
+        let two = (7_i64, 8_i64);
+        assert!(
+            !boxed(move |_: &mut EventLoop| {
+                std::hint::black_box(two);
             })
             .1
         );
@@ -899,6 +903,10 @@ mod tests {
         );
         let mut lp = EventLoop::with_virtual_clock();
         let plain = lp.set_timeout(1, |_| {});
+        assert!(lp.timers.slab[plain.key.index()].plain());
+        let plain = lp.set_timeout(1, move |_| {
+            std::hint::black_box(word);
+        });
         assert!(lp.timers.slab[plain.key.index()].plain());
         let wake = Wakeup::new(lp.shared.clone(), 1);
         let w = lp.wakeup_started_at(0, 1, wake.clone());

@@ -1,0 +1,344 @@
+//! A timer's callback in two words: [`ThinFn`] keeps a closure of up to
+//! one word (capturing nothing, or one `i64`, `Rc` or `&'static`) in place
+//! and boxes a larger one. Either way it is two words, the size of the
+//! `Box<dyn FnMut>` it replaces, so a timer's slot stays 40 bytes while a
+//! timer whose closure captures one word makes no heap allocation.
+//!
+//! # Invariants
+//!
+//! - `table` is the [`Table`] made for the one closure type `G` that
+//!   [`ThinFn::new`] stored, and `data` holds, from `new` until the
+//!   `ThinFn` is dropped: that `G` itself when the table is inline (`G` is
+//!   at most a word in size and alignment), or else the pointer
+//!   `Box::into_raw` gave for a `Box<G>`. Nothing else writes `data`.
+//! - A `ThinFn` is neither `Send` nor `Sync`: the closure may hold an `Rc`
+//!   (the marker field says so; the `Box<dyn FnMut>` it replaces was not
+//!   either).
+//! - The stored closure is never pinned: it is called through `&mut` and
+//!   may move with the `ThinFn` between calls, as a boxed one could not
+//!   tell apart.
+//!
+//! # Safety
+//!
+//! This module is one of the crate's two with hand-written `unsafe` (the
+//! other is `current.rs`). Every `unsafe` block here relies only on the
+//! first invariant, which the private fields and the one constructor
+//! keep: the table's functions are instantiated for the `G` that `new`
+//! wrote, so the pointer they cast is to that `G` (or to its box's
+//! pointer), initialised and correctly aligned (`MaybeUninit<*mut ()>` is
+//! a word in size and alignment, and `G` is stored inline only when
+//! [`fits`] says it is no bigger). `Drop` is the only place a stored `G`
+//! is dropped (or its box freed), once.
+//!
+//! Why not `smallbox`, as `inline.rs` uses for immediates: a
+//! `SmallBox<dyn FnMut, S1>` is three words (its space and a full fat
+//! pointer), which made the timer's slot 48 bytes; the arenas are bound by
+//! page faults on the breadth and insert workloads, and those eight bytes
+//! cost more (insert-pooled 0.71–0.84× in alternating pairs) than the
+//! allocation it saves. The measurement that justifies this module is in
+//! the commit that added it and in the README's table of changes.
+#![allow(unsafe_code)]
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::mem::MaybeUninit;
+
+use super::EventLoop;
+use super::error::BoxError;
+
+/// What a stored closure returns.
+type Out = Result<(), BoxError>;
+
+/// Calls the stored closure at `data` (see the module's invariants).
+type CallFn = unsafe fn(*mut (), &mut EventLoop) -> Out;
+
+/// Drops the stored closure at `data`, or frees its box.
+type DropFn = unsafe fn(*mut ());
+
+/// The functions for one stored closure type, and how it is stored.
+struct Table {
+    call: CallFn,
+    /// `None` when dropping does nothing: an inline closure without drop
+    /// glue.
+    drop: Option<DropFn>,
+    inline: bool,
+}
+
+/// Whether a `G` is stored inline: no bigger than a word and no more
+/// aligned.
+const fn fits<G>() -> bool {
+    size_of::<G>() <= size_of::<MaybeUninit<*mut ()>>()
+        && align_of::<G>() <= align_of::<MaybeUninit<*mut ()>>()
+}
+
+/// The [`Table`]s of a closure type `G`, as constants: a reference to one
+/// is promoted to `'static`.
+struct Tables<G>(PhantomData<G>);
+
+impl<G: FnMut(&mut EventLoop) -> Out + 'static> Tables<G> {
+    const INLINE: Table = Table {
+        call: call_inline::<G>,
+        drop: if std::mem::needs_drop::<G>() {
+            Some(drop_inline::<G>)
+        } else {
+            None
+        },
+        inline: true,
+    };
+    const BOXED: Table = Table {
+        call: call_boxed::<G>,
+        drop: Some(drop_boxed::<G>),
+        inline: false,
+    };
+}
+
+/// # Safety
+/// `data` points at an initialised `G` (stored inline).
+unsafe fn call_inline<G: FnMut(&mut EventLoop) -> Out>(data: *mut (), lp: &mut EventLoop) -> Out {
+    // SAFETY: the caller's contract; the `&mut` lasts for this call only,
+    // and nothing else reaches the `ThinFn` it was made from meanwhile
+    // (`call` holds it by `&mut`).
+    let g = unsafe { &mut *data.cast::<G>() };
+    g(lp)
+}
+
+/// # Safety
+/// `data` points at an initialised `G` (stored inline), dropped here.
+unsafe fn drop_inline<G>(data: *mut ()) {
+    // SAFETY: the caller's contract; `Drop` calls this once and the slot
+    // is never read again.
+    unsafe { data.cast::<G>().drop_in_place() }
+}
+
+/// # Safety
+/// `data` points at the pointer of a live `Box<G>`.
+unsafe fn call_boxed<G: FnMut(&mut EventLoop) -> Out>(data: *mut (), lp: &mut EventLoop) -> Out {
+    // SAFETY: the caller's contract: the word is `Box::into_raw`'s
+    // pointer, not yet freed.
+    let g = unsafe { &mut **data.cast::<*mut G>() };
+    g(lp)
+}
+
+/// # Safety
+/// `data` points at the pointer of a live `Box<G>`, freed here.
+unsafe fn drop_boxed<G>(data: *mut ()) {
+    // SAFETY: the caller's contract: the pointer came from `Box::into_raw`
+    // and `Drop` gives it back once.
+    drop(unsafe { Box::from_raw(*data.cast::<*mut G>()) })
+}
+
+/// A stored repeatable callback, two words: inline when the closure is a
+/// word or less, boxed otherwise. See the module's invariants.
+pub(crate) struct ThinFn {
+    data: MaybeUninit<*mut ()>,
+    table: &'static Table,
+    /// Neither `Send` nor `Sync`, whatever the closure is.
+    _local: PhantomData<*mut ()>,
+}
+
+impl ThinFn {
+    /// Stores `g`, and says whether dropping it does nothing (it is inline
+    /// and has no drop glue): then it may be forgotten instead.
+    #[inline(always)]
+    pub(crate) fn new<G>(g: G) -> (ThinFn, bool)
+    where
+        G: FnMut(&mut EventLoop) -> Out + 'static,
+    {
+        let mut data = MaybeUninit::<*mut ()>::uninit();
+        if const { fits::<G>() } {
+            // SAFETY: `G` fits in the word (size and alignment, `fits`),
+            // which is ours and uninitialised: nothing is overwritten.
+            unsafe { data.as_mut_ptr().cast::<G>().write(g) };
+            let table = &Tables::<G>::INLINE;
+            let plain = table.drop.is_none();
+            (
+                ThinFn {
+                    data,
+                    table,
+                    _local: PhantomData,
+                },
+                plain,
+            )
+        } else {
+            data.write(Box::into_raw(Box::new(g)).cast());
+            let table = &Tables::<G>::BOXED;
+            (
+                ThinFn {
+                    data,
+                    table,
+                    _local: PhantomData,
+                },
+                false,
+            )
+        }
+    }
+
+    /// Calls the closure.
+    #[inline(always)]
+    pub(crate) fn call(&mut self, lp: &mut EventLoop) -> Out {
+        // SAFETY: `table.call` is the function for the closure `new`
+        // stored in `data` (the module's invariant); `&mut self` keeps
+        // anything else from touching it during the call.
+        unsafe { (self.table.call)(self.data.as_mut_ptr().cast(), lp) }
+    }
+
+    /// Whether the closure lives in a heap block of its own.
+    #[cfg(test)]
+    pub(crate) fn is_heap(&self) -> bool {
+        !self.table.inline
+    }
+
+    /// Whether dropping it does nothing (what [`new`](Self::new) answered).
+    pub(crate) fn drops_nothing(&self) -> bool {
+        self.table.drop.is_none()
+    }
+}
+
+impl Drop for ThinFn {
+    #[inline]
+    fn drop(&mut self) {
+        if let Some(drop) = self.table.drop {
+            // SAFETY: the table's drop is for the closure in `data`
+            // (the module's invariant), and this runs once.
+            unsafe { drop(self.data.as_mut_ptr().cast()) }
+        }
+    }
+}
+
+impl fmt::Debug for ThinFn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ThinFn")
+            .field("inline", &self.table.inline)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+    use std::rc::Rc;
+
+    fn thin<F: FnMut(&mut EventLoop) + 'static>(mut f: F) -> (ThinFn, bool) {
+        ThinFn::new(move |lp: &mut EventLoop| {
+            f(lp);
+            Ok(())
+        })
+    }
+
+    #[test]
+    fn two_words_and_a_niche() {
+        assert_eq!(size_of::<ThinFn>(), 16);
+        assert_eq!(size_of::<Option<ThinFn>>(), 16);
+    }
+
+    #[test]
+    fn a_word_is_inline_and_more_is_boxed() {
+        let (f, plain) = thin(|_| {});
+        assert!(!f.is_heap() && plain && f.drops_nothing());
+        let word = 7_i64;
+        let (f, plain) = thin(move |_| {
+            std::hint::black_box(word);
+        });
+        assert!(!f.is_heap() && plain);
+        let rc = Rc::new(1);
+        let (f, plain) = thin(move |_| {
+            std::hint::black_box(&rc);
+        });
+        assert!(!f.is_heap() && !plain && !f.drops_nothing());
+        let two = (1_i64, 2_i64);
+        let (f, plain) = thin(move |_| {
+            std::hint::black_box(two);
+        });
+        assert!(f.is_heap() && !plain && !f.drops_nothing());
+        // A one-byte closure over-aligned past a word is boxed.
+        #[repr(align(16))]
+        #[allow(dead_code)] // only its size and alignment matter
+        struct Wide(u8);
+        let wide = Wide(3);
+        let (f, _) = thin(move |_| {
+            std::hint::black_box(&wide);
+        });
+        assert!(f.is_heap());
+    }
+
+    /// Inline and boxed, the closure keeps its state across calls, even
+    /// when the `ThinFn` moves between them, and what it captured is
+    /// dropped exactly once, with it.
+    #[test]
+    fn calls_keep_state_across_moves_and_drop_once() {
+        let mut lp = EventLoop::with_virtual_clock();
+        let seen = Rc::new(Cell::new(0));
+        let s = seen.clone();
+        let (mut f, _) = thin(move |_| s.set(s.get() + 1));
+        assert!(!f.is_heap());
+        f.call(&mut lp).unwrap();
+        let mut moved = Box::new(f);
+        moved.call(&mut lp).unwrap();
+        assert_eq!((seen.get(), Rc::strong_count(&seen)), (2, 2));
+        drop(moved);
+        assert_eq!(Rc::strong_count(&seen), 1);
+
+        let s = seen.clone();
+        let mut n = 0_u64;
+        let pad = [0_u64; 4];
+        let (mut f, _) = thin(move |_| {
+            n += 1;
+            s.set(n + pad[0]);
+        });
+        assert!(f.is_heap());
+        f.call(&mut lp).unwrap();
+        let mut v = vec![f];
+        v[0].call(&mut lp).unwrap();
+        assert_eq!((seen.get(), Rc::strong_count(&seen)), (2, 2));
+        drop(v);
+        assert_eq!(Rc::strong_count(&seen), 1);
+    }
+
+    /// A counter kept inline (its one word of state) counts.
+    #[test]
+    fn inline_state_is_mutable() {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static OUT: AtomicU64 = AtomicU64::new(0);
+        let mut lp = EventLoop::with_virtual_clock();
+        let mut n = 0_u64;
+        let (mut f, plain) = thin(move |_| {
+            n += 1;
+            OUT.store(n, Ordering::Relaxed);
+        });
+        assert!(plain && !f.is_heap());
+        for _ in 0..3 {
+            f.call(&mut lp).unwrap();
+        }
+        assert_eq!(OUT.load(Ordering::Relaxed), 3);
+    }
+
+    /// The closure's result comes back: an error is passed through.
+    #[test]
+    fn an_error_comes_back() {
+        let mut lp = EventLoop::with_virtual_clock();
+        let (mut f, _) = ThinFn::new(|_: &mut EventLoop| Err::<(), BoxError>("no".into()));
+        assert_eq!(f.call(&mut lp).unwrap_err().to_string(), "no");
+    }
+
+    /// A panicking drop of the captured value still runs once.
+    #[test]
+    fn a_panicking_drop_runs_once() {
+        struct Bomb(Rc<Cell<u32>>);
+        impl Drop for Bomb {
+            fn drop(&mut self) {
+                self.0.set(self.0.get() + 1);
+                panic!("bomb");
+            }
+        }
+        let drops = Rc::new(Cell::new(0));
+        let bomb = Bomb(drops.clone());
+        let (f, _) = thin(move |_| {
+            std::hint::black_box(&bomb);
+        });
+        assert!(!f.is_heap());
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(f)));
+        assert!(r.is_err());
+        assert_eq!(drops.get(), 1);
+    }
+}
