@@ -360,3 +360,59 @@ fn captures_are_dropped_on_clear_and_after_running() {
     );
     assert_eq!(Rc::strong_count(&log), 1);
 }
+
+/// An immediate's closure is stored in its slot when it is one word (an
+/// `Rc`) and boxed when bigger; either way what it captured is let go
+/// exactly once, however the immediate ends: run, cleared, failed by a
+/// panic, or still pending when the loop is dropped.
+#[test]
+fn captures_inline_or_boxed_are_dropped_once() {
+    let seen = Rc::new(RefCell::new(0_u64));
+    let mut lp = EventLoop::with_virtual_clock();
+    // Run: one word, and three.
+    let s = seen.clone();
+    lp.set_immediate(move |_: &mut EventLoop| *s.borrow_mut() += 1);
+    let (s, pad) = (seen.clone(), [10_u64, 0, 0]);
+    lp.set_immediate(move |_: &mut EventLoop| *s.borrow_mut() += pad[0]);
+    // Cleared, both sizes.
+    let s = seen.clone();
+    let a = lp.set_immediate(move |_: &mut EventLoop| *s.borrow_mut() += 100);
+    let (s, pad) = (seen.clone(), [1000_u64, 0, 0]);
+    let b = lp.set_immediate(move |_: &mut EventLoop| *s.borrow_mut() += pad[0]);
+    assert_eq!(Rc::strong_count(&seen), 5);
+    lp.clear_immediate(a).unwrap();
+    lp.clear_immediate(b).unwrap();
+    assert_eq!(Rc::strong_count(&seen), 3);
+    lp.run().unwrap();
+    assert_eq!((*seen.borrow(), Rc::strong_count(&seen)), (11, 1));
+
+    // A panicking one of each size: the loop reports the failure, and
+    // what each captured is gone.
+    for big in [false, true] {
+        let s = seen.clone();
+        let pad = [0_u64; 3];
+        if big {
+            lp.set_immediate(move |_: &mut EventLoop| -> Result<(), &str> {
+                *s.borrow_mut() += pad[0] + 1;
+                panic!("boom");
+            });
+        } else {
+            lp.set_immediate(move |_: &mut EventLoop| -> Result<(), &str> {
+                *s.borrow_mut() += 1;
+                panic!("boom");
+            });
+        }
+        assert!(lp.run().is_err());
+        assert_eq!(Rc::strong_count(&seen), 1);
+    }
+    assert_eq!(*seen.borrow(), 13);
+
+    // Pending when the loop goes.
+    let s = seen.clone();
+    lp.set_immediate(move |_: &mut EventLoop| *s.borrow_mut() = 0);
+    let (s, pad) = (seen.clone(), [0_u64; 3]);
+    lp.set_immediate(move |_: &mut EventLoop| *s.borrow_mut() = pad[0]);
+    assert_eq!(Rc::strong_count(&seen), 3);
+    drop(lp);
+    assert_eq!((*seen.borrow(), Rc::strong_count(&seen)), (13, 1));
+}

@@ -18,8 +18,8 @@
 use std::num::NonZeroU32;
 
 use super::error::{CallbackError, CallbackKind, CallbackResult, TimerError};
-use super::inline::{InlineFn, inline_once_plain};
 use super::lists::SHRINK_ABOVE;
+use super::thin::ThinOnce;
 use super::{EventLoop, Flow, Thrown};
 use crate::collections::arena::{Arena, Emptied, Key, stored_inline};
 use crate::collections::list::{Linked, Links, List};
@@ -27,7 +27,7 @@ use crate::uv;
 
 /// An immediate's callback: inline, no allocation, when it captures at
 /// most a word (most do).
-type ImmediateFn = InlineFn;
+type ImmediateFn = ThinOnce;
 
 /// A handle to an immediate: small, `Copy`, generation checked. It goes
 /// stale once the immediate has run or been cleared.
@@ -50,16 +50,16 @@ pub struct Immediate {
     loop_id: NonZeroU32,
 }
 
-/// One pending immediate: 48 bytes in its arena slot, its generation
+/// One pending immediate: 32 bytes in its arena slot, its generation
 /// inside (a generic [`Slot`](crate::collections::arena::Slot) around it
-/// would pad it to 56). A batch of a million immediates touches that many
+/// would pad it to 40). A batch of a million immediates touches that many
 /// slots of fresh memory, and a fresh page costs its fault.
 struct Entry {
     links: Links,
     generation: u32,
     refed: bool,
     in_batch: bool,
-    /// Dropping `cb` does nothing ([`InlineFn::discard`]).
+    /// Dropping `cb` does nothing ([`ThinOnce::discard`]).
     plain: bool,
     cb: ImmediateFn,
 }
@@ -225,7 +225,7 @@ impl EventLoop {
         // `Arena::insert_with`): made first, it was built on the stack
         // and copied with loads the CPU could not forward.
         let key = im.slab.insert_with(move |_| {
-            let (cb, plain) = inline_once_plain(f);
+            let (cb, plain) = ThinOnce::new(move |lp: &mut EventLoop| f(lp).into_result());
             Entry {
                 links,
                 // Set by the arena.
@@ -269,7 +269,7 @@ impl EventLoop {
         }
         // A plain callback (most): the entry is forgotten where it lies,
         // its callback unread.
-        e.cb.debug_assert_plain();
+        debug_assert!(e.cb.drops_nothing(), "a plain callback drops nothing");
         let (links, refed, in_batch) = (e.links, e.refed, e.in_batch);
         im.slab.forget_at(key);
         im.unlink_taken(links, in_batch);
@@ -467,7 +467,7 @@ impl EventLoop {
                 // apart before the next poll phase, so it stops here.
                 self.count_immediate_ref(false);
             }
-            let r = self.invoke(&mut *cb);
+            let r = self.invoke(&mut |lp| cb.call(lp));
             cb.discard(plain);
             r.map_err(|c| Thrown::Error(CallbackError::new(CallbackKind::Immediate, c)))?;
         }
@@ -480,13 +480,13 @@ impl EventLoop {
 mod tests {
     use super::*;
 
-    /// A slot of the immediates' arena is 48 bytes: the generation sits
-    /// in the entry, and a vacant arena slot uses a flag's niche rather
-    /// than a tag beside it.
+    /// A slot of the immediates' arena is 32 bytes: the generation sits
+    /// in the entry, the callback is two words ([`ThinOnce`]), and a
+    /// vacant arena slot uses a flag's niche rather than a tag beside it.
     #[test]
-    fn an_immediate_slot_is_forty_eight_bytes() {
-        assert_eq!(std::mem::size_of::<Entry>(), 48);
-        assert_eq!(Arena::<Entry, Entry>::slot_size(), 48);
+    fn an_immediate_slot_is_thirty_two_bytes() {
+        assert_eq!(std::mem::size_of::<Entry>(), 32);
+        assert_eq!(Arena::<Entry, Entry>::slot_size(), 32);
     }
 
     /// A batch of immediates queued from a timer every iteration keeps

@@ -12,9 +12,6 @@
 //!   `dyn FnMut` (the macro passes the pointer to the value it was given,
 //!   as its contract asks); no other module uses the macro, and this one
 //!   writes no `unsafe` itself;
-//! - a callback is only ever forgotten instead of dropped when
-//!   [`inline_once_plain`] found, from its type, that dropping it does
-//!   nothing: it is inline and has no drop glue.
 // `deny`, not `forbid`: the macro's expansion carries its own
 // `#[allow(unsafe_code)]`, which `forbid` would refuse.
 #![deny(unsafe_code)]
@@ -47,49 +44,6 @@ impl std::ops::DerefMut for InlineFn {
     fn deref_mut(&mut self) -> &mut Callback {
         &mut *self.0
     }
-}
-
-impl InlineFn {
-    /// Whether dropping it does nothing at all: the closure `F` is stored
-    /// inline and has no drop glue.
-    fn drops_nothing<F>(&self) -> bool {
-        !std::mem::needs_drop::<F>() && !self.0.is_heap()
-    }
-
-    /// In debug builds, that a callback about to be forgotten as plain is
-    /// inline (a plain one has no drop glue, from its type).
-    #[inline(always)]
-    pub(crate) fn debug_assert_plain(&self) {
-        debug_assert!(!self.0.is_heap(), "a plain callback is inline");
-    }
-
-    /// Drops it; or, if `plain` (as [`inline_once_plain`] answered for
-    /// it) says dropping does nothing, forgets it. Forgetting reads
-    /// nothing: no copy of the stored closure, no call through its vtable
-    /// to a drop that is not there, no test for a heap block.
-    #[inline(always)]
-    pub(crate) fn discard(self, plain: bool) {
-        if plain {
-            debug_assert!(!self.0.is_heap(), "a plain callback is inline");
-            std::mem::forget(self);
-        } else {
-            drop(self);
-        }
-    }
-}
-
-/// [`inline_once`], and whether dropping the result does nothing (the
-/// closure is inline and has no drop glue), for [`InlineFn::discard`]:
-/// asked once, when the callback is stored, where the closure's type is
-/// known.
-pub(crate) fn inline_once_plain<F, R>(f: F) -> (InlineFn, bool)
-where
-    F: FnOnce(&mut EventLoop) -> R + 'static,
-    R: CallbackResult,
-{
-    let cb = inline_once(f);
-    let plain = cb.drops_nothing::<F>();
-    (cb, plain)
 }
 
 /// Stores `f` as an [`InlineFn`]: called once, it runs `f`; called again,
@@ -125,24 +79,6 @@ mod tests {
     }
 
     fn black(_: i64) {}
-
-    /// Only a callback that is inline and has nothing to drop may be
-    /// forgotten: a boxed one must still be freed, even if what it
-    /// captured needs no drop, and an inline one that holds an `Rc` must
-    /// still let it go.
-    #[test]
-    fn plain_only_when_inline_and_without_drop_glue() {
-        let (_, plain) = inline_once_plain(|_| black(1_i64));
-        assert!(plain);
-        let (_, plain) = inline_once_plain(|_| {});
-        assert!(plain);
-        let rc = Rc::new(0);
-        let (_, plain) = inline_once_plain(move |_| black(*rc));
-        assert!(!plain);
-        let big = [1_i64; 3];
-        let (f, plain) = inline_once_plain(move |_| black(big[0]));
-        assert!(f.0.is_heap() && !plain);
-    }
 
     #[test]
     fn a_stored_callback_is_unpin_whatever_it_captures() {

@@ -1,19 +1,25 @@
-//! A timer's callback in two words: [`ThinFn`] keeps a closure of up to
-//! one word (capturing nothing, or one `i64`, `Rc` or `&'static`) in place
-//! and boxes a larger one. Either way it is two words, the size of the
-//! `Box<dyn FnMut>` it replaces, so a timer's slot stays 40 bytes while a
-//! timer whose closure captures one word makes no heap allocation.
+//! Callbacks in two words: [`ThinFn`] (a timer's, called any number of
+//! times) and [`ThinOnce`] (an immediate's, called once) keep a closure of
+//! up to one word (capturing nothing, or one `i64`, `Rc` or `&'static`) in
+//! place and box a larger one. Either way they are two words, the size of
+//! a `Box<dyn FnMut>`, so a timer's slot stays 40 bytes and an
+//! immediate's is 32, while a callback capturing one word makes no heap
+//! allocation.
 //!
 //! # Invariants
 //!
 //! - `table` is the [`Table`] made for the one closure type `G` that
-//!   [`ThinFn::new`] stored, and `data` holds, from `new` until the
-//!   `ThinFn` is dropped: that `G` itself when the table is inline (`G` is
-//!   at most a word in size and alignment), or else the pointer
-//!   `Box::into_raw` gave for a `Box<G>`. Nothing else writes `data`.
-//! - A `ThinFn` is neither `Send` nor `Sync`: the closure may hold an `Rc`
-//!   (the marker field says so; the `Box<dyn FnMut>` it replaces was not
-//!   either).
+//!   [`ThinFn::new`] (or [`ThinOnce::new`]) stored, and `data` holds, from
+//!   `new` until the value is dropped: that `G` itself when the table is
+//!   inline (`G` is at most a word in size and alignment), or else the
+//!   pointer `Box::into_raw` gave for a `Box<G>`. Nothing else writes
+//!   `data`.
+//! - A [`ThinOnce`] whose closure was called has the [`SPENT`] table: its
+//!   `G` was moved out (read, or its box taken back) by that call, and
+//!   `data` is never read again. The table is switched *before* the call,
+//!   so a closure that panics is dropped once, by the unwinding call.
+//! - Neither type is `Send` nor `Sync`: the closure may hold an `Rc`
+//!   (the marker field says so; the boxes they replace were not either).
 //! - The stored closure is never pinned: it is called through `&mut` and
 //!   may move with the `ThinFn` between calls, as a boxed one could not
 //!   tell apart.
@@ -64,6 +70,19 @@ struct Table {
     inline: bool,
 }
 
+/// The table of a [`ThinOnce`] already called: nothing to call or drop.
+static SPENT: Table = Table {
+    call: call_spent,
+    drop: None,
+    inline: true,
+};
+
+/// A spent [`ThinOnce`]'s call: does nothing (as the `Option` that an
+/// `FnMut` over a one-shot closure empties).
+unsafe fn call_spent(_: *mut (), _: &mut EventLoop) -> Out {
+    Ok(())
+}
+
 /// Whether a `G` is stored inline: no bigger than a word and no more
 /// aligned.
 const fn fits<G>() -> bool {
@@ -90,6 +109,53 @@ impl<G: FnMut(&mut EventLoop) -> Out + 'static> Tables<G> {
         drop: Some(drop_boxed::<G>),
         inline: false,
     };
+}
+
+/// The [`Table`]s of a one-shot closure type `G`: their `call` moves the
+/// closure out and consumes it.
+struct OnceTables<G>(PhantomData<G>);
+
+impl<G: FnOnce(&mut EventLoop) -> Out + 'static> OnceTables<G> {
+    const INLINE: Table = Table {
+        call: call_once_inline::<G>,
+        drop: if std::mem::needs_drop::<G>() {
+            Some(drop_inline::<G>)
+        } else {
+            None
+        },
+        inline: true,
+    };
+    const BOXED: Table = Table {
+        call: call_once_boxed::<G>,
+        drop: Some(drop_boxed::<G>),
+        inline: false,
+    };
+}
+
+/// # Safety
+/// `data` points at an initialised `G` (stored inline), which is moved
+/// out: the caller has already marked it spent.
+unsafe fn call_once_inline<G: FnOnce(&mut EventLoop) -> Out>(
+    data: *mut (),
+    lp: &mut EventLoop,
+) -> Out {
+    // SAFETY: the caller's contract; the slot is spent, so this read is
+    // the `G`'s one move out.
+    let g = unsafe { data.cast::<G>().read() };
+    g(lp)
+}
+
+/// # Safety
+/// `data` points at the pointer of a live `Box<G>`, taken back here: the
+/// caller has already marked it spent.
+unsafe fn call_once_boxed<G: FnOnce(&mut EventLoop) -> Out>(
+    data: *mut (),
+    lp: &mut EventLoop,
+) -> Out {
+    // SAFETY: the caller's contract: the pointer came from `Box::into_raw`
+    // and, the slot spent, is taken back once.
+    let g = unsafe { Box::from_raw(*data.cast::<*mut G>()) };
+    g(lp)
 }
 
 /// # Safety
@@ -202,6 +268,108 @@ impl Drop for ThinFn {
             // (the module's invariant), and this runs once.
             unsafe { drop(self.data.as_mut_ptr().cast()) }
         }
+    }
+}
+
+/// A stored one-shot callback, two words: inline when the closure is a
+/// word or less, boxed otherwise. Called once, it runs the closure;
+/// called again, it does nothing. See the module's invariants.
+pub(crate) struct ThinOnce {
+    data: MaybeUninit<*mut ()>,
+    table: &'static Table,
+    /// Neither `Send` nor `Sync`, whatever the closure is.
+    _local: PhantomData<*mut ()>,
+}
+
+impl ThinOnce {
+    /// Stores `g`, and says whether dropping it does nothing (it is inline
+    /// and has no drop glue): then it may be forgotten instead.
+    #[inline(always)]
+    pub(crate) fn new<G>(g: G) -> (ThinOnce, bool)
+    where
+        G: FnOnce(&mut EventLoop) -> Out + 'static,
+    {
+        let mut data = MaybeUninit::<*mut ()>::uninit();
+        if const { fits::<G>() } {
+            // SAFETY: as in `ThinFn::new`.
+            unsafe { data.as_mut_ptr().cast::<G>().write(g) };
+            let table = &OnceTables::<G>::INLINE;
+            let plain = table.drop.is_none();
+            (
+                ThinOnce {
+                    data,
+                    table,
+                    _local: PhantomData,
+                },
+                plain,
+            )
+        } else {
+            data.write(Box::into_raw(Box::new(g)).cast());
+            let table = &OnceTables::<G>::BOXED;
+            (
+                ThinOnce {
+                    data,
+                    table,
+                    _local: PhantomData,
+                },
+                false,
+            )
+        }
+    }
+
+    /// Calls the closure, the first time; later calls do nothing.
+    #[inline(always)]
+    pub(crate) fn call(&mut self, lp: &mut EventLoop) -> Out {
+        let call = std::mem::replace(&mut self.table, &SPENT).call;
+        // SAFETY: `call` is the function for the closure `new` stored in
+        // `data`, or `call_spent`, which reads nothing; the table is spent
+        // first (the module's invariants), so the closure is moved out
+        // once, and `&mut self` keeps anything else from touching it.
+        unsafe { call(self.data.as_mut_ptr().cast(), lp) }
+    }
+
+    /// Whether the closure lives in a heap block of its own.
+    #[cfg(test)]
+    pub(crate) fn is_heap(&self) -> bool {
+        !self.table.inline
+    }
+
+    /// Whether dropping it does nothing: inline without drop glue, or
+    /// spent.
+    pub(crate) fn drops_nothing(&self) -> bool {
+        self.table.drop.is_none()
+    }
+
+    /// Drops it; or, if `plain` (as [`new`](Self::new) answered) says
+    /// dropping does nothing, forgets it: no load of its table, no test.
+    #[inline(always)]
+    pub(crate) fn discard(self, plain: bool) {
+        if plain {
+            debug_assert!(self.drops_nothing(), "a plain callback drops nothing");
+            std::mem::forget(self);
+        } else {
+            drop(self);
+        }
+    }
+}
+
+impl Drop for ThinOnce {
+    #[inline]
+    fn drop(&mut self) {
+        if let Some(drop) = self.table.drop {
+            // SAFETY: the table's drop is for the closure in `data`, not
+            // spent (a spent table has none), and this runs once.
+            unsafe { drop(self.data.as_mut_ptr().cast()) }
+        }
+    }
+}
+
+impl fmt::Debug for ThinOnce {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ThinOnce")
+            .field("inline", &self.table.inline)
+            .field("spent", &std::ptr::eq(self.table, &SPENT))
+            .finish_non_exhaustive()
     }
 }
 
@@ -319,6 +487,105 @@ mod tests {
         let mut lp = EventLoop::with_virtual_clock();
         let (mut f, _) = ThinFn::new(|_: &mut EventLoop| Err::<(), BoxError>("no".into()));
         assert_eq!(f.call(&mut lp).unwrap_err().to_string(), "no");
+    }
+
+    fn once<F: FnOnce(&mut EventLoop) + 'static>(f: F) -> (ThinOnce, bool) {
+        ThinOnce::new(move |lp: &mut EventLoop| {
+            f(lp);
+            Ok(())
+        })
+    }
+
+    #[test]
+    fn once_is_two_words_inline_up_to_a_word() {
+        assert_eq!(size_of::<ThinOnce>(), 16);
+        assert_eq!(size_of::<Option<ThinOnce>>(), 16);
+        let (f, plain) = once(|_| {});
+        assert!(!f.is_heap() && plain);
+        let word = 5_i64;
+        let (f, plain) = once(move |_| {
+            std::hint::black_box(word);
+        });
+        assert!(!f.is_heap() && plain);
+        let rc = Rc::new(0);
+        let (f, plain) = once(move |_| {
+            std::hint::black_box(&rc);
+        });
+        assert!(!f.is_heap() && !plain);
+        let two = (1_i64, 2_i64);
+        let (f, plain) = once(move |_| {
+            std::hint::black_box(two);
+        });
+        assert!(f.is_heap() && !plain);
+    }
+
+    /// Inline and boxed: the first call runs the closure and lets go of
+    /// what it captured; a second call does nothing; dropping after the
+    /// call drops nothing again, and dropping uncalled drops it once.
+    #[test]
+    fn once_runs_once_and_drops_once() {
+        let mut lp = EventLoop::with_virtual_clock();
+        let seen = Rc::new(Cell::new(0));
+        for boxed in [false, true] {
+            let s = seen.clone();
+            let pad = [0_u64; 3];
+            let (mut f, _) = if boxed {
+                once(move |_| s.set(s.get() + 1 + pad[0]))
+            } else {
+                once(move |_| s.set(s.get() + 1))
+            };
+            assert_eq!(f.is_heap(), boxed);
+            let before = seen.get();
+            f.call(&mut lp).unwrap();
+            assert_eq!((seen.get(), Rc::strong_count(&seen)), (before + 1, 1));
+            assert!(f.drops_nothing());
+            f.call(&mut lp).unwrap();
+            assert_eq!(seen.get(), before + 1);
+            drop(f);
+            assert_eq!(Rc::strong_count(&seen), 1);
+
+            let s = seen.clone();
+            let (f, _) = if boxed {
+                once(move |_| s.set(s.get() + 1 + pad[0]))
+            } else {
+                once(move |_| s.set(s.get() + 1))
+            };
+            let moved = vec![f];
+            assert_eq!(Rc::strong_count(&seen), 2);
+            drop(moved);
+            assert_eq!(Rc::strong_count(&seen), 1);
+        }
+    }
+
+    /// A one-shot closure that panics is dropped once, by the unwinding
+    /// call, and the spent callback drops nothing after.
+    #[test]
+    fn once_panicking_call_drops_its_capture_once() {
+        let mut lp = EventLoop::with_virtual_clock();
+        let seen = Rc::new(Cell::new(0));
+        for boxed in [false, true] {
+            let s = seen.clone();
+            let pad = [1_u64; 3];
+            let (mut f, _) = if boxed {
+                once(move |_| {
+                    s.set(s.get() + pad[0]);
+                    panic!("in the callback");
+                })
+            } else {
+                once(move |_| {
+                    s.set(s.get() + 1);
+                    panic!("in the callback");
+                })
+            };
+            assert_eq!(f.is_heap(), boxed);
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f.call(&mut lp)));
+            assert!(r.is_err());
+            assert_eq!(Rc::strong_count(&seen), 1);
+            assert!(f.drops_nothing());
+            drop(f);
+            assert_eq!(Rc::strong_count(&seen), 1);
+        }
+        assert_eq!(seen.get(), 2);
     }
 
     /// A panicking drop of the captured value still runs once.
