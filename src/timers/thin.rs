@@ -193,14 +193,78 @@ unsafe fn drop_boxed<G>(data: *mut ()) {
     drop(unsafe { Box::from_raw(*data.cast::<*mut G>()) })
 }
 
-/// A stored repeatable callback, two words: inline when the closure is a
-/// word or less, boxed otherwise. See the module's invariants.
-pub(crate) struct ThinFn {
+/// The two words both callback types are: the closure (or its box's
+/// pointer) and its table. See the module's invariants.
+struct Thin {
     data: MaybeUninit<*mut ()>,
     table: &'static Table,
     /// Neither `Send` nor `Sync`, whatever the closure is.
     _local: PhantomData<*mut ()>,
 }
+
+impl Thin {
+    /// Stores `g` with `inline`, if it [`fits`], or boxed with `boxed`;
+    /// and says whether dropping it does nothing (inline, no drop glue).
+    /// The callers pass the two tables made for this `G`, which is what
+    /// the module's first invariant asks.
+    #[inline(always)]
+    fn store<G: 'static>(g: G, inline: &'static Table, boxed: &'static Table) -> (Thin, bool) {
+        let mut data = MaybeUninit::<*mut ()>::uninit();
+        let (table, plain) = if const { fits::<G>() } {
+            // SAFETY: `G` fits in the word (size and alignment, `fits`),
+            // which is ours and uninitialised: nothing is overwritten.
+            unsafe { data.as_mut_ptr().cast::<G>().write(g) };
+            (inline, inline.drop.is_none())
+        } else {
+            data.write(Box::into_raw(Box::new(g)).cast());
+            (boxed, false)
+        };
+        let thin = Thin {
+            data,
+            table,
+            _local: PhantomData,
+        };
+        (thin, plain)
+    }
+
+    /// The stored closure's place, for its table's functions.
+    #[inline(always)]
+    fn place(&mut self) -> *mut () {
+        self.data.as_mut_ptr().cast()
+    }
+
+    /// Whether dropping it does nothing: inline without drop glue, or
+    /// spent.
+    fn drops_nothing(&self) -> bool {
+        self.table.drop.is_none()
+    }
+}
+
+impl Drop for Thin {
+    #[inline]
+    fn drop(&mut self) {
+        if let Some(drop) = self.table.drop {
+            // SAFETY: the table's drop is for the closure in `data`, not
+            // spent (a spent table has none; the module's invariants), and
+            // this runs once.
+            unsafe { drop(self.place()) }
+        }
+    }
+}
+
+impl fmt::Debug for Thin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Thin")
+            .field("inline", &self.table.inline)
+            .field("spent", &std::ptr::eq(self.table, &SPENT))
+            .finish_non_exhaustive()
+    }
+}
+
+/// A stored repeatable callback, two words: inline when the closure is a
+/// word or less, boxed otherwise. See the module's invariants.
+#[derive(Debug)]
+pub(crate) struct ThinFn(Thin);
 
 impl ThinFn {
     /// Stores `g`, and says whether dropping it does nothing (it is inline
@@ -210,76 +274,37 @@ impl ThinFn {
     where
         G: FnMut(&mut EventLoop) -> Out + 'static,
     {
-        let mut data = MaybeUninit::<*mut ()>::uninit();
-        if const { fits::<G>() } {
-            // SAFETY: `G` fits in the word (size and alignment, `fits`),
-            // which is ours and uninitialised: nothing is overwritten.
-            unsafe { data.as_mut_ptr().cast::<G>().write(g) };
-            let table = &Tables::<G>::INLINE;
-            let plain = table.drop.is_none();
-            (
-                ThinFn {
-                    data,
-                    table,
-                    _local: PhantomData,
-                },
-                plain,
-            )
-        } else {
-            data.write(Box::into_raw(Box::new(g)).cast());
-            let table = &Tables::<G>::BOXED;
-            (
-                ThinFn {
-                    data,
-                    table,
-                    _local: PhantomData,
-                },
-                false,
-            )
-        }
+        let (thin, plain) = Thin::store(g, &Tables::<G>::INLINE, &Tables::<G>::BOXED);
+        (ThinFn(thin), plain)
     }
 
     /// Calls the closure.
     #[inline(always)]
     pub(crate) fn call(&mut self, lp: &mut EventLoop) -> Out {
-        // SAFETY: `table.call` is the function for the closure `new`
-        // stored in `data` (the module's invariant); `&mut self` keeps
-        // anything else from touching it during the call.
-        unsafe { (self.table.call)(self.data.as_mut_ptr().cast(), lp) }
+        let call = self.0.table.call;
+        // SAFETY: `call` is the function for the closure `new` stored
+        // (the module's invariant); `&mut self` keeps anything else from
+        // touching it during the call.
+        unsafe { call(self.0.place(), lp) }
     }
 
     /// Whether the closure lives in a heap block of its own.
     #[cfg(test)]
     pub(crate) fn is_heap(&self) -> bool {
-        !self.table.inline
+        !self.0.table.inline
     }
 
     /// Whether dropping it does nothing (what [`new`](Self::new) answered).
     pub(crate) fn drops_nothing(&self) -> bool {
-        self.table.drop.is_none()
-    }
-}
-
-impl Drop for ThinFn {
-    #[inline]
-    fn drop(&mut self) {
-        if let Some(drop) = self.table.drop {
-            // SAFETY: the table's drop is for the closure in `data`
-            // (the module's invariant), and this runs once.
-            unsafe { drop(self.data.as_mut_ptr().cast()) }
-        }
+        self.0.drops_nothing()
     }
 }
 
 /// A stored one-shot callback, two words: inline when the closure is a
 /// word or less, boxed otherwise. Called once, it runs the closure;
 /// called again, it does nothing. See the module's invariants.
-pub(crate) struct ThinOnce {
-    data: MaybeUninit<*mut ()>,
-    table: &'static Table,
-    /// Neither `Send` nor `Sync`, whatever the closure is.
-    _local: PhantomData<*mut ()>,
-}
+#[derive(Debug)]
+pub(crate) struct ThinOnce(Thin);
 
 impl ThinOnce {
     /// Stores `g`, and says whether dropping it does nothing (it is inline
@@ -289,55 +314,31 @@ impl ThinOnce {
     where
         G: FnOnce(&mut EventLoop) -> Out + 'static,
     {
-        let mut data = MaybeUninit::<*mut ()>::uninit();
-        if const { fits::<G>() } {
-            // SAFETY: as in `ThinFn::new`.
-            unsafe { data.as_mut_ptr().cast::<G>().write(g) };
-            let table = &OnceTables::<G>::INLINE;
-            let plain = table.drop.is_none();
-            (
-                ThinOnce {
-                    data,
-                    table,
-                    _local: PhantomData,
-                },
-                plain,
-            )
-        } else {
-            data.write(Box::into_raw(Box::new(g)).cast());
-            let table = &OnceTables::<G>::BOXED;
-            (
-                ThinOnce {
-                    data,
-                    table,
-                    _local: PhantomData,
-                },
-                false,
-            )
-        }
+        let (thin, plain) = Thin::store(g, &OnceTables::<G>::INLINE, &OnceTables::<G>::BOXED);
+        (ThinOnce(thin), plain)
     }
 
     /// Calls the closure, the first time; later calls do nothing.
     #[inline(always)]
     pub(crate) fn call(&mut self, lp: &mut EventLoop) -> Out {
-        let call = std::mem::replace(&mut self.table, &SPENT).call;
-        // SAFETY: `call` is the function for the closure `new` stored in
-        // `data`, or `call_spent`, which reads nothing; the table is spent
-        // first (the module's invariants), so the closure is moved out
-        // once, and `&mut self` keeps anything else from touching it.
-        unsafe { call(self.data.as_mut_ptr().cast(), lp) }
+        let call = std::mem::replace(&mut self.0.table, &SPENT).call;
+        // SAFETY: `call` is the function for the closure `new` stored, or
+        // `call_spent`, which reads nothing; the table is spent first (the
+        // module's invariants), so the closure is moved out once, and
+        // `&mut self` keeps anything else from touching it.
+        unsafe { call(self.0.place(), lp) }
     }
 
     /// Whether the closure lives in a heap block of its own.
     #[cfg(test)]
     pub(crate) fn is_heap(&self) -> bool {
-        !self.table.inline
+        !self.0.table.inline
     }
 
     /// Whether dropping it does nothing: inline without drop glue, or
     /// spent.
     pub(crate) fn drops_nothing(&self) -> bool {
-        self.table.drop.is_none()
+        self.0.drops_nothing()
     }
 
     /// Drops it; or, if `plain` (as [`new`](Self::new) answered) says
@@ -350,34 +351,6 @@ impl ThinOnce {
         } else {
             drop(self);
         }
-    }
-}
-
-impl Drop for ThinOnce {
-    #[inline]
-    fn drop(&mut self) {
-        if let Some(drop) = self.table.drop {
-            // SAFETY: the table's drop is for the closure in `data`, not
-            // spent (a spent table has none), and this runs once.
-            unsafe { drop(self.data.as_mut_ptr().cast()) }
-        }
-    }
-}
-
-impl fmt::Debug for ThinOnce {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ThinOnce")
-            .field("inline", &self.table.inline)
-            .field("spent", &std::ptr::eq(self.table, &SPENT))
-            .finish_non_exhaustive()
-    }
-}
-
-impl fmt::Debug for ThinFn {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ThinFn")
-            .field("inline", &self.table.inline)
-            .finish_non_exhaustive()
     }
 }
 
