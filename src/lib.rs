@@ -62,8 +62,8 @@
 //! ships with the crate's source, as does the guide (`docs/guide/`); rule
 //! ids in these docs (R5.4, §10, ...) refer to it.
 // One module lends the loop through a scoped pointer (timers/current.rs,
-// with its safety argument); one stores a timer's closure of up to a word
-// inline (timers/thin.rs, likewise); one (timers/inline.rs) expands
+// with its safety argument); one stores a timer's or an immediate's
+// closure of up to a word inline (timers/thin.rs, likewise); one (timers/inline.rs) expands
 // smallbox's `smallbox!` macro, whose `unsafe` call is smallbox's own;
 // everything else is safe code: denied here, and forbidden (no `allow` can
 // reopen it) in every module that stays safe.

@@ -996,3 +996,33 @@ fn a_panicking_drop_on_clear_leaves_the_timer_cleared() {
     lp.release_timeout(t).unwrap();
     assert_eq!(lp.stats().timers, 0);
 }
+
+/// An interval whose one-word closure (an `Rc`, stored in the timer's
+/// slot) panics on its first run: `run` reports it, the interval keeps
+/// its closure and runs again when the loop resumes (Node's `finally`
+/// reschedules it), and once it clears itself what it captured is
+/// dropped exactly once.
+#[test]
+fn an_interval_that_panics_runs_again_and_drops_its_capture_once() {
+    quiet_deliberate_panics();
+    let mut lp = EventLoop::with_virtual_clock();
+    let runs = std::rc::Rc::new(std::cell::Cell::new(0_u32));
+    let r = runs.clone();
+    lp.set_interval(10, move |lp: &mut EventLoop| {
+        r.set(r.get() + 1);
+        match r.get() {
+            1 => boom("interval"),
+            3 => {
+                let me = lp.current_timeout().expect("inside a timer");
+                lp.clear_interval(me).unwrap();
+            }
+            _ => {}
+        }
+    });
+    assert!(lp.run().is_err(), "the first run's panic stops run");
+    assert_eq!((runs.get(), std::rc::Rc::strong_count(&runs)), (1, 2));
+    lp.run().unwrap();
+    assert_eq!((runs.get(), std::rc::Rc::strong_count(&runs)), (3, 1));
+    assert_eq!(lp.now(), 30);
+    assert_eq!(lp.stats().timers, 0);
+}

@@ -33,7 +33,8 @@
 //! # Safety
 //!
 //! This is one of the crate's two modules with hand-written `unsafe` (the
-//! other, `thin.rs`, stores a timer's small closure inline): a raw pointer
+//! other, `thin.rs`, stores a timer's or an immediate's small closure
+//! inline): a raw pointer
 //! to the loop, stored in the top frame while lending is allowed, turned
 //! into `&mut EventLoop` in one place, `lent`, for `with_current` and `run_or_defer`. The argument:
 //!

@@ -68,9 +68,11 @@
 //! `scope.rs` the callback scopes and error reporting, `io.rs` I/O and
 //! cross-thread work, `coerce.rs` delays, `error.rs` errors.
 
-// `unsafe` is denied here by the crate, not forbidden: `current.rs` and
-// `inline.rs` allow it at their one site each, which a `forbid` on this
-// module would refuse; every other module under this one forbids it.
+// `unsafe` is denied here by the crate, not forbidden: `current.rs`,
+// `thin.rs` and `inline.rs` allow it (the first two for their own blocks,
+// each with its safety argument; the last for smallbox's macro), which a
+// `forbid` on this module would refuse; every other module under this one
+// forbids it.
 mod coerce;
 mod current;
 mod error;

@@ -1,48 +1,59 @@
 //! Callbacks in two words: [`ThinFn`] (a timer's, called any number of
 //! times) and [`ThinOnce`] (an immediate's, called once) keep a closure of
-//! up to one word (capturing nothing, or one `i64`, `Rc` or `&'static`) in
-//! place and box a larger one. Either way they are two words, the size of
-//! a `Box<dyn FnMut>`, so a timer's slot stays 40 bytes and an
-//! immediate's is 32, while a callback capturing one word makes no heap
-//! allocation.
+//! up to one word (on 64-bit targets: capturing nothing, or one `i64`, one
+//! `Rc` or one thin reference) in place and box a larger one. Either way
+//! they are two words, the size of a `Box<dyn FnMut>`, so a timer's slot
+//! stays 40 bytes and an immediate's is 32, while a callback capturing
+//! one word makes no heap allocation.
 //!
 //! # Invariants
 //!
-//! - `table` is the [`Table`] made for the one closure type `G` that
-//!   [`ThinFn::new`] (or [`ThinOnce::new`]) stored, and `data` holds, from
-//!   `new` until the value is dropped: that `G` itself when the table is
-//!   inline (`G` is at most a word in size and alignment), or else the
-//!   pointer `Box::into_raw` gave for a `Box<G>`. Nothing else writes
-//!   `data`.
-//! - A [`ThinOnce`] whose closure was called has the [`SPENT`] table: its
-//!   `G` was moved out (read, or its box taken back) by that call, and
-//!   `data` is never read again. The table is switched *before* the call,
-//!   so a closure that panics is dropped once, by the unwinding call.
-//! - Neither type is `Send` nor `Sync`: the closure may hold an `Rc`
-//!   (the marker field says so; the boxes they replace were not either).
-//! - The stored closure is never pinned: it is called through `&mut` and
-//!   may move with the `ThinFn` between calls, as a boxed one could not
-//!   tell apart.
+//! 1. `table` is the [`Table`] made for the one closure type `G` that
+//!    [`ThinFn::new`] (or [`ThinOnce::new`]) stored, of that wrapper's kind
+//!    (repeatable or one-shot), and until the closure is consumed or
+//!    dropped `data` holds that `G` itself when the table is inline (`G`
+//!    is at most a word in size and alignment), or else the pointer
+//!    `Box::into_raw` gave for a `Box<G>`. Nothing else writes `data`.
+//! 2. A [`ThinOnce`] whose closure was called has the [`SPENT`] table: its
+//!    `G` was moved out (read, or its box taken back) by that call, and
+//!    `data` is never read again. The table is switched *before* the call,
+//!    so a closure that panics is dropped once, by the unwinding call.
+//! 3. Neither type is `Send`, `Sync` or unwind-safe, whatever the closure
+//!    is: the marker field gives them the auto traits of the
+//!    `Box<dyn FnMut>` they replace (the closure may hold an `Rc`).
+//! 4. The stored closure is never pinned: it is called through `&mut` and
+//!    may move with its wrapper between calls, as a boxed one could not
+//!    tell apart.
 //!
 //! # Safety
 //!
 //! This module is one of the crate's two with hand-written `unsafe` (the
-//! other is `current.rs`). Every `unsafe` block here relies only on the
-//! first invariant, which the private fields and the one constructor
-//! keep: the table's functions are instantiated for the `G` that `new`
-//! wrote, so the pointer they cast is to that `G` (or to its box's
-//! pointer), initialised and correctly aligned (`MaybeUninit<*mut ()>` is
-//! a word in size and alignment, and `G` is stored inline only when
-//! [`fits`] says it is no bigger). `Drop` is the only place a stored `G`
-//! is dropped (or its box freed), once.
+//! other is `current.rs`). Its blocks rely on invariants 1 and 2, which
+//! the private fields keep: the one storing function, [`Thin::store`], is
+//! itself `unsafe` and is called only by the two constructors, each with
+//! the table its kind's [`Tables`] or [`OnceTables`] picks for `G`; so
+//! the functions a table holds are instantiated for the `G` in `data`,
+//! and the pointer they cast is to that `G` (or to its box's pointer),
+//! initialised and correctly aligned (`MaybeUninit<*mut ()>` is a word in
+//! size and alignment, and `G` is stored inline only when [`fits`] says
+//! it is no bigger). A stored `G` is consumed once: by `Drop` (dropped in
+//! place, or its box freed) or, for a [`ThinOnce`], by its one call,
+//! after which the table is [`SPENT`] and `Drop` does nothing.
 //!
-//! Why not `smallbox`, as `inline.rs` uses for immediates: a
+//! Miri, which would check these blocks against Rust's aliasing model,
+//! cannot be installed on this project's machines (one toolchain, no
+//! components); the unit tests below and the timer and immediate tests
+//! run clean under valgrind's memcheck.
+//!
+//! Why not `smallbox`, which `inline.rs` uses for the deferred-operation
+//! queue and immediates used until this module: a
 //! `SmallBox<dyn FnMut, S1>` is three words (its space and a full fat
 //! pointer), which made the timer's slot 48 bytes; the arenas are bound by
 //! page faults on the breadth and insert workloads, and those eight bytes
 //! cost more (insert-pooled 0.71–0.84× in alternating pairs) than the
-//! allocation it saves. The measurement that justifies this module is in
-//! the commit that added it and in the README's table of changes.
+//! allocation it saves. The measurements that justify this module are in
+//! the commits that added it and in the README's table of changes (round
+//! 15).
 #![allow(unsafe_code)]
 
 use std::fmt;
@@ -58,6 +69,9 @@ type Out = Result<(), BoxError>;
 /// Calls the stored closure at `data` (see the module's invariants).
 type CallFn = unsafe fn(*mut (), &mut EventLoop) -> Out;
 
+/// The box a stored callback replaces: the source of its auto traits.
+type Boxed = Box<dyn FnMut(&mut EventLoop) -> Out>;
+
 /// Drops the stored closure at `data`, or frees its box.
 type DropFn = unsafe fn(*mut ());
 
@@ -65,16 +79,19 @@ type DropFn = unsafe fn(*mut ());
 struct Table {
     call: CallFn,
     /// `None` when dropping does nothing: an inline closure without drop
-    /// glue.
+    /// glue, or a spent one.
     drop: Option<DropFn>,
     inline: bool,
+    /// [`SPENT`]'s: the closure was consumed.
+    spent: bool,
 }
 
 /// The table of a [`ThinOnce`] already called: nothing to call or drop.
 static SPENT: Table = Table {
     call: call_spent,
     drop: None,
-    inline: true,
+    inline: false,
+    spent: true,
 };
 
 /// A spent [`ThinOnce`]'s call: does nothing (as the `Option` that an
@@ -103,11 +120,19 @@ impl<G: FnMut(&mut EventLoop) -> Out + 'static> Tables<G> {
             None
         },
         inline: true,
+        spent: false,
     };
     const BOXED: Table = Table {
         call: call_boxed::<G>,
         drop: Some(drop_boxed::<G>),
         inline: false,
+        spent: false,
+    };
+    /// `G`'s table: inline if it [`fits`].
+    const TABLE: &'static Table = if fits::<G>() {
+        &Self::INLINE
+    } else {
+        &Self::BOXED
     };
 }
 
@@ -124,11 +149,19 @@ impl<G: FnOnce(&mut EventLoop) -> Out + 'static> OnceTables<G> {
             None
         },
         inline: true,
+        spent: false,
     };
     const BOXED: Table = Table {
         call: call_once_boxed::<G>,
         drop: Some(drop_boxed::<G>),
         inline: false,
+        spent: false,
+    };
+    /// `G`'s table: inline if it [`fits`].
+    const TABLE: &'static Table = if fits::<G>() {
+        &Self::INLINE
+    } else {
+        &Self::BOXED
     };
 }
 
@@ -198,33 +231,39 @@ unsafe fn drop_boxed<G>(data: *mut ()) {
 struct Thin {
     data: MaybeUninit<*mut ()>,
     table: &'static Table,
-    /// Neither `Send` nor `Sync`, whatever the closure is.
-    _local: PhantomData<*mut ()>,
+    /// The auto traits of the `Box<dyn FnMut>` this replaces: neither
+    /// `Send`, `Sync` nor unwind-safe, whatever the closure is.
+    _boxed: PhantomData<Boxed>,
 }
 
 impl Thin {
-    /// Stores `g` with `inline`, if it [`fits`], or boxed with `boxed`;
+    /// Stores `g` (inline if it [`fits`], boxed otherwise) with `table`;
     /// and says whether dropping it does nothing (inline, no drop glue).
-    /// The callers pass the two tables made for this `G`, which is what
-    /// the module's first invariant asks.
+    ///
+    /// # Safety
+    ///
+    /// `table` is the table made for this `G` by the kind of wrapper that
+    /// will call it: `Tables::<G>::TABLE` for a [`ThinFn`],
+    /// `OnceTables::<G>::TABLE` for a [`ThinOnce`] (the module's first
+    /// invariant).
     #[inline(always)]
-    fn store<G: 'static>(g: G, inline: &'static Table, boxed: &'static Table) -> (Thin, bool) {
+    unsafe fn store<G: 'static>(g: G, table: &'static Table) -> (Thin, bool) {
+        debug_assert!(table.inline == fits::<G>() && !table.spent);
         let mut data = MaybeUninit::<*mut ()>::uninit();
-        let (table, plain) = if const { fits::<G>() } {
+        if const { fits::<G>() } {
             // SAFETY: `G` fits in the word (size and alignment, `fits`),
             // which is ours and uninitialised: nothing is overwritten.
             unsafe { data.as_mut_ptr().cast::<G>().write(g) };
-            (inline, inline.drop.is_none())
         } else {
             data.write(Box::into_raw(Box::new(g)).cast());
-            (boxed, false)
-        };
+        }
         let thin = Thin {
             data,
             table,
-            _local: PhantomData,
+            _boxed: PhantomData,
         };
-        (thin, plain)
+        // A boxed table always has a drop (the box's).
+        (thin, table.drop.is_none())
     }
 
     /// The stored closure's place, for its table's functions.
@@ -256,7 +295,7 @@ impl fmt::Debug for Thin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Thin")
             .field("inline", &self.table.inline)
-            .field("spent", &std::ptr::eq(self.table, &SPENT))
+            .field("spent", &self.table.spent)
             .finish_non_exhaustive()
     }
 }
@@ -274,7 +313,8 @@ impl ThinFn {
     where
         G: FnMut(&mut EventLoop) -> Out + 'static,
     {
-        let (thin, plain) = Thin::store(g, &Tables::<G>::INLINE, &Tables::<G>::BOXED);
+        // SAFETY: `G`'s table for a repeatable callback.
+        let (thin, plain) = unsafe { Thin::store(g, Tables::<G>::TABLE) };
         (ThinFn(thin), plain)
     }
 
@@ -314,7 +354,8 @@ impl ThinOnce {
     where
         G: FnOnce(&mut EventLoop) -> Out + 'static,
     {
-        let (thin, plain) = Thin::store(g, &OnceTables::<G>::INLINE, &OnceTables::<G>::BOXED);
+        // SAFETY: `G`'s table for a one-shot callback.
+        let (thin, plain) = unsafe { Thin::store(g, OnceTables::<G>::TABLE) };
         (ThinOnce(thin), plain)
     }
 
@@ -332,7 +373,7 @@ impl ThinOnce {
     /// Whether the closure lives in a heap block of its own.
     #[cfg(test)]
     pub(crate) fn is_heap(&self) -> bool {
-        !self.0.table.inline
+        !self.0.table.inline && !self.0.table.spent
     }
 
     /// Whether dropping it does nothing: inline without drop glue, or
@@ -368,12 +409,14 @@ mod tests {
     }
 
     #[test]
+    #[cfg(target_pointer_width = "64")]
     fn two_words_and_a_niche() {
         assert_eq!(size_of::<ThinFn>(), 16);
         assert_eq!(size_of::<Option<ThinFn>>(), 16);
     }
 
     #[test]
+    #[cfg(target_pointer_width = "64")]
     fn a_word_is_inline_and_more_is_boxed() {
         let (f, plain) = thin(|_| {});
         assert!(!f.is_heap() && plain && f.drops_nothing());
@@ -438,6 +481,7 @@ mod tests {
 
     /// A counter kept inline (its one word of state) counts.
     #[test]
+    #[cfg(target_pointer_width = "64")]
     fn inline_state_is_mutable() {
         use std::sync::atomic::{AtomicU64, Ordering};
         static OUT: AtomicU64 = AtomicU64::new(0);
@@ -470,6 +514,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(target_pointer_width = "64")]
     fn once_is_two_words_inline_up_to_a_word() {
         assert_eq!(size_of::<ThinOnce>(), 16);
         assert_eq!(size_of::<Option<ThinOnce>>(), 16);
@@ -559,6 +604,54 @@ mod tests {
             assert_eq!(Rc::strong_count(&seen), 1);
         }
         assert_eq!(seen.get(), 2);
+    }
+
+    /// A boxed closure whose capture panics on drop, uncalled: the drop
+    /// runs once and unwinds out of the wrapper's drop (the box is freed
+    /// on the way, which memcheck checks).
+    #[test]
+    fn a_panicking_drop_of_a_boxed_closure_runs_once() {
+        struct Bomb(Rc<Cell<u32>>);
+        impl Drop for Bomb {
+            fn drop(&mut self) {
+                self.0.set(self.0.get() + 1);
+                panic!("bomb");
+            }
+        }
+        let drops = Rc::new(Cell::new(0));
+        let (bomb, pad) = (Bomb(drops.clone()), [0_u64; 3]);
+        let (f, _) = thin(move |_| {
+            std::hint::black_box((&bomb, pad));
+        });
+        assert!(f.is_heap());
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(f)));
+        assert!(r.is_err());
+        let (bomb, pad) = (Bomb(drops.clone()), [0_u64; 3]);
+        let (f, _) = once(move |_| {
+            std::hint::black_box((&bomb, pad));
+        });
+        assert!(f.is_heap());
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(f)));
+        assert!(r.is_err());
+        assert_eq!((drops.get(), Rc::strong_count(&drops)), (2, 1));
+    }
+
+    /// The wrappers are `Unpin` whatever the closure captures (nothing
+    /// pins it), as the box they replace was; that they are neither `Send`
+    /// nor unwind-safe comes from the marker field, the box's own.
+    #[test]
+    fn stored_callbacks_are_unpin_whatever_they_capture() {
+        fn unpin<T: Unpin>(_: &T) {}
+        let pinned = std::marker::PhantomPinned;
+        let (f, _) = thin(move |_| {
+            let _ = &pinned;
+        });
+        unpin(&f);
+        let pinned = std::marker::PhantomPinned;
+        let (f, _) = once(move |_| {
+            let _ = &pinned;
+        });
+        unpin(&f);
     }
 
     /// A panicking drop of the captured value still runs once.

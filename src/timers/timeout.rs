@@ -98,7 +98,7 @@ pub(super) enum TimerFn {
 /// nothing: the closure is a word or less (stored inline) and has no drop
 /// glue. Then the timer is [plain](Timer::plain).
 #[inline(always)]
-fn boxed<F, R>(mut f: F) -> (TimerFn, bool)
+fn stored<F, R>(mut f: F) -> (TimerFn, bool)
 where
     F: FnMut(&mut EventLoop) -> R + 'static,
     R: CallbackResult,
@@ -118,8 +118,8 @@ impl TimerFn {
     }
 
     /// Drops it; or, if `plain` (the timer's [`Timer::plain`]) says that
-    /// does nothing, forgets it: no call through the vtable to a drop that
-    /// is not there, no test of a size to free.
+    /// does nothing, forgets it: no load of its table and no test for a
+    /// drop that is not there.
     #[inline(always)]
     pub(super) fn discard(self, plain: bool) {
         if plain {
@@ -221,7 +221,7 @@ const SET: u64 = 1 << 63;
 impl Timer {
     /// An armed, refed timer of `msecs` (truncated, coerced) started at
     /// `start`, to be appended to the list in `list`; `plain` as
-    /// [`boxed`] answered for `cb`.
+    /// [`stored`] answered for `cb`.
     #[inline(always)]
     fn new(
         msecs: u64,
@@ -307,7 +307,7 @@ impl Timer {
         self.set_flag(KEPT, on);
     }
 
-    /// Dropping its callback does nothing: it was made by [`boxed`] from a
+    /// Dropping its callback does nothing: it was made by [`stored`] from a
     /// closure of at most a word, stored inline, without drop glue. Its
     /// callback is that closure
     /// or, while it runs and once cleared, [`TimerFn::NONE`]; either way
@@ -383,7 +383,7 @@ impl EventLoop {
         // The clock is read before anything is stored, so a clock that
         // panics leaves nothing half made.
         let start = self.libuv_now();
-        self.timer_from(start, ms, repeat, || boxed(f))
+        self.timer_from(start, ms, repeat, || stored(f))
     }
 
     /// A timeout whose `getLibuvNow()` was read as `start` by code that did
@@ -394,7 +394,7 @@ impl EventLoop {
     where
         F: FnMut(&mut EventLoop) + 'static,
     {
-        self.started_at(start, ms, || boxed(f))
+        self.started_at(start, ms, || stored(f))
     }
 
     /// [`timeout_started_at`](Self::timeout_started_at) for a future's
@@ -879,24 +879,24 @@ mod tests {
         impl Drop for Marker {
             fn drop(&mut self) {}
         }
-        assert!(boxed(|_: &mut EventLoop| {}).1);
+        assert!(stored(|_: &mut EventLoop| {}).1);
         let word = 7_i64;
         assert!(
-            boxed(move |_: &mut EventLoop| {
+            stored(move |_: &mut EventLoop| {
                 std::hint::black_box(word);
             })
             .1
         );
         let two = (7_i64, 8_i64);
         assert!(
-            !boxed(move |_: &mut EventLoop| {
+            !stored(move |_: &mut EventLoop| {
                 std::hint::black_box(two);
             })
             .1
         );
         let marker = Marker;
         assert!(
-            !boxed(move |_: &mut EventLoop| {
+            !stored(move |_: &mut EventLoop| {
                 std::hint::black_box(&marker);
             })
             .1
@@ -1029,6 +1029,9 @@ mod tests {
     /// word's niche rather than a tag beside it.
     #[test]
     fn a_timer_is_forty_bytes_and_its_word_round_trips() {
+        // The callback is two words whichever variant (the `Wake` one's
+        // tag is the closure table's niche).
+        assert_eq!(std::mem::size_of::<TimerFn>(), 16);
         assert_eq!(std::mem::size_of::<Timer>(), 40);
         assert_eq!(
             crate::collections::arena::Arena::<Timer, Timer>::slot_size(),
