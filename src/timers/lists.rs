@@ -25,10 +25,12 @@
 //!   to wait with no deadline, or done).
 #![forbid(unsafe_code)]
 
+use std::num::NonZeroU64;
+
 use super::EventLoop;
 use super::coerce::NATIVE_MAX_MS;
 use super::timeout::{State, Timer, TimerFn};
-use crate::collections::arena::{Arena, Emptied, Key};
+use crate::collections::arena::{Arena, Emptied, Key, stored_inline};
 use crate::collections::durations::{DurationMap, SlotId};
 use crate::collections::list::Links;
 use crate::collections::queue::PriorityQueue;
@@ -39,15 +41,21 @@ use crate::uv;
 /// [`Timers::release_emptied`]).
 pub(super) const SHRINK_ABOVE: usize = 4096;
 
-/// Node's `TimersList`: the timers of one (truncated) duration.
+/// Node's `TimersList`: the timers of one (truncated) duration, 16 bytes
+/// with its arena generation. Its `expiry` and `id` are its key in the
+/// heap of lists ([`Timers::queue`]), kept there only: nothing reads them
+/// but the heap.
 pub(super) struct TimersList {
-    /// Loop time at which the oldest timer is due.
-    pub(super) expiry: u64,
-    pub(super) id: u64,
-    pub(super) msecs: u64,
+    /// The duration; never zero, which is the niche the arena's vacant
+    /// slots use, so a slot needs no tag of its own.
+    pub(super) msecs: NonZeroU64,
     /// Its slot in the duration map, which holds its timers.
     pub(super) slot: SlotId,
+    /// The arena generation of its slot.
+    generation: u32,
 }
+
+stored_inline!(TimersList);
 
 pub(super) struct Timers {
     pub(super) slab: Arena<Timer, Timer>,
@@ -55,7 +63,7 @@ pub(super) struct Timers {
     /// appending to a list touches its tail's links in this dense array,
     /// not the tail timer: the cache miss of a random-duration insert).
     pub(super) links: Vec<Links>,
-    pub(super) lists: Arena<TimersList>,
+    pub(super) lists: Arena<TimersList, TimersList>,
     /// Duration -> its list's index and timers, in one slot (Node's
     /// `timerListMap`): appending to a random duration's list reads one
     /// line after the page directory, and a linked timer reaches its
@@ -114,7 +122,7 @@ impl Timers {
         Timers {
             slab: Arena::default(),
             links: Vec::new(),
-            lists: Arena::new(),
+            lists: Arena::default(),
             map: DurationMap::default(),
             last: (0, 0),
             queue: PriorityQueue::new(),
@@ -260,7 +268,11 @@ impl Timers {
     pub(super) fn remove_list(&mut self, lk: usize) {
         self.list_removals = self.list_removals.wrapping_add(1);
         self.queue.remove(lk);
-        let TimersList { msecs, slot, .. } = self.lists.remove_at(lk);
+        // Read where it lies and forgotten (it owns nothing), not copied
+        // out.
+        let TimersList { msecs, slot, .. } = self.lists[lk];
+        let msecs = msecs.get();
+        self.lists.forget_at(lk);
         let removed = self.map.remove_at(slot, msecs);
         debug_assert_eq!(removed, lk);
         // Whatever list it was, the memo is forgotten: one store, cheaper
@@ -352,11 +364,12 @@ impl EventLoop {
         let tm = &mut self.timers;
         let expiry = start.saturating_add(msecs);
         let id = tm.next_list_id();
+        debug_assert!(msecs >= 1, "a list of duration 0");
         let lk = tm.lists.insert(TimersList {
-            expiry,
-            id,
-            msecs,
+            msecs: NonZeroU64::new(msecs).unwrap_or(NonZeroU64::MIN),
             slot: 0,
+            // Set by the arena.
+            generation: 0,
         });
         let lk = lk.index();
         tm.queue.insert(lk, (expiry, id));
@@ -445,5 +458,18 @@ impl EventLoop {
             }
         }
         self.sync_ref();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A list is its duration and its map slot (its heap key lives in the
+    /// heap alone): 16 bytes in its arena slot, generation included.
+    #[test]
+    fn a_list_slot_is_sixteen_bytes() {
+        assert_eq!(std::mem::size_of::<TimersList>(), 16);
+        assert_eq!(Arena::<TimersList, TimersList>::slot_size(), 16);
     }
 }

@@ -14,7 +14,7 @@
 //! ```text
 //!  map (DurationMap: duration ms -> list)       heap of lists by (expiry, id)
 //!  ┌────────┬──────────────────────────────┐        ┌──────────────┐
-//!  │  10 ms │ TimersList { expiry, id }     │◄───────┤ root: 10 ms  │── native uv timer
+//!  │  10 ms │ TimersList                    │◄───────┤ root: 10 ms  │── native uv timer
 //!  │        │  oldest ◄─► T ◄─► T ◄─► newest│        ├──────┬───────┤   armed for root.expiry
 //!  ├────────┼──────────────────────────────┤        │ 50ms │ 1000ms│
 //!  │  50 ms │ TimersList  T ◄─► T           │◄───────┤      │       │

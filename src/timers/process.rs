@@ -83,6 +83,7 @@ impl EventLoop {
     /// Node's `listOnTimeout(list, now)` (R5.2).
     fn list_on_timeout(&mut self, lk: usize, now: u64) -> Flow {
         let TimersList { msecs, slot, .. } = self.timers.lists[lk];
+        let msecs = msecs.get();
         let list_key = self.timers.list_key(lk);
         // Whether this list is still there needs asking only after some
         // list was removed.
@@ -100,8 +101,6 @@ impl EventLoop {
                 let tm = &mut self.timers;
                 let expiry = start.saturating_add(msecs).max(now.saturating_add(1));
                 let id = tm.next_list_id();
-                tm.lists[lk].expiry = expiry;
-                tm.lists[lk].id = id;
                 tm.queue.set_key(lk, (expiry, id));
                 return Ok(());
             }
