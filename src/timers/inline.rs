@@ -1,5 +1,8 @@
 //! One-shot callbacks stored inline: [`InlineFn`], a [`SmallBox`] that
 //! keeps a closure of up to two words in place and boxes a larger one.
+//! The deferred-operation queue (`current.rs`) uses it: a sleep's arming
+//! captures two words (its shared state and a time). Immediates use the
+//! two-word `ThinOnce` of `thin.rs` instead, whose entry is smaller.
 //!
 //! A `dyn FnOnce` cannot be called out of a `SmallBox` on stable Rust, so
 //! the stored closure is an `FnMut` over an `Option` of the user's closure,
