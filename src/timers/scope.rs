@@ -16,6 +16,7 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use super::error::{self, BoxError, CallbackError, CallbackKind, CallbackResult, Cause, Error};
+use super::thin::ThinOnce;
 use super::{EventLoop, Warning};
 
 /// How a failure travels up to the boundary that reports it (the C++ side
@@ -31,8 +32,9 @@ pub(crate) enum Thrown {
 
 pub(crate) type Flow = Result<(), Thrown>;
 
-/// A stored one-shot callback (ticks, microtasks, immediates).
-pub(crate) type OnceFn = Box<dyn FnOnce(&mut EventLoop) -> Result<(), BoxError>>;
+/// A stored one-shot callback (ticks, microtasks): inline when it
+/// captures at most a word, boxed otherwise ([`ThinOnce`]).
+pub(crate) type OnceFn = ThinOnce;
 
 impl EventLoop {
     /// Installs the uncaught-error handler: Node's
@@ -158,13 +160,10 @@ impl EventLoop {
         }
     }
 
-    /// Calls a boxed one-shot callback, turning a panic into a [`Cause`].
-    pub(crate) fn invoke_once(&mut self, f: OnceFn) -> Result<(), Cause> {
-        let mut f = Some(f);
-        self.invoke(&mut |lp| match f.take() {
-            Some(f) => f(lp),
-            None => Ok(()),
-        })
+    /// Calls a stored one-shot callback, turning a panic into a
+    /// [`Cause`].
+    pub(crate) fn invoke_once(&mut self, mut f: OnceFn) -> Result<(), Cause> {
+        self.invoke(&mut |lp| f.call(lp))
     }
 
     /// [`callback_scope`](Self::callback_scope) for a one-shot callback.

@@ -21,6 +21,7 @@ use std::collections::VecDeque;
 
 use super::current::Micro;
 use super::error::{CallbackError, CallbackKind, CallbackResult};
+use super::thin::ThinOnce;
 use super::{EventLoop, Flow, OnceFn, Thrown};
 
 type TaskFn = OnceFn;
@@ -44,12 +45,14 @@ impl Ticks {
     }
 }
 
-fn boxed<F, R>(f: F) -> TaskFn
+/// Stores `f`: inline when it captures at most a word, boxed otherwise.
+#[inline(always)]
+fn stored<F, R>(f: F) -> TaskFn
 where
     F: FnOnce(&mut EventLoop) -> R + 'static,
     R: CallbackResult,
 {
-    Box::new(move |lp| f(lp).into_result())
+    ThinOnce::new(move |lp: &mut EventLoop| f(lp).into_result()).0
 }
 
 impl EventLoop {
@@ -81,7 +84,7 @@ impl EventLoop {
             self.ticks.scheduled = true;
         }
         self.note_main_body_work();
-        self.ticks.ticks.push_back(boxed(f));
+        self.ticks.ticks.push_back(stored(f));
     }
 
     /// Queues `f` as a microtask (`queueMicrotask`): microtasks run after
@@ -108,7 +111,7 @@ impl EventLoop {
         F: FnOnce(&mut EventLoop) -> R + 'static,
         R: CallbackResult,
     {
-        self.push_microtask(Micro::Call(boxed(f)));
+        self.push_microtask(Micro::Call(stored(f)));
     }
 
     /// Appends to the microtask queue.
@@ -233,5 +236,47 @@ impl EventLoop {
             return Ok(());
         }
         self.process_ticks()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+    use std::rc::Rc;
+
+    /// A tick or microtask is two words queued, a closure of one word in
+    /// them (no allocation), as the box it replaces was.
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn a_queued_callback_is_two_words() {
+        assert_eq!(std::mem::size_of::<TaskFn>(), 16);
+        assert_eq!(std::mem::size_of::<Micro>(), 16);
+    }
+
+    /// Ticks and microtasks holding one word, or more, run once and let go
+    /// of what they captured, also when the loop is dropped with them
+    /// queued.
+    #[test]
+    fn queued_callbacks_run_once_and_drop_their_captures() {
+        let seen = Rc::new(Cell::new(0_u64));
+        let mut lp = EventLoop::with_virtual_clock();
+        let s = seen.clone();
+        lp.next_tick(move |_| s.set(s.get() + 1));
+        let (s, pad) = (seen.clone(), [10_u64, 0, 0]);
+        lp.next_tick(move |_| s.set(s.get() + pad[0]));
+        let s = seen.clone();
+        lp.queue_microtask(move |_| s.set(s.get() + 100));
+        let (s, pad) = (seen.clone(), [1000_u64, 0, 0]);
+        lp.queue_microtask(move |_| s.set(s.get() + pad[0]));
+        assert_eq!(Rc::strong_count(&seen), 5);
+        lp.run().unwrap();
+        assert_eq!((seen.get(), Rc::strong_count(&seen)), (1111, 1));
+        let s = seen.clone();
+        lp.next_tick(move |_| s.set(0));
+        let s = seen.clone();
+        lp.queue_microtask(move |_| s.set(0));
+        drop(lp);
+        assert_eq!((seen.get(), Rc::strong_count(&seen)), (1111, 1));
     }
 }
