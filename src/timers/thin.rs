@@ -674,4 +674,211 @@ mod tests {
         assert!(r.is_err());
         assert_eq!(drops.get(), 1);
     }
+
+    /// A model of both wrappers: random stores of closures of every size
+    /// (nothing, one word without and with drop glue, two and four words),
+    /// calls, moves, drops and discards, against counts of what must have
+    /// run and what must still be alive. Run under valgrind's memcheck it
+    /// also checks every read, write and free the unsafe blocks make.
+    mod model {
+        use super::*;
+        use proptest::prelude::*;
+
+        thread_local! {
+            static CALLS: Cell<u64> = const { Cell::new(0) };
+            static LIVE: Cell<i64> = const { Cell::new(0) };
+        }
+
+        /// Counts itself alive; dropping it counts it gone.
+        struct Probe;
+        impl Probe {
+            fn new() -> Rc<Probe> {
+                LIVE.with(|l| l.set(l.get() + 1));
+                Rc::new(Probe)
+            }
+        }
+        impl Drop for Probe {
+            fn drop(&mut self) {
+                LIVE.with(|l| l.set(l.get() - 1));
+            }
+        }
+
+        fn called() {
+            CALLS.with(|c| c.set(c.get() + 1));
+        }
+
+        enum Stored {
+            Fn(ThinFn),
+            Once(ThinOnce, bool, bool),
+        }
+
+        /// A closure of size class `k`, as a repeatable callback, and
+        /// whether it holds a probe.
+        fn make_fn(k: u8) -> (ThinFn, bool) {
+            match k {
+                0 => (thin(|_| called()).0, false),
+                1 => {
+                    let p = Probe::new();
+                    (
+                        thin(move |_| {
+                            let _ = &p;
+                            called();
+                        })
+                        .0,
+                        true,
+                    )
+                }
+                2 => {
+                    let (p, w) = (Probe::new(), 7_u64);
+                    (
+                        thin(move |_| {
+                            let _ = (&p, w);
+                            called();
+                        })
+                        .0,
+                        true,
+                    )
+                }
+                3 => {
+                    let (p, w) = (Probe::new(), [7_u64; 3]);
+                    (
+                        thin(move |_| {
+                            let _ = (&p, w);
+                            called();
+                        })
+                        .0,
+                        true,
+                    )
+                }
+                _ => {
+                    let mut n = 0_u64;
+                    (
+                        thin(move |_| {
+                            n += 1;
+                            std::hint::black_box(n);
+                            called();
+                        })
+                        .0,
+                        false,
+                    )
+                }
+            }
+        }
+
+        /// The same as a one-shot callback, with its `plain` answer.
+        fn make_once(k: u8) -> (ThinOnce, bool, bool) {
+            let ((f, plain), probe) = match k {
+                0 => (once(|_| called()), false),
+                1 => {
+                    let p = Probe::new();
+                    (
+                        once(move |_| {
+                            let _ = &p;
+                            called();
+                        }),
+                        true,
+                    )
+                }
+                2 => {
+                    let (p, w) = (Probe::new(), 7_u64);
+                    (
+                        once(move |_| {
+                            let _ = (&p, w);
+                            called();
+                        }),
+                        true,
+                    )
+                }
+                3 => {
+                    let (p, w) = (Probe::new(), [7_u64; 3]);
+                    (
+                        once(move |_| {
+                            let _ = (&p, w);
+                            called();
+                        }),
+                        true,
+                    )
+                }
+                _ => {
+                    let n = 5_u64;
+                    (
+                        once(move |_| {
+                            std::hint::black_box(n);
+                            called();
+                        }),
+                        false,
+                    )
+                }
+            };
+            (f, plain, probe)
+        }
+
+        proptest! {
+            #[test]
+            fn wrappers_match_the_model(
+                ops in proptest::collection::vec((0_u8..6, 0_usize..6, 0_u8..5, 0_usize..6), 1..120)
+            ) {
+                CALLS.with(|c| c.set(0));
+                let live_before = LIVE.with(Cell::get);
+                let mut lp = EventLoop::with_virtual_clock();
+                // Each slot: what it holds, and (for the model) whether
+                // it holds a live probe.
+                let mut slots: Vec<Option<(Stored, bool)>> = (0..6).map(|_| None).collect();
+                let (mut calls, mut live) = (0_u64, 0_i64);
+                for (op, i, k, j) in ops {
+                    match op {
+                        0 => {
+                            let (f, probe) = make_fn(k);
+                            if let Some((_, true)) = slots[i] { live -= 1; }
+                            live += i64::from(probe);
+                            slots[i] = Some((Stored::Fn(f), probe));
+                        }
+                        1 => {
+                            let (f, plain, probe) = make_once(k);
+                            if let Some((_, true)) = slots[i] { live -= 1; }
+                            live += i64::from(probe);
+                            slots[i] = Some((Stored::Once(f, plain, false), probe));
+                        }
+                        2 => match &mut slots[i] {
+                            Some((Stored::Fn(f), _)) => {
+                                f.call(&mut lp).unwrap();
+                                calls += 1;
+                            }
+                            Some((Stored::Once(f, _, spent), probe)) => {
+                                f.call(&mut lp).unwrap();
+                                if !*spent {
+                                    calls += 1;
+                                    *spent = true;
+                                    if *probe { live -= 1; *probe = false; }
+                                }
+                                prop_assert!(f.drops_nothing());
+                            }
+                            None => {}
+                        },
+                        3 => slots.swap(i, j),
+                        4 => {
+                            if let Some((_, true)) = slots[i].take() { live -= 1; }
+                        }
+                        _ => {
+                            match slots[i].take() {
+                                Some((Stored::Once(f, plain, spent), probe)) => {
+                                    // Forgetting is only ever asked of a
+                                    // plain one, which holds no probe.
+                                    prop_assert!(!plain || !probe || spent);
+                                    f.discard(plain);
+                                    live -= i64::from(probe);
+                                }
+                                Some((_, probe)) => live -= i64::from(probe),
+                                None => {}
+                            }
+                        }
+                    }
+                    prop_assert_eq!(CALLS.with(Cell::get), calls);
+                    prop_assert_eq!(LIVE.with(Cell::get) - live_before, live);
+                }
+                drop(slots);
+                prop_assert_eq!(LIVE.with(Cell::get), live_before);
+            }
+        }
+    }
 }
