@@ -225,7 +225,7 @@ impl EventLoop {
         // `Arena::insert_with`): made first, it was built on the stack
         // and copied with loads the CPU could not forward.
         let key = im.slab.insert_with(move |_| {
-            let (cb, plain) = ThinOnce::new(move |lp: &mut EventLoop| f(lp).into_result());
+            let (cb, plain) = ThinOnce::callback(f);
             Entry {
                 links,
                 // Set by the arena.

@@ -61,7 +61,7 @@ use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 
 use super::EventLoop;
-use super::error::BoxError;
+use super::error::{BoxError, CallbackResult};
 
 /// What a stored closure returns.
 type Out = Result<(), BoxError>;
@@ -107,62 +107,45 @@ const fn fits<G>() -> bool {
         && align_of::<G>() <= align_of::<MaybeUninit<*mut ()>>()
 }
 
-/// The [`Table`]s of a closure type `G`, as constants: a reference to one
-/// is promoted to `'static`.
+/// The table of a closure type `G` stored by a wrapper whose calls go
+/// through `call_inline` (when `G` [`fits`]) or `call_boxed`: the one
+/// place a table is made, so the drop matches how `G` is stored.
+const fn table<G>(call_inline: CallFn, call_boxed: CallFn) -> Table {
+    if fits::<G>() {
+        Table {
+            call: call_inline,
+            drop: if std::mem::needs_drop::<G>() {
+                Some(drop_inline::<G>)
+            } else {
+                None
+            },
+            inline: true,
+            spent: false,
+        }
+    } else {
+        Table {
+            call: call_boxed,
+            drop: Some(drop_boxed::<G>),
+            inline: false,
+            spent: false,
+        }
+    }
+}
+
+/// The table of a repeatable closure type `G`, as a constant: a
+/// reference to it is `'static`.
 struct Tables<G>(PhantomData<G>);
 
 impl<G: FnMut(&mut EventLoop) -> Out + 'static> Tables<G> {
-    const INLINE: Table = Table {
-        call: call_inline::<G>,
-        drop: if std::mem::needs_drop::<G>() {
-            Some(drop_inline::<G>)
-        } else {
-            None
-        },
-        inline: true,
-        spent: false,
-    };
-    const BOXED: Table = Table {
-        call: call_boxed::<G>,
-        drop: Some(drop_boxed::<G>),
-        inline: false,
-        spent: false,
-    };
-    /// `G`'s table: inline if it [`fits`].
-    const TABLE: &'static Table = if fits::<G>() {
-        &Self::INLINE
-    } else {
-        &Self::BOXED
-    };
+    const TABLE: &'static Table = &table::<G>(call_inline::<G>, call_boxed::<G>);
 }
 
-/// The [`Table`]s of a one-shot closure type `G`: their `call` moves the
-/// closure out and consumes it.
+/// The table of a one-shot closure type `G`: its `call` moves the closure
+/// out and consumes it.
 struct OnceTables<G>(PhantomData<G>);
 
 impl<G: FnOnce(&mut EventLoop) -> Out + 'static> OnceTables<G> {
-    const INLINE: Table = Table {
-        call: call_once_inline::<G>,
-        drop: if std::mem::needs_drop::<G>() {
-            Some(drop_inline::<G>)
-        } else {
-            None
-        },
-        inline: true,
-        spent: false,
-    };
-    const BOXED: Table = Table {
-        call: call_once_boxed::<G>,
-        drop: Some(drop_boxed::<G>),
-        inline: false,
-        spent: false,
-    };
-    /// `G`'s table: inline if it [`fits`].
-    const TABLE: &'static Table = if fits::<G>() {
-        &Self::INLINE
-    } else {
-        &Self::BOXED
-    };
+    const TABLE: &'static Table = &table::<G>(call_once_inline::<G>, call_once_boxed::<G>);
 }
 
 /// # Safety
@@ -318,6 +301,17 @@ impl ThinFn {
         (ThinFn(thin), plain)
     }
 
+    /// [`new`](Self::new) for a user's callback, whose result is turned
+    /// into the loop's (`CallbackResult`).
+    #[inline(always)]
+    pub(crate) fn callback<F, R>(mut f: F) -> (ThinFn, bool)
+    where
+        F: FnMut(&mut EventLoop) -> R + 'static,
+        R: CallbackResult,
+    {
+        Self::new(move |lp: &mut EventLoop| f(lp).into_result())
+    }
+
     /// Calls the closure.
     #[inline(always)]
     pub(crate) fn call(&mut self, lp: &mut EventLoop) -> Out {
@@ -357,6 +351,17 @@ impl ThinOnce {
         // SAFETY: `G`'s table for a one-shot callback.
         let (thin, plain) = unsafe { Thin::store(g, OnceTables::<G>::TABLE) };
         (ThinOnce(thin), plain)
+    }
+
+    /// [`new`](Self::new) for a user's callback, whose result is turned
+    /// into the loop's (`CallbackResult`).
+    #[inline(always)]
+    pub(crate) fn callback<F, R>(f: F) -> (ThinOnce, bool)
+    where
+        F: FnOnce(&mut EventLoop) -> R + 'static,
+        R: CallbackResult,
+    {
+        Self::new(move |lp: &mut EventLoop| f(lp).into_result())
     }
 
     /// Calls the closure, the first time; later calls do nothing.

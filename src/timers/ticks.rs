@@ -45,16 +45,6 @@ impl Ticks {
     }
 }
 
-/// Stores `f`: inline when it captures at most a word, boxed otherwise.
-#[inline(always)]
-fn stored<F, R>(f: F) -> TaskFn
-where
-    F: FnOnce(&mut EventLoop) -> R + 'static,
-    R: CallbackResult,
-{
-    ThinOnce::new(move |lp: &mut EventLoop| f(lp).into_result()).0
-}
-
 impl EventLoop {
     /// Queues `f` on the `nextTick` queue (`process.nextTick`): it runs as
     /// soon as the current callback returns, before microtasks, timers,
@@ -84,7 +74,7 @@ impl EventLoop {
             self.ticks.scheduled = true;
         }
         self.note_main_body_work();
-        self.ticks.ticks.push_back(stored(f));
+        self.ticks.ticks.push_back(ThinOnce::callback(f).0);
     }
 
     /// Queues `f` as a microtask (`queueMicrotask`): microtasks run after
@@ -111,7 +101,7 @@ impl EventLoop {
         F: FnOnce(&mut EventLoop) -> R + 'static,
         R: CallbackResult,
     {
-        self.push_microtask(Micro::Call(stored(f)));
+        self.push_microtask(Micro::Call(ThinOnce::callback(f).0));
     }
 
     /// Appends to the microtask queue.

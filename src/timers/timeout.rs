@@ -98,12 +98,12 @@ pub(super) enum TimerFn {
 /// nothing: the closure is a word or less (stored inline) and has no drop
 /// glue. Then the timer is [plain](Timer::plain).
 #[inline(always)]
-fn stored<F, R>(mut f: F) -> (TimerFn, bool)
+fn stored<F, R>(f: F) -> (TimerFn, bool)
 where
     F: FnMut(&mut EventLoop) -> R + 'static,
     R: CallbackResult,
 {
-    let (cb, plain) = ThinFn::new(move |lp: &mut EventLoop| f(lp).into_result());
+    let (cb, plain) = ThinFn::callback(f);
     (TimerFn::Closure(cb), plain)
 }
 
