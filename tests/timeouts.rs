@@ -268,3 +268,85 @@ fn a_duration_whose_list_was_removed_gets_a_new_one() {
     );
     assert_eq!(lp.stats(), Stats::default());
 }
+
+/// R5.2 (`list === timerListMap[msecs]`): a list that one of its own
+/// callbacks empties is removed at once, and the timers that callback
+/// then sets with the same duration make a new list in the same map slot
+/// (or, for durations the map keeps apart, a far list in the slot just
+/// freed). The pass tells the new list from the one it ran: it stops
+/// running the old one, neither runs nor drops the new one, and the new
+/// timers fire a whole duration later. Node 20 prints `a f d e` for the
+/// near case (each letter as the 10 ms case below).
+#[test]
+fn a_list_removed_and_made_again_by_its_own_callback_is_a_new_list() {
+    const FAR: u64 = 1 << 22; // the first duration the map keeps apart
+    for (d, other) in [(10, 10), (FAR + 10, FAR + 20)] {
+        let log = new_log();
+        let mut lp = EventLoop::with_virtual_clock();
+        let b = Rc::new(std::cell::Cell::new(None));
+        let (l, b2) = (log.clone(), b.clone());
+        lp.set_timeout(d, move |lp: &mut EventLoop| {
+            push(&l, format!("a@{}", lp.now()));
+            // Its list empties: removed.
+            lp.clear_timeout(b2.get().unwrap()).unwrap();
+            // A new list of the same duration, removed again at once.
+            let c = lp.set_timeout(d, at(&l, "c"));
+            lp.clear_timeout(c).unwrap();
+            // A third (for a far duration, one of another duration that
+            // takes the freed slot), and a shorter one.
+            lp.set_timeout(other, at(&l, "e"));
+            lp.set_timeout(3, at(&l, "f"));
+            // The new list, the 3 ms one and the `d + 5` one: the list
+            // running is gone.
+            assert_eq!(lp.stats().lists, 3);
+        });
+        b.set(Some(lp.set_timeout(d, at(&log, "b"))));
+        lp.set_timeout(d + 5, at(&log, "d"));
+        lp.run().unwrap();
+        let log = log.borrow();
+        assert_eq!(
+            *log,
+            [
+                format!("a@{d}"),
+                format!("f@{}", d + 3),
+                format!("d@{}", d + 5),
+                format!("e@{}", d + other),
+            ],
+            "duration {d}"
+        );
+        assert_eq!(lp.stats(), Stats::default());
+    }
+}
+
+/// R8.2 with R5.2: clearing an *unrefed* timer leaves its emptied list in
+/// place (Node deletes a list on clear only for a refed timer). A callback
+/// that empties its own list and then makes and clears an unrefed timer
+/// of that duration leaves that new, empty list behind, in the same map
+/// slot (near durations) or the one just freed (far ones); the pass must
+/// not take it for the list it ran and drop it. Node's `listOnTimeout`
+/// compares list objects (`list === timerListMap[msecs]`), so the new list
+/// stays until its own expiry.
+#[test]
+fn an_emptied_unrefed_list_made_by_a_callback_stays_until_its_expiry() {
+    const FAR: u64 = 1 << 22;
+    for (d, other) in [(10, 10), (FAR + 10, FAR + 20)] {
+        let mut lp = EventLoop::with_virtual_clock();
+        let b = Rc::new(std::cell::Cell::new(None));
+        let b2 = b.clone();
+        lp.set_timeout(d, move |lp: &mut EventLoop| {
+            lp.clear_timeout(b2.get().unwrap()).unwrap();
+            let u = lp.set_timeout(other, |_| -> Result<(), &str> { Err("cleared") });
+            lp.unref_timeout(u).unwrap();
+            lp.clear_timeout(u).unwrap();
+        });
+        b.set(Some(lp.set_timeout(d, |_| {})));
+        lp.run().unwrap();
+        assert_eq!(lp.now(), d, "nothing refed is left after the pass");
+        let s = lp.stats();
+        assert_eq!((s.lists, s.queued_lists), (1, 1), "duration {d}: {s:?}");
+        // At its expiry it is found empty and removed.
+        lp.set_timeout(other + 1, |_| {});
+        lp.run().unwrap();
+        assert_eq!(lp.stats(), Stats::default());
+    }
+}

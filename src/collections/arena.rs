@@ -427,6 +427,34 @@ impl<T, S: Stored<Value = T>> Arena<T, S> {
     }
 }
 
+/// Storage whose emptying an [`Emptied`] watches: an [`Arena`], or the
+/// duration map.
+pub trait Refills {
+    /// Whether it holds nothing.
+    fn is_empty(&self) -> bool;
+    /// Its inserts so far, wrapping: a change between two looks means it
+    /// filled again.
+    fn inserts(&self) -> u32;
+}
+
+impl<T, S: Stored<Value = T>> Refills for Arena<T, S> {
+    fn is_empty(&self) -> bool {
+        Arena::is_empty(self)
+    }
+    fn inserts(&self) -> u32 {
+        Arena::inserts(self)
+    }
+}
+
+impl Refills for super::durations::DurationMap {
+    fn is_empty(&self) -> bool {
+        super::durations::DurationMap::is_empty(self)
+    }
+    fn inserts(&self) -> u32 {
+        super::durations::DurationMap::inserts(self)
+    }
+}
+
 /// When an arena that emptied gives its memory back: once it has stayed
 /// empty, with nothing inserted, from one look of the loop's to the next
 /// (a whole loop iteration), or at once when the loop is idle (about to
@@ -450,16 +478,16 @@ impl Emptied {
         self.noted = true;
     }
 
-    /// Whether to give `arena`'s memory back now (never unless it was
+    /// Whether to give `store`'s memory back now (never unless it was
     /// [noted](Self::note) empty), the loop being `idle` (nothing expected
-    /// soon) or not. An arena that filled again is forgotten until it
+    /// soon) or not. A store that filled again is forgotten until it
     /// empties again.
-    pub fn due<T, S: Stored<Value = T>>(&mut self, arena: &Arena<T, S>, idle: bool) -> bool {
+    pub fn due<R: Refills>(&mut self, store: &R, idle: bool) -> bool {
         if !self.noted {
             return false;
         }
-        let inserts = arena.inserts();
-        if !arena.is_empty() {
+        let inserts = store.inserts();
+        if !store.is_empty() {
             *self = Emptied::default();
             return false;
         }

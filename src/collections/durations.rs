@@ -1,6 +1,6 @@
-//! A map from a timer duration (whole ms) to its list: the list's index
-//! and the list's FIFO itself, in one 16-byte slot. Shaped like the object
-//! Node keeps it in.
+//! A map from a timer duration (whole ms) to its list: the duration and
+//! the list's FIFO, in one 16-byte slot that *is* the list (Node's
+//! `TimersList`). Shaped like the object Node keeps it in.
 //!
 //! Node's `timerListMap` is a plain object keyed by duration. V8 keeps an
 //! object's small integer keys as a dense array ("elements"), so Node's
@@ -15,20 +15,21 @@
 //! allocation that shrinking gives back to the OS whole, not a thousand
 //! small ones that fragment the heap.
 //!
-//! A slot holds the list's FIFO beside its index, so appending a timer to
-//! the list of a duration that has one reads one line after the page
-//! directory: with the FIFO in an array by list index, the append read the
-//! slot, then (a dependent load) the FIFO. Every slot has a [`SlotId`], its
-//! position in the pool, which stays the same while its duration is
-//! mapped: a linked timer keeps its list's id and reaches the FIFO with
-//! one index, as it did by list index.
+//! A slot holds the list's FIFO beside its duration, so appending a timer
+//! to the list of a duration that has one reads one line after the page
+//! directory. Every slot has a [`SlotId`], its position in the pool, which
+//! stays the same while its duration is mapped: a linked timer keeps its
+//! list's slot id and reaches the FIFO with one index, and the heap of
+//! lists knows a list by its slot id. (Until round 16 a list was also an
+//! entry of an arena of its own, 16 more bytes and one more dependent load
+//! per list; the slot held that entry's index.)
 //!
 //! Invariants: a duration is in exactly one of the two parts (the table
 //! below `DIRECT`, the hash map from it); `len` counts both; a vacant slot
-//! holds [`VACANT`] (its `lk` is `EMPTY`), a directory entry without a
-//! page `NO_PAGE`; a far duration's slot is in no directory page and,
-//! while vacant, in `far_free`; list indexes are below `u32::MAX`; a slot
-//! is vacated only with its FIFO empty.
+//! holds [`VACANT`] (duration 0, which no list has), a directory entry
+//! without a page `NO_PAGE`; a far duration's slot is in no directory page
+//! and, while vacant, in `far_free`; a slot is vacated only with its FIFO
+//! empty.
 
 use std::collections::HashMap;
 
@@ -40,24 +41,24 @@ const PAGE: usize = 1024;
 /// Durations below this are in the direct table: 2^22 ms (about 70 min);
 /// at most 4,096 pages, so the page directory stays within 16 KiB.
 const DIRECT: u64 = 1 << 22;
-const EMPTY: u32 = u32::MAX;
 const NO_PAGE: u32 = u32::MAX;
 
 /// A slot's position in the pool (page index × [`PAGE`] + offset).
 pub(crate) type SlotId = u32;
 
-/// What the map keeps for a duration: its list's index and FIFO.
+/// What the map keeps for a duration: its list, 16 bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Slot {
-    /// The list's index (in the timers' list arena); `EMPTY` if vacant.
-    pub(crate) lk: u32,
+    /// The duration mapped here; 0 if vacant (a list's duration is at
+    /// least 1 ms).
+    pub(crate) msecs: u64,
     /// The list's timers, oldest first.
     pub(crate) list: List,
 }
 
 /// A slot with no duration mapped to it.
 const VACANT: Slot = Slot {
-    lk: EMPTY,
+    msecs: 0,
     list: List::new(),
 };
 
@@ -71,6 +72,9 @@ pub(crate) struct DurationMap {
     /// Vacant slots of the far durations' pages.
     far_free: Vec<SlotId>,
     len: usize,
+    /// Durations mapped so far (wrapping): whether the map filled again
+    /// between two looks ([`Emptied`](super::arena::Emptied)).
+    inserts: u32,
 }
 
 impl DurationMap {
@@ -83,8 +87,8 @@ impl DurationMap {
             if at == NO_PAGE {
                 return None;
             }
-            let lk = self.pool[at as usize][s].lk;
-            (lk != EMPTY).then_some(at * PAGE as u32 + s as u32)
+            let mapped = self.pool[at as usize][s].msecs != 0;
+            mapped.then_some(at * PAGE as u32 + s as u32)
         } else {
             self.far.get(&ms).copied()
         }
@@ -103,12 +107,13 @@ impl DurationMap {
         &mut self.pool.as_flattened_mut()[id as usize]
     }
 
-    /// Maps `ms` (which must not be mapped yet) to the list `lk`, with an
+    /// Maps `ms` (at least 1, and not mapped yet) to a new list with an
     /// empty FIFO; returns its slot.
-    pub(crate) fn insert(&mut self, ms: u64, lk: usize) -> SlotId {
+    pub(crate) fn insert(&mut self, ms: u64) -> SlotId {
         debug_assert!(self.get(ms).is_none(), "{ms} is mapped already");
-        debug_assert!(lk < EMPTY as usize);
+        debug_assert!(ms != 0, "a list of duration 0");
         self.len += 1;
+        self.inserts = self.inserts.wrapping_add(1);
         let id = if ms < DIRECT {
             let (p, s) = split(ms);
             if self.dir.len() <= p {
@@ -133,34 +138,53 @@ impl DurationMap {
         };
         let slot = self.slot_mut(id);
         debug_assert_eq!(*slot, VACANT);
-        slot.lk = lk as u32;
+        slot.msecs = ms;
         id
     }
 
-    /// Unmaps `ms`, whose FIFO must be empty; returns its list's index.
+    /// Unmaps `ms`, whose FIFO must be empty; returns the slot it had.
     #[cfg(test)]
-    pub(crate) fn remove(&mut self, ms: u64) -> Option<usize> {
+    pub(crate) fn remove(&mut self, ms: u64) -> Option<SlotId> {
         let id = self.get(ms)?;
-        Some(self.remove_at(id, ms))
+        self.remove_at(id);
+        Some(id)
     }
 
-    /// Unmaps `ms`, mapped to the slot `id`, whose FIFO must be empty;
-    /// returns its list's index.
+    /// Unmaps the duration mapped to the slot `id`, whose FIFO must be
+    /// empty; returns that duration.
     #[inline]
-    pub(crate) fn remove_at(&mut self, id: SlotId, ms: u64) -> usize {
-        debug_assert_eq!(self.get(ms), Some(id));
+    pub(crate) fn remove_at(&mut self, id: SlotId) -> u64 {
+        let slot = std::mem::replace(self.slot_mut(id), VACANT);
+        let ms = slot.msecs;
+        debug_assert!(ms != 0, "slot {id} was vacant");
+        debug_assert!(slot.list.is_empty(), "a list was unmapped with timers");
         if ms >= DIRECT {
             self.far.remove(&ms);
             self.far_free.push(id);
         }
-        let slot = std::mem::replace(self.slot_mut(id), VACANT);
-        debug_assert!(slot.list.is_empty(), "a list was unmapped with timers");
         self.len -= 1;
-        slot.lk as usize
+        ms
     }
 
+    /// Durations mapped.
     pub(crate) fn len(&self) -> usize {
         self.len
+    }
+
+    /// Whether no duration is mapped.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Durations mapped so far (wrapping).
+    pub(crate) fn inserts(&self) -> u32 {
+        self.inserts
+    }
+
+    /// Slots it holds (mapped or not) without allocating.
+    #[cfg(test)]
+    pub(crate) fn capacity(&self) -> usize {
+        self.pool.len() * PAGE
     }
 
     /// Gives back the memory of a map that is empty and holds more than
@@ -184,7 +208,7 @@ impl DurationMap {
     fn new_page(&mut self) -> u32 {
         let at = self.pool.len();
         assert!(
-            (at + 1) * PAGE <= EMPTY as usize,
+            (at + 1) * PAGE <= u32::MAX as usize,
             "more than 2^32 timer durations at once"
         );
         self.pool.push([VACANT; PAGE]);
@@ -207,7 +231,6 @@ mod tests {
     fn both_parts_map_and_unmap() {
         let mut m = DurationMap::default();
         let keys = [
-            0,
             1,
             1023,
             1024,
@@ -218,26 +241,28 @@ mod tests {
             u64::MAX,
         ];
         let mut ids = Vec::new();
-        for (i, &k) in keys.iter().enumerate() {
+        for &k in &keys {
             assert_eq!(m.get(k), None);
-            ids.push(m.insert(k, i));
+            ids.push(m.insert(k));
         }
         assert_eq!(m.len(), keys.len());
+        assert_eq!(m.inserts(), keys.len() as u32);
         for (i, &k) in keys.iter().enumerate() {
             assert_eq!(m.get(k), Some(ids[i]), "{k}");
-            assert_eq!(m.slot(ids[i]).lk as usize, i);
+            assert_eq!(m.slot(ids[i]).msecs, k);
         }
+        assert_eq!(m.get(0), None, "0 is never mapped (it marks a vacant slot)");
         assert_eq!(m.get(2), None);
         assert_eq!(m.get(DIRECT + 1), None);
         for (i, &k) in keys.iter().enumerate().rev() {
-            assert_eq!(m.remove(k), Some(i));
+            assert_eq!(m.remove(k), Some(ids[i]));
             assert_eq!(m.remove(k), None);
             assert_eq!(m.get(k), None);
         }
-        assert_eq!(m.len(), 0);
+        assert!(m.is_empty());
         m.shrink_if_empty(0);
         assert!(m.pool.is_empty() && m.dir.is_empty() && m.far_free.is_empty());
-        let id = m.insert(5, 1);
+        let id = m.insert(5);
         assert_eq!(m.get(5), Some(id), "usable after shrinking");
     }
 
@@ -258,17 +283,18 @@ mod tests {
                 0 => x % 2048,
                 1 => x % (DIRECT + 4096),
                 _ => x >> 20,
-            };
+            }
+            .max(1);
             if let std::collections::hash_map::Entry::Vacant(e) = model.entry(k) {
-                let id = m.insert(k, i);
+                let id = m.insert(k);
                 m.slot_mut(id).list.append(&mut links, i);
                 e.insert(i);
             } else {
                 let id = m.get(k).unwrap();
-                let lk = model.remove(&k).unwrap();
-                assert_eq!(m.slot(id).list.peek(), Some(lk));
-                m.slot_mut(id).list.remove(&mut links, lk);
-                assert_eq!(m.remove(k), Some(lk));
+                let entry = model.remove(&k).unwrap();
+                assert_eq!(m.slot(id).list.peek(), Some(entry));
+                m.slot_mut(id).list.remove(&mut links, entry);
+                assert_eq!(m.remove(k), Some(id));
             }
             assert_eq!(m.len(), model.len());
         }
@@ -276,10 +302,17 @@ mod tests {
         for (&k, &v) in &model {
             let id = m.get(k).unwrap();
             assert!(seen.insert(id), "two durations share slot {id}");
-            assert_eq!(m.slot(id).lk as usize, v);
+            assert_eq!(m.slot(id).msecs, k);
             assert_eq!(m.slot(id).list.peek(), Some(v));
-            assert_eq!(m.slot(id).list.len(), 1);
+            assert_eq!(List::next_of(&links, v), None, "one entry");
         }
         assert!(m.far_free.len() < PAGE * 2, "far slots are reused");
+    }
+
+    /// A slot is the list: its duration and FIFO, 16 bytes.
+    #[test]
+    fn a_slot_is_sixteen_bytes() {
+        assert_eq!(std::mem::size_of::<Slot>(), 16);
+        assert_eq!(std::mem::size_of::<List>(), 8);
     }
 }

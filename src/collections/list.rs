@@ -1,8 +1,9 @@
 //! An intrusive doubly linked FIFO list whose links are slab keys.
 //!
 //! The list owns nothing: its entries live in a [`Slab`] (or any other
-//! [`ListStore`]) and carry their own [`Links`]. The list itself is two keys (oldest and newest) and a length,
-//! so appending, removing any entry and popping the oldest are all O(1) and
+//! [`ListStore`]) and carry their own [`Links`]. The list itself is two
+//! keys (oldest and newest), 8 bytes, and no length (its users count what
+//! they need), so appending, removing any entry and popping the oldest are all O(1) and
 //! allocate nothing. Like Node's `lib/internal/linkedlist.js`, it knows
 //! nothing about what it links.
 //!
@@ -103,7 +104,6 @@ pub struct List {
     head: u32,
     /// Newest entry.
     tail: u32,
-    len: u32,
 }
 
 impl Default for List {
@@ -111,7 +111,6 @@ impl Default for List {
         List {
             head: NIL,
             tail: NIL,
-            len: 0,
         }
     }
 }
@@ -137,19 +136,12 @@ impl List {
         List {
             head: NIL,
             tail: NIL,
-            len: 0,
         }
     }
 
     /// Whether the list has no entries.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Number of entries.
-    #[allow(dead_code)] // the bench floor uses it
-    pub fn len(&self) -> usize {
-        self.len as usize
+        self.head == NIL
     }
 
     /// The oldest entry, if any.
@@ -188,7 +180,6 @@ impl List {
             None => self.head = k,
         }
         self.tail = k;
-        self.len += 1;
     }
 
     /// Unlinks `key`, which must be in this list.
@@ -211,7 +202,6 @@ impl List {
             Some(n) => slab.links_mut(n).prev = links.prev,
             None => self.tail = links.prev,
         }
-        self.len -= 1;
     }
 
     /// Unlinks and returns the oldest entry.
@@ -263,7 +253,7 @@ mod tests {
         list.remove(&mut slab, keys[0]); // head
         list.remove(&mut slab, keys[4]); // tail
         assert_eq!(collect(&list, &slab), [1, 3]);
-        assert_eq!(list.len(), 2);
+        assert!(!list.is_empty());
         assert!(!slab[keys[2]].links().is_linked());
         // Re-append moves to the newest end.
         list.remove(&mut slab, keys[1]);

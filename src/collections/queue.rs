@@ -105,6 +105,16 @@ impl PriorityQueue {
         (p != ABSENT).then(|| (self.heap[p as usize].0, self.tie[id]))
     }
 
+    /// The tie word of `id`'s key, if `id` is in the heap: for a caller
+    /// whose tie words are unique (a list id), which entry `id` is now.
+    #[inline]
+    pub fn tie_of(&self, id: usize) -> Option<u64> {
+        match self.pos.get(id) {
+            Some(&at) if at != ABSENT => Some(self.tie[id]),
+            _ => None,
+        }
+    }
+
     /// Inserts `id` with `key`. `id` must not be in the heap.
     pub fn insert(&mut self, id: usize, key: HeapKey) {
         let id32 = id32(id);
@@ -114,7 +124,8 @@ impl PriorityQueue {
             self.pos[id] = at as u32;
             self.tie[id] = key.1;
         } else {
-            // Ids are list indexes, which grow one at a time: a push.
+            // Ids mostly grow one at a time (list slots of durations
+            // made in order, libuv start ids): a push.
             if id > self.pos.len() {
                 self.pos.resize(id, ABSENT);
                 self.tie.resize(id, 0);
@@ -258,6 +269,22 @@ mod tests {
         let order: Vec<usize> = std::iter::from_fn(|| q.pop().map(|(id, _)| id)).collect();
         assert_eq!(order, [3, 1, 0, 4, 2]);
         assert!(q.is_empty());
+    }
+
+    /// `tie_of` answers for present ids only, sparse ids included (a
+    /// list's id is its duration map slot, which need not be dense).
+    #[test]
+    fn tie_of_is_the_present_entrys_tie_word() {
+        let mut q = PriorityQueue::new();
+        q.insert(5000, (9, 70));
+        q.insert(3, (9, 71));
+        assert_eq!((q.tie_of(5000), q.tie_of(3)), (Some(70), Some(71)));
+        assert_eq!((q.tie_of(4), q.tie_of(1 << 20)), (None, None));
+        q.set_key(5000, (1, 72));
+        assert_eq!(q.tie_of(5000), Some(72));
+        assert_eq!(q.remove(5000), Some((1, 72)));
+        assert_eq!(q.tie_of(5000), None, "a removed id has no tie word");
+        assert_eq!(q.peek(), Some((3, (9, 71))));
     }
 
     #[test]

@@ -464,7 +464,11 @@ impl fmt::Debug for Semaphore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (taken, waiting) = {
             let st = self.lock();
-            (st.taken, st.queue.len())
+            // The queued waiters (a granted one stays in the slab until
+            // its future sees the grant): counted here, not upkept on
+            // every acquire.
+            let queued = st.waiters.iter().filter(|(_, w)| w.links.is_linked());
+            (st.taken, queued.count())
         };
         f.debug_struct("Semaphore")
             .field("size", &self.size)

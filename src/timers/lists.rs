@@ -25,12 +25,10 @@
 //!   to wait with no deadline, or done).
 #![forbid(unsafe_code)]
 
-use std::num::NonZeroU64;
-
 use super::EventLoop;
 use super::coerce::NATIVE_MAX_MS;
 use super::timeout::{State, Timer, TimerFn};
-use crate::collections::arena::{Arena, Emptied, Key, stored_inline};
+use crate::collections::arena::{Arena, Emptied};
 use crate::collections::durations::{DurationMap, SlotId};
 use crate::collections::list::Links;
 use crate::collections::queue::PriorityQueue;
@@ -41,33 +39,20 @@ use crate::uv;
 /// [`Timers::release_emptied`]).
 pub(super) const SHRINK_ABOVE: usize = 4096;
 
-/// Node's `TimersList`: the timers of one (truncated) duration, 16 bytes
-/// with its arena generation. Its `expiry` and `id` are its key in the
-/// heap of lists ([`Timers::queue`]), kept there only: nothing reads them
-/// but the heap.
-pub(super) struct TimersList {
-    /// The duration; never zero, which is the niche the arena's vacant
-    /// slots use, so a slot needs no tag of its own.
-    pub(super) msecs: NonZeroU64,
-    /// Its slot in the duration map, which holds its timers.
-    pub(super) slot: SlotId,
-    /// The arena generation of its slot.
-    generation: u32,
-}
-
-stored_inline!(TimersList);
-
 pub(super) struct Timers {
     pub(super) slab: Arena<Timer, Timer>,
     /// Each timer's list links, by slab index (apart from the timers, so
     /// appending to a list touches its tail's links in this dense array,
     /// not the tail timer: the cache miss of a random-duration insert).
     pub(super) links: Vec<Links>,
-    pub(super) lists: Arena<TimersList, TimersList>,
-    /// Duration -> its list's index and timers, in one slot (Node's
-    /// `timerListMap`): appending to a random duration's list reads one
-    /// line after the page directory, and a linked timer reaches its
-    /// list's timers by the slot's id (`Timer::list`).
+    /// Duration -> its list, in one 16-byte slot (Node's `timerListMap`
+    /// and its `TimersList`s): appending to a random duration's list reads
+    /// one line after the page directory, and a linked timer reaches its
+    /// list's timers by the slot's id (`Timer::list`). A list is known by
+    /// its slot id everywhere, the heap of lists included; its key there,
+    /// `(expiry, id)`, is kept by the heap alone, and the list id (unique
+    /// over the loop's life) tells a list from a later one in the same
+    /// slot.
     pub(super) map: DurationMap,
     /// The duration last appended to and its slot in `map` (duration 0,
     /// which no timer has, when none is remembered): a program's timers
@@ -76,7 +61,7 @@ pub(super) struct Timers {
     /// one skips the map's lookup. Forgotten whenever a list is removed
     /// (the only time a mapped slot changes).
     last: (u64, SlotId),
-    /// The lists by `(expiry, id)`; ids are list indexes.
+    /// The lists by `(expiry, list id)`; a list's heap id is its slot id.
     pub(super) queue: PriorityQueue,
     /// Lists removed so far (wrapping): a pass running a list asks whether
     /// it is still there only after this moved.
@@ -91,7 +76,7 @@ pub(super) struct Timers {
     /// The timer whose callback is running (Node's `this`).
     pub(super) current: Option<super::Timeout>,
     /// Whether and when the timers' storage (`slab`, `links`) and the
-    /// lists' (`lists`, `map`, `queue`) emptied
+    /// lists' (`map`, `queue`) emptied
     /// ([`release_emptied`](Self::release_emptied)).
     pub(super) timers_emptied: Emptied,
     pub(super) lists_emptied: Emptied,
@@ -122,7 +107,6 @@ impl Timers {
         Timers {
             slab: Arena::default(),
             links: Vec::new(),
-            lists: Arena::default(),
             map: DurationMap::default(),
             last: (0, 0),
             queue: PriorityQueue::new(),
@@ -247,8 +231,7 @@ impl Timers {
             self.slab.shrink_if_empty(SHRINK_ABOVE);
             release_if_large(&mut self.links);
         }
-        if self.lists_emptied.due(&self.lists, idle) {
-            self.lists.shrink_if_empty(SHRINK_ABOVE);
+        if self.lists_emptied.due(&self.map, idle) {
             self.map.shrink_if_empty(SHRINK_ABOVE);
             if self.queue.capacity() > SHRINK_ABOVE {
                 self.queue = PriorityQueue::new();
@@ -263,30 +246,33 @@ impl Timers {
         id
     }
 
-    /// Drops a list from the heap, the map and storage. O(log n) for the
-    /// heap, O(1) for the map (an index for durations below 70 min).
-    pub(super) fn remove_list(&mut self, lk: usize) {
+    /// Drops the (empty) list in `slot` from the heap and the map. O(log n)
+    /// for the heap, O(1) for the map (an index for durations below 70
+    /// min).
+    pub(super) fn remove_list(&mut self, slot: SlotId) {
         self.list_removals = self.list_removals.wrapping_add(1);
-        self.queue.remove(lk);
-        // Read where it lies and forgotten (it owns nothing), not copied
-        // out.
-        let TimersList { msecs, slot, .. } = self.lists[lk];
-        let msecs = msecs.get();
-        self.lists.forget_at(lk);
-        let removed = self.map.remove_at(slot, msecs);
-        debug_assert_eq!(removed, lk);
+        let removed = self.queue.remove(slot as usize);
+        debug_assert!(removed.is_some(), "list {slot} was not in the heap");
+        self.map.remove_at(slot);
         // Whatever list it was, the memo is forgotten: one store, cheaper
         // than asking whether it named this one.
         self.last.0 = 0;
-        if self.lists.is_empty() {
+        if self.map.is_empty() {
             self.lists_emptied.note();
         }
     }
 
-    /// The key of the list at `lk`, to tell it from a later list in the
-    /// same slot.
-    pub(super) fn list_key(&self, lk: usize) -> Key {
-        self.lists.key_at(lk)
+    /// The id of the list in `slot` (which holds one), to tell it from a
+    /// later list in the same slot.
+    pub(super) fn list_id(&self, slot: SlotId) -> u64 {
+        let id = self.queue.tie_of(slot as usize);
+        debug_assert!(id.is_some(), "no list in slot {slot}");
+        id.unwrap_or(u64::MAX)
+    }
+
+    /// Whether `slot` still holds the list whose id is `id`.
+    pub(super) fn holds_list(&self, slot: SlotId, id: u64) -> bool {
+        self.queue.tie_of(slot as usize) == Some(id)
     }
 }
 
@@ -364,17 +350,8 @@ impl EventLoop {
         let tm = &mut self.timers;
         let expiry = start.saturating_add(msecs);
         let id = tm.next_list_id();
-        debug_assert!(msecs >= 1, "a list of duration 0");
-        let lk = tm.lists.insert(TimersList {
-            msecs: NonZeroU64::new(msecs).unwrap_or(NonZeroU64::MIN),
-            slot: 0,
-            // Set by the arena.
-            generation: 0,
-        });
-        let lk = lk.index();
-        tm.queue.insert(lk, (expiry, id));
-        let slot = tm.map.insert(msecs, lk);
-        tm.lists[lk].slot = slot;
+        let slot = tm.map.insert(msecs);
+        tm.queue.insert(slot as usize, (expiry, id));
         self.sync_native(Arm::IfEarlier(expiry));
         slot
     }
@@ -458,18 +435,5 @@ impl EventLoop {
             }
         }
         self.sync_ref();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A list is its duration and its map slot (its heap key lives in the
-    /// heap alone): 16 bytes in its arena slot, generation included.
-    #[test]
-    fn a_list_slot_is_sixteen_bytes() {
-        assert_eq!(std::mem::size_of::<TimersList>(), 16);
-        assert_eq!(Arena::<TimersList, TimersList>::slot_size(), 16);
     }
 }

@@ -24,6 +24,11 @@
 //!   T = a timer in the slab; list links are slab keys
 //! ```
 //!
+//! A list is its map slot: the duration and the FIFO's two ends, 16
+//! bytes. The heap knows a list by the slot's id and keeps its key
+//! `(expiry, list id)` itself; list ids are unique over the loop's life,
+//! which tells a list from a later one in the same slot.
+//!
 //! Inserting into an existing list, clearing, and refreshing are O(1);
 //! only a list's creation, expiry or reschedule touches the heap. Every
 //! stored time is loop time (one time base; JavaScript times are loop time

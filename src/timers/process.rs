@@ -16,9 +16,10 @@
 #![forbid(unsafe_code)]
 
 use super::error::{CallbackError, CallbackKind, Cause};
-use super::lists::{Arm, TimersList};
+use super::lists::Arm;
 use super::timeout::{State, TimerFn};
 use super::{EventLoop, Flow, Thrown, Timeout};
+use crate::collections::durations::SlotId;
 
 impl EventLoop {
     /// Node's `RunTimers` (R6.2): the native timer's callback.
@@ -61,7 +62,7 @@ impl EventLoop {
     /// the caller, from the heap's root.
     fn process_timers(&mut self, now: u64) -> Flow {
         let mut ran_list = false;
-        while let Some((lk, key)) = self.timers.queue.peek() {
+        while let Some((slot, key)) = self.timers.queue.peek() {
             if key.0 > now {
                 break;
             }
@@ -69,22 +70,25 @@ impl EventLoop {
                 self.run_next_ticks()?;
                 // A tick may have removed this list (Node then runs the dead
                 // list, which is empty, and peeks again: the same thing).
-                if self.timers.queue.peek() != Some((lk, key)) {
+                if self.timers.queue.peek() != Some((slot, key)) {
                     continue;
                 }
             } else {
                 ran_list = true;
             }
-            self.list_on_timeout(lk, now)?;
+            self.list_on_timeout(slot as SlotId, now)?;
         }
         Ok(())
     }
 
-    /// Node's `listOnTimeout(list, now)` (R5.2).
-    fn list_on_timeout(&mut self, lk: usize, now: u64) -> Flow {
-        let TimersList { msecs, slot, .. } = self.timers.lists[lk];
-        let msecs = msecs.get();
-        let list_key = self.timers.list_key(lk);
+    /// Node's `listOnTimeout(list, now)` (R5.2), for the list in `slot`.
+    fn list_on_timeout(&mut self, slot: SlotId, now: u64) -> Flow {
+        let msecs = self.timers.map.slot(slot).msecs;
+        // Which list this is: one removed while it runs may be replaced by
+        // another in the same slot (a timer of its duration set by a
+        // callback), which Node's `list === timerListMap[msecs]` tells
+        // apart by object identity, and list ids by being unique.
+        let list_id = self.timers.list_id(slot);
         // Whether this list is still there needs asking only after some
         // list was removed.
         let removals = self.timers.list_removals;
@@ -101,13 +105,13 @@ impl EventLoop {
                 let tm = &mut self.timers;
                 let expiry = start.saturating_add(msecs).max(now.saturating_add(1));
                 let id = tm.next_list_id();
-                tm.queue.set_key(lk, (expiry, id));
+                tm.queue.set_key(slot as usize, (expiry, id));
                 return Ok(());
             }
             if ran_timer && !self.nothing_to_tick() {
                 let timer = self.timers.slab.key_at(key);
                 self.run_queued_ticks()?;
-                if self.timers.list_removals != removals && !self.timers.lists.contains(list_key) {
+                if self.timers.list_removals != removals && !self.timers.holds_list(slot, list_id) {
                     return Ok(());
                 }
                 // A tick may have cleared the timer we peeked: gone, or
@@ -135,15 +139,15 @@ impl EventLoop {
                 // Cleared by a tick, and kept: already destroyed.
                 _ => {}
             }
-            if self.timers.list_removals != removals && !self.timers.lists.contains(list_key) {
+            if self.timers.list_removals != removals && !self.timers.holds_list(slot, list_id) {
                 return Ok(());
             }
         }
         // Empty: drop the list, unless it was removed (and maybe recreated)
         // while it ran.
         let tm = &mut self.timers;
-        if tm.map.get(msecs) == Some(slot) && tm.map.slot(slot).lk as usize == lk {
-            tm.remove_list(lk);
+        if tm.holds_list(slot, list_id) {
+            tm.remove_list(slot);
         }
         Ok(())
     }

@@ -478,7 +478,7 @@ impl EventLoop {
             && let found = tm.map.slot(slot)
             && found.list.is_empty()
         {
-            tm.remove_list(found.lk as usize);
+            tm.remove_list(slot);
         }
         self.destroyed(refed);
     }
@@ -946,7 +946,7 @@ mod tests {
         };
         let held = |lp: &EventLoop| {
             let t = &lp.timers;
-            (t.slab.capacity(), t.links.capacity(), t.lists.capacity())
+            (t.slab.capacity(), t.links.capacity(), t.map.capacity())
         };
         for t in fill(&mut lp) {
             lp.clear_timeout(t).unwrap();
