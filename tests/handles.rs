@@ -7,11 +7,15 @@ use timerloop::{EventLoop, Stats, TimerError};
 mod common;
 use common::*;
 
-/// The storage slot a handle points at, read from its `Debug` output, to
+/// The storage slot a handle points at (a timeout's arena key, an
+/// immediate's position in its ring), read from its `Debug` output, to
 /// check that a test really exercises slot reuse.
 fn slot(h: impl std::fmt::Debug) -> String {
     let d = format!("{h:?}");
-    let start = d.find("key: ").expect("handle Debug shows its key");
+    let start = d
+        .find("key: ")
+        .or_else(|| d.find("seq: "))
+        .expect("handle Debug shows its slot");
     d[start..].split(',').next().unwrap().to_owned()
 }
 
@@ -117,20 +121,24 @@ fn many_reuse_cycles_keep_handles_apart() {
     assert_eq!(lp.stats(), Stats::default());
 }
 
-/// Immediate handles are generation checked too: a run or cleared
-/// immediate's handle is stale and never reaches the one in its slot.
+/// Immediate handles are checked too: a run or cleared immediate's handle
+/// is stale, and never reaches the immediate that took its place (a
+/// cleared newest immediate gives its position back at once).
 #[test]
 fn stale_immediate_handle_does_not_touch_reused_slot() {
     let log = new_log();
     let mut lp = EventLoop::with_virtual_clock();
     let ran = lp.set_immediate(|_| {});
     lp.run().unwrap();
+    let f = log.clone();
+    let first = lp.set_immediate(move |_| f.borrow_mut().push("first".into()));
     let cleared = lp.set_immediate(|_| {});
     lp.clear_immediate(cleared).unwrap();
     let l = log.clone();
     let live = lp.set_immediate(move |_| l.borrow_mut().push("live".into()));
+    assert_eq!(slot(cleared), slot(live), "the position is reused");
+    assert_ne!(slot(first), slot(live));
     for old in [ran, cleared] {
-        assert_eq!(slot(old), slot(live));
         assert_ne!(old, live);
         assert_eq!(lp.clear_immediate(old), Err(TimerError::Stale));
         assert_eq!(lp.unref_immediate(old), Err(TimerError::Stale));
@@ -139,7 +147,7 @@ fn stale_immediate_handle_does_not_touch_reused_slot() {
     }
     assert!(lp.immediate_has_ref(live));
     lp.run().unwrap();
-    assert_eq!(*log.borrow(), ["live"]);
+    assert_eq!(*log.borrow(), ["first", "live"]);
     assert_eq!(lp.stats(), Stats::default());
 }
 

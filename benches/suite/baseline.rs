@@ -280,9 +280,6 @@ impl<T> std::ops::IndexMut<usize> for Slots<T> {
 }
 
 impl<T: Linked> ListStore for Slots<T> {
-    fn links(&self, key: usize) -> &Links {
-        self[key].links()
-    }
     fn links_mut(&mut self, key: usize) -> &mut Links {
         self[key].links_mut()
     }
@@ -298,9 +295,6 @@ struct FloorNode {
 }
 
 impl Linked for FloorNode {
-    fn links(&self) -> &Links {
-        &self.links
-    }
     fn links_mut(&mut self) -> &mut Links {
         &mut self.links
     }

@@ -37,7 +37,7 @@
 
 use std::ops::{Index, IndexMut};
 
-use super::list::{Linked, Links, ListStore, MAX_KEY};
+use super::list::MAX_KEY;
 
 /// A generation-checked key into an [`Arena`]: small and `Copy`.
 ///
@@ -544,15 +544,6 @@ impl<T, S: Stored<Value = T>> IndexMut<usize> for Arena<T, S> {
     #[track_caller]
     fn index_mut(&mut self, index: usize) -> &mut T {
         self.live_mut(index).value_mut()
-    }
-}
-
-impl<T: Linked, S: Stored<Value = T>> ListStore for Arena<T, S> {
-    fn links(&self, key: usize) -> &Links {
-        self[key].links()
-    }
-    fn links_mut(&mut self, key: usize) -> &mut Links {
-        self[key].links_mut()
     }
 }
 

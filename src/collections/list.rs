@@ -49,8 +49,6 @@ impl Links {
 
 /// An entry type that can be linked into a [`List`].
 pub trait Linked {
-    /// The entry's embedded links.
-    fn links(&self) -> &Links;
     /// The entry's embedded links, mutably.
     fn links_mut(&mut self) -> &mut Links;
 }
@@ -58,9 +56,7 @@ pub trait Linked {
 /// Storage whose entries, found by key, embed [`Links`]: a [`Slab`] of
 /// [`Linked`] entries, or anything built on one.
 pub trait ListStore {
-    /// The links of the entry at `key`, which must exist.
-    fn links(&self, key: usize) -> &Links;
-    /// The links of the entry at `key`, mutably.
+    /// The links of the entry at `key` (which must exist), mutably.
     fn links_mut(&mut self, key: usize) -> &mut Links;
 }
 
@@ -68,9 +64,6 @@ pub trait ListStore {
 /// list's append then touches the old tail's 8 bytes in a dense array
 /// rather than the tail entry itself, wherever it lies.
 impl ListStore for Vec<Links> {
-    fn links(&self, key: usize) -> &Links {
-        &self[key]
-    }
     fn links_mut(&mut self, key: usize) -> &mut Links {
         &mut self[key]
     }
@@ -80,18 +73,12 @@ impl ListStore for Vec<Links> {
 /// registers across a list operation's writes (through a `Vec`, each write
 /// makes the compiler load them again).
 impl ListStore for [Links] {
-    fn links(&self, key: usize) -> &Links {
-        &self[key]
-    }
     fn links_mut(&mut self, key: usize) -> &mut Links {
         &mut self[key]
     }
 }
 
 impl<T: Linked> ListStore for Slab<T> {
-    fn links(&self, key: usize) -> &Links {
-        self[key].links()
-    }
     fn links_mut(&mut self, key: usize) -> &mut Links {
         self[key].links_mut()
     }
@@ -149,9 +136,11 @@ impl List {
         opt(self.head)
     }
 
-    /// The entry after `key` (towards the newest end).
-    pub fn next_of<S: ListStore + ?Sized>(slab: &S, key: usize) -> Option<usize> {
-        opt(slab.links(key).next)
+    /// The entry after `key` (towards the newest end), in a dense array
+    /// of links.
+    #[cfg(test)]
+    pub fn next_of(links: &[Links], key: usize) -> Option<usize> {
+        opt(links[key].next)
     }
 
     /// Appends `key` at the newest end.
@@ -220,9 +209,6 @@ mod tests {
     #[derive(Default)]
     struct E(u32, Links);
     impl Linked for E {
-        fn links(&self) -> &Links {
-            &self.1
-        }
         fn links_mut(&mut self) -> &mut Links {
             &mut self.1
         }
@@ -233,7 +219,7 @@ mod tests {
         let mut cur = list.peek();
         while let Some(k) = cur {
             out.push(slab[k].0);
-            cur = List::next_of(slab, k);
+            cur = opt(slab[k].1.next);
         }
         out
     }
@@ -254,7 +240,7 @@ mod tests {
         list.remove(&mut slab, keys[4]); // tail
         assert_eq!(collect(&list, &slab), [1, 3]);
         assert!(!list.is_empty());
-        assert!(!slab[keys[2]].links().is_linked());
+        assert!(!slab[keys[2]].1.is_linked());
         // Re-append moves to the newest end.
         list.remove(&mut slab, keys[1]);
         list.append(&mut slab, keys[1]);

@@ -77,9 +77,6 @@ struct Waiter {
 }
 
 impl Linked for Waiter {
-    fn links(&self) -> &Links {
-        &self.links
-    }
     fn links_mut(&mut self) -> &mut Links {
         &mut self.links
     }

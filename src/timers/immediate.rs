@@ -1,11 +1,33 @@
 //! Immediates: Node's `Immediate`, `processImmediate` and the C++
 //! `CheckImmediate` that runs it from the loop's check phase.
 //!
-//! New immediates go on `queue`. The check phase detaches the whole queue
-//! as one batch (`outstanding`); immediates added while the batch runs wait
-//! for the next check phase (R9.6, R9.7).
+//! Immediates live in one ring, in the order they were set: a `Vec`
+//! consumed from its front ([`Ring`]). Each has a position (its sequence
+//! number, counted from the loop's first immediate) and a tag drawn from
+//! a counter, both in its handle. The check phase takes the ring's whole
+//! content as one batch: the positions before `batch_end` are Node's
+//! `outstandingQueue`, the ones from it on its `immediateQueue`, so
+//! immediates added while the batch runs wait for the next check phase
+//! (R9.6, R9.7). A cleared immediate stays in its place, dead (its
+//! callback taken), until the batch reaches it, unless it is the newest,
+//! which is popped at once: a set-and-clear pair leaves nothing behind.
+//! Node keeps two linked lists; here an immediate needs no links and no
+//! arena slot, and an entry is 24 bytes (32 in an arena with list links,
+//! until round 16).
 //!
 //! Ground rules:
+//! - `head <= batch_end <= end`, where `head` is the front entry's
+//!   position and `end` the next one to be given; the batch is
+//!   `head..batch_end`, the queue `batch_end..end`;
+//! - an entry is live exactly while it holds its callback; `count` counts
+//!   the live ones (`immediateInfo[kCount]`); a clear leaves no dead
+//!   entry at the ring's back after `batch_end`, and none at all if no
+//!   live one is left;
+//! - a handle names a live immediate only if its position is in the ring
+//!   and its tag is that entry's; positions only grow, but the newest
+//!   one, popped when cleared, is given again (with a new tag);
+//! - only the newest entries, at or after `batch_end`, are popped when
+//!   cleared, so the batch never loses a position;
 //! - the idle handle is started exactly while refed immediates exist, so
 //!   the poll phase does not block for them (R9.8), as the loop sees it:
 //!   the count changes at once, the handle follows when the loop next
@@ -21,15 +43,14 @@ use super::error::{CallbackError, CallbackKind, CallbackResult, TimerError};
 use super::lists::SHRINK_ABOVE;
 use super::thin::ThinOnce;
 use super::{EventLoop, Flow, Thrown};
-use crate::collections::arena::{Arena, Emptied, Key, stored_inline};
-use crate::collections::list::{Linked, Links, List};
+use crate::collections::arena::{Emptied, Refills};
 use crate::uv;
 
 /// An immediate's callback: inline, no allocation, when it captures at
 /// most a word (most do).
 type ImmediateFn = ThinOnce;
 
-/// A handle to an immediate: small, `Copy`, generation checked. It goes
+/// A handle to an immediate: small, `Copy`, checked by its tag. It goes
 /// stale once the immediate has run or been cleared.
 ///
 /// Immediates and timeouts have distinct handle types, so clearing one
@@ -46,39 +67,131 @@ type ImmediateFn = ThinOnce;
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Immediate {
-    key: Key,
+    /// Its position in the ring.
+    seq: u64,
+    /// Its entry's tag.
+    tag: u32,
     loop_id: NonZeroU32,
 }
 
-/// One pending immediate: 32 bytes in its arena slot, its generation
-/// inside (a generic [`Slot`](crate::collections::arena::Slot) around it
-/// would pad it to 40). A batch of a million immediates touches that many
-/// slots of fresh memory, and a fresh page costs its fault.
+/// One immediate in the ring: 24 bytes.
 struct Entry {
-    links: Links,
-    generation: u32,
+    /// The callback while the immediate is live; `None` once cleared.
+    cb: Option<ImmediateFn>,
+    tag: u32,
     refed: bool,
-    in_batch: bool,
     /// Dropping `cb` does nothing ([`ThinOnce::discard`]).
     plain: bool,
-    cb: ImmediateFn,
 }
 
-stored_inline!(Entry);
+/// The immediates in order: a `Vec` whose front is consumed by moving
+/// `start` on, so no access pays for wrapping around. The entry at
+/// position `seq` is `entries[seq - base]`; entries before `start` are
+/// dead (their callbacks taken). Consumed whole, it is cleared; a push
+/// that finds it full drops the consumed prefix instead of growing, if
+/// that is at least half of it (immediates that keep setting immediates
+/// may never let it empty).
+#[derive(Default)]
+struct Ring {
+    entries: Vec<Entry>,
+    start: usize,
+    /// The position of `entries[0]`.
+    base: u64,
+}
 
-impl Linked for Entry {
-    fn links(&self) -> &Links {
-        &self.links
+impl Ring {
+    /// The position of the front entry (the next to run).
+    fn head(&self) -> u64 {
+        self.base + self.start as u64
     }
-    fn links_mut(&mut self) -> &mut Links {
-        &mut self.links
+
+    /// The position the next entry pushed gets.
+    fn end(&self) -> u64 {
+        self.base + self.entries.len() as u64
+    }
+
+    fn is_empty(&self) -> bool {
+        self.start == self.entries.len()
+    }
+
+    /// Entries from the front on, dead ones included.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.entries.len() - self.start
+    }
+
+    fn capacity(&self) -> usize {
+        self.entries.capacity()
+    }
+
+    /// The index in `entries` of position `seq`, if it is there.
+    #[inline]
+    fn index(&self, seq: u64) -> Option<usize> {
+        let idx = usize::try_from(seq.wrapping_sub(self.base)).ok()?;
+        (idx < self.entries.len()).then_some(idx)
+    }
+
+    /// Whether the ring's back entry is dead (for a ring that is not
+    /// empty).
+    #[inline]
+    fn back_dead(&self) -> bool {
+        self.entries.last().is_some_and(|e| e.cb.is_none())
+    }
+
+    #[inline]
+    fn push_back(&mut self, e: Entry) {
+        if self.entries.len() == self.entries.capacity() && self.start > 0 {
+            self.compact();
+        }
+        self.entries.push(e);
+    }
+
+    /// Takes the front entry's callback and moves past it (the ring must
+    /// not be empty).
+    #[inline]
+    fn pop_front(&mut self) -> Entry {
+        let e = &mut self.entries[self.start];
+        let out = Entry {
+            cb: e.cb.take(),
+            tag: e.tag,
+            refed: e.refed,
+            plain: e.plain,
+        };
+        self.start += 1;
+        if self.start == self.entries.len() {
+            self.clear();
+        }
+        out
+    }
+
+    /// Drops every entry (the caller knows none is live).
+    fn clear(&mut self) {
+        self.base += self.entries.len() as u64;
+        self.entries.clear();
+        self.start = 0;
+    }
+
+    /// Drops the consumed prefix of a full ring, if it is at least half
+    /// of it (then the push that found it full moves at most as many
+    /// entries as it gained room for).
+    #[cold]
+    fn compact(&mut self) {
+        if 2 * self.start >= self.entries.len() {
+            self.entries.drain(..self.start);
+            self.base += self.start as u64;
+            self.start = 0;
+        }
     }
 }
 
 pub(super) struct Immediates {
-    slab: Arena<Entry, Entry>,
-    queue: List,
-    outstanding: List,
+    ring: Ring,
+    /// The first position after the running (or interrupted) batch.
+    batch_end: u64,
+    /// Live immediates (`immediateInfo[kCount]`).
+    count: usize,
+    /// The next entry's tag (wrapping): immediates set so far.
+    next_tag: u32,
     /// `immediateInfo[kRefCount]`.
     ref_count: u32,
     /// `immediateInfo[kHasOutstanding]`: a batch started and has not
@@ -88,7 +201,7 @@ pub(super) struct Immediates {
     /// Whether `idle` is started: `ref_count > 0` as of the last
     /// [`EventLoop::sync_idle`].
     idle_on: bool,
-    /// Whether and when the arena emptied at the end of a check phase
+    /// Whether and when the ring emptied at the end of a check phase
     /// ([`EventLoop::release_emptied_immediates`]).
     pub(super) emptied: Emptied,
 }
@@ -96,9 +209,10 @@ pub(super) struct Immediates {
 impl Immediates {
     pub(super) fn new(idle: uv::Handle) -> Self {
         Immediates {
-            slab: Arena::default(),
-            queue: List::new(),
-            outstanding: List::new(),
+            ring: Ring::default(),
+            batch_end: 0,
+            count: 0,
+            next_tag: 0,
             ref_count: 0,
             has_outstanding: false,
             idle,
@@ -109,31 +223,63 @@ impl Immediates {
 
     /// `immediateInfo[kCount]`: immediates not yet run or cleared.
     pub(super) fn len(&self) -> usize {
-        self.slab.len()
+        self.count
     }
 
-    /// Unlinks an entry already taken out of the slab, given its links.
-    fn unlink_taken(&mut self, links: Links, in_batch: bool) {
-        if links.is_linked() {
-            let list = if in_batch {
-                &mut self.outstanding
-            } else {
-                &mut self.queue
-            };
-            list.remove_taken(&mut self.slab, links);
+    /// The index in the ring's entries of the live immediate `i` names
+    /// (of this loop).
+    #[inline]
+    fn index_of(&self, i: Immediate) -> Option<usize> {
+        let idx = self.ring.index(i.seq)?;
+        let e = &self.ring.entries[idx];
+        (e.tag == i.tag && e.cb.is_some()).then_some(idx)
+    }
+
+    /// Moves past the batch's dead entries at the front; returns whether
+    /// a live one is left in the batch.
+    #[inline]
+    fn batch_live(&mut self) -> bool {
+        while self.ring.head() < self.batch_end {
+            if self.ring.entries[self.ring.start].cb.is_some() {
+                return true;
+            }
+            self.ring.pop_front();
+        }
+        false
+    }
+
+    /// After a clear left a dead entry at the back, or no live one: pops
+    /// the dead entries at the back (the queue's newest; never the
+    /// batch's), and empties a ring left with dead entries only.
+    #[cold]
+    fn tidy(&mut self) {
+        while self.ring.end() > self.batch_end && !self.ring.is_empty() && self.ring.back_dead() {
+            self.ring.entries.pop();
+        }
+        if self.count == 0 && !self.ring.is_empty() {
+            self.ring.clear();
+            self.batch_end = self.ring.base;
         }
     }
 }
 
+impl Refills for Immediates {
+    fn is_empty(&self) -> bool {
+        self.ring.is_empty()
+    }
+    fn inserts(&self) -> u32 {
+        self.next_tag
+    }
+}
+
 impl EventLoop {
+    /// The index in the ring's entries of the live immediate `i`.
+    #[inline]
     fn lookup_immediate(&self, i: Immediate) -> Result<usize, TimerError> {
         if i.loop_id != self.id {
             return Err(TimerError::ForeignLoop);
         }
-        match self.immediates.slab.get(i.key) {
-            Some(_) => Ok(i.key.index()),
-            None => Err(TimerError::Stale),
-        }
+        self.immediates.index_of(i).ok_or(TimerError::Stale)
     }
 
     /// Adds or removes one refed immediate (`immediateInfo[kRefCount]`,
@@ -176,8 +322,15 @@ impl EventLoop {
     #[cold]
     pub(super) fn release_emptied_immediates(&mut self, idle: bool) {
         let im = &mut self.immediates;
-        if im.emptied.due(&im.slab, idle) {
-            im.slab.shrink_if_empty(SHRINK_ABOVE);
+        let mut emptied = std::mem::take(&mut im.emptied);
+        let due = emptied.due(im, idle);
+        im.emptied = emptied;
+        if due && im.ring.capacity() > SHRINK_ABOVE {
+            // Positions go on from where they were.
+            im.ring = Ring {
+                base: im.ring.end(),
+                ..Ring::default()
+            };
         }
     }
 
@@ -219,27 +372,21 @@ impl EventLoop {
         // Immediates futures asked for first are queued first.
         self.flush_deferred();
         let im = &mut self.immediates;
-        let links = im.queue.tail_links();
-        // Inserted already linked: the new entry is not looked up again.
-        // The callback is made in the slot, with the entry (see
-        // `Arena::insert_with`): made first, it was built on the stack
-        // and copied with loads the CPU could not forward.
-        let key = im.slab.insert_with(move |_| {
-            let (cb, plain) = ThinOnce::callback(f);
-            Entry {
-                links,
-                // Set by the arena.
-                generation: 0,
-                refed: true,
-                in_batch: false,
-                plain,
-                cb,
-            }
+        let (cb, plain) = ThinOnce::callback(f);
+        let seq = im.ring.end();
+        let tag = im.next_tag;
+        im.next_tag = tag.wrapping_add(1);
+        im.ring.push_back(Entry {
+            cb: Some(cb),
+            tag,
+            refed: true,
+            plain,
         });
-        im.queue.append_linked(&mut im.slab, key.index());
+        im.count += 1;
         self.count_immediate_ref(true);
         Immediate {
-            key,
+            seq,
+            tag,
             loop_id: self.id,
         }
     }
@@ -260,44 +407,57 @@ impl EventLoop {
     /// [`TimerError::Stale`] once the immediate ran or was cleared;
     /// [`TimerError::ForeignLoop`] for another loop's handle.
     pub fn clear_immediate(&mut self, i: Immediate) -> Result<(), TimerError> {
-        let key = self.lookup_immediate(i)?;
+        let idx = self.lookup_immediate(i)?;
         let im = &mut self.immediates;
-        let e = &im.slab[key];
-        if !e.plain {
-            self.clear_immediate_dropping(key);
+        let entries = &mut im.ring.entries;
+        let e = &entries[idx];
+        if e.plain && idx + 1 == entries.len() && i.seq >= im.batch_end {
+            // The common case, a set-and-clear pair say: the newest
+            // immediate, in the queue, whose callback drops nothing. Its
+            // entry is popped and forgotten, unread, and its position
+            // goes back at once.
+            let refed = e.refed;
+            std::mem::forget(entries.pop());
+            im.count -= 1;
+            if !im.ring.is_empty() && (im.count == 0 || im.ring.back_dead()) {
+                im.tidy();
+            }
+            if refed {
+                self.count_immediate_ref(false);
+            }
             return Ok(());
         }
-        // A plain callback (most): the entry is forgotten where it lies,
-        // its callback unread.
-        debug_assert!(e.cb.drops_nothing(), "a plain callback drops nothing");
-        let (links, refed, in_batch) = (e.links, e.refed, e.in_batch);
-        im.slab.forget_at(key);
-        im.unlink_taken(links, in_batch);
-        if refed {
-            self.count_immediate_ref(false);
-        }
+        self.clear_immediate_at(idx, i.seq);
         Ok(())
     }
 
-    /// [`clear_immediate`](Self::clear_immediate) of a live immediate
-    /// whose callback is not plain: taken out, dropped last.
+    /// [`clear_immediate`](Self::clear_immediate) of the live immediate
+    /// at `idx` (position `seq`) that is not a plain newest one.
     #[inline(never)]
-    fn clear_immediate_dropping(&mut self, key: usize) {
-        // Taken apart at once: the entry is not copied out whole.
-        let Entry {
-            links,
-            refed,
-            in_batch,
-            plain,
-            cb,
-            ..
-        } = self.immediates.slab.remove_at(key);
-        self.immediates.unlink_taken(links, in_batch);
+    fn clear_immediate_at(&mut self, idx: usize, seq: u64) {
+        let im = &mut self.immediates;
+        let entries = &mut im.ring.entries;
+        // The newest, in the queue, gives its position back at once;
+        // another is left in place, dead.
+        let newest = idx + 1 == entries.len() && seq >= im.batch_end;
+        let (cb, refed, plain) = match entries.pop_if(|_| newest) {
+            Some(e) => (e.cb, e.refed, e.plain),
+            None => {
+                let e = &mut entries[idx];
+                (e.cb.take(), e.refed, e.plain)
+            }
+        };
+        im.count -= 1;
+        if !im.ring.is_empty() && (im.count == 0 || im.ring.back_dead()) {
+            im.tidy();
+        }
         if refed {
             self.count_immediate_ref(false);
         }
         // What the callback captured is dropped last, the loop consistent.
-        cb.discard(plain);
+        if let Some(cb) = cb {
+            cb.discard(plain);
+        }
     }
 
     /// Lets the loop exit while this immediate is pending
@@ -343,8 +503,8 @@ impl EventLoop {
     }
 
     fn set_immediate_ref(&mut self, i: Immediate, on: bool) -> Result<(), TimerError> {
-        let key = self.lookup_immediate(i)?;
-        let e = &mut self.immediates.slab[key];
+        let at = self.lookup_immediate(i)?;
+        let e = &mut self.immediates.ring.entries[at];
         if e.refed != on {
             e.refed = on;
             self.count_immediate_ref(on);
@@ -365,7 +525,7 @@ impl EventLoop {
     /// ```
     pub fn immediate_has_ref(&self, i: Immediate) -> bool {
         self.lookup_immediate(i)
-            .is_ok_and(|k| self.immediates.slab[k].refed)
+            .is_ok_and(|at| self.immediates.ring.entries[at].refed)
     }
 
     /// Whether the immediate is waiting to run.
@@ -413,14 +573,14 @@ impl EventLoop {
                 break;
             }
         }
-        if self.immediates.slab.is_empty() {
+        if self.immediates.ring.is_empty() {
             self.immediates.emptied.note();
         }
     }
 
     /// Finishes an immediate batch that an unhandled failure interrupted.
     pub(super) fn resume_immediates(&mut self) {
-        if self.immediates.has_outstanding && !self.immediates.outstanding.is_empty() {
+        if self.immediates.has_outstanding && self.immediates.batch_live() {
             self.check_immediates();
         }
     }
@@ -428,39 +588,38 @@ impl EventLoop {
     /// Node's `processImmediate()`.
     fn process_immediate(&mut self) -> Flow {
         let im = &mut self.immediates;
-        if im.outstanding.is_empty() {
+        if !im.batch_live() {
             // After a failure on a batch's last immediate this takes the
             // immediates queued since, in the same check phase, as Node's
             // `kHasOutstanding` re-entry does.
             im.has_outstanding = true;
-            im.outstanding = std::mem::take(&mut im.queue);
-            let mut cur = im.outstanding.peek();
-            while let Some(k) = cur {
-                im.slab[k].in_batch = true;
-                cur = List::next_of(&im.slab, k);
-            }
+            im.batch_end = im.ring.end();
         }
         let mut ran = false;
-        while let Some(key) = self.immediates.outstanding.peek() {
+        while self.immediates.batch_live() {
+            let seq = self.immediates.ring.head();
             if ran {
                 self.run_next_ticks()?;
-                // A tick may have cleared the next one: look again.
-                if self.immediates.outstanding.peek() != Some(key) {
+                // A tick may have cleared the next one: look again (Node
+                // then runs the ticks again before the one after it).
+                let im = &mut self.immediates;
+                if !im.batch_live() || im.ring.head() != seq {
                     continue;
                 }
             } else {
                 ran = true;
             }
             let im = &mut self.immediates;
-            // Taken apart at once, as in clear_immediate.
             let Entry {
-                links,
+                cb: Some(mut cb),
                 refed,
                 plain,
-                mut cb,
                 ..
-            } = im.slab.remove_at(key);
-            im.outstanding.remove_taken(&mut im.slab, links);
+            } = im.ring.pop_front()
+            else {
+                unreachable!("batch_live found a live front entry");
+            };
+            im.count -= 1;
             if refed {
                 // Node decrements silently and stops the idle handle when
                 // the batch ends (R9.5 step 4); nothing can tell the two
@@ -480,13 +639,13 @@ impl EventLoop {
 mod tests {
     use super::*;
 
-    /// A slot of the immediates' arena is 32 bytes: the generation sits
-    /// in the entry, the callback is two words ([`ThinOnce`]), and a
-    /// vacant arena slot uses a flag's niche rather than a tag beside it.
+    /// An immediate is 24 bytes in the ring: the callback is two words
+    /// ([`ThinOnce`], whose niche marks a cleared one), then the tag and
+    /// two flags; no links, no arena generation.
     #[test]
-    fn an_immediate_slot_is_thirty_two_bytes() {
-        assert_eq!(std::mem::size_of::<Entry>(), 32);
-        assert_eq!(Arena::<Entry, Entry>::slot_size(), 32);
+    fn an_immediate_entry_is_twenty_four_bytes() {
+        assert_eq!(std::mem::size_of::<Entry>(), 24);
+        assert_eq!(std::mem::size_of::<Immediate>(), 16);
     }
 
     /// A batch of immediates queued from a timer every iteration keeps
@@ -504,7 +663,7 @@ mod tests {
         let (c, r) = (caps.clone(), rounds.clone());
         let iv = lp.set_interval(1, move |lp: &mut EventLoop| {
             // The arena as the previous batch left it, drained.
-            c.borrow_mut().push(lp.immediates.slab.capacity());
+            c.borrow_mut().push(lp.immediates.ring.capacity());
             r.set(r.get() + 1);
             if r.get() <= 4 {
                 for _ in 0..n {
@@ -515,7 +674,7 @@ mod tests {
         // A longer timer keeps the loop alive after the batches stop.
         let c = caps.clone();
         lp.set_timeout(10, move |lp: &mut EventLoop| {
-            c.borrow_mut().push(lp.immediates.slab.capacity());
+            c.borrow_mut().push(lp.immediates.ring.capacity());
             lp.clear_interval(iv).unwrap();
         });
         lp.run().unwrap();
@@ -526,7 +685,7 @@ mod tests {
         assert_eq!(&caps[1..4], &[full; 3], "{caps:?}");
         // ... and after two quiet iterations it was given back.
         assert_eq!(caps[caps.len() - 1], 0, "{caps:?}");
-        assert_eq!(lp.immediates.slab.capacity(), 0);
+        assert_eq!(lp.immediates.ring.capacity(), 0);
     }
 
     /// A loop about to wait with no deadline (nothing but another thread
@@ -547,7 +706,7 @@ mod tests {
             wait.recv().unwrap();
             remote
                 .post(move |lp: &mut EventLoop| {
-                    tx.send(lp.immediates.slab.capacity()).unwrap();
+                    tx.send(lp.immediates.ring.capacity()).unwrap();
                 })
                 .unwrap();
         });
@@ -565,17 +724,63 @@ mod tests {
         assert_eq!(rx.recv().unwrap(), 0, "released before the wait");
     }
 
-    /// The generation the arena gives an entry is the one its key carries,
-    /// so a key outlives its entry only as a stale key.
+    /// A cleared newest immediate gives its position back at once, and
+    /// the next one set takes it with a new tag: the old handle is stale,
+    /// not a handle to the new immediate.
     #[test]
-    fn a_cleared_immediates_key_is_stale_when_its_slot_is_reused() {
+    fn a_cleared_immediates_handle_is_stale_when_its_position_is_reused() {
         let mut lp = EventLoop::with_virtual_clock();
+        let first = lp.set_immediate(|_| {});
         let a = lp.set_immediate(|_| {});
         lp.clear_immediate(a).unwrap();
+        assert_eq!(
+            lp.immediates.ring.len(),
+            1,
+            "the newest, cleared, is popped"
+        );
         let b = lp.set_immediate(|_| {});
-        assert_eq!(a.key.index(), b.key.index()); // the slot is reused
+        assert_eq!(a.seq, b.seq); // the position is reused
+        assert_ne!(a.tag, b.tag);
         assert_eq!(lp.clear_immediate(a), Err(TimerError::Stale));
-        assert!(lp.immediate_is_pending(b));
+        assert_eq!(lp.unref_immediate(a), Err(TimerError::Stale));
+        assert!(!lp.immediate_is_pending(a) && !lp.immediate_has_ref(a));
+        assert!(lp.immediate_is_pending(b) && lp.immediate_has_ref(b));
         lp.clear_immediate(b).unwrap();
+        lp.clear_immediate(first).unwrap();
+        assert!(lp.immediates.ring.is_empty());
+    }
+
+    /// Cleared immediates in the middle stay, dead, until the batch
+    /// reaches them; the ring empties once no live one is left, and a
+    /// handle from before stays stale.
+    #[test]
+    fn dead_entries_are_skipped_and_the_ring_empties_with_the_last_live_one() {
+        let log = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let mut lp = EventLoop::with_virtual_clock();
+        let handles: Vec<Immediate> = (0..6)
+            .map(|n| {
+                let l = log.clone();
+                lp.set_immediate(move |_: &mut EventLoop| l.borrow_mut().push(n))
+            })
+            .collect();
+        for &i in [&handles[0], &handles[2], &handles[3]] {
+            lp.clear_immediate(i).unwrap();
+        }
+        assert_eq!(lp.stats().immediates, 3);
+        assert_eq!(lp.immediates.ring.len(), 6, "dead ones stay in place");
+        lp.run().unwrap();
+        assert_eq!(*log.borrow(), [1, 4, 5]);
+        assert!(lp.immediates.ring.is_empty());
+        // All cleared before any runs: the ring empties at the last clear.
+        let more: Vec<Immediate> = (0..4).map(|_| lp.set_immediate(|_| {})).collect();
+        for &i in [&more[1], &more[0], &more[3], &more[2]] {
+            lp.clear_immediate(i).unwrap();
+        }
+        assert!(lp.immediates.ring.is_empty());
+        assert_eq!(lp.stats().immediates, 0);
+        let next = lp.set_immediate(|_| {});
+        assert!(more.iter().all(|&i| !lp.immediate_is_pending(i)));
+        assert!(more.iter().all(|&i| i.tag != next.tag), "a new tag");
+        lp.run().unwrap();
     }
 }
