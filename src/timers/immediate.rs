@@ -15,6 +15,15 @@
 //! arena slot, and an entry is 24 bytes (32 in an arena with list links,
 //! until round 16).
 //!
+//! The cost of that: positions are the handles' identity, so a dead entry
+//! in the middle cannot be squeezed out before the batch passes it. A
+//! program that, within one loop iteration, keeps setting an immediate
+//! and then clearing an older one while another is pending after it
+//! holds 24 bytes per such clear until the next check phase (an arena
+//! with links held only the live ones). The check phase drains them all,
+//! and a ring that then stays empty for an iteration gives its memory
+//! back, as before.
+//!
 //! Ground rules:
 //! - `head <= batch_end <= end`, where `head` is the front entry's
 //!   position and `end` the next one to be given; the batch is
@@ -25,7 +34,11 @@
 //!   live one is left;
 //! - a handle names a live immediate only if its position is in the ring
 //!   and its tag is that entry's; positions only grow, but the newest
-//!   one, popped when cleared, is given again (with a new tag);
+//!   one, popped when cleared, is given again (with a new tag); tags are
+//!   32 bits and wrap, so a stale handle could match again only if
+//!   exactly a multiple of 2^32 immediates were set while its position
+//!   was given again (the arena's generations before had the same
+//!   bound);
 //! - only the newest entries, at or after `batch_end`, are popped when
 //!   cleared, so the batch never loses a position;
 //! - the idle handle is started exactly while refed immediates exist, so
@@ -253,12 +266,18 @@ impl Immediates {
     /// batch's), and empties a ring left with dead entries only.
     #[cold]
     fn tidy(&mut self) {
+        if self.ring.is_empty() {
+            return;
+        }
         while self.ring.end() > self.batch_end && !self.ring.is_empty() && self.ring.back_dead() {
             self.ring.entries.pop();
         }
         if self.count == 0 && !self.ring.is_empty() {
             self.ring.clear();
             self.batch_end = self.ring.base;
+        }
+        if self.ring.is_empty() {
+            self.emptied.note();
         }
     }
 }
@@ -419,7 +438,9 @@ impl EventLoop {
             let refed = e.refed;
             std::mem::forget(entries.pop());
             im.count -= 1;
-            if !im.ring.is_empty() && (im.count == 0 || im.ring.back_dead()) {
+            if im.ring.is_empty() {
+                im.emptied.note();
+            } else if im.count == 0 || im.ring.back_dead() {
                 im.tidy();
             }
             if refed {
@@ -448,7 +469,9 @@ impl EventLoop {
             }
         };
         im.count -= 1;
-        if !im.ring.is_empty() && (im.count == 0 || im.ring.back_dead()) {
+        if im.ring.is_empty() {
+            im.emptied.note();
+        } else if im.count == 0 || im.ring.back_dead() {
             im.tidy();
         }
         if refed {
@@ -551,7 +574,12 @@ impl EventLoop {
         // of its own; closing it drains whatever ticks and microtasks a
         // failure left behind, before any immediate.
         self.close_scope();
-        if self.stopping() || self.immediates.len() == 0 {
+        if self.stopping() {
+            return;
+        }
+        if self.immediates.len() == 0 {
+            // Nothing to run; dead entries a failed batch left go.
+            self.immediates.tidy();
             return;
         }
         loop {
@@ -580,8 +608,14 @@ impl EventLoop {
 
     /// Finishes an immediate batch that an unhandled failure interrupted.
     pub(super) fn resume_immediates(&mut self) {
-        if self.immediates.has_outstanding && self.immediates.batch_live() {
-            self.check_immediates();
+        let im = &mut self.immediates;
+        if im.has_outstanding {
+            if im.batch_live() {
+                self.check_immediates();
+            } else if im.ring.is_empty() {
+                // The batch's rest was all cleared.
+                im.emptied.note();
+            }
         }
     }
 
@@ -782,5 +816,190 @@ mod tests {
         assert!(more.iter().all(|&i| !lp.immediate_is_pending(i)));
         assert!(more.iter().all(|&i| i.tag != next.tag), "a new tag");
         lp.run().unwrap();
+    }
+
+    /// A plain immediate that is the newest entry of the running batch
+    /// (nothing queued after it), cleared by an earlier one of the batch
+    /// while another is live: it stays in place, dead (popping it would
+    /// take a position from the batch), and never runs; one set in the
+    /// same callback runs in the next check phase.
+    #[test]
+    fn the_newest_entry_of_a_running_batch_cleared_by_a_sibling() {
+        use std::cell::{Cell, RefCell};
+        use std::rc::Rc;
+        let log = Rc::new(RefCell::new(Vec::new()));
+        let last = Rc::new(Cell::new(None));
+        let mut lp = EventLoop::with_virtual_clock();
+        let (l, h) = (log.clone(), last.clone());
+        lp.set_immediate(move |lp: &mut EventLoop| {
+            l.borrow_mut().push("first");
+            lp.clear_immediate(h.get().unwrap()).unwrap();
+            // `keep` and the dead newest.
+            assert_eq!(lp.immediates.ring.len(), 2, "the dead newest stays");
+            let l2 = l.clone();
+            lp.set_immediate(move |_: &mut EventLoop| l2.borrow_mut().push("next phase"));
+        });
+        let l = log.clone();
+        lp.set_immediate(move |_: &mut EventLoop| l.borrow_mut().push("keep"));
+        // Plain: captures nothing, so its clear would take the fast path.
+        last.set(Some(lp.set_immediate(|_| -> Result<(), &str> {
+            Err("cleared: never runs")
+        })));
+        lp.run_once().unwrap();
+        assert_eq!(*log.borrow(), ["first", "keep"]);
+        assert_eq!(lp.stats().immediates, 1);
+        lp.run().unwrap();
+        assert_eq!(*log.borrow(), ["first", "keep", "next phase"]);
+        assert!(lp.immediates.ring.is_empty());
+    }
+
+    /// The last live immediate cleared during a batch (by the batch's
+    /// running immediate) empties the ring at once; one set right after
+    /// in the same callback waits for the next check phase.
+    #[test]
+    fn the_last_live_immediate_cleared_during_a_batch_then_one_set() {
+        use std::cell::{Cell, RefCell};
+        use std::rc::Rc;
+        let log = Rc::new(RefCell::new(Vec::new()));
+        let others = Rc::new(RefCell::new(Vec::new()));
+        let mut lp = EventLoop::with_virtual_clock();
+        let (l, o) = (log.clone(), others.clone());
+        lp.set_immediate(move |lp: &mut EventLoop| {
+            l.borrow_mut().push("first".to_string());
+            for &h in o.borrow().iter() {
+                lp.clear_immediate(h).unwrap();
+            }
+            assert_eq!(lp.stats().immediates, 0);
+            assert!(lp.immediates.ring.is_empty(), "no live one left");
+            let l2 = l.clone();
+            lp.set_immediate(move |_: &mut EventLoop| l2.borrow_mut().push("later".into()));
+        });
+        let ran = Rc::new(Cell::new(0));
+        for _ in 0..3 {
+            let r = ran.clone();
+            let h = lp.set_immediate(move |_: &mut EventLoop| r.set(r.get() + 1));
+            others.borrow_mut().push(h);
+        }
+        lp.run_once().unwrap();
+        assert_eq!(*log.borrow(), ["first"]);
+        lp.run().unwrap();
+        assert_eq!(*log.borrow(), ["first", "later"]);
+        assert_eq!(ran.get(), 0);
+    }
+
+    /// A push that finds the ring full drops the consumed prefix when it
+    /// is half of it: the entries move, and handles made before still
+    /// name their own immediates (a queued one can be cleared, a consumed
+    /// one is stale).
+    #[test]
+    fn compaction_keeps_every_handle_on_its_immediate() {
+        use std::cell::RefCell;
+        use std::rc::Rc;
+        type Log = Rc<RefCell<Vec<u32>>>;
+        type Handles = Rc<RefCell<Vec<Immediate>>>;
+        // Immediate `n` logs `n` and, below 300, sets `n + 100`: the
+        // 200s that were cleared set no 300s.
+        fn set(lp: &mut EventLoop, n: u32, log: &Log, hs: &Handles) {
+            let (l, h) = (log.clone(), hs.clone());
+            let i = lp.set_immediate(move |lp: &mut EventLoop| {
+                l.borrow_mut().push(n);
+                if n < 300 {
+                    set(lp, n + 100, &l, &h);
+                }
+            });
+            hs.borrow_mut().push(i);
+        }
+        let log: Log = Rc::default();
+        let hs: Handles = Rc::default();
+        let mut lp = EventLoop::with_virtual_clock();
+        for n in 0..8 {
+            set(&mut lp, n, &log, &hs);
+        }
+        assert_eq!(lp.immediates.ring.capacity(), 8);
+        lp.run_once().unwrap();
+        // Eight ran, eight queued: full at 16, with half consumed.
+        assert_eq!(lp.immediates.ring.capacity(), 16);
+        assert_eq!(lp.immediates.ring.start, 8);
+        lp.run_once().unwrap();
+        // The first push of this phase found it full with 9 consumed, and
+        // dropped them instead of growing.
+        assert_eq!(lp.immediates.ring.capacity(), 16, "compacted, not grown");
+        let handles = hs.borrow().clone();
+        for &h in &handles[..16] {
+            assert_eq!(lp.clear_immediate(h), Err(TimerError::Stale));
+        }
+        for &h in &handles[16..] {
+            assert!(lp.immediate_is_pending(h));
+        }
+        lp.clear_immediate(handles[16 + 3]).unwrap();
+        lp.clear_immediate(handles[16 + 7]).unwrap();
+        lp.run().unwrap();
+        let expect: Vec<u32> = (0..8)
+            .chain(100..108)
+            .chain([200, 201, 202, 204, 205, 206])
+            .chain([300, 301, 302, 304, 305, 306])
+            .collect();
+        assert_eq!(*log.borrow(), expect);
+        assert!(lp.immediates.ring.is_empty());
+    }
+
+    /// Setting an immediate and then clearing an older one, with another
+    /// pending after it, leaves the cleared ones in place until the check
+    /// phase (the module's docs): the ring holds them, then drains, and an
+    /// idle loop gives the memory back.
+    #[test]
+    fn dead_entries_in_the_middle_last_until_the_check_phase() {
+        let mut lp = EventLoop::with_virtual_clock();
+        let rounds = 3 * SHRINK_ABOVE;
+        let mut prev = lp.set_immediate(|_| {});
+        let _pending = lp.set_immediate(|_| {});
+        for _ in 0..rounds {
+            let next = lp.set_immediate(|_| {});
+            lp.clear_immediate(prev).unwrap();
+            prev = next;
+        }
+        assert_eq!(lp.stats().immediates, 2);
+        assert_eq!(
+            lp.immediates.ring.len(),
+            rounds + 2,
+            "one dead entry per round"
+        );
+        lp.run().unwrap();
+        assert!(lp.immediates.ring.is_empty());
+        assert_eq!(
+            lp.immediates.ring.capacity(),
+            0,
+            "given back by the idle loop"
+        );
+    }
+
+    /// A batch that failed with no handler after its rest was cleared:
+    /// the next `run` finds nothing live, and the emptied ring is still
+    /// given back.
+    #[test]
+    fn a_failed_batch_whose_rest_was_cleared_gives_its_memory_back() {
+        use std::cell::RefCell;
+        use std::rc::Rc;
+        let n = 2 * SHRINK_ABOVE;
+        let handles = Rc::new(RefCell::new(Vec::new()));
+        let mut lp = EventLoop::with_virtual_clock();
+        for k in 0..n {
+            let hs = handles.clone();
+            let h = lp.set_immediate(move |lp: &mut EventLoop| -> Result<(), &str> {
+                if k == 0 {
+                    // Clears the rest of the batch, then fails.
+                    for &h in &hs.borrow()[1..] {
+                        lp.clear_immediate(h).unwrap();
+                    }
+                    return Err("boom");
+                }
+                Ok(())
+            });
+            handles.borrow_mut().push(h);
+        }
+        assert!(lp.run().is_err());
+        lp.run().unwrap();
+        assert_eq!(lp.stats().immediates, 0);
+        assert_eq!(lp.immediates.ring.capacity(), 0);
     }
 }
