@@ -1,7 +1,8 @@
 //! A generational arena: a slab whose keys carry a generation.
 //!
-//! Every handle the crate gives out (timeouts, immediates, the loop's own
-//! handles, lists) is a [`Key`]: a slot index and the generation the slot
+//! The handles of timeouts and of the loop's own handles are [`Key`]s
+//! (immediates, since round 16, are positions in a ring with a tag, and
+//! timer lists are duration-map slots): a slot index and the generation the slot
 //! had when the entry was inserted. A key to an entry that was removed is
 //! *stale*: it never reaches the entry that later reuses its slot, because
 //! that entry has another generation.
@@ -18,7 +19,7 @@
 //! - an entry's generation is kept beside it (a [`Slot`], by default) or, by
 //!   a type with four bytes to spare, in the entry itself (it implements
 //!   [`Stored`] through [`stored_inline!`]): a slot of the timer arena is
-//!   40 bytes, not 48, an immediate's 48, not 56;
+//!   40 bytes, not 48;
 //! - the slots are a `Vec` with a free list threaded through the vacant
 //!   ones, as the `slab` crate keeps them, and an insert builds its entry
 //!   in the slot it goes to ([`Arena::insert_with`]).
