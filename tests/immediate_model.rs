@@ -144,8 +144,9 @@ impl Api for Lib<'_> {
     }
 }
 
-fn lib_run(seed: u64, max_sets: usize, fails: bool) -> Vec<String> {
-    let sh: Sh = Rc::new(RefCell::new(Shared {
+/// A script's shared state, drawn from `seed`.
+fn shared(seed: u64, max_sets: usize, fails: bool) -> Sh {
+    Rc::new(RefCell::new(Shared {
         rng: seed,
         log: vec![],
         sets: 0,
@@ -153,20 +154,29 @@ fn lib_run(seed: u64, max_sets: usize, fails: bool) -> Vec<String> {
         max_sets,
         lib_handles: vec![],
         fails,
-    }));
-    SH.with(|x| *x.borrow_mut() = Some(sh.clone()));
-    let mut lp = EventLoop::with_virtual_clock();
-    // Main body: some sets and clears, no ticks.
+    }))
+}
+
+/// The script's main body, on either side: some sets and clears, no
+/// ticks.
+fn main_body(api: &mut dyn Api, sh: &Sh) {
     let n = 1 + sh.borrow_mut().r(6);
     for _ in 0..n {
-        Lib(&mut lp, sh.clone()).set(&sh);
+        api.set(sh);
         if sh.borrow_mut().r(3) == 0 {
             let n = sh.borrow().sets as u64;
             let j = sh.borrow_mut().r(n) as usize;
-            let ok = Lib(&mut lp, sh.clone()).clear(j);
+            let ok = api.clear(j);
             sh.borrow_mut().log.push(format!("C{j}:{ok}"));
         }
     }
+}
+
+fn lib_run(seed: u64, max_sets: usize, fails: bool) -> Vec<String> {
+    let sh = shared(seed, max_sets, fails);
+    SH.with(|x| *x.borrow_mut() = Some(sh.clone()));
+    let mut lp = EventLoop::with_virtual_clock();
+    main_body(&mut Lib(&mut lp, sh.clone()), &sh);
     while lp.run().is_err() {
         sh.borrow_mut().log.push("E".into());
     }
@@ -239,31 +249,14 @@ fn model_ticks(m: &mut Model, sh: &Sh) {
 }
 
 fn model_run(seed: u64, max_sets: usize, fails: bool) -> Vec<String> {
-    let sh: Sh = Rc::new(RefCell::new(Shared {
-        rng: seed,
-        log: vec![],
-        sets: 0,
-        ticks: 0,
-        max_sets,
-        lib_handles: vec![],
-        fails,
-    }));
+    let sh = shared(seed, max_sets, fails);
     let mut m = Model {
         pending: vec![],
         queue: vec![],
         outstanding: vec![],
         ticks: VecDeque::new(),
     };
-    let n = 1 + sh.borrow_mut().r(6);
-    for _ in 0..n {
-        ModelApi(&mut m).set(&sh);
-        if sh.borrow_mut().r(3) == 0 {
-            let n = sh.borrow().sets as u64;
-            let j = sh.borrow_mut().r(n) as usize;
-            let ok = ModelApi(&mut m).clear(j);
-            sh.borrow_mut().log.push(format!("C{j}:{ok}"));
-        }
-    }
+    main_body(&mut ModelApi(&mut m), &sh);
     'outer: loop {
         model_ticks(&mut m, &sh);
         if m.queue.is_empty() && m.outstanding.is_empty() {

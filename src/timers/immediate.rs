@@ -261,6 +261,26 @@ impl Immediates {
         false
     }
 
+    /// Whether the entry at `idx` (position `seq`) is the ring's newest and
+    /// in the queue, not the batch: a clear may pop it.
+    #[inline(always)]
+    fn newest_queued(&self, idx: usize, seq: u64) -> bool {
+        idx + 1 == self.ring.entries.len() && seq >= self.batch_end
+    }
+
+    /// The bookkeeping of a clear, once the entry was popped or left dead:
+    /// one live immediate fewer, and the ring noted if it emptied, or
+    /// tidied if the clear left a dead entry at its back or none live.
+    #[inline(always)]
+    fn cleared(&mut self) {
+        self.count -= 1;
+        if self.ring.is_empty() {
+            self.emptied.note();
+        } else if self.count == 0 || self.ring.back_dead() {
+            self.tidy();
+        }
+    }
+
     /// After a clear left a dead entry at the back, or no live one: pops
     /// the dead entries at the back (the queue's newest; never the
     /// batch's), and empties a ring left with dead entries only.
@@ -428,21 +448,15 @@ impl EventLoop {
     pub fn clear_immediate(&mut self, i: Immediate) -> Result<(), TimerError> {
         let idx = self.lookup_immediate(i)?;
         let im = &mut self.immediates;
-        let entries = &mut im.ring.entries;
-        let e = &entries[idx];
-        if e.plain && idx + 1 == entries.len() && i.seq >= im.batch_end {
+        let e = &im.ring.entries[idx];
+        if e.plain && im.newest_queued(idx, i.seq) {
             // The common case, a set-and-clear pair say: the newest
             // immediate, in the queue, whose callback drops nothing. Its
             // entry is popped and forgotten, unread, and its position
             // goes back at once.
             let refed = e.refed;
-            std::mem::forget(entries.pop());
-            im.count -= 1;
-            if im.ring.is_empty() {
-                im.emptied.note();
-            } else if im.count == 0 || im.ring.back_dead() {
-                im.tidy();
-            }
+            std::mem::forget(im.ring.entries.pop());
+            im.cleared();
             if refed {
                 self.count_immediate_ref(false);
             }
@@ -457,10 +471,10 @@ impl EventLoop {
     #[inline(never)]
     fn clear_immediate_at(&mut self, idx: usize, seq: u64) {
         let im = &mut self.immediates;
-        let entries = &mut im.ring.entries;
         // The newest, in the queue, gives its position back at once;
         // another is left in place, dead.
-        let newest = idx + 1 == entries.len() && seq >= im.batch_end;
+        let newest = im.newest_queued(idx, seq);
+        let entries = &mut im.ring.entries;
         let (cb, refed, plain) = match entries.pop_if(|_| newest) {
             Some(e) => (e.cb, e.refed, e.plain),
             None => {
@@ -468,12 +482,7 @@ impl EventLoop {
                 (e.cb.take(), e.refed, e.plain)
             }
         };
-        im.count -= 1;
-        if im.ring.is_empty() {
-            im.emptied.note();
-        } else if im.count == 0 || im.ring.back_dead() {
-            im.tidy();
-        }
+        im.cleared();
         if refed {
             self.count_immediate_ref(false);
         }
