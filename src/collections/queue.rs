@@ -1,6 +1,6 @@
 //! A 4-ary min-heap of small integer ids that tracks each id's position.
 //!
-//! Each id (a slab key, so ids are dense) in the heap has a key of two
+//! Each id (a small integer: a slab key, a map slot) in the heap has a key of two
 //! words, `(primary, tie)`, ordered as a pair. The heap keeps a position
 //! table indexed by id, so an arbitrary entry can be removed or re-keyed
 //! in O(log n), which is what both Node's `PriorityQueue`
@@ -84,6 +84,16 @@ impl PriorityQueue {
         self.heap.is_empty()
     }
 
+    /// The heap position of `id`, if it is in the heap: the one test of
+    /// the position table.
+    #[inline(always)]
+    fn position(&self, id: usize) -> Option<usize> {
+        match self.pos.get(id) {
+            Some(&at) if at != ABSENT => Some(at as usize),
+            _ => None,
+        }
+    }
+
     /// Whether entry `a` comes before entry `b`: by primary word, then
     /// (only when those are equal) by tie word.
     #[inline(always)]
@@ -101,24 +111,21 @@ impl PriorityQueue {
     #[cfg(test)]
     /// Whether `id` is in the heap.
     pub fn contains(&self, id: usize) -> bool {
-        self.pos.get(id).is_some_and(|&p| p != ABSENT)
+        self.position(id).is_some()
     }
 
     #[cfg(test)]
     /// The key of `id`, if it is in the heap.
     pub fn key(&self, id: usize) -> Option<HeapKey> {
-        let p = *self.pos.get(id)?;
-        (p != ABSENT).then(|| (self.heap[p as usize].0, self.tie[id]))
+        let at = self.position(id)?;
+        Some((self.heap[at].0, self.tie[id]))
     }
 
     /// The tie word of `id`'s key, if `id` is in the heap: for a caller
     /// whose tie words are unique (a list id), which entry `id` is now.
     #[inline]
     pub fn tie_of(&self, id: usize) -> Option<u64> {
-        match self.pos.get(id) {
-            Some(&at) if at != ABSENT => Some(self.tie[id]),
-            _ => None,
-        }
+        self.position(id).map(|_| self.tie[id])
     }
 
     /// Inserts `id` with `key`. `id` must not be in the heap.
@@ -146,11 +153,7 @@ impl PriorityQueue {
     /// Removes `id`, returning its key, or `None` if it was not there.
     #[inline]
     pub fn remove(&mut self, id: usize) -> Option<HeapKey> {
-        let at = *self.pos.get(id)?;
-        if at == ABSENT {
-            return None;
-        }
-        let at = at as usize;
+        let at = self.position(id)?;
         self.pos[id] = ABSENT;
         // The last entry fills the hole (nothing to move if it is the one
         // removed: the newest list, say).
@@ -170,14 +173,13 @@ impl PriorityQueue {
         Some((id, key))
     }
 
-    /// Gives `id` a new key and moves it to its place. `id` must be present.
+    /// Gives `id` a new key and moves it to its place.
+    ///
+    /// # Panics
+    ///
+    /// If `id` is not in the heap (a caller's bug).
     pub fn set_key(&mut self, id: usize, key: HeapKey) {
-        let at = self.pos[id];
-        debug_assert_ne!(at, ABSENT, "set_key of absent id {id}");
-        let at = at as usize;
-        self.heap[at].0 = key.0;
-        self.tie[id] = key.1;
-        self.restore(at);
+        assert!(self.update(id, key), "set_key of absent id {id}");
     }
 
     /// Gives `id` a new key if it is in the heap, and says whether it was.
@@ -185,16 +187,13 @@ impl PriorityQueue {
     /// [`insert`](Self::insert) in one step; an absent `id` is left out
     /// (the caller inserts it).
     pub fn update(&mut self, id: usize, key: HeapKey) -> bool {
-        match self.pos.get(id) {
-            Some(&at) if at != ABSENT => {
-                let at = at as usize;
-                self.heap[at].0 = key.0;
-                self.tie[id] = key.1;
-                self.restore(at);
-                true
-            }
-            _ => false,
-        }
+        let Some(at) = self.position(id) else {
+            return false;
+        };
+        self.heap[at].0 = key.0;
+        self.tie[id] = key.1;
+        self.restore(at);
+        true
     }
 
     fn restore(&mut self, at: usize) {
