@@ -193,6 +193,22 @@ impl List {
         }
     }
 
+    /// Moves `key`, which must be in this list, to the newest end: the
+    /// same as [`List::remove`] then [`List::append`], with one lookup.
+    #[inline]
+    pub fn move_to_back<S: ListStore + ?Sized>(&mut self, slab: &mut S, key: usize) {
+        let k = key32(key);
+        if self.tail == k {
+            return;
+        }
+        let links = std::mem::replace(slab.links_mut(key), self.tail_links());
+        debug_assert!(links.is_linked(), "entry {key} moved while not linked");
+        // Not the newest, so it has a next entry: unlinking it joins its
+        // neighbours and leaves the tail (its new `prev`) as it was.
+        self.remove_taken(slab, links);
+        self.append_linked(slab, key);
+    }
+
     /// Unlinks and returns the oldest entry.
     #[allow(dead_code)] // the bench floor uses it
     pub fn pop_front<S: ListStore + ?Sized>(&mut self, slab: &mut S) -> Option<usize> {
@@ -250,6 +266,40 @@ mod tests {
         assert_eq!(list.pop_front(&mut slab), None);
         assert!(list.is_empty());
         assert_eq!(list, List::default());
+    }
+
+    /// The entries from newest to oldest, through the `prev` links.
+    fn collect_back(list: &List, slab: &Slab<E>) -> Vec<u32> {
+        let mut out = vec![];
+        let mut cur = opt(list.tail);
+        while let Some(k) = cur {
+            out.push(slab[k].0);
+            cur = opt(slab[k].1.prev);
+        }
+        out
+    }
+
+    #[test]
+    fn move_to_back_from_every_position() {
+        for n in 1..=4u32 {
+            for at in 0..n {
+                let mut slab = Slab::new();
+                let mut list = List::new();
+                let keys: Vec<usize> = (0..n)
+                    .map(|i| slab.insert(E(i, Links::default())))
+                    .collect();
+                for &k in &keys {
+                    list.append(&mut slab, k);
+                }
+                list.move_to_back(&mut slab, keys[at as usize]);
+                let mut want: Vec<u32> = (0..n).filter(|&i| i != at).collect();
+                want.push(at);
+                assert_eq!(collect(&list, &slab), want, "n {n}, moved {at}");
+                want.reverse();
+                assert_eq!(collect_back(&list, &slab), want, "n {n}, moved {at}");
+                assert_eq!(slab[keys[at as usize]].1.next, NIL);
+            }
+        }
     }
 
     #[test]

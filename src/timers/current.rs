@@ -443,6 +443,13 @@ impl EventLoop {
         }
     }
 
+    /// Whether operations are deferred and would be flushed now (by
+    /// [`flush_deferred`](Self::flush_deferred)).
+    #[inline(always)]
+    pub(crate) fn has_deferred(&self) -> bool {
+        self.shared.has_deferred.get() && !self.flushing
+    }
+
     /// Applies the deferred operations, in order (see the module docs).
     /// Inlined: every insert and callback asks, and the answer is nearly
     /// always "nothing deferred".
@@ -450,7 +457,7 @@ impl EventLoop {
     pub(crate) fn flush_deferred(&mut self) {
         // An operation that inserts a timer comes back here: the flush
         // already under way keeps the order.
-        if self.shared.has_deferred.get() && !self.flushing {
+        if self.has_deferred() {
             self.run_deferred();
         }
     }

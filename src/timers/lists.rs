@@ -307,9 +307,7 @@ impl EventLoop {
             // list's end, with no lookup (a refresh of a pending timer).
             debug_assert_eq!(tm.map.get(timer.msecs()), Some(timer.list));
             let list = &mut tm.map.slot_mut(timer.list).list;
-            let links = &mut tm.links[..];
-            list.remove(links, key);
-            list.append(links, key);
+            list.move_to_back(&mut tm.links[..], key);
         } else {
             self.append(key, start);
         }

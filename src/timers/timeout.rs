@@ -318,6 +318,12 @@ impl Timer {
         self.flag(PLAIN)
     }
 
+    /// In `state`, kept or not.
+    #[inline(always)]
+    pub(super) fn is_state(&self, state: State) -> bool {
+        self.meta.get() & STATE_BITS == (state as u64) << STATE_SHIFT
+    }
+
     /// In `state` and not kept: one comparison (the fast paths' test).
     #[inline(always)]
     pub(super) fn is_unkept(&self, state: State) -> bool {
@@ -670,6 +676,33 @@ impl EventLoop {
     ///
     /// As [`clear_timeout`](Self::clear_timeout).
     pub fn refresh(&mut self, t: Timeout) -> Result<(), TimerError> {
+        if t.loop_id == self.id
+            && !self.has_deferred()
+            && let Some(timer) = self.timers.slab.get_mut(t.key)
+            && timer.is_state(State::Armed)
+        {
+            // The common case, checked in one lookup: a pending timer
+            // (linked, in its `list`) moves to its list's newest end, with
+            // nothing deferred to flush first. The clock is read before
+            // anything is stored (a clock that panics leaves it as it was).
+            self.uv.update_time();
+            timer.start = self.uv.now();
+            let (key, slot) = (t.key.index(), timer.list);
+            let tm = &mut self.timers;
+            tm.map
+                .slot_mut(slot)
+                .list
+                .move_to_back(&mut tm.links[..], key);
+            return Ok(());
+        }
+        self.refresh_slow(t)
+    }
+
+    /// [`refresh`](Self::refresh) of a timer that is not simply pending:
+    /// fired, cleared, running, a zombie, not there; or of any timer while
+    /// operations are deferred.
+    #[inline(never)]
+    fn refresh_slow(&mut self, t: Timeout) -> Result<(), TimerError> {
         let key = self.lookup(t)?;
         let state = self.timers.slab[key].state();
         if state.is_unenrolled() {
