@@ -130,6 +130,18 @@ impl Timers {
         self.ref_count
     }
 
+    /// Takes one timer off the ref count unless it is the last (which
+    /// must go through [`EventLoop::count_ref`], to unref the native
+    /// handle); returns whether it did.
+    #[inline(always)]
+    pub(super) fn uncount_ref_above_one(&mut self) -> bool {
+        let above_one = self.ref_count > 1;
+        if above_one {
+            self.ref_count -= 1;
+        }
+        above_one
+    }
+
     /// Unlinks a timer from the list it is in, if any; returns whether it
     /// was linked. (`list` stays as it was: it still names that list.)
     pub(super) fn unlink(&mut self, key: usize) -> bool {

@@ -583,28 +583,50 @@ impl EventLoop {
             // is not kept is unenrolled (it is linked, in its `list`) and
             // freed with its callback.
             let (key, slot) = (t.key.index(), timer.list);
-            if timer.plain() {
-                // Dropping it would do nothing: it is forgotten where it
-                // lies at once, without the destroy step's state (the slot
-                // is vacant, the handle stale, before anything could read
-                // it) and without a second lookup to free it.
-                timer.cb.debug_assert_plain();
-                let refed = timer.refed();
-                let tm = &mut self.timers;
-                tm.forget(key);
-                tm.map.slot_mut(slot).list.remove(&mut tm.links[..], key);
-                self.end_unenroll(Some(slot), refed);
-            } else {
-                let refed = timer.destroy(State::Cleared);
-                let tm = &mut self.timers;
-                tm.map.slot_mut(slot).list.remove(&mut tm.links[..], key);
-                self.end_unenroll(Some(slot), refed);
-                // Its callback is dropped last, the loop consistent.
-                self.timers.free_dropping(key);
+            if !timer.plain() {
+                return self.clear_pending_dropping(key, slot);
+            }
+            // Dropping it would do nothing: it is forgotten where it lies
+            // at once, without the destroy step's state (the slot is
+            // vacant, the handle stale, before anything could read it) and
+            // without a second lookup to free it.
+            timer.cb.debug_assert_plain();
+            let refed = timer.refed();
+            let tm = &mut self.timers;
+            tm.forget(key);
+            let list = &mut tm.map.slot_mut(slot).list;
+            list.remove(&mut tm.links[..], key);
+            // `end_unenroll`, its rare steps (dropping the emptied list,
+            // the ref count reaching zero) out of line and last, so that
+            // this path makes no call it must come back from.
+            if refed && (list.is_empty() || !tm.uncount_ref_above_one()) {
+                return self.end_unenroll_out_of_line(slot);
             }
             return Ok(());
         }
         self.clear_timeout_slow(t)
+    }
+
+    /// The rest of [`clear_timeout`](Self::clear_timeout)'s fast path for
+    /// a timer that is not plain: destroyed, unlinked and unenrolled, its
+    /// callback dropped last, the loop consistent.
+    #[inline(never)]
+    fn clear_pending_dropping(&mut self, key: usize, slot: SlotId) -> Result<(), TimerError> {
+        let tm = &mut self.timers;
+        let refed = tm.slab[key].destroy(State::Cleared);
+        tm.map.slot_mut(slot).list.remove(&mut tm.links[..], key);
+        self.end_unenroll(Some(slot), refed);
+        self.timers.free_dropping(key);
+        Ok(())
+    }
+
+    /// [`end_unenroll`](Self::end_unenroll) of a refed timer whose list
+    /// emptied or whose leaving brings the ref count to zero.
+    #[cold]
+    #[inline(never)]
+    fn end_unenroll_out_of_line(&mut self, slot: SlotId) -> Result<(), TimerError> {
+        self.end_unenroll(Some(slot), true);
+        Ok(())
     }
 
     /// [`clear_timeout`](Self::clear_timeout) of a timer that is not simply
