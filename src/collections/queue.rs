@@ -147,7 +147,11 @@ impl PriorityQueue {
             self.tie.push(key.1);
         }
         self.heap.push((key.0, id32));
-        self.sift_up(at);
+        // Most new entries stay where they land (a new list due after its
+        // parent's): asked here, without a call.
+        if at > 0 && self.before(self.heap[at], self.heap[(at - 1) / ARITY]) {
+            self.sift_up(at);
+        }
     }
 
     /// Removes `id`, returning its key, or `None` if it was not there.

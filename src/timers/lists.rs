@@ -416,8 +416,8 @@ impl EventLoop {
     }
 
     /// Brings the native timer in line with the heap's root: armed as `arm`
-    /// says, and refed exactly while refed timeouts live. The one place the
-    /// native timer is armed.
+    /// says. The one place the native timer is armed. (Its ref is
+    /// [`count_ref`](Self::count_ref)'s: arming does not change it.)
     pub(super) fn sync_native(&mut self, arm: Arm) {
         let native = self.timers.native;
         if let Some((_, (expiry, _))) = self.timers.queue.peek() {
@@ -444,6 +444,11 @@ impl EventLoop {
                 let _ = self.uv.timer_start(native, wait, 0);
             }
         }
-        self.sync_ref();
+        // Arming leaves the ref as it was; the count's crossings set it.
+        debug_assert_eq!(
+            self.uv.has_ref(native).ok(),
+            Some(self.timers.ref_count > 0),
+            "the native timer's ref follows the ref count"
+        );
     }
 }
