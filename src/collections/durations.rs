@@ -11,7 +11,7 @@
 //! speed). This map does what V8 does: durations below [`DIRECT`] live in a
 //! paged direct table (pages of [`PAGE`] slots, made on first use), and
 //! longer ones in slots of their own pages, found through a hash map. The
-//! pages live in one pool (a `Vec` of pages), so a burst's pages are one
+//! pages live in one pool (a `Vec` of slots, a page after another), so a burst's pages are one
 //! allocation that shrinking gives back to the OS whole, not a thousand
 //! small ones that fragment the heap.
 //!
@@ -64,9 +64,12 @@ const VACANT: Slot = Slot {
 
 #[derive(Default)]
 pub(crate) struct DurationMap {
-    /// Page number -> index in `pool`, or `NO_PAGE`.
+    /// Page number -> index of the page in `pool`, or `NO_PAGE`.
     dir: Vec<u32>,
-    pool: Vec<[Slot; PAGE]>,
+    /// The pages' slots, [`PAGE`] a page, one flat `Vec`: a new page is
+    /// filled in place (pushed as an array, it was built on the stack and
+    /// copied, 16 KiB twice).
+    pool: Vec<Slot>,
     /// A far duration -> its slot.
     far: HashMap<u64, SlotId, BuildIntHasher>,
     /// Vacant slots of the far durations' pages.
@@ -87,7 +90,7 @@ impl DurationMap {
             if at == NO_PAGE {
                 return None;
             }
-            let mapped = self.pool[at as usize][s].msecs != 0;
+            let mapped = self.pool[at as usize * PAGE + s].msecs != 0;
             mapped.then_some(at * PAGE as u32 + s as u32)
         } else {
             self.far.get(&ms).copied()
@@ -98,13 +101,13 @@ impl DurationMap {
     /// its duration still mapped).
     #[inline]
     pub(crate) fn slot(&self, id: SlotId) -> &Slot {
-        &self.pool.as_flattened()[id as usize]
+        &self.pool[id as usize]
     }
 
     /// The slot `id`, mutably.
     #[inline]
     pub(crate) fn slot_mut(&mut self, id: SlotId) -> &mut Slot {
-        &mut self.pool.as_flattened_mut()[id as usize]
+        &mut self.pool[id as usize]
     }
 
     /// Maps `ms` (at least 1, and not mapped yet) to a new list with an
@@ -184,7 +187,7 @@ impl DurationMap {
     /// Slots it holds (mapped or not) without allocating.
     #[cfg(test)]
     pub(crate) fn capacity(&self) -> usize {
-        self.pool.len() * PAGE
+        self.pool.len()
     }
 
     /// Gives back the memory of a map that is empty and holds more than
@@ -194,7 +197,7 @@ impl DurationMap {
         if self.len != 0 {
             return;
         }
-        if self.pool.len() * PAGE > above {
+        if self.pool.len() > above {
             self.pool = Vec::new();
             self.dir = Vec::new();
             self.far_free = Vec::new();
@@ -206,13 +209,13 @@ impl DurationMap {
 
     /// A new page of vacant slots; returns its index in the pool.
     fn new_page(&mut self) -> u32 {
-        let at = self.pool.len();
+        let len = self.pool.len();
         assert!(
-            (at + 1) * PAGE <= u32::MAX as usize,
+            len + PAGE <= u32::MAX as usize,
             "more than 2^32 timer durations at once"
         );
-        self.pool.push([VACANT; PAGE]);
-        at as u32
+        self.pool.resize(len + PAGE, VACANT);
+        (len / PAGE) as u32
     }
 }
 
