@@ -370,7 +370,7 @@ impl EventLoop {
         let check = uv.check_init(EventLoop::check_immediates);
         let _ = uv.unref_handle(check);
         let _ = uv.watcher_start(check);
-        let idle = uv.idle_init(|_| {});
+        let idle = uv.idle_init_bare();
         let timer_base = uv.now();
         let id = next_loop_id();
         let shared = LoopShared::new(id.get(), uv.clock_rc(), uv.sender());

@@ -165,8 +165,21 @@ fn run_watchers<H: Host>(host: &mut H, phase: Phase) {
     // in libuv: run a snapshot, kept in a reused buffer (no allocation per
     // phase).
     let lp = host.uv();
-    if lp.list(phase).is_empty() {
-        return;
+    match lp.list(phase)[..] {
+        [] => return,
+        // One watcher (the timers layer's check handle, say): the snapshot
+        // is its key, with no buffer to fill.
+        [key] => {
+            if lp
+                .handles
+                .get_at(key)
+                .is_some_and(|r| r.active && !r.closing)
+            {
+                call_handle(host, key);
+            }
+            return;
+        }
+        _ => {}
     }
     let mut snapshot = std::mem::take(&mut lp.scratch);
     snapshot.clear();

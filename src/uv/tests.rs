@@ -126,6 +126,22 @@ fn phase_order_of_one_iteration() {
 }
 
 #[test]
+fn a_bare_idle_handle_keeps_the_poll_from_waiting_and_runs_nothing() {
+    let (mut h, _c) = host();
+    let idle = h.uv.idle_init_bare();
+    h.uv.watcher_start(idle).unwrap();
+    let t = h.uv.timer_init(|h: &mut Host0| log(h, "timer"));
+    h.uv.timer_start(t, 100, 0).unwrap();
+    // Both alive: one iteration, whose poll does not wait for the timer.
+    assert!(run(&mut h, RunMode::Once).unwrap());
+    assert_eq!(h.uv.now(), 0);
+    assert!(h.log.borrow().is_empty());
+    h.uv.watcher_stop(idle).unwrap();
+    assert!(!run(&mut h, RunMode::Default).unwrap());
+    assert_eq!(*h.log.borrow(), ["timer@100"]);
+}
+
+#[test]
 fn alive_follows_refs_and_unrefed_timers_still_bound_the_poll() {
     let (mut h, c) = host();
     let t = h.uv.timer_init(|h: &mut Host0| log(h, "unrefed"));

@@ -132,9 +132,21 @@ impl<H: Host> Loop<H> {
     }
 
     /// An idle handle: while active, its callback runs once per iteration
-    /// and the poll phase does not block (`uv_idle_init`). Stopped.
+    /// and the poll phase does not block (`uv_idle_init`). Stopped. (The
+    /// timers layer's is [bare](Self::idle_init_bare).)
+    #[cfg(test)]
     pub(crate) fn idle_init(&mut self, cb: impl FnMut(&mut H) + 'static) -> Handle {
         self.watcher_init(Phase::Idle, cb)
+    }
+
+    /// An idle handle with no callback: while active, the poll phase does
+    /// not block, and nothing runs for it (Node's immediate idle handle,
+    /// whose callback is empty, costs no call per iteration). Stopped.
+    pub(crate) fn idle_init_bare(&mut self) -> Handle {
+        self.insert(Kind::Watcher {
+            phase: Phase::Idle,
+            cb: None,
+        })
     }
 
     /// A prepare handle, run just before the poll phase. Stopped.
