@@ -50,7 +50,7 @@
 //!   if a handler took the failure (R7.3), else when `run` resumes.
 #![forbid(unsafe_code)]
 
-use std::num::NonZeroU32;
+use std::num::{NonZeroU32, NonZeroU64};
 
 use super::error::{CallbackError, CallbackKind, CallbackResult, TimerError};
 use super::lists::SHRINK_ABOVE;
@@ -78,13 +78,48 @@ type ImmediateFn = ThinOnce;
 /// lp.run().unwrap();
 /// assert_eq!(lp.clear_immediate(i), Err(TimerError::Stale)); // it ran
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Immediate {
     /// Its position in the ring.
     seq: u64,
+    /// Its loop's id (high half) and its entry's tag (low half), in one
+    /// word: two scalars, a handle is passed and returned in two registers
+    /// (three fields went through memory, a store and a load per call),
+    /// and the loop id's zero stays a niche for `Option<Immediate>`.
+    loop_tag: NonZeroU64,
+}
+
+impl Immediate {
+    fn new(seq: u64, tag: u32, loop_id: NonZeroU32) -> Immediate {
+        let loop_tag = (u64::from(loop_id.get()) << 32) | u64::from(tag);
+        Immediate {
+            seq,
+            loop_tag: match NonZeroU64::new(loop_tag) {
+                Some(w) => w,
+                None => unreachable!("the loop id is not zero"),
+            },
+        }
+    }
+
     /// Its entry's tag.
-    tag: u32,
-    loop_id: NonZeroU32,
+    fn tag(self) -> u32 {
+        self.loop_tag.get() as u32
+    }
+
+    /// Its loop's id.
+    fn loop_id(self) -> u32 {
+        (self.loop_tag.get() >> 32) as u32
+    }
+}
+
+impl std::fmt::Debug for Immediate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Immediate")
+            .field("seq", &self.seq)
+            .field("tag", &self.tag())
+            .field("loop_id", &self.loop_id())
+            .finish()
+    }
 }
 
 /// One immediate in the ring: 24 bytes.
@@ -266,7 +301,7 @@ impl Immediates {
     fn index_of(&self, i: Immediate) -> Option<usize> {
         let idx = self.ring.index(i.seq)?;
         let e = &self.ring.entries[idx];
-        (e.tag == i.tag && e.cb.is_some()).then_some(idx)
+        (e.tag == i.tag() && e.cb.is_some()).then_some(idx)
     }
 
     /// Moves past the batch's dead entries at the front; returns whether
@@ -336,7 +371,7 @@ impl EventLoop {
     /// The index in the ring's entries of the live immediate `i`.
     #[inline]
     fn lookup_immediate(&self, i: Immediate) -> Result<usize, TimerError> {
-        if i.loop_id != self.id {
+        if i.loop_id() != self.id.get() {
             return Err(TimerError::ForeignLoop);
         }
         self.immediates.index_of(i).ok_or(TimerError::Stale)
@@ -474,11 +509,7 @@ impl EventLoop {
         });
         im.count += 1;
         self.count_immediate_ref(true);
-        Immediate {
-            seq,
-            tag,
-            loop_id: self.id,
-        }
+        Immediate::new(seq, tag, self.id)
     }
 
     /// Cancels an immediate (`clearImmediate`, R9.4), even from a tick or
@@ -505,22 +536,23 @@ impl EventLoop {
             // immediate, in the queue, whose callback drops nothing. Its
             // entry is popped and forgotten, unread, and its position
             // goes back at once.
-            let refed = e.refed;
+            // The ref count first and the bookkeeping last: its rare
+            // tidying is then the path's one call, with nothing after it.
+            if e.refed {
+                im.ref_count -= 1;
+            }
             std::mem::forget(im.ring.entries.pop());
             im.cleared();
-            if refed {
-                self.count_immediate_ref(false);
-            }
             return Ok(());
         }
-        self.clear_immediate_at(idx, i.seq);
-        Ok(())
+        // Last, so that the fast path above makes no call it returns from.
+        self.clear_immediate_at(idx, i.seq)
     }
 
     /// [`clear_immediate`](Self::clear_immediate) of the live immediate
     /// at `idx` (position `seq`) that is not a plain newest one.
     #[inline(never)]
-    fn clear_immediate_at(&mut self, idx: usize, seq: u64) {
+    fn clear_immediate_at(&mut self, idx: usize, seq: u64) -> Result<(), TimerError> {
         let im = &mut self.immediates;
         // The newest, in the queue, gives its position back at once;
         // another is left in place, dead.
@@ -541,6 +573,7 @@ impl EventLoop {
         if let Some(cb) = cb {
             cb.discard(plain);
         }
+        Ok(())
     }
 
     /// Lets the loop exit while this immediate is pending
@@ -742,6 +775,18 @@ mod tests {
         assert_eq!(std::mem::size_of::<Immediate>(), 16);
     }
 
+    /// A handle keeps its loop id and tag in one word, whole: every tag
+    /// and loop id come back out, and `Debug` shows the three fields.
+    #[test]
+    fn a_handle_packs_its_loop_and_tag_in_one_word() {
+        for (tag, id) in [(0, 1), (u32::MAX, u32::MAX), (7, 0x8000_0000)] {
+            let i = Immediate::new(9, tag, NonZeroU32::new(id).unwrap());
+            assert_eq!((i.seq, i.tag(), i.loop_id()), (9, tag, id));
+        }
+        let i = Immediate::new(7, 3, NonZeroU32::new(5).unwrap());
+        assert_eq!(format!("{i:?}"), "Immediate { seq: 7, tag: 3, loop_id: 5 }");
+    }
+
     /// A batch of immediates queued from a timer every iteration keeps
     /// the arena's memory from batch to batch (it is never found empty
     /// for a whole iteration); once no batch comes, the loop gives it
@@ -834,7 +879,7 @@ mod tests {
         );
         let b = lp.set_immediate(|_| {});
         assert_eq!(a.seq, b.seq); // the position is reused
-        assert_ne!(a.tag, b.tag);
+        assert_ne!(a.tag(), b.tag());
         assert_eq!(lp.clear_immediate(a), Err(TimerError::Stale));
         assert_eq!(lp.unref_immediate(a), Err(TimerError::Stale));
         assert!(!lp.immediate_is_pending(a) && !lp.immediate_has_ref(a));
@@ -874,7 +919,7 @@ mod tests {
         assert_eq!(lp.stats().immediates, 0);
         let next = lp.set_immediate(|_| {});
         assert!(more.iter().all(|&i| !lp.immediate_is_pending(i)));
-        assert!(more.iter().all(|&i| i.tag != next.tag), "a new tag");
+        assert!(more.iter().all(|&i| i.tag() != next.tag()), "a new tag");
         lp.run().unwrap();
     }
 
