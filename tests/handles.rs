@@ -350,3 +350,36 @@ fn one_word_closures_keep_their_state_and_drop_once() {
     drop(lp);
     assert_eq!((seen.get(), Rc::strong_count(&seen)), (101, 1));
 }
+
+/// A log of strings, for the tests below that build their entries by hand.
+type Lines = std::rc::Rc<std::cell::RefCell<Vec<String>>>;
+
+fn line(l: &Lines, s: impl Into<String>) {
+    l.borrow_mut().push(s.into());
+}
+
+/// A kept timeout cleared after it fired and then refreshed is a zombie:
+/// in its list again, keeping the loop alive, with no callback.
+/// `release_timeout` takes it out of its list and the ref count before
+/// freeing it (it freed it still linked, and the count leaked: the next
+/// run found a freed timer in the list, or a new timer reusing its slot).
+#[test]
+fn releasing_a_zombie_unlinks_it_and_drops_its_ref() {
+    let mut lp = EventLoop::with_virtual_clock();
+    let t = lp.set_timeout(5, |_| {});
+    lp.keep_timeout(t).unwrap();
+    lp.run().unwrap(); // fired, kept
+    lp.clear_timeout(t).unwrap(); // cleared after it fired
+    lp.refresh(t).unwrap(); // a zombie: linked again, refed
+    assert_eq!(lp.stats().refed_timers, 1);
+    lp.release_timeout(t).unwrap();
+    assert_eq!(lp.stats().refed_timers, 0);
+    assert_eq!(lp.refresh(t), Err(TimerError::Stale));
+    // A new timer may take its slot; the list must not still link it.
+    let log: Lines = Default::default();
+    let l = log.clone();
+    lp.set_timeout(5, move |lp| line(&l, format!("new@{}", lp.now())));
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["new@10"]);
+    assert_eq!(lp.stats(), Stats::default());
+}

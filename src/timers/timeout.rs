@@ -804,6 +804,13 @@ impl EventLoop {
     pub fn release_timeout(&mut self, t: Timeout) -> Result<(), TimerError> {
         self.clear_timeout(t)?;
         let key = self.lookup(t)?;
+        // A zombie (cleared after it fired, then refreshed: in its list
+        // again, keeping the loop alive, with no callback) is one that
+        // `clear_timeout` leaves as it is, as Node does; released, it
+        // leaves its list and the ref count before its storage goes.
+        if self.timers.slab[key].state() == State::Zombie {
+            self.unenroll(key, State::Cleared);
+        }
         let timer = &mut self.timers.slab[key];
         timer.set_kept(false);
         if timer.state() != State::RunningCleared {
