@@ -416,3 +416,72 @@ fn captures_inline_or_boxed_are_dropped_once() {
     drop(lp);
     assert_eq!((*seen.borrow(), Rc::strong_count(&seen)), (13, 1));
 }
+
+/// A log of strings, for the tests below that build their entries by hand.
+type Lines = std::rc::Rc<std::cell::RefCell<Vec<String>>>;
+
+fn line(l: &Lines, s: impl Into<String>) {
+    l.borrow_mut().push(s.into());
+}
+
+/// A future's immediate asked for in a callback is deferred; a plain
+/// `set_immediate` after it is queued after it, whether or not the ring
+/// is full at that moment (the fast path is taken only with nothing
+/// deferred and room in the ring).
+#[test]
+fn a_set_immediate_after_a_deferred_future_immediate_queues_behind_it() {
+    for pre in 0..40 {
+        let log: Lines = Default::default();
+        let mut lp = EventLoop::with_virtual_clock();
+        let l = log.clone();
+        lp.set_timeout(1, move |lp| {
+            for _ in 0..pre {
+                lp.set_immediate(|_| {});
+            }
+            let f = timerloop::time::immediate();
+            let l2 = l.clone();
+            lp.spawn(async move {
+                f.await;
+                line(&l2, "future");
+            });
+            let l3 = l.clone();
+            lp.set_immediate(move |_| line(&l3, "plain"));
+        });
+        lp.run().unwrap();
+        assert_eq!(*log.borrow(), ["future", "plain"], "{pre} before");
+    }
+}
+
+/// A ring that fills while its batch runs is compacted or grown in the
+/// middle of the batch: every immediate of the batch still runs once, in
+/// order, and those it set run in the next check phase, in order.
+#[test]
+fn a_ring_filled_during_its_batch_keeps_every_immediate_in_order() {
+    for n in [1usize, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64] {
+        let log: Lines = Default::default();
+        let mut lp = EventLoop::with_virtual_clock();
+        for i in 0..n {
+            let l = log.clone();
+            lp.set_immediate(move |lp: &mut EventLoop| {
+                line(&l, format!("a{i}"));
+                for j in 0..2 {
+                    let l = l.clone();
+                    let h = lp.set_immediate(move |_| line(&l, format!("b{i}.{j}")));
+                    if j == 1 && i % 3 == 0 {
+                        lp.clear_immediate(h).unwrap();
+                    }
+                }
+            });
+        }
+        lp.run().unwrap();
+        let mut want: Vec<String> = (0..n).map(|i| format!("a{i}")).collect();
+        for i in 0..n {
+            want.push(format!("b{i}.0"));
+            if i % 3 != 0 {
+                want.push(format!("b{i}.1"));
+            }
+        }
+        assert_eq!(*log.borrow(), want, "n {n}");
+        assert_eq!(lp.stats(), Stats::default());
+    }
+}

@@ -350,3 +350,116 @@ fn an_emptied_unrefed_list_made_by_a_callback_stays_until_its_expiry() {
         assert_eq!(lp.stats(), Stats::default());
     }
 }
+
+/// A log of strings, for the tests below that build their entries by hand.
+type Lines = std::rc::Rc<std::cell::RefCell<Vec<String>>>;
+
+fn line(l: &Lines, s: impl Into<String>) {
+    l.borrow_mut().push(s.into());
+}
+
+/// A sleep made in a callback is deferred until the loop flushes; a
+/// refresh made after it of a pending timer of the same duration lands
+/// behind it, the sleep having been asked for first (refresh's fast path
+/// is taken only with nothing deferred).
+#[test]
+fn a_refresh_after_a_deferred_sleep_of_its_duration_goes_behind_it() {
+    use std::time::Duration;
+    let log: Lines = Default::default();
+    let mut lp = EventLoop::with_virtual_clock();
+    let l = log.clone();
+    let t = lp.set_timeout(10, move |_| line(&l, "t"));
+    let l = log.clone();
+    lp.set_timeout(0, move |lp| {
+        let s = timerloop::time::sleep(Duration::from_millis(10));
+        let l2 = l.clone();
+        lp.spawn(async move {
+            s.await;
+            line(&l2, "sleep");
+        });
+        lp.refresh(t).unwrap();
+    });
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["sleep", "t"]);
+}
+
+/// The newest timer of its list refreshed stays last and restarts; a
+/// middle one moves behind the rest.
+#[test]
+fn refreshing_the_newest_and_a_middle_timer_of_a_list() {
+    let log: Lines = Default::default();
+    let mut lp = EventLoop::with_virtual_clock();
+    let mk = |lp: &mut EventLoop, n: &'static str| {
+        let l = log.clone();
+        lp.set_timeout(10, move |lp| line(&l, format!("{n}@{}", lp.now())))
+    };
+    let _a = mk(&mut lp, "a");
+    let b = mk(&mut lp, "b");
+    let c = mk(&mut lp, "c");
+    lp.block(2);
+    lp.refresh(c).unwrap(); // the newest: stays last, starts at 2
+    lp.block(2);
+    lp.refresh(b).unwrap(); // a middle one: behind c, starts at 4
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["a@10", "c@12", "b@14"]);
+}
+
+/// Refreshing unrefed and kept pending timers moves neither the ref
+/// count nor the loop's liveness.
+#[test]
+fn refreshing_unrefed_and_kept_timers_keeps_the_ref_count() {
+    let mut lp = EventLoop::with_virtual_clock();
+    let u = lp.set_timeout(10, |_| {});
+    lp.unref_timeout(u).unwrap();
+    let k = lp.set_timeout(10, |_| {});
+    lp.keep_timeout(k).unwrap();
+    lp.refresh(u).unwrap();
+    lp.refresh(k).unwrap();
+    assert_eq!(lp.stats().refed_timers, 1);
+    lp.unref_timeout(k).unwrap();
+    lp.refresh(k).unwrap();
+    assert!(!lp.is_alive());
+    lp.run().unwrap();
+    assert_eq!(lp.now(), 0);
+}
+
+/// The last refed timer cleared from a list that keeps an unrefed one:
+/// the ref count reaches zero through the path that unrefs the native
+/// timer, so the loop exits at once and the unrefed timer never runs.
+#[test]
+fn clearing_the_last_refed_timer_beside_an_unrefed_one_lets_the_loop_exit() {
+    let log: Lines = Default::default();
+    let mut lp = EventLoop::with_virtual_clock();
+    let l = log.clone();
+    let u = lp.set_timeout(10, move |_| line(&l, "unrefed ran"));
+    lp.unref_timeout(u).unwrap();
+    let a = lp.set_timeout(10, |_| {});
+    lp.clear_timeout(a).unwrap();
+    assert_eq!(lp.stats().refed_timers, 0);
+    assert!(!lp.is_alive());
+    lp.run().unwrap();
+    assert_eq!(lp.now(), 0);
+    assert!(log.borrow().is_empty());
+}
+
+/// Clearing refed timers down to none, lists emptying on the way, with
+/// an unrefed one left: the counts stay exact and the loop exits.
+#[test]
+fn clearing_refed_timers_down_to_none_keeps_the_counts_exact() {
+    let mut lp = EventLoop::with_virtual_clock();
+    let u = lp.set_timeout(50, |_| {});
+    lp.unref_timeout(u).unwrap();
+    let a = lp.set_timeout(10, |_| {});
+    let b = lp.set_timeout(10, |_| {});
+    let c = lp.set_timeout(20, |_| {});
+    assert_eq!(lp.stats().refed_timers, 3);
+    lp.clear_timeout(a).unwrap();
+    assert_eq!(lp.stats().refed_timers, 2);
+    lp.clear_timeout(c).unwrap(); // empties the 20 ms list
+    assert_eq!((lp.stats().refed_timers, lp.stats().lists), (1, 2));
+    lp.clear_timeout(b).unwrap(); // the last refed, empties the 10 ms list
+    assert_eq!((lp.stats().refed_timers, lp.stats().lists), (0, 1));
+    assert!(!lp.is_alive());
+    lp.run().unwrap();
+    assert_eq!(lp.now(), 0);
+}

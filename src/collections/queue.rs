@@ -473,3 +473,51 @@ mod tests {
         assert!(q.len() > 1000, "the heap stayed deep: {}", q.len());
     }
 }
+
+#[cfg(test)]
+mod removal_tests {
+    use super::*;
+
+    fn check(q: &PriorityQueue) {
+        for (at, &(p, id)) in q.heap.iter().enumerate() {
+            assert_eq!(q.pos[id as usize] as usize, at);
+            if at > 0 {
+                let parent = q.heap[(at - 1) / ARITY];
+                assert!(!q.before((p, id), parent), "heap order at {at}");
+            }
+        }
+    }
+
+    /// Every position of heaps of 1..=90 entries (full and partial last
+    /// families, up to four levels), keys ascending, descending and mixed.
+    #[test]
+    fn remove_at_every_position() {
+        for n in 1..=90usize {
+            for order in 0..3 {
+                for victim in 0..n {
+                    let mut q = PriorityQueue::new();
+                    for id in 0..n {
+                        let k = match order {
+                            0 => id as u64,
+                            1 => (n - id) as u64,
+                            _ => (id as u64 * 37) % 101,
+                        };
+                        q.insert(id, (k, id as u64));
+                    }
+                    check(&q);
+                    let at = q.pos[victim] as usize;
+                    let key = q.key(victim).unwrap();
+                    assert_eq!(q.remove(victim), Some(key), "n {n} at {at}");
+                    assert!(!q.contains(victim));
+                    check(&q);
+                    let mut last = None;
+                    while let Some((_, k)) = q.pop() {
+                        assert!(last.is_none_or(|l| l < k));
+                        last = Some(k);
+                        check(&q);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -174,6 +174,12 @@ impl EventLoop {
         self.timers.current = outer;
 
         // finally
+        // `invoke` flushed whatever the callback deferred and nothing ran
+        // since, so the flush inside `insert` below finds nothing: no
+        // deferred operation can see a re-armed interval before it is
+        // linked (the refresh and clear fast paths take an armed timer
+        // for a linked one).
+        debug_assert!(!self.has_deferred(), "deferred work left after a callback");
         let tm = &mut self.timers;
         let linked = tm.links[key].is_linked();
         let timer = &mut tm.slab[key];

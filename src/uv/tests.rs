@@ -376,3 +376,40 @@ fn io_wakes_before_a_deadline_do_not_rearm_the_deadline_timer() {
         wakes.get()
     );
 }
+
+#[test]
+fn a_bare_idle_handle_closed_while_active_beside_another_idle() {
+    let (mut h, _c) = host();
+    let bare = h.uv.idle_init_bare();
+    h.uv.watcher_start(bare).unwrap();
+    // A second idle with a callback: the multi-watcher snapshot path runs
+    // the bare one (nothing) and this one.
+    let n = Rc::new(RefCell::new(0));
+    let k = n.clone();
+    let other = h.uv.idle_init(move |h: &mut Host0| {
+        *k.borrow_mut() += 1;
+        if *k.borrow() == 2 {
+            let me = h.uv.handles.key_at(h.uv.idle[0]);
+            let _ = h.uv.watcher_stop(me);
+        }
+    });
+    h.uv.watcher_start(other).unwrap();
+    assert!(run(&mut h, RunMode::Once).unwrap());
+    assert!(run(&mut h, RunMode::Once).unwrap());
+    assert_eq!(*n.borrow(), 2);
+    // Closed while active: no longer keeps the loop alive or the poll from
+    // waiting, and its close callback runs.
+    let closed = Rc::new(RefCell::new(false));
+    let c2 = closed.clone();
+    h.uv.close(
+        bare,
+        Some(Box::new(move |_: &mut Host0| *c2.borrow_mut() = true)),
+    )
+    .unwrap();
+    let t = h.uv.timer_init(|h: &mut Host0| log(h, "timer"));
+    h.uv.timer_start(t, 100, 0).unwrap();
+    assert!(!run(&mut h, RunMode::Default).unwrap());
+    assert!(*closed.borrow());
+    assert_eq!(*h.log.borrow(), ["timer@100"]);
+    assert!(h.uv.watcher_start(bare).is_err());
+}
