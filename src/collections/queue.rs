@@ -223,21 +223,33 @@ impl PriorityQueue {
         let top = at;
         let mut at = at;
         let entry = self.heap[at];
-        let len = self.heap.len();
-        loop {
-            let first = ARITY * at + 1;
-            if first >= len {
-                break;
-            }
-            let child = if first + ARITY <= len {
-                self.least_of_four(first)
-            } else {
-                self.least_of(first, len)
-            };
+        while let Some(child) = self.least_child(at) {
             let c = self.heap[child];
             self.place(at, c);
             at = child;
         }
+        let at = self.rise(entry, at, top);
+        self.place(at, entry);
+    }
+
+    /// The position of `at`'s least child, if it has children.
+    #[inline(always)]
+    fn least_child(&self, at: usize) -> Option<usize> {
+        let first = ARITY * at + 1;
+        let len = self.heap.len();
+        if first >= len {
+            None
+        } else if first + ARITY <= len {
+            Some(self.least_of_four(first))
+        } else {
+            Some(self.least_of(first, len))
+        }
+    }
+
+    /// Moves down the ancestors of the hole at `at`, up to `top`, that
+    /// `entry` comes before; returns where `entry` belongs (not placed).
+    #[inline(always)]
+    fn rise(&mut self, entry: (u64, u32), mut at: usize, top: usize) -> usize {
         while at > top {
             let parent = (at - 1) / ARITY;
             if !self.before(entry, self.heap[parent]) {
@@ -247,7 +259,7 @@ impl PriorityQueue {
             self.place(at, p);
             at = parent;
         }
-        self.place(at, entry);
+        at
     }
 
     /// The position of the least of the four entries from `first` (a
@@ -284,18 +296,9 @@ impl PriorityQueue {
         self.heap[at] = entry;
     }
 
-    fn sift_up(&mut self, mut at: usize) {
-        let entry = self.heap[at];
-        let from = at;
-        while at > 0 {
-            let parent = (at - 1) / ARITY;
-            if !self.before(entry, self.heap[parent]) {
-                break;
-            }
-            let p = self.heap[parent];
-            self.place(at, p);
-            at = parent;
-        }
+    fn sift_up(&mut self, from: usize) {
+        let entry = self.heap[from];
+        let at = self.rise(entry, from, 0);
         // An entry that stays where it is (a new list due after its
         // parent's, the usual case) is already placed, its position noted.
         if at != from {
@@ -305,17 +308,7 @@ impl PriorityQueue {
 
     fn sift_down(&mut self, mut at: usize) {
         let entry = self.heap[at];
-        let len = self.heap.len();
-        loop {
-            let first = ARITY * at + 1;
-            if first >= len {
-                break;
-            }
-            let child = if first + ARITY <= len {
-                self.least_of_four(first)
-            } else {
-                self.least_of(first, len)
-            };
+        while let Some(child) = self.least_child(at) {
             if !self.before(self.heap[child], entry) {
                 break;
             }
