@@ -340,6 +340,14 @@ impl<T, S: Stored<Value = T>> Arena<T, S> {
         (key, slot.value_mut())
     }
 
+    /// [`keyed_at_mut`](Self::keyed_at_mut) of an `index` that may hold
+    /// no entry: `None` then.
+    pub fn try_keyed_at_mut(&mut self, index: usize) -> Option<(Key, &mut T)> {
+        let slot = self.slot_mut(index)?;
+        let key = Key::new(index, slot.generation());
+        Some((key, slot.value_mut()))
+    }
+
     /// The key of the live entry at `index`.
     ///
     /// # Panics
@@ -606,6 +614,24 @@ mod tests {
         *a.get_mut(k2).unwrap() = "deux";
         assert_eq!(a[k2.index()], "deux");
         assert_eq!(a.len(), 1);
+    }
+
+    /// `try_keyed_at_mut` answers for a live index with its current key
+    /// (the reused slot's generation), and `None` for a vacant or absent
+    /// one.
+    #[test]
+    fn try_keyed_at_mut_gives_the_live_key_or_none() {
+        let mut a = Arena::new();
+        let k1 = a.insert(1);
+        a.remove_at(k1.index());
+        assert!(a.try_keyed_at_mut(k1.index()).is_none(), "vacant");
+        assert!(a.try_keyed_at_mut(7).is_none(), "never used");
+        let k2 = a.insert(2);
+        let (k, v) = a.try_keyed_at_mut(k2.index()).unwrap();
+        assert_eq!(k, k2);
+        assert_ne!(k, k1);
+        *v = 3;
+        assert_eq!(a.get(k2), Some(&3));
     }
 
     #[test]

@@ -145,11 +145,9 @@ fn run_pending_queue<H: Host>(host: &mut H) {
 /// immediate unrun, and the poll phase waiting for nothing).
 fn call_handle<H: Host>(host: &mut H, key: usize) {
     let lp = host.uv();
-    if lp.handles.get_at(key).is_none() {
+    let Some((handle, rec)) = lp.handles.try_keyed_at_mut(key) else {
         return;
-    }
-    let handle = lp.handles.key_at(key);
-    let rec = &mut lp.handles[key];
+    };
     let cb = match &mut rec.kind {
         Kind::Timer { cb, .. } | Kind::Watcher { cb, .. } => cb.take(),
         Kind::Io { .. } | Kind::Async => None,
