@@ -230,14 +230,20 @@ mod tests {
         }
     }
 
-    fn collect(list: &List, slab: &Slab<E>) -> Vec<u32> {
+    /// The entries from `from` on, each followed by `step` of its links.
+    fn walk(from: u32, slab: &Slab<E>, step: fn(&Links) -> u32) -> Vec<u32> {
         let mut out = vec![];
-        let mut cur = list.peek();
+        let mut cur = opt(from);
         while let Some(k) = cur {
             out.push(slab[k].0);
-            cur = opt(slab[k].1.next);
+            cur = opt(step(&slab[k].1));
         }
         out
+    }
+
+    /// The entries from oldest to newest, through the `next` links.
+    fn collect(list: &List, slab: &Slab<E>) -> Vec<u32> {
+        walk(list.head, slab, |l| l.next)
     }
 
     #[test]
@@ -270,13 +276,7 @@ mod tests {
 
     /// The entries from newest to oldest, through the `prev` links.
     fn collect_back(list: &List, slab: &Slab<E>) -> Vec<u32> {
-        let mut out = vec![];
-        let mut cur = opt(list.tail);
-        while let Some(k) = cur {
-            out.push(slab[k].0);
-            cur = opt(slab[k].1.prev);
-        }
-        out
+        walk(list.tail, slab, |l| l.prev)
     }
 
     #[test]

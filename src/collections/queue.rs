@@ -149,7 +149,7 @@ impl PriorityQueue {
         self.heap.push((key.0, id32));
         // Most new entries stay where they land (a new list due after its
         // parent's): asked here, without a call.
-        if at > 0 && self.before(self.heap[at], self.heap[(at - 1) / ARITY]) {
+        if self.belongs_above(at) {
             self.sift_up(at);
         }
     }
@@ -200,8 +200,14 @@ impl PriorityQueue {
         true
     }
 
+    /// Whether the entry at `at` comes before its parent's.
+    #[inline(always)]
+    fn belongs_above(&self, at: usize) -> bool {
+        at > 0 && self.before(self.heap[at], self.heap[(at - 1) / ARITY])
+    }
+
     fn restore(&mut self, at: usize) {
-        if at > 0 && self.before(self.heap[at], self.heap[(at - 1) / ARITY]) {
+        if self.belongs_above(at) {
             self.sift_up(at);
         } else {
             self.sift_down(at);
@@ -216,7 +222,7 @@ impl PriorityQueue {
     /// root of a hundred thousand lists (`timers-cancel-unpooled-start`): 777 → 609
     /// instructions per cancel, with [`least_of_four`](Self::least_of_four).
     fn restore_removed(&mut self, at: usize) {
-        if at > 0 && self.before(self.heap[at], self.heap[(at - 1) / ARITY]) {
+        if self.belongs_above(at) {
             self.sift_up(at);
             return;
         }

@@ -198,8 +198,9 @@ impl Ring {
         self.entries.push(e);
     }
 
-    /// Makes room for one more entry: drops the consumed prefix of a full
-    /// ring (if it is at least half of it), else grows it.
+    /// Makes room for one more entry, if there is none: drops the consumed
+    /// prefix of a full ring (if it is at least half of it), else grows
+    /// it.
     #[cold]
     fn make_room(&mut self) {
         if self.is_full() && self.start > 0 {
@@ -483,9 +484,7 @@ impl EventLoop {
         R: CallbackResult,
     {
         self.flush_deferred();
-        if self.immediates.ring.is_full() {
-            self.immediates.ring.make_room();
-        }
+        self.immediates.ring.make_room();
         self.push_immediate(f)
     }
 
@@ -539,8 +538,9 @@ impl EventLoop {
             // The ref count first and the bookkeeping last: its rare
             // tidying is then the path's one call, with nothing after it.
             if e.refed {
-                im.ref_count -= 1;
+                self.count_immediate_ref(false);
             }
+            let im = &mut self.immediates;
             std::mem::forget(im.ring.entries.pop());
             im.cleared();
             return Ok(());

@@ -178,21 +178,11 @@ fn run_watchers_listed<H: Host>(host: &mut H, phase: Phase) {
     // in libuv: run a snapshot, kept in a reused buffer (no allocation per
     // phase).
     let lp = host.uv();
-    match lp.list(phase)[..] {
-        [] => return,
-        // One watcher (the timers layer's check handle, say): the snapshot
-        // is its key, with no buffer to fill.
-        [key] => {
-            if lp
-                .handles
-                .get_at(key)
-                .is_some_and(|r| r.active && !r.closing)
-            {
-                call_handle(host, key);
-            }
-            return;
-        }
-        _ => {}
+    // One watcher (the timers layer's check handle, say): the snapshot is
+    // its key, with no buffer to fill.
+    if let [key] = lp.list(phase)[..] {
+        call_watcher(host, key);
+        return;
     }
     let mut snapshot = std::mem::take(&mut lp.scratch);
     snapshot.clear();
@@ -202,19 +192,27 @@ fn run_watchers_listed<H: Host>(host: &mut H, phase: Phase) {
         Phase::Check => &lp.check,
     });
     for &key in &snapshot {
-        let lp = host.uv();
-        let still = lp
-            .handles
-            .get_at(key)
-            .is_some_and(|r| r.active && !r.closing);
-        if still {
-            call_handle(host, key);
-            if host.uv().halted {
-                break;
-            }
+        if call_watcher(host, key) && host.uv().halted {
+            break;
         }
     }
     host.uv().scratch = snapshot;
+}
+
+/// Calls the watcher at `key` if it is still active and not closing (an
+/// earlier callback of its phase may have stopped or closed it); returns
+/// whether it did.
+#[inline(always)]
+fn call_watcher<H: Host>(host: &mut H, key: usize) -> bool {
+    let active = host
+        .uv()
+        .handles
+        .get_at(key)
+        .is_some_and(|r| r.active && !r.closing);
+    if active {
+        call_handle(host, key);
+    }
+    active
 }
 
 #[inline(always)]
