@@ -351,13 +351,6 @@ fn one_word_closures_keep_their_state_and_drop_once() {
     assert_eq!((seen.get(), Rc::strong_count(&seen)), (101, 1));
 }
 
-/// A log of strings, for the tests below that build their entries by hand.
-type Lines = std::rc::Rc<std::cell::RefCell<Vec<String>>>;
-
-fn line(l: &Lines, s: impl Into<String>) {
-    l.borrow_mut().push(s.into());
-}
-
 /// A kept timeout cleared after it fired and then refreshed is a zombie:
 /// in its list again, keeping the loop alive, with no callback.
 /// `release_timeout` takes it out of its list and the ref count before
@@ -376,9 +369,9 @@ fn releasing_a_zombie_unlinks_it_and_drops_its_ref() {
     assert_eq!(lp.stats().refed_timers, 0);
     assert_eq!(lp.refresh(t), Err(TimerError::Stale));
     // A new timer may take its slot; the list must not still link it.
-    let log: Lines = Default::default();
+    let log = new_log();
     let l = log.clone();
-    lp.set_timeout(5, move |lp| line(&l, format!("new@{}", lp.now())));
+    lp.set_timeout(5, move |lp| push(&l, format!("new@{}", lp.now())));
     lp.run().unwrap();
     assert_eq!(*log.borrow(), ["new@10"]);
     assert_eq!(lp.stats(), Stats::default());

@@ -417,13 +417,6 @@ fn captures_inline_or_boxed_are_dropped_once() {
     assert_eq!((*seen.borrow(), Rc::strong_count(&seen)), (13, 1));
 }
 
-/// A log of strings, for the tests below that build their entries by hand.
-type Lines = std::rc::Rc<std::cell::RefCell<Vec<String>>>;
-
-fn line(l: &Lines, s: impl Into<String>) {
-    l.borrow_mut().push(s.into());
-}
-
 /// A future's immediate asked for in a callback is deferred; a plain
 /// `set_immediate` after it is queued after it, whether or not the ring
 /// is full at that moment (the fast path is taken only with nothing
@@ -431,7 +424,7 @@ fn line(l: &Lines, s: impl Into<String>) {
 #[test]
 fn a_set_immediate_after_a_deferred_future_immediate_queues_behind_it() {
     for pre in 0..40 {
-        let log: Lines = Default::default();
+        let log = new_log();
         let mut lp = EventLoop::with_virtual_clock();
         let l = log.clone();
         lp.set_timeout(1, move |lp| {
@@ -442,10 +435,10 @@ fn a_set_immediate_after_a_deferred_future_immediate_queues_behind_it() {
             let l2 = l.clone();
             lp.spawn(async move {
                 f.await;
-                line(&l2, "future");
+                push(&l2, "future");
             });
             let l3 = l.clone();
-            lp.set_immediate(move |_| line(&l3, "plain"));
+            lp.set_immediate(move |_| push(&l3, "plain"));
         });
         lp.run().unwrap();
         assert_eq!(*log.borrow(), ["future", "plain"], "{pre} before");
@@ -458,15 +451,15 @@ fn a_set_immediate_after_a_deferred_future_immediate_queues_behind_it() {
 #[test]
 fn a_ring_filled_during_its_batch_keeps_every_immediate_in_order() {
     for n in [1usize, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64] {
-        let log: Lines = Default::default();
+        let log = new_log();
         let mut lp = EventLoop::with_virtual_clock();
         for i in 0..n {
             let l = log.clone();
             lp.set_immediate(move |lp: &mut EventLoop| {
-                line(&l, format!("a{i}"));
+                push(&l, format!("a{i}"));
                 for j in 0..2 {
                     let l = l.clone();
-                    let h = lp.set_immediate(move |_| line(&l, format!("b{i}.{j}")));
+                    let h = lp.set_immediate(move |_| push(&l, format!("b{i}.{j}")));
                     if j == 1 && i % 3 == 0 {
                         lp.clear_immediate(h).unwrap();
                     }

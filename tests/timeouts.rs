@@ -351,13 +351,6 @@ fn an_emptied_unrefed_list_made_by_a_callback_stays_until_its_expiry() {
     }
 }
 
-/// A log of strings, for the tests below that build their entries by hand.
-type Lines = std::rc::Rc<std::cell::RefCell<Vec<String>>>;
-
-fn line(l: &Lines, s: impl Into<String>) {
-    l.borrow_mut().push(s.into());
-}
-
 /// A sleep made in a callback is deferred until the loop flushes; a
 /// refresh made after it of a pending timer of the same duration lands
 /// behind it, the sleep having been asked for first (refresh's fast path
@@ -365,17 +358,17 @@ fn line(l: &Lines, s: impl Into<String>) {
 #[test]
 fn a_refresh_after_a_deferred_sleep_of_its_duration_goes_behind_it() {
     use std::time::Duration;
-    let log: Lines = Default::default();
+    let log = new_log();
     let mut lp = EventLoop::with_virtual_clock();
     let l = log.clone();
-    let t = lp.set_timeout(10, move |_| line(&l, "t"));
+    let t = lp.set_timeout(10, move |_| push(&l, "t"));
     let l = log.clone();
     lp.set_timeout(0, move |lp| {
         let s = timerloop::time::sleep(Duration::from_millis(10));
         let l2 = l.clone();
         lp.spawn(async move {
             s.await;
-            line(&l2, "sleep");
+            push(&l2, "sleep");
         });
         lp.refresh(t).unwrap();
     });
@@ -387,15 +380,11 @@ fn a_refresh_after_a_deferred_sleep_of_its_duration_goes_behind_it() {
 /// middle one moves behind the rest.
 #[test]
 fn refreshing_the_newest_and_a_middle_timer_of_a_list() {
-    let log: Lines = Default::default();
+    let log = new_log();
     let mut lp = EventLoop::with_virtual_clock();
-    let mk = |lp: &mut EventLoop, n: &'static str| {
-        let l = log.clone();
-        lp.set_timeout(10, move |lp| line(&l, format!("{n}@{}", lp.now())))
-    };
-    let _a = mk(&mut lp, "a");
-    let b = mk(&mut lp, "b");
-    let c = mk(&mut lp, "c");
+    let _a = lp.set_timeout(10, at(&log, "a"));
+    let b = lp.set_timeout(10, at(&log, "b"));
+    let c = lp.set_timeout(10, at(&log, "c"));
     lp.block(2);
     lp.refresh(c).unwrap(); // the newest: stays last, starts at 2
     lp.block(2);
@@ -428,10 +417,10 @@ fn refreshing_unrefed_and_kept_timers_keeps_the_ref_count() {
 /// timer, so the loop exits at once and the unrefed timer never runs.
 #[test]
 fn clearing_the_last_refed_timer_beside_an_unrefed_one_lets_the_loop_exit() {
-    let log: Lines = Default::default();
+    let log = new_log();
     let mut lp = EventLoop::with_virtual_clock();
     let l = log.clone();
-    let u = lp.set_timeout(10, move |_| line(&l, "unrefed ran"));
+    let u = lp.set_timeout(10, move |_| push(&l, "unrefed ran"));
     lp.unref_timeout(u).unwrap();
     let a = lp.set_timeout(10, |_| {});
     lp.clear_timeout(a).unwrap();
