@@ -85,6 +85,7 @@ mod immediate;
 mod inline;
 mod io;
 mod lists;
+mod pool;
 mod process;
 mod scope;
 mod thin;

@@ -1,10 +1,12 @@
 //! Callbacks in two words: [`ThinFn`] (a timer's, called any number of
 //! times) and [`ThinOnce`] (an immediate's, called once) keep a closure of
 //! up to one word (on 64-bit targets: capturing nothing, or one `i64`, one
-//! `Rc` or one thin reference) in place and box a larger one. Either way
-//! they are two words, the size of a `Box<dyn FnMut>`, so a timer's slot
-//! stays 40 bytes and an immediate's is 32, while a callback capturing
-//! one word makes no heap allocation.
+//! `Rc` or one thin reference) in place, keep one of up to eight words in
+//! a block of the thread's pool (`pool.rs`), and box a larger one. Either
+//! way they are two words, the size of a `Box<dyn FnMut>`, so a timer's
+//! slot stays 40 bytes and an immediate's is 32, while a callback
+//! capturing one word makes no heap allocation, and one capturing up to
+//! eight makes no call to the global allocator.
 //!
 //! # Invariants
 //!
@@ -12,8 +14,11 @@
 //!    [`ThinFn::new`] (or [`ThinOnce::new`]) stored, of that wrapper's kind
 //!    (repeatable or one-shot), and until the closure is consumed or
 //!    dropped `data` holds that `G` itself when the table is inline (`G`
-//!    is at most a word in size and alignment), or else the pointer
-//!    `Box::into_raw` gave for a `Box<G>`. Nothing else writes `data`.
+//!    is at most a word in size and alignment), or else a pointer to a
+//!    `G` that it owns: a block of the thread's pool (`pool.rs`) when
+//!    [`pool::class_of`] gives `G` a class, or the pointer
+//!    `Box::into_raw` gave for a `Box<G>` when it does not. Nothing else
+//!    writes `data`.
 //! 2. A [`ThinOnce`] whose closure was called has the [`SPENT`] table: its
 //!    `G` was moved out (read, or its box taken back) by that call, and
 //!    `data` is never read again. The table is switched *before* the call,
@@ -40,6 +45,10 @@
 //! place, or its box freed) or, for a [`ThinOnce`], by its one call,
 //! after which the table is [`SPENT`] and `Drop` does nothing.
 //!
+//! A pooled `G` is given back to the pool once, after it was dropped in
+//! place (even by a panicking drop) or moved out for its one call; the
+//! pool's own invariants keep its blocks valid while they are out.
+//!
 //! Miri, which would check these blocks against Rust's aliasing model,
 //! cannot be installed on this project's machines (one toolchain, no
 //! components); the unit tests below and the timer and immediate tests
@@ -60,8 +69,11 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 
+use std::ptr::NonNull;
+
 use super::EventLoop;
 use super::error::{BoxError, CallbackResult};
+use super::pool;
 
 /// What a stored closure returns.
 type Out = Result<(), BoxError>;
@@ -162,16 +174,31 @@ unsafe fn call_once_inline<G: FnOnce(&mut EventLoop) -> Out>(
 }
 
 /// # Safety
-/// `data` points at the pointer of a live `Box<G>`, taken back here: the
-/// caller has already marked it spent.
+/// `data` points at the pointer to an owned `G` (a pool block or a
+/// `Box<G>`), taken back here: the caller has already marked it spent.
 unsafe fn call_once_boxed<G: FnOnce(&mut EventLoop) -> Out>(
     data: *mut (),
     lp: &mut EventLoop,
 ) -> Out {
-    // SAFETY: the caller's contract: the pointer came from `Box::into_raw`
-    // and, the slot spent, is taken back once.
-    let g = unsafe { Box::from_raw(*data.cast::<*mut G>()) };
-    g(lp)
+    // SAFETY: the caller's contract: the word is the pointer `store` wrote.
+    let p = unsafe { *data.cast::<*mut G>() };
+    match const { pool::class_of::<G>() } {
+        Some(c) => {
+            // SAFETY: the caller's contract: a pool block holding a `G`,
+            // moved out once (the slot is spent).
+            let g = unsafe { p.read() };
+            // SAFETY: that block, given back once; before the call, so that
+            // the callback may reuse it.
+            unsafe { pool::give(c, NonNull::new_unchecked(p)) };
+            g(lp)
+        }
+        None => {
+            // SAFETY: the caller's contract: the pointer came from
+            // `Box::into_raw` and, the slot spent, is taken back once.
+            let g = unsafe { Box::from_raw(p) };
+            g(lp)
+        }
+    }
 }
 
 /// # Safety
@@ -193,20 +220,47 @@ unsafe fn drop_inline<G>(data: *mut ()) {
 }
 
 /// # Safety
-/// `data` points at the pointer of a live `Box<G>`.
+/// `data` points at the pointer to a live, owned `G` (a pool block or a
+/// `Box<G>`).
 unsafe fn call_boxed<G: FnMut(&mut EventLoop) -> Out>(data: *mut (), lp: &mut EventLoop) -> Out {
-    // SAFETY: the caller's contract: the word is `Box::into_raw`'s
-    // pointer, not yet freed.
+    // SAFETY: the caller's contract: the word is the pointer `store`
+    // wrote, not yet freed.
     let g = unsafe { &mut **data.cast::<*mut G>() };
     g(lp)
 }
 
 /// # Safety
-/// `data` points at the pointer of a live `Box<G>`, freed here.
+/// `data` points at the pointer to a live, owned `G` (a pool block or a
+/// `Box<G>`), dropped and freed here.
 unsafe fn drop_boxed<G>(data: *mut ()) {
-    // SAFETY: the caller's contract: the pointer came from `Box::into_raw`
-    // and `Drop` gives it back once.
-    drop(unsafe { Box::from_raw(*data.cast::<*mut G>()) })
+    // SAFETY: the caller's contract: the word is the pointer `store` wrote.
+    let p = unsafe { *data.cast::<*mut G>() };
+    match const { pool::class_of::<G>() } {
+        Some(c) => {
+            // Given back when this goes, after the drop: even one that
+            // panics.
+            // SAFETY: a pool block of class `c` (`store`), non-null.
+            let _give = GiveBack(c, unsafe { NonNull::new_unchecked(p) });
+            // SAFETY: the caller's contract: the block holds a live `G`,
+            // dropped once.
+            unsafe { p.drop_in_place() }
+        }
+        // SAFETY: the caller's contract: the pointer came from
+        // `Box::into_raw` and `Drop` gives it back once.
+        None => drop(unsafe { Box::from_raw(p) }),
+    }
+}
+
+/// Gives a pool block back when dropped: made once per block, by
+/// [`drop_boxed`].
+struct GiveBack<G>(usize, NonNull<G>);
+
+impl<G> Drop for GiveBack<G> {
+    fn drop(&mut self) {
+        // SAFETY: the block came from `pool::take::<G>(self.0)` (`store`)
+        // and its `G` was just dropped; given back once, here.
+        unsafe { pool::give(self.0, self.1) }
+    }
 }
 
 /// The two words both callback types are: the closure (or its box's
@@ -237,6 +291,12 @@ impl Thin {
             // SAFETY: `G` fits in the word (size and alignment, `fits`),
             // which is ours and uninitialised: nothing is overwritten.
             unsafe { data.as_mut_ptr().cast::<G>().write(g) };
+        } else if let Some(c) = const { pool::class_of::<G>() } {
+            let block = pool::take::<G>(c);
+            // SAFETY: a fresh block for a `G` (its class fits its size and
+            // alignment), ours until given back.
+            unsafe { block.as_ptr().write(g) };
+            data.write(block.as_ptr().cast());
         } else {
             data.write(Box::into_raw(Box::new(g)).cast());
         }
@@ -639,6 +699,69 @@ mod tests {
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(f)));
         assert!(r.is_err());
         assert_eq!((drops.get(), Rc::strong_count(&drops)), (2, 1));
+    }
+
+    /// Closures of two to eight words live in the thread's pool while
+    /// stored, and give their block back however they end: dropped,
+    /// called once, dropped by a panicking drop, or consumed by a call
+    /// that panics. A ninth word goes to the global allocator.
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn pooled_closures_give_their_blocks_back() {
+        fn live() -> [usize; 3] {
+            [0, 1, 2].map(|c| pool::counts(c).0)
+        }
+        let before = live();
+        let drops = Rc::new(());
+        let d = drops.clone();
+        let (two, four, eight) = ([1_u64; 1], [2_u64; 3], [3_u64; 7]);
+        let (f2, _) = thin({
+            let d = d.clone();
+            move |_| {
+                std::hint::black_box((&d, two));
+            }
+        });
+        let (f4, _) = thin({
+            let d = d.clone();
+            move |_| {
+                std::hint::black_box((&d, four));
+            }
+        });
+        let (mut o8, _) = once({
+            let d = d.clone();
+            move |_| {
+                std::hint::black_box((&d, eight));
+            }
+        });
+        assert!(f2.is_heap() && f4.is_heap() && o8.is_heap());
+        assert_eq!(live(), [before[0] + 1, before[1] + 1, before[2] + 1]);
+        let mut lp = EventLoop::with_virtual_clock();
+        o8.call(&mut lp).unwrap();
+        assert_eq!(live()[2], before[2], "a one-shot call gives its block back");
+        drop((f2, f4, o8));
+        assert_eq!(live(), before);
+        assert_eq!(Rc::strong_count(&drops), 2);
+        // A call that panics has consumed its closure and its block.
+        let (mut boom, _) = once({
+            let d = d.clone();
+            move |_| {
+                std::hint::black_box((&d, four));
+                panic!("boom");
+            }
+        });
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| boom.call(&mut lp)));
+        assert!(r.is_err());
+        drop(boom);
+        assert_eq!(live(), before);
+        // Nine words: boxed, not pooled.
+        let nine = [4_u64; 8];
+        let (f9, _) = thin(move |_| {
+            std::hint::black_box((&d, nine));
+        });
+        assert!(f9.is_heap());
+        assert_eq!(live(), before);
+        drop(f9);
+        assert_eq!(Rc::strong_count(&drops), 1);
     }
 
     /// The wrappers are `Unpin` whatever the closure captures (nothing

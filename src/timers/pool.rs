@@ -1,0 +1,359 @@
+//! The thread's pool of blocks for the callbacks that [`ThinFn`] and
+//! [`ThinOnce`] cannot keep inline: closures of two to eight words
+//! (Node's `setTimeout(f, ms, ...args)` and `setImmediate(f, ...args)`
+//! shapes), which the global allocator served one `malloc` and one `free`
+//! each.
+//!
+//! # Invariants
+//!
+//! 1. A block is [`BLOCK_WORDS`]`[c]` words of one class `c`, aligned to a
+//!    word, inside a chunk that this thread's [`Pool`] allocated and frees
+//!    only when no block of the class is handed out (`live == 0`): a block
+//!    handed out stays valid memory until it is given back, whatever else
+//!    happens to the pool.
+//! 2. A block is at most one of: handed out (counted in `live`), on the
+//!    class's free list (its first word links to the next), or beyond the
+//!    class's `bump` in its newest chunk (never used). So a block is
+//!    handed out once until it is given back.
+//! 3. Blocks are given back on the thread that took them: the wrappers
+//!    that hold them are neither `Send` nor `Sync` (`thin.rs`).
+//! 4. Once the thread's pool is destroyed (the thread is exiting and its
+//!    thread-locals are being dropped), blocks come from the global
+//!    allocator and are never freed, and blocks given back are leaked: a
+//!    pool destroyed with blocks out leaks its chunks, which keeps those
+//!    blocks valid (invariant 1).
+//!
+//! # Why
+//!
+//! A timers pass frees its callbacks in the order they were added, after
+//! adding them all: glibc's per-thread cache holds seven blocks of a size,
+//! so every other `malloc` of a breadth workload carves the top chunk and
+//! every `free` goes through `_int_free`, about 250 instructions a
+//! callback (callgrind, `timers-breadth-args`). Here a block is a pointer
+//! bump or a free-list pop to take, and a push to give back. The commit
+//! that added this module gives the measurements.
+//!
+//! # Memory
+//!
+//! A class's chunks grow from [`FIRST_CHUNK`] blocks, doubling up to
+//! [`MAX_CHUNK`]. When the last block of a class comes back and its chunks
+//! hold more than [`KEEP_BYTES`], they are all freed, as the loop's arenas
+//! give back what a burst left (`SHRINK_ABOVE`).
+#![allow(unsafe_code)]
+
+use std::alloc::{Layout, alloc, dealloc, handle_alloc_error};
+use std::cell::{Cell, RefCell};
+use std::ptr::{self, NonNull};
+
+/// Each class's block size, in words.
+pub(super) const BLOCK_WORDS: [usize; 3] = [2, 4, 8];
+
+/// Blocks in a class's first chunk; each new chunk doubles, up to
+/// [`MAX_CHUNK`].
+pub(super) const FIRST_CHUNK: usize = 64;
+
+/// The most blocks a chunk holds.
+pub(super) const MAX_CHUNK: usize = 4096;
+
+/// A class whose last block comes back keeps its chunks if they hold at
+/// most this many bytes, and frees them all otherwise.
+pub(super) const KEEP_BYTES: usize = 64 * 1024;
+
+const WORD: usize = size_of::<usize>();
+
+/// The class whose blocks hold a `G`, or `None` for one that is too big
+/// or more aligned than a word (the global allocator keeps those).
+pub(super) const fn class_of<G>() -> Option<usize> {
+    if align_of::<G>() > WORD {
+        return None;
+    }
+    let mut c = 0;
+    while c < BLOCK_WORDS.len() {
+        if size_of::<G>() <= BLOCK_WORDS[c] * WORD {
+            return Some(c);
+        }
+        c += 1;
+    }
+    None
+}
+
+/// One class's blocks (see the module's invariants).
+struct Class {
+    /// The first block of the free list, or null.
+    free: Cell<*mut u8>,
+    /// The newest chunk's first never-used block, and its end.
+    bump: Cell<*mut u8>,
+    end: Cell<*mut u8>,
+    /// Blocks handed out and not given back.
+    live: Cell<usize>,
+    /// Every chunk, to free: its first block and its layout.
+    chunks: RefCell<Vec<(NonNull<u8>, Layout)>>,
+    /// The blocks the chunks hold, altogether.
+    capacity: Cell<usize>,
+}
+
+impl Class {
+    const fn new() -> Class {
+        Class {
+            free: Cell::new(ptr::null_mut()),
+            bump: Cell::new(ptr::null_mut()),
+            end: Cell::new(ptr::null_mut()),
+            live: Cell::new(0),
+            chunks: RefCell::new(Vec::new()),
+            capacity: Cell::new(0),
+        }
+    }
+
+    #[inline(always)]
+    fn take(&self, bytes: usize) -> *mut u8 {
+        self.live.set(self.live.get() + 1);
+        let free = self.free.get();
+        if !free.is_null() {
+            // SAFETY: a block on the free list is a block of this class
+            // that is not handed out (invariant 2), valid (invariant 1),
+            // whose first word is the next free block, written by `give`.
+            self.free.set(unsafe { free.cast::<*mut u8>().read() });
+            return free;
+        }
+        let bump = self.bump.get();
+        if bump != self.end.get() {
+            // SAFETY: `bump` is a block of the newest chunk and `end` that
+            // chunk's end, a whole number of blocks past it: the next block
+            // is in the chunk or is its end.
+            self.bump.set(unsafe { bump.add(bytes) });
+            return bump;
+        }
+        self.grow(bytes)
+    }
+
+    /// Takes the first block of a new chunk.
+    #[cold]
+    #[inline(never)]
+    fn grow(&self, bytes: usize) -> *mut u8 {
+        let blocks = self.capacity.get().clamp(FIRST_CHUNK, MAX_CHUNK);
+        let layout = Layout::from_size_align(blocks * bytes, WORD).expect("a chunk's layout");
+        // SAFETY: the layout's size is not zero.
+        let Some(chunk) = NonNull::new(unsafe { alloc(layout) }) else {
+            handle_alloc_error(layout)
+        };
+        self.chunks.borrow_mut().push((chunk, layout));
+        self.capacity.set(self.capacity.get() + blocks);
+        let first = chunk.as_ptr();
+        // SAFETY: both are in the chunk or its end (`blocks` >= 1).
+        unsafe {
+            self.bump.set(first.add(bytes));
+            self.end.set(first.add(blocks * bytes));
+        }
+        first
+    }
+
+    /// # Safety
+    /// `block` came from this class's `take` and is given back once.
+    #[inline(always)]
+    unsafe fn give(&self, block: *mut u8, bytes: usize) {
+        // SAFETY: the caller's contract: a block of this class, handed out,
+        // so valid and a word aligned (invariant 1); the pool owns it again.
+        unsafe { block.cast::<*mut u8>().write(self.free.get()) };
+        self.free.set(block);
+        let live = self.live.get() - 1;
+        self.live.set(live);
+        if live == 0 && self.capacity.get() * bytes > KEEP_BYTES {
+            self.release();
+        }
+    }
+
+    /// Frees every chunk: no block is handed out.
+    #[cold]
+    #[inline(never)]
+    fn release(&self) {
+        debug_assert_eq!(self.live.get(), 0);
+        for (chunk, layout) in self.chunks.borrow_mut().drain(..) {
+            // SAFETY: allocated by `grow` with this layout; no block in it
+            // is handed out (`live == 0`), so nothing points into it.
+            unsafe { dealloc(chunk.as_ptr(), layout) };
+        }
+        self.free.set(ptr::null_mut());
+        self.bump.set(ptr::null_mut());
+        self.end.set(ptr::null_mut());
+        self.capacity.set(0);
+    }
+}
+
+/// A thread's classes.
+struct Pool {
+    classes: [Class; 3],
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        for class in &self.classes {
+            if class.live.get() == 0 {
+                class.release();
+            } else {
+                // Blocks are still out (a loop in a thread-local dropped
+                // later): their chunks stay, leaked (invariant 4).
+                std::mem::forget(std::mem::take(&mut *class.chunks.borrow_mut()));
+            }
+        }
+    }
+}
+
+thread_local! {
+    static POOL: Pool = const {
+        Pool {
+            classes: [Class::new(), Class::new(), Class::new()],
+        }
+    };
+}
+
+/// A block for a `G` of class `c` ([`class_of`]), uninitialised.
+#[inline(always)]
+pub(super) fn take<G>(c: usize) -> NonNull<G> {
+    debug_assert_eq!(class_of::<G>(), Some(c));
+    let bytes = BLOCK_WORDS[c] * WORD;
+    let block = POOL
+        .try_with(|p| p.classes[c].take(bytes))
+        .unwrap_or_else(|_| after_exit(bytes));
+    // Non-null: a free-list block, a chunk's, or the global allocator's.
+    NonNull::new(block).expect("a block").cast()
+}
+
+/// Where blocks come from once the thread's pool is gone (invariant 4).
+#[cold]
+#[inline(never)]
+fn after_exit(bytes: usize) -> *mut u8 {
+    let layout = Layout::from_size_align(bytes, WORD).expect("a block's layout");
+    // SAFETY: the layout's size is not zero.
+    let block = unsafe { alloc(layout) };
+    if block.is_null() {
+        handle_alloc_error(layout)
+    }
+    block
+}
+
+/// Gives back a block, whose `G` was dropped or moved out.
+///
+/// # Safety
+/// `block` came from [`take`]`::<G>(c)` on this thread and is given back
+/// once.
+#[inline(always)]
+pub(super) unsafe fn give<G>(c: usize, block: NonNull<G>) {
+    let bytes = BLOCK_WORDS[c] * WORD;
+    // Once the pool is gone the block is leaked (invariant 4).
+    let _ = POOL.try_with(|p| {
+        // SAFETY: the caller's contract; the pool is alive, so the block
+        // came from it (blocks taken after it was gone never come back to
+        // a live pool: a destroyed thread-local stays destroyed).
+        unsafe { p.classes[c].give(block.as_ptr().cast(), bytes) }
+    });
+}
+
+/// The blocks of class `c` handed out on this thread, and those its chunks
+/// hold: for tests.
+#[cfg(test)]
+pub(super) fn counts(c: usize) -> (usize, usize) {
+    POOL.with(|p| (p.classes[c].live.get(), p.classes[c].capacity.get()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_by_size_and_alignment() {
+        assert_eq!(class_of::<[u64; 2]>(), Some(0));
+        assert_eq!(class_of::<(u8, u64)>(), Some(0));
+        assert_eq!(class_of::<[u64; 3]>(), Some(1));
+        assert_eq!(class_of::<[u64; 4]>(), Some(1));
+        assert_eq!(class_of::<[u64; 5]>(), Some(2));
+        assert_eq!(class_of::<[u64; 8]>(), Some(2));
+        assert_eq!(class_of::<[u64; 9]>(), None);
+        assert_eq!(class_of::<u128>(), None, "more aligned than a word");
+    }
+
+    /// Blocks are distinct while out, reused once back, and every chunk
+    /// is freed when the last block of a large class comes back.
+    #[test]
+    fn take_give_reuse_and_release() {
+        std::thread::spawn(|| {
+            let mut out: Vec<NonNull<[u64; 4]>> = Vec::new();
+            for i in 0..10_000u64 {
+                let b = take::<[u64; 4]>(1);
+                // SAFETY: a fresh block for a `[u64; 4]`.
+                unsafe { b.as_ptr().write([i; 4]) };
+                out.push(b);
+            }
+            let mut addrs: Vec<usize> = out.iter().map(|b| b.as_ptr() as usize).collect();
+            addrs.sort_unstable();
+            addrs.dedup();
+            assert_eq!(addrs.len(), 10_000, "blocks out are distinct");
+            for (i, b) in out.iter().enumerate() {
+                // SAFETY: written above, still out.
+                assert_eq!(unsafe { b.as_ptr().read() }, [i as u64; 4]);
+            }
+            assert_eq!(counts(1).0, 10_000);
+            assert!(counts(1).1 >= 10_000);
+            // Give back all but one: nothing is released, and the next take
+            // reuses the last block given back.
+            let keep = out.pop().unwrap();
+            let last = *out.last().unwrap();
+            for b in out.drain(..) {
+                // SAFETY: taken above, given back once.
+                unsafe { give(1, b) };
+            }
+            assert_eq!(counts(1).0, 1);
+            let again = take::<[u64; 4]>(1);
+            assert_eq!(again, last, "the free list is last in, first out");
+            // SAFETY: taken above, given back once each.
+            unsafe {
+                give(1, again);
+                give(1, keep);
+            }
+            assert_eq!(counts(1), (0, 0), "a large class is freed when idle");
+            // A small class keeps its first chunk.
+            let b = take::<[u64; 2]>(0);
+            // SAFETY: taken above, given back once.
+            unsafe { give(0, b) };
+            assert_eq!(counts(0), (0, FIRST_CHUNK));
+        })
+        .join()
+        .unwrap();
+    }
+
+    /// A block taken while the pool lives and given back from another
+    /// thread-local's destructor, after the pool is gone, stays valid.
+    #[test]
+    fn blocks_outlive_the_pool_at_thread_exit() {
+        struct Late(Cell<Option<NonNull<[u64; 8]>>>);
+        impl Drop for Late {
+            fn drop(&mut self) {
+                if let Some(b) = self.0.take() {
+                    // SAFETY: taken below, still out: readable whether or
+                    // not the pool is gone (invariant 1 and 4).
+                    assert_eq!(unsafe { b.as_ptr().read() }, [7; 8]);
+                    // SAFETY: taken below, given back once.
+                    unsafe { give(2, b) };
+                }
+                // A block taken now comes from somewhere valid too.
+                let c = take::<[u64; 8]>(2);
+                // SAFETY: a fresh block.
+                unsafe { c.as_ptr().write([1; 8]) };
+                // SAFETY: taken above, given back once.
+                unsafe { give(2, c) };
+            }
+        }
+        thread_local! {
+            static LATE: Late = const { Late(Cell::new(None)) };
+        }
+        std::thread::spawn(|| {
+            // The pool first, then the late one: thread-locals are dropped
+            // in an order the test does not rely on.
+            let b = take::<[u64; 8]>(2);
+            // SAFETY: a fresh block.
+            unsafe { b.as_ptr().write([7; 8]) };
+            LATE.with(|l| l.0.set(Some(b)));
+        })
+        .join()
+        .unwrap();
+    }
+}
