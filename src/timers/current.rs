@@ -32,9 +32,10 @@
 //!
 //! # Safety
 //!
-//! This is one of the crate's two modules with hand-written `unsafe` (the
-//! other, `thin.rs`, stores a timer's or an immediate's small closure
-//! inline): a raw pointer
+//! This is one of the crate's three modules with hand-written `unsafe`
+//! (the others: `thin.rs` stores a timer's or an immediate's small
+//! closure inline, and `pool.rs` keeps the blocks of larger ones): a raw
+//! pointer
 //! to the loop, stored in the top frame while lending is allowed, turned
 //! into `&mut EventLoop` in one place, `lent`, for `with_current` and `run_or_defer`. The argument:
 //!
