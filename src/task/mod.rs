@@ -156,7 +156,7 @@ impl Wake for Header {
         // A loop is registered only with its own thread, so finding it here
         // means this is the loop's thread (no thread-id comparison needed).
         if let Some(shared) = LoopShared::by_id(self.loop_id) {
-            shared.micro.borrow_mut().push_back(Micro::Task(self.key));
+            shared.micro.push(Micro::Task(self.key));
             shared.woke_task.set(true);
         } else {
             let key = self.key;

@@ -82,6 +82,56 @@ pub(crate) enum Micro {
     Task(Key),
 }
 
+/// The microtask queue, with its length beside it: whether anything is
+/// queued (asked after every callback) is one load, not a `RefCell`
+/// borrow. The length is the queue's whenever no method is running: only
+/// these methods touch either.
+pub(crate) struct MicroQueue {
+    queue: RefCell<VecDeque<Micro>>,
+    len: Cell<usize>,
+}
+
+impl MicroQueue {
+    const fn new() -> MicroQueue {
+        MicroQueue {
+            queue: RefCell::new(VecDeque::new()),
+            len: Cell::new(0),
+        }
+    }
+
+    /// Appends `m`.
+    pub(crate) fn push(&self, m: Micro) {
+        self.queue.borrow_mut().push_back(m);
+        self.len.set(self.len.get() + 1);
+    }
+
+    /// Takes the oldest entry.
+    pub(crate) fn pop(&self) -> Option<Micro> {
+        if self.len.get() == 0 {
+            return None;
+        }
+        let m = self.queue.borrow_mut().pop_front();
+        debug_assert!(m.is_some(), "the length counted an entry that is not there");
+        self.len.set(self.len.get() - 1);
+        m
+    }
+
+    #[inline(always)]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len.get() == 0
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len.get()
+    }
+
+    /// Takes every entry (to drop them).
+    fn take(&self) -> VecDeque<Micro> {
+        self.len.set(0);
+        std::mem::take(&mut *self.queue.borrow_mut())
+    }
+}
+
 /// A deferred operation, inline when it captures at most two words (a
 /// timer future's shared state and a time): no allocation per sleep.
 type Deferred = InlineFn;
@@ -91,7 +141,7 @@ type Deferred = InlineFn;
 pub(crate) struct LoopShared {
     pub(crate) id: u32,
     pub(crate) clock: Rc<dyn Clock>,
-    pub(crate) micro: RefCell<VecDeque<Micro>>,
+    pub(crate) micro: MicroQueue,
     /// A same-thread waker queued a task since the latest microtask
     /// checkpoint. If that happened while the loop was not running, the
     /// task is main-body work: the next run drains it first.
@@ -144,7 +194,7 @@ impl LoopShared {
         let shared = Rc::new(LoopShared {
             id,
             clock,
-            micro: RefCell::new(VecDeque::new()),
+            micro: MicroQueue::new(),
             woke_task: Cell::new(false),
             deferred: RefCell::new(VecDeque::new()),
             has_deferred: Cell::new(false),
@@ -224,7 +274,7 @@ impl LoopShared {
     /// Drops whatever is queued (the loop is going away): breaks the
     /// reference cycles a queued closure may form with this state.
     pub(crate) fn clear(&self) {
-        let micro = std::mem::take(&mut *self.micro.borrow_mut());
+        let micro = self.micro.take();
         let deferred = std::mem::take(&mut *self.deferred.borrow_mut());
         self.has_deferred.set(false);
         let layers = std::mem::take(&mut *self.layers.borrow_mut());

@@ -17,8 +17,10 @@
 
 use super::error::{CallbackError, CallbackKind, Cause};
 use super::lists::Arm;
-use super::timeout::{State, TimerFn};
+use super::ticks;
+use super::timeout::{State, Timer, TimerFn};
 use super::{EventLoop, Flow, Thrown, Timeout};
+use crate::collections::arena::Key;
 use crate::collections::durations::SlotId;
 
 impl EventLoop {
@@ -94,51 +96,56 @@ impl EventLoop {
         let removals = self.timers.list_removals;
         let mut ran_timer = false;
         while let Some(key) = self.timers.map.slot(slot).list.peek() {
-            let t = &self.timers.slab[key];
-            let (start, mut state) = (t.start, t.state());
             // At the end of time (a saturated virtual clock) no time can
             // pass, so every listed timer counts as due. A timer started
             // during this pass has `start > now`: not due (R5.3).
             let end_of_time = self.uv.now() == u64::MAX;
+            let tm = &mut self.timers;
+            let (handle, timer) = tm.slab.keyed_at_mut(key);
+            let start = timer.start;
             if now.saturating_sub(start) < msecs && !end_of_time {
                 // R5.4: rescheduled, with a new id, so it loses ties.
-                let tm = &mut self.timers;
                 let expiry = start.saturating_add(msecs).max(now.saturating_add(1));
                 let id = tm.next_list_id();
                 tm.queue.set_key(slot as usize, (expiry, id));
                 return Ok(());
             }
-            if ran_timer && !self.nothing_to_tick() {
-                let timer = self.timers.slab.key_at(key);
+            let (handle, timer) = if !ran_timer || ticks::nothing_to_tick(&self.ticks, &self.shared)
+            {
+                // Nothing can have run since the peek: the timer is
+                // still this list's oldest, and the one lookup serves.
+                ran_timer = true;
+                tm.map.slot_mut(slot).list.remove(&mut tm.links[..], key);
+                (handle, timer)
+            } else {
                 self.run_queued_ticks()?;
                 if self.timers.list_removals != removals && !self.timers.holds_list(slot, list_id) {
                     return Ok(());
                 }
                 // A tick may have cleared the timer we peeked: gone, or
-                // (kept) destroyed; either way it does not run. One that a
-                // tick refreshed still runs now: Node holds the peeked timer
-                // and unlinks it wherever it is.
-                if !self.timers.slab.contains(timer) {
+                // (kept) destroyed; either way it does not run. One that
+                // a tick refreshed still runs now: Node holds the peeked
+                // timer and unlinks it wherever it is.
+                if !self.timers.slab.contains(handle) {
                     continue;
                 }
                 self.timers.unlink(key);
-                state = self.timers.slab[key].state();
-            } else {
-                // Nothing ran since the peek: the timer is still this
-                // list's oldest.
-                ran_timer = true;
-                let tm = &mut self.timers;
-                tm.map.slot_mut(slot).list.remove(&mut tm.links[..], key);
-            }
-            match state {
-                State::Armed => self.fire(key)?,
+                self.timers.slab.keyed_at_mut(key)
+            };
+            // The state's bits, not `state()`'s table: one test.
+            if timer.is_state(State::Armed) {
+                let (cb, repeat, plain) = take_to_run(timer);
+                if let Err(cause) = self.fire(key, handle, cb, repeat, plain) {
+                    return Err(thrown(cause, repeat));
+                }
+            } else if timer.is_state(State::Zombie) {
                 // `!timer._onTimeout` (R5.2 step 4): a cleared timer that a
                 // refresh put back. It does not run; it is destroyed, the
                 // ref count dropping silently.
-                State::Zombie => self.destroy(key, State::FiredCleared),
-                // Cleared by a tick, and kept: already destroyed.
-                _ => {}
+                let refed = timer.destroy(State::FiredCleared);
+                self.destroyed(refed);
             }
+            // Otherwise cleared by a tick, and kept: already destroyed.
             if self.timers.list_removals != removals && !self.timers.holds_list(slot, list_id) {
                 return Ok(());
             }
@@ -152,17 +159,28 @@ impl EventLoop {
         Ok(())
     }
 
-    /// Runs one due, unlinked timer: the body of `listOnTimeout`'s loop
-    /// after its checks, with its `finally` (R5.2 steps 5–7).
-    fn fire(&mut self, key: usize) -> Flow {
-        let (handle, timer) = self.timers.slab.keyed_at_mut(key);
-        let (repeat, plain) = (timer.repeat(), timer.plain());
-        let mut cb = timer.cb.take();
-        timer.set_state(State::Running);
+    /// Runs one due, unlinked timer, whose callback [`take_to_run`] took:
+    /// the body of `listOnTimeout`'s loop after its checks, with its
+    /// `finally` (R5.2 steps 5–7). A failure is the callback's; the caller
+    /// throws it.
+    fn fire(
+        &mut self,
+        key: usize,
+        handle: Key,
+        mut cb: TimerFn,
+        repeat: bool,
+        plain: bool,
+    ) -> Result<(), Cause> {
         // An interval's next run counts from before its callback (R5.5).
         let start = if repeat { self.libuv_now() } else { 0 };
         let handle = Timeout::from_key(handle, self.id);
-        let outer = self.timers.current.replace(handle);
+        // Passes never nest (`run` is not reentrant and a pass runs only
+        // from the loop), so no other timer is current: nothing to save.
+        debug_assert!(
+            self.timers.current.is_none(),
+            "a timer callback inside another"
+        );
+        self.timers.current = Some(handle);
         let result = match &mut cb {
             TimerFn::Closure(f) => self.invoke(&mut |lp| f.call(lp)),
             TimerFn::Wake(Some(w)) => self.invoke(&mut |lp| {
@@ -171,7 +189,7 @@ impl EventLoop {
             }),
             TimerFn::Wake(None) => unreachable!("an armed timer has its callback"),
         };
-        self.timers.current = outer;
+        self.timers.current = None;
 
         // finally
         // `invoke` flushed whatever the callback deferred and nothing ran
@@ -192,7 +210,7 @@ impl EventLoop {
             self.timers.free_taken(key);
             self.destroyed(refed);
             cb.discard(plain);
-            return thrown(result, false);
+            return result;
         }
         match timer.state() {
             State::Running if repeat => {
@@ -214,18 +232,27 @@ impl EventLoop {
             State::RunningCleared => tm.free(key),
             other => unreachable!("a running timer cannot become {other:?}"),
         }
-        thrown(result, repeat)
+        result
     }
 }
 
-/// A timer callback's result as the pass's flow: a failure is thrown as
-/// an interval's or a timeout's.
+/// Takes a due, unlinked, armed timer's callback (and whether it is an
+/// interval, and plain) to run it; the timer is running.
 #[inline(always)]
-fn thrown(result: Result<(), Cause>, repeat: bool) -> Flow {
+fn take_to_run(timer: &mut Timer) -> (TimerFn, bool, bool) {
+    let taken = (timer.cb.take(), timer.repeat(), timer.plain());
+    timer.set_state(State::Running);
+    taken
+}
+
+/// A timer callback's failure as the pass's flow: thrown as an
+/// interval's or a timeout's.
+#[cold]
+fn thrown(cause: Cause, repeat: bool) -> Thrown {
     let kind = if repeat {
         CallbackKind::Interval
     } else {
         CallbackKind::Timeout
     };
-    result.map_err(|cause| Thrown::Error(CallbackError::new(kind, cause)))
+    Thrown::Error(CallbackError::new(kind, cause))
 }

@@ -19,7 +19,7 @@
 
 use std::collections::VecDeque;
 
-use super::current::Micro;
+use super::current::{LoopShared, Micro};
 use super::error::{CallbackError, CallbackKind, CallbackResult};
 use super::thin::ThinOnce;
 use super::{EventLoop, Flow, OnceFn, Thrown};
@@ -107,11 +107,11 @@ impl EventLoop {
     /// Appends to the microtask queue.
     pub(crate) fn push_microtask(&mut self, m: Micro) {
         self.note_main_body_work();
-        self.shared.micro.borrow_mut().push_back(m);
+        self.shared.micro.push(m);
     }
 
     pub(super) fn microtasks_len(&self) -> usize {
-        self.shared.micro.borrow().len()
+        self.shared.micro.len()
     }
 
     /// A detached task panicked: an unhandled rejection, reported once the
@@ -139,7 +139,7 @@ impl EventLoop {
         // Whatever a waker queued is drained here.
         self.shared.woke_task.set(false);
         loop {
-            let next = self.shared.micro.borrow_mut().pop_front();
+            let next = self.shared.micro.pop();
             match next {
                 None => return Ok(()),
                 Some(Micro::Call(f)) => {
@@ -209,11 +209,7 @@ impl EventLoop {
     /// queued.
     #[inline(always)]
     pub(crate) fn nothing_to_tick(&mut self) -> bool {
-        if !self.ticks_or_rejections() && self.shared.micro.borrow().is_empty() {
-            self.shared.woke_task.set(false);
-            return true;
-        }
-        false
+        nothing_to_tick(&self.ticks, &self.shared)
     }
 
     /// [`run_next_ticks`](Self::run_next_ticks) with something queued.
@@ -227,6 +223,18 @@ impl EventLoop {
         }
         self.process_ticks()
     }
+}
+
+/// [`EventLoop::nothing_to_tick`] over the two fields it reads, for a
+/// caller that holds a borrow of another (the timers pass, holding the
+/// timer it is about to run).
+#[inline(always)]
+pub(super) fn nothing_to_tick(ticks: &Ticks, shared: &LoopShared) -> bool {
+    if !ticks.scheduled && ticks.rejections.is_empty() && shared.micro.is_empty() {
+        shared.woke_task.set(false);
+        return true;
+    }
+    false
 }
 
 #[cfg(test)]
