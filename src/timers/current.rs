@@ -535,3 +535,36 @@ impl EventLoop {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::collections::arena::Arena;
+
+    /// The length kept beside the queue follows every push, pop and take,
+    /// and a pop from an empty queue answers `None` without a borrow.
+    #[test]
+    fn micro_queue_length_follows_the_queue() {
+        let mut keys: Arena<()> = Arena::new();
+        let q = MicroQueue::new();
+        assert!(q.is_empty() && q.pop().is_none());
+        assert_eq!(q.len(), 0);
+        let (a, b, c) = (keys.insert(()), keys.insert(()), keys.insert(()));
+        q.push(Micro::Task(a));
+        q.push(Micro::Task(b));
+        assert_eq!(q.len(), 2);
+        assert!(matches!(q.pop(), Some(Micro::Task(k)) if k == a));
+        assert_eq!(q.len(), 1);
+        // A borrow of the queue is not needed to ask.
+        let held = q.queue.borrow();
+        assert!(!q.is_empty());
+        drop(held);
+        q.push(Micro::Task(c));
+        let all = q.take();
+        assert_eq!(all.len(), 2);
+        assert!(q.is_empty() && q.pop().is_none());
+        q.push(Micro::Task(a));
+        assert!(matches!(q.pop(), Some(Micro::Task(k)) if k == a));
+        assert!(q.is_empty());
+    }
+}
