@@ -229,8 +229,7 @@ impl PriorityQueue {
         let top = at;
         let mut at = at;
         let entry = self.heap[at];
-        while let Some(child) = self.least_child(at) {
-            let c = self.heap[child];
+        while let Some((child, c)) = self.least_child(at) {
             self.place(at, c);
             at = child;
         }
@@ -238,9 +237,10 @@ impl PriorityQueue {
         self.place(at, entry);
     }
 
-    /// The position of `at`'s least child, if it has children.
+    /// The position of `at`'s least child and that child, if it has
+    /// children.
     #[inline(always)]
-    fn least_child(&self, at: usize) -> Option<usize> {
+    fn least_child(&self, at: usize) -> Option<(usize, (u64, u32))> {
         let first = ARITY * at + 1;
         let len = self.heap.len();
         if first >= len {
@@ -248,7 +248,8 @@ impl PriorityQueue {
         } else if first + ARITY <= len {
             Some(self.least_of_four(first))
         } else {
-            Some(self.least_of(first, len))
+            let c = self.least_of(first, len);
+            Some((c, self.heap[c]))
         }
     }
 
@@ -269,9 +270,10 @@ impl PriorityQueue {
     }
 
     /// The position of the least of the four entries from `first` (a
-    /// full family of children): one bounds check, not one per read.
+    /// full family of children), and that entry: one bounds check, not
+    /// one per read, and the entry is not read again.
     #[inline(always)]
-    fn least_of_four(&self, first: usize) -> usize {
+    fn least_of_four(&self, first: usize) -> (usize, (u64, u32)) {
         let g: &[(u64, u32); ARITY] = match self.heap[first..first + ARITY].try_into() {
             Ok(g) => g,
             Err(_) => unreachable!("a slice of ARITY entries"),
@@ -282,7 +284,7 @@ impl PriorityQueue {
                 least = c;
             }
         }
-        first + least
+        (first + least, g[least])
     }
 
     /// The position of the least entry in `first..end`.
@@ -314,11 +316,10 @@ impl PriorityQueue {
 
     fn sift_down(&mut self, mut at: usize) {
         let entry = self.heap[at];
-        while let Some(child) = self.least_child(at) {
-            if !self.before(self.heap[child], entry) {
+        while let Some((child, c)) = self.least_child(at) {
+            if !self.before(c, entry) {
                 break;
             }
-            let c = self.heap[child];
             self.place(at, c);
             at = child;
         }
