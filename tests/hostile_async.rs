@@ -8,9 +8,11 @@
 //!
 //! The timer core's hostile input is in `tests/hostile.rs`.
 
+use std::cell::RefCell;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::pin;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::mpsc;
 use std::task::{Context, Poll, Waker};
@@ -489,24 +491,101 @@ fn wakers_and_handles_of_a_dropped_loop_are_inert() {
     });
 }
 
+/// A future whose drop panics: aborting its task makes the deferred
+/// operation that drops it panic, and the panic leaves `run`.
+struct PanicOnDrop;
+
+impl Drop for PanicOnDrop {
+    fn drop(&mut self) {
+        panic!("a future's drop failed");
+    }
+}
+
+/// Spawns a task holding a [`PanicOnDrop`], pending forever.
+fn doomed_task(lp: &mut EventLoop) -> task::JoinHandle<()> {
+    lp.spawn(async {
+        let _guard = PanicOnDrop;
+        std::future::pending::<()>().await;
+    })
+}
+
+/// A panic that escapes a deferred operation flushed after a timer's
+/// callback leaves `run` only once that timer is finished, and leaves the
+/// pass for the next run: the timer after it in the same list runs then,
+/// no timer is current outside a callback, and a later timer of the same
+/// duration still fires (the native timer was stopped for the pass and
+/// is armed again).
+#[test]
+fn a_panic_escaping_a_timers_flush_leaves_the_pass_for_the_next_run() {
+    within(|| {
+        let mut lp = EventLoop::with_virtual_clock();
+        let log: Rc<RefCell<Vec<&'static str>>> = Rc::default();
+        let h = doomed_task(&mut lp);
+        let first = lp.set_timeout(1, move |_| h.abort());
+        let l = log.clone();
+        let second = lp.set_timeout(1, move |_| l.borrow_mut().push("second"));
+        let escaped = catch_unwind(AssertUnwindSafe(|| lp.run()));
+        assert!(escaped.is_err(), "the drop's panic escapes run");
+        assert_eq!(
+            lp.current_timeout(),
+            None,
+            "no timer is current after the escape"
+        );
+        assert!(
+            !lp.timeout_is_pending(first),
+            "the fired timer was finished"
+        );
+        assert!(log.borrow().is_empty());
+        assert!(lp.timeout_is_pending(second));
+        lp.run().unwrap();
+        assert_eq!(*log.borrow(), ["second"]);
+        let l = log.clone();
+        lp.set_timeout(1, move |_| l.borrow_mut().push("later, same duration"));
+        lp.run().unwrap();
+        assert_eq!(*log.borrow(), ["second", "later, same duration"]);
+        assert_eq!(lp.now(), 2);
+        assert!(!lp.is_alive());
+    });
+}
+
+/// The same escape after an interval's callback: the interval is re-armed
+/// before the panic leaves `run`, and keeps its period.
+#[test]
+fn a_panic_escaping_after_an_interval_leaves_it_armed() {
+    within(|| {
+        let mut lp = EventLoop::with_virtual_clock();
+        let h = doomed_task(&mut lp);
+        let mut h = Some(h);
+        let runs: Rc<RefCell<Vec<u64>>> = Rc::default();
+        let r = runs.clone();
+        lp.set_interval(3, move |lp| {
+            r.borrow_mut().push(lp.now());
+            if let Some(h) = h.take() {
+                h.abort();
+            }
+            if r.borrow().len() == 3 {
+                let me = lp.current_timeout().expect("an interval's callback");
+                lp.clear_interval(me).unwrap();
+            }
+        });
+        let escaped = catch_unwind(AssertUnwindSafe(|| lp.run()));
+        assert!(escaped.is_err(), "the drop's panic escapes run");
+        assert_eq!(*runs.borrow(), [3]);
+        lp.run().unwrap();
+        assert_eq!(*runs.borrow(), [3, 6, 9]);
+        assert!(!lp.is_alive());
+    });
+}
+
 /// A deferred operation that panics (here: an abort applied from a
 /// callback drops a future whose drop panics) escapes `run`, and leaves the
 /// loop able to apply later deferred operations: a sleep made in a
 /// callback afterwards still arms and completes.
 #[test]
 fn a_panicking_deferred_operation_does_not_stop_later_flushes() {
-    struct PanicOnDrop;
-    impl Drop for PanicOnDrop {
-        fn drop(&mut self) {
-            panic!("a future's drop failed");
-        }
-    }
     within(|| {
         let mut lp = EventLoop::with_virtual_clock();
-        let h = lp.spawn(async {
-            let _guard = PanicOnDrop;
-            std::future::pending::<()>().await;
-        });
+        let h = doomed_task(&mut lp);
         lp.set_immediate(move |_| h.abort());
         let escaped = catch_unwind(AssertUnwindSafe(|| lp.run()));
         assert!(escaped.is_err(), "the drop's panic escapes run");
@@ -521,5 +600,35 @@ fn a_panicking_deferred_operation_does_not_stop_later_flushes() {
         lp.run().unwrap();
         assert!(done.get());
         assert_eq!(lp.now(), 5);
+    });
+}
+
+/// The same escape after an immediate's callback or a tick's: the rest of
+/// the batch, and the ticks queued after it, run in the next run.
+#[test]
+fn a_panic_escaping_after_an_immediate_or_a_tick_loses_nothing() {
+    within(|| {
+        let mut lp = EventLoop::with_virtual_clock();
+        let log: Rc<RefCell<Vec<&'static str>>> = Rc::default();
+        let h = doomed_task(&mut lp);
+        lp.set_immediate(move |_| h.abort());
+        let l = log.clone();
+        lp.set_immediate(move |_| l.borrow_mut().push("immediate"));
+        assert!(catch_unwind(AssertUnwindSafe(|| lp.run())).is_err());
+        lp.run().unwrap();
+        assert_eq!(*log.borrow(), ["immediate"]);
+
+        let mut h = Some(doomed_task(&mut lp));
+        let l = log.clone();
+        lp.set_timeout(1, move |lp| {
+            let h = h.take().expect("fires once");
+            lp.next_tick(move |_| h.abort());
+            let l = l.clone();
+            lp.next_tick(move |_| l.borrow_mut().push("tick"));
+        });
+        assert!(catch_unwind(AssertUnwindSafe(|| lp.run())).is_err());
+        lp.run().unwrap();
+        assert_eq!(*log.borrow(), ["immediate", "tick"]);
+        assert!(!lp.is_alive());
     });
 }

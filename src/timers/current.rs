@@ -513,8 +513,28 @@ impl EventLoop {
         }
     }
 
+    /// [`flush_deferred`](Self::flush_deferred), handing back the panic
+    /// of an operation that panicked instead of resuming it: for a caller
+    /// that must finish its own step (a fired timer's `finally`) before
+    /// the panic leaves `run`. The operations after it stay queued.
+    #[inline]
+    pub(crate) fn flush_deferred_catching(&mut self) -> Option<Box<dyn Any + Send>> {
+        if self.has_deferred() {
+            self.try_run_deferred().err()
+        } else {
+            None
+        }
+    }
+
     #[inline(never)]
     fn run_deferred(&mut self) {
+        if let Err(payload) = self.try_run_deferred() {
+            resume_unwind(payload);
+        }
+    }
+
+    #[inline(never)]
+    fn try_run_deferred(&mut self) -> Result<(), Box<dyn Any + Send>> {
         self.flushing = true;
         // An operation that panics (a closure or a future it drops) leaves
         // the rest queued for the next flush, and the loop able to flush.
@@ -530,9 +550,7 @@ impl EventLoop {
             self.shared.has_deferred.set(false);
         }));
         self.flushing = false;
-        if let Err(payload) = r {
-            resume_unwind(payload);
-        }
+        r
     }
 }
 

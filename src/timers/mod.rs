@@ -612,6 +612,11 @@ impl EventLoop {
             Err(payload) => {
                 self.depth = 0;
                 self.flushing = false;
+                self.timers.current = None;
+                // Ticks and microtasks the unwound scope would have drained
+                // (those queued after the panicking callback) drain first
+                // in the next run, as the main body's do.
+                self.ticks.drain_first = true;
                 resume_unwind(payload)
             }
         }

@@ -15,6 +15,8 @@
 //!   run finishes it first.
 #![forbid(unsafe_code)]
 
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+
 use super::error::{CallbackError, CallbackKind, Cause};
 use super::lists::Arm;
 use super::ticks;
@@ -34,20 +36,40 @@ impl EventLoop {
         self.flush_deferred();
         self.depth += 1;
         let now = self.libuv_now();
-        while let Err(t) = self.process_timers(now) {
-            if !self.uncaught(t) {
-                // No handler: `run` returns the error. The next run
-                // finishes this pass first, even if nothing refed is left
-                // (the pass was running anyway).
+        let pass = catch_unwind(AssertUnwindSafe(|| {
+            while let Err(t) = self.process_timers(now) {
+                if !self.uncaught(t) {
+                    return false;
+                }
+            }
+            true
+        }));
+        match pass {
+            Ok(true) => {
+                self.sync_native(Arm::AfterPass);
                 self.depth -= 1;
-                self.timers.interrupted = true;
-                self.sync_native(Arm::Resume);
-                return;
+                self.close_scope();
+            }
+            // No handler: `run` returns the error. The next run finishes
+            // this pass first, even if nothing refed is left (the pass was
+            // running anyway).
+            Ok(false) => self.interrupt_pass(),
+            // A panic that escaped a deferred operation (a future's drop)
+            // leaves `run`, the timer it followed finished: the next run
+            // finishes the pass first, as after an unhandled failure.
+            Err(payload) => {
+                self.interrupt_pass();
+                resume_unwind(payload);
             }
         }
-        self.sync_native(Arm::AfterPass);
+    }
+
+    /// Leaves a pass for the next run to finish ([`resume_timers`](Self::resume_timers)).
+    fn interrupt_pass(&mut self) {
         self.depth -= 1;
-        self.close_scope();
+        self.timers.current = None;
+        self.timers.interrupted = true;
+        self.sync_native(Arm::Resume);
     }
 
     /// Finishes a timers pass that an unhandled failure interrupted.
@@ -182,21 +204,70 @@ impl EventLoop {
         );
         self.timers.current = Some(handle);
         let result = match &mut cb {
-            TimerFn::Closure(f) => self.invoke(&mut |lp| f.call(lp)),
-            TimerFn::Wake(Some(w)) => self.invoke(&mut |lp| {
+            TimerFn::Closure(f) => self.invoke_unflushed(&mut |lp| f.call(lp)),
+            TimerFn::Wake(Some(w)) => self.invoke_unflushed(&mut |lp| {
                 w.on_fire(lp);
                 Ok(())
             }),
             TimerFn::Wake(None) => unreachable!("an armed timer has its callback"),
         };
+        // Whatever the callback's futures asked of the loop happens now.
+        // An operation that panics (a future's drop) sends its panic out
+        // of `run`, as from any flush, but only after this timer's
+        // `finally` below: its slot, its ref and an interval's next run are
+        // settled first, and the pass is left for the next run.
+        let escaped = self.flush_deferred_catching();
         self.timers.current = None;
+        if escaped.is_some() {
+            // The operations after the one that panicked stay queued; held
+            // until the `finally` is done, so that none sees an interval
+            // re-armed but not yet linked.
+            return self.finally_then_resume(key, cb, repeat, plain, start, result, escaped);
+        }
+        self.finally(key, cb, repeat, plain, start, result)
+    }
 
-        // finally
-        // `invoke` flushed whatever the callback deferred and nothing ran
-        // since, so the flush inside `insert` below finds nothing: no
-        // deferred operation can see a re-armed interval before it is
-        // linked (the refresh and clear fast paths take an armed timer
-        // for a linked one).
+    /// [`fire`](Self::fire)'s `finally` after a deferred operation
+    /// panicked: the flush is held while it runs, then the panic resumes.
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn finally_then_resume(
+        &mut self,
+        key: usize,
+        cb: TimerFn,
+        repeat: bool,
+        plain: bool,
+        start: u64,
+        result: Result<(), Cause>,
+        escaped: Option<Box<dyn std::any::Any + Send>>,
+    ) -> Result<(), Cause> {
+        let flushing = std::mem::replace(&mut self.flushing, true);
+        let _ = self.finally(key, cb, repeat, plain, start, result);
+        self.flushing = flushing;
+        match escaped {
+            Some(payload) => resume_unwind(payload),
+            None => unreachable!("called with a panic"),
+        }
+    }
+
+    /// The `finally` of a fired timer (R5.2 steps 6–7): freed, kept,
+    /// re-armed (an interval) or left armed (refreshed by its callback).
+    #[inline(always)]
+    fn finally(
+        &mut self,
+        key: usize,
+        cb: TimerFn,
+        repeat: bool,
+        plain: bool,
+        start: u64,
+        result: Result<(), Cause>,
+    ) -> Result<(), Cause> {
+        // The callback's deferred operations were flushed and nothing ran
+        // since (or, after a panic in one, the flush is held), so the flush
+        // inside `insert` below finds nothing: no deferred operation can see
+        // a re-armed interval before it is linked (the refresh and clear
+        // fast paths take an armed timer for a linked one).
         debug_assert!(!self.has_deferred(), "deferred work left after a callback");
         let tm = &mut self.timers;
         let linked = tm.links[key].is_linked();

@@ -150,10 +150,21 @@ impl EventLoop {
         &mut self,
         f: &mut dyn FnMut(&mut EventLoop) -> Result<(), BoxError>,
     ) -> Result<(), Cause> {
-        let r = catch_unwind(AssertUnwindSafe(|| f(self)));
+        let r = self.invoke_unflushed(f);
         // Whatever the callback's futures asked of the loop happens now.
         self.flush_deferred();
-        match r {
+        r
+    }
+
+    /// [`invoke`](Self::invoke) without its flush of the deferred
+    /// operations, which the caller makes (a fired timer's, catching a
+    /// panic that escapes one until its `finally` has run).
+    #[inline(always)]
+    pub(crate) fn invoke_unflushed(
+        &mut self,
+        f: &mut dyn FnMut(&mut EventLoop) -> Result<(), BoxError>,
+    ) -> Result<(), Cause> {
+        match catch_unwind(AssertUnwindSafe(|| f(self))) {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(Cause::Error(e)),
             Err(payload) => Err(Cause::Panic(error::panic_message(&*payload))),
