@@ -21,7 +21,10 @@
 //!    thread-locals are being dropped), blocks come from the global
 //!    allocator and are never freed, and blocks given back are leaked: a
 //!    pool destroyed with blocks out leaks its chunks, which keeps those
-//!    blocks valid (invariant 1).
+//!    blocks valid (invariant 1). Which of the two holds is [`GONE`]'s,
+//!    a thread-local with no destructor, set by the pool's: a platform
+//!    whose thread-locals may be made again after their destructor ran
+//!    cannot hand a block of the old pool to a new one.
 //!
 //! # Safety
 //!
@@ -45,7 +48,8 @@
 //!
 //! # Memory
 //!
-//! A class's chunks grow from [`FIRST_CHUNK`] blocks, doubling up to
+//! A class's first chunk holds [`FIRST_CHUNK`] blocks and each later one as
+//! many as the class holds already (so its capacity doubles), up to
 //! [`MAX_CHUNK`]. When the last block of a class comes back and its chunks
 //! hold more than [`KEEP_BYTES`], they are all freed, as the loop's arenas
 //! give back what a burst left (`SHRINK_ABOVE`).
@@ -58,8 +62,8 @@ use std::ptr::{self, NonNull};
 /// Each class's block size, in words.
 pub(super) const BLOCK_WORDS: [usize; 3] = [2, 4, 8];
 
-/// Blocks in a class's first chunk; each new chunk doubles, up to
-/// [`MAX_CHUNK`].
+/// Blocks in a class's first chunk; a later chunk holds as many as the
+/// class does already, up to [`MAX_CHUNK`].
 pub(super) const FIRST_CHUNK: usize = 64;
 
 /// The most blocks a chunk holds.
@@ -199,12 +203,12 @@ impl Drop for Pool {
         for class in &self.classes {
             if class.live.get() == 0 {
                 class.release();
-            } else {
-                // Blocks are still out (a loop in a thread-local dropped
-                // later): their chunks stay, leaked (invariant 4).
-                std::mem::forget(std::mem::take(&mut *class.chunks.borrow_mut()));
             }
+            // Otherwise blocks are still out (a loop in a thread-local
+            // dropped later): the chunks are not freed, only the list of
+            // them, and stay valid, leaked (invariant 4).
         }
+        GONE.set(true);
     }
 }
 
@@ -214,6 +218,9 @@ thread_local! {
             classes: [Class::new(), Class::new(), Class::new()],
         }
     };
+    /// The thread's pool was destroyed (invariant 4). No destructor, so it
+    /// is never destroyed itself, and never reset.
+    static GONE: Cell<bool> = const { Cell::new(false) };
 }
 
 /// A block for a `G` of class `c` ([`class_of`]), uninitialised.
@@ -221,9 +228,12 @@ thread_local! {
 pub(super) fn take<G>(c: usize) -> NonNull<G> {
     debug_assert_eq!(class_of::<G>(), Some(c));
     let bytes = BLOCK_WORDS[c] * WORD;
-    let block = POOL
-        .try_with(|p| p.classes[c].take(bytes))
-        .unwrap_or_else(|_| after_exit(bytes));
+    let block = if GONE.get() {
+        after_exit(bytes)
+    } else {
+        POOL.try_with(|p| p.classes[c].take(bytes))
+            .unwrap_or_else(|_| after_exit(bytes))
+    };
     // Non-null: a free-list block, a chunk's, or the global allocator's.
     NonNull::new(block).expect("a block").cast()
 }
@@ -250,10 +260,13 @@ fn after_exit(bytes: usize) -> *mut u8 {
 pub(super) unsafe fn give<G>(c: usize, block: NonNull<G>) {
     let bytes = BLOCK_WORDS[c] * WORD;
     // Once the pool is gone the block is leaked (invariant 4).
+    if GONE.get() {
+        return;
+    }
     let _ = POOL.try_with(|p| {
-        // SAFETY: the caller's contract; the pool is alive, so the block
-        // came from it (blocks taken after it was gone never come back to
-        // a live pool: a destroyed thread-local stays destroyed).
+        // SAFETY: the caller's contract; the pool was never destroyed
+        // (`GONE` is not set), so this is the pool the block came from:
+        // blocks taken once it is gone never come back to a pool.
         unsafe { p.classes[c].give(block.as_ptr().cast(), bytes) }
     });
 }
@@ -334,9 +347,12 @@ mod tests {
     /// thread-local's destructor, after the pool is gone, stays valid.
     #[test]
     fn blocks_outlive_the_pool_at_thread_exit() {
+        use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+        static SAW_GONE: AtomicBool = AtomicBool::new(false);
         struct Late(Cell<Option<NonNull<[u64; 8]>>>);
         impl Drop for Late {
             fn drop(&mut self) {
+                SAW_GONE.store(GONE.get(), Relaxed);
                 if let Some(b) = self.0.take() {
                     // SAFETY: taken below, still out: readable whether or
                     // not the pool is gone (invariant 1 and 4).
@@ -356,8 +372,9 @@ mod tests {
             static LATE: Late = const { Late(Cell::new(None)) };
         }
         std::thread::spawn(|| {
-            // The pool first, then the late one: thread-locals are dropped
-            // in an order the test does not rely on.
+            // The late one first: thread-locals' destructors run last
+            // registered, first run, so the pool's runs before LATE's.
+            LATE.with(|_| ());
             let b = take::<[u64; 8]>(2);
             // SAFETY: a fresh block.
             unsafe { b.as_ptr().write([7; 8]) };
@@ -365,5 +382,6 @@ mod tests {
         })
         .join()
         .unwrap();
+        assert!(SAW_GONE.load(Relaxed), "LATE ran after the pool was gone");
     }
 }
