@@ -33,9 +33,10 @@
 //! # Safety
 //!
 //! This module is one of the crate's three with hand-written `unsafe`
-//! (the others are `current.rs` and `pool.rs`). Its blocks rely on invariants 1 and 2, which
-//! the private fields keep: the one storing function, [`Thin::store`], is
-//! itself `unsafe` and is called only by the two constructors, each with
+//! (the others are `current.rs` and `pool.rs`). Its blocks rely on
+//! invariants 1 and 2, which the private fields keep: the one storing
+//! function, [`Thin::store`], is itself `unsafe` and is called only by
+//! the two constructors, each with
 //! the table its kind's [`Tables`] or [`OnceTables`] picks for `G`; so
 //! the functions a table holds are instantiated for the `G` in `data`,
 //! and the pointer they cast is to that `G` (or to its box's pointer),
