@@ -262,6 +262,15 @@ impl Timers {
     /// for the heap, O(1) for the map (an index for durations below 70
     /// min).
     pub(super) fn remove_list(&mut self, slot: SlotId) {
+        self.remove_list_inlined(slot);
+    }
+
+    /// [`remove_list`](Self::remove_list), inlined: for the cold path of a
+    /// cancel that empties its list (an unpooled cancel, 135 → 128
+    /// instructions); the timers pass keeps the call, whose inlining cost
+    /// its fired timeouts 3 instructions each.
+    #[inline(always)]
+    pub(super) fn remove_list_inlined(&mut self, slot: SlotId) {
         self.list_removals = self.list_removals.wrapping_add(1);
         let removed = self.queue.remove(slot as usize);
         debug_assert!(removed.is_some(), "list {slot} was not in the heap");
