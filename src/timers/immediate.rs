@@ -529,6 +529,7 @@ impl EventLoop {
     ///
     /// [`TimerError::Stale`] once the immediate ran or was cleared;
     /// [`TimerError::ForeignLoop`] for another loop's handle.
+    #[inline]
     pub fn clear_immediate(&mut self, i: Immediate) -> Result<(), TimerError> {
         let idx = self.lookup_immediate(i)?;
         let im = &mut self.immediates;
