@@ -67,7 +67,6 @@ impl EventLoop {
     /// Leaves a pass for the next run to finish ([`resume_timers`](Self::resume_timers)).
     fn interrupt_pass(&mut self) {
         self.depth -= 1;
-        self.timers.current = None;
         self.timers.interrupted = true;
         self.sync_native(Arm::Resume);
     }

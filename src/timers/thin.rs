@@ -69,7 +69,6 @@
 use std::fmt;
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
-
 use std::ptr::NonNull;
 
 use super::EventLoop;

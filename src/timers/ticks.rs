@@ -43,6 +43,12 @@ impl Ticks {
     pub(super) fn ticks_len(&self) -> usize {
         self.ticks.len()
     }
+
+    /// `hasTickScheduled() || hasRejectionToWarn()`.
+    #[inline(always)]
+    fn ticks_or_rejections(&self) -> bool {
+        self.scheduled || !self.rejections.is_empty()
+    }
 }
 
 impl EventLoop {
@@ -191,7 +197,7 @@ impl EventLoop {
 
     /// `hasTickScheduled() || hasRejectionToWarn()`.
     fn ticks_or_rejections(&self) -> bool {
-        self.ticks.scheduled || !self.ticks.rejections.is_empty()
+        self.ticks.ticks_or_rejections()
     }
 
     /// Node's `runNextTicks`. Inlined where callbacks return: the common
@@ -230,7 +236,7 @@ impl EventLoop {
 /// timer it is about to run).
 #[inline(always)]
 pub(super) fn nothing_to_tick(ticks: &Ticks, shared: &LoopShared) -> bool {
-    if !ticks.scheduled && ticks.rejections.is_empty() && shared.micro.is_empty() {
+    if !ticks.ticks_or_rejections() && shared.micro.is_empty() {
         shared.woke_task.set(false);
         return true;
     }
