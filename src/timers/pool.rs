@@ -13,8 +13,9 @@
 //!    happens to the pool.
 //! 2. A block is at most one of: handed out (counted in `live`), on the
 //!    class's free list (its first word links to the next), or beyond the
-//!    class's `bump` in its newest chunk (never used). So a block is
-//!    handed out once until it is given back.
+//!    class's `bump` in its newest chunk (not handed out since that chunk
+//!    was made or emptied). So a block is handed out once until it is
+//!    given back.
 //! 3. Blocks are given back on the thread that took them: the wrappers
 //!    that hold them are neither `Send` nor `Sync` (`thin.rs`).
 //! 4. Once the thread's pool is destroyed (the thread is exiting and its
@@ -51,8 +52,15 @@
 //! A class's first chunk holds [`FIRST_CHUNK`] blocks and each later one as
 //! many as the class holds already (so its capacity doubles), up to
 //! [`MAX_CHUNK`]. When the last block of a class comes back and its chunks
-//! hold more than [`KEEP_BYTES`], they are all freed, as the loop's arenas
-//! give back what a burst left (`SHRINK_ABOVE`).
+//! hold more than [`KEEP_BYTES`], they are freed, as the loop's arenas give
+//! back what a burst left (`SHRINK_ABOVE`), all but the largest chunk that
+//! holds at most [`KEEP_BYTES`]: that one is kept, empty, for the next
+//! burst. So a class that fills past [`KEEP_BYTES`] and drains, over and
+//! over, goes back to the allocator only for what is beyond it, and never
+//! starts again from [`FIRST_CHUNK`] blocks; an idle class holds at most
+//! [`KEEP_BYTES`] either way. (A class is freed only when all its blocks
+//! are back: one long-lived block keeps its class's chunks, as one live
+//! allocation keeps a `malloc` arena's top.)
 #![allow(unsafe_code)]
 
 use std::alloc::{Layout, alloc, dealloc, handle_alloc_error};
@@ -70,7 +78,8 @@ pub(super) const FIRST_CHUNK: usize = 64;
 pub(super) const MAX_CHUNK: usize = 4096;
 
 /// A class whose last block comes back keeps its chunks if they hold at
-/// most this many bytes, and frees them all otherwise.
+/// most this many bytes; otherwise it keeps only its largest chunk of at
+/// most this many bytes, and frees the others.
 pub(super) const KEEP_BYTES: usize = 64 * 1024;
 
 const WORD: usize = size_of::<usize>();
@@ -172,24 +181,47 @@ impl Class {
         let live = self.live.get() - 1;
         self.live.set(live);
         if live == 0 && self.capacity.get() * bytes > KEEP_BYTES {
-            self.release();
+            self.release(KEEP_BYTES, bytes);
         }
     }
 
-    /// Frees every chunk: no block is handed out.
+    /// Frees every chunk but the largest that holds at most `keep` bytes,
+    /// which is emptied: its blocks are all beyond `bump` again. No block
+    /// is handed out.
     #[cold]
     #[inline(never)]
-    fn release(&self) {
+    fn release(&self, keep: usize, bytes: usize) {
         debug_assert_eq!(self.live.get(), 0);
-        for (chunk, layout) in self.chunks.borrow_mut().drain(..) {
+        let mut chunks = self.chunks.borrow_mut();
+        // Chunks only grow, so the last that fits is the largest.
+        let kept = chunks
+            .iter()
+            .rposition(|&(_, layout)| layout.size() <= keep);
+        let kept = kept.map(|i| chunks.swap_remove(i));
+        for (chunk, layout) in chunks.drain(..) {
             // SAFETY: allocated by `grow` with this layout; no block in it
             // is handed out (`live == 0`), so nothing points into it.
             unsafe { dealloc(chunk.as_ptr(), layout) };
         }
+        // Nothing is free until the kept chunk's bump hands it out again:
+        // the free list's blocks were in the chunks, kept one included.
         self.free.set(ptr::null_mut());
-        self.bump.set(ptr::null_mut());
-        self.end.set(ptr::null_mut());
-        self.capacity.set(0);
+        match kept {
+            Some((chunk, layout)) => {
+                chunks.push((chunk, layout));
+                let first = chunk.as_ptr();
+                self.bump.set(first);
+                // SAFETY: the chunk's end, `layout.size()` bytes past its
+                // first block, a whole number of blocks.
+                self.end.set(unsafe { first.add(layout.size()) });
+                self.capacity.set(layout.size() / bytes);
+            }
+            None => {
+                self.bump.set(ptr::null_mut());
+                self.end.set(ptr::null_mut());
+                self.capacity.set(0);
+            }
+        }
     }
 }
 
@@ -200,9 +232,9 @@ struct Pool {
 
 impl Drop for Pool {
     fn drop(&mut self) {
-        for class in &self.classes {
+        for (class, words) in self.classes.iter().zip(BLOCK_WORDS) {
             if class.live.get() == 0 {
-                class.release();
+                class.release(0, words * WORD);
             }
             // Otherwise blocks are still out (a loop in a thread-local
             // dropped later): the chunks are not freed, only the list of
@@ -332,12 +364,65 @@ mod tests {
                 give(1, again);
                 give(1, keep);
             }
-            assert_eq!(counts(1), (0, 0), "a large class is freed when idle");
+            // A large class is freed when idle, but for its largest chunk
+            // that fits in KEEP_BYTES.
+            let kept = KEEP_BYTES / (4 * WORD);
+            assert_eq!(counts(1), (0, kept));
             // A small class keeps its first chunk.
             let b = take::<[u64; 2]>(0);
             // SAFETY: taken above, given back once.
             unsafe { give(0, b) };
             assert_eq!(counts(0), (0, FIRST_CHUNK));
+        })
+        .join()
+        .unwrap();
+    }
+
+    /// A class that fills past `KEEP_BYTES` and drains, over and over,
+    /// reuses the chunk it kept, hands out each of its blocks once, and
+    /// grows from there rather than from `FIRST_CHUNK`; an idle class never
+    /// holds more than `KEEP_BYTES`.
+    #[test]
+    fn burst_cycles_keep_one_chunk() {
+        std::thread::spawn(|| {
+            const C: usize = 2;
+            let bytes = 8 * WORD;
+            let kept = KEEP_BYTES / bytes;
+            let burst = |n: usize| -> Vec<NonNull<[u64; 8]>> {
+                (0..n)
+                    .map(|i| {
+                        let b = take::<[u64; 8]>(C);
+                        // SAFETY: a fresh block for a `[u64; 8]`.
+                        unsafe { b.as_ptr().write([i as u64; 8]) };
+                        b
+                    })
+                    .collect()
+            };
+            let drain = |out: Vec<NonNull<[u64; 8]>>| {
+                for (i, b) in out.into_iter().enumerate() {
+                    // SAFETY: written by `burst`, still out.
+                    assert_eq!(unsafe { b.as_ptr().read() }, [i as u64; 8]);
+                    // SAFETY: taken by `burst`, given back once.
+                    unsafe { give(C, b) };
+                }
+            };
+            for round in 0..3 {
+                drain(burst(3 * kept));
+                assert_eq!(counts(C), (0, kept), "round {round}: one chunk kept");
+                // A burst that fits reuses it: no block twice, no growth.
+                let out = burst(kept);
+                let mut addrs: Vec<usize> = out.iter().map(|b| b.as_ptr() as usize).collect();
+                addrs.sort_unstable();
+                addrs.dedup();
+                assert_eq!(addrs.len(), kept, "round {round}: blocks out are distinct");
+                assert_eq!(counts(C), (kept, kept));
+                // One more block grows by as many as the class holds.
+                let more = burst(1);
+                assert_eq!(counts(C), (kept + 1, 2 * kept));
+                drain(more);
+                drain(out);
+                assert!(counts(C).1 * bytes <= KEEP_BYTES, "round {round}");
+            }
         })
         .join()
         .unwrap();
