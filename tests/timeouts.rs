@@ -452,3 +452,117 @@ fn clearing_refed_timers_down_to_none_keeps_the_counts_exact() {
     lp.run().unwrap();
     assert_eq!(lp.now(), 0);
 }
+
+/// Clearing the only timer of a list drops the list, and the heap of lists
+/// drops it lazily (a dead entry, rebuilt away in bulk). Thousands of lists
+/// cleared in three orders (earliest first, every one then the heap's root;
+/// latest first; scrambled), then durations reused while dead entries may
+/// remain: the survivors and the new lists fire in expiry order, each
+/// once, and the stats count only live lists.
+#[test]
+fn mass_clears_of_lists_keep_expiry_order() {
+    for order in 0..3 {
+        let log: Rc<RefCell<Vec<(u64, u64)>>> = Rc::default();
+        let mut lp = EventLoop::with_virtual_clock();
+        let n = 3000_u64;
+        let mut handles = Vec::new();
+        for d in 1..=n {
+            let log = log.clone();
+            let t = lp.set_timeout(d, move |lp: &mut EventLoop| {
+                log.borrow_mut().push((d, lp.now()));
+            });
+            handles.push((d, t));
+        }
+        let mut doomed: Vec<(u64, timerloop::Timeout)> = handles
+            .iter()
+            .copied()
+            .filter(|&(d, _)| d <= 2000)
+            .collect();
+        match order {
+            0 => {}
+            1 => doomed.reverse(),
+            _ => {
+                let mut s = 12345_u64;
+                for i in (1..doomed.len()).rev() {
+                    s = s
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    doomed.swap(i, (s >> 33) as usize % (i + 1));
+                }
+            }
+        }
+        for &(_, t) in &doomed {
+            lp.clear_timeout(t).unwrap();
+        }
+        assert_eq!(lp.stats().lists, 1000, "order {order}");
+        assert_eq!(lp.stats().queued_lists, 1000, "order {order}");
+        // Durations of cleared lists again (their map slots, and heap ids,
+        // come back), and one of a live list's.
+        for d in (500..=700).chain([2500]) {
+            let log = log.clone();
+            lp.set_timeout(d, move |lp: &mut EventLoop| {
+                log.borrow_mut().push((d + 10_000, lp.now()));
+            });
+        }
+        assert_eq!(lp.stats().queued_lists, 1201, "order {order}");
+        lp.run().unwrap();
+        let mut want: Vec<(u64, u64)> = (500..=700).map(|d| (d + 10_000, d)).collect();
+        for d in 2001..=n {
+            want.push((d, d));
+            if d == 2500 {
+                want.push((12_500, 2500));
+            }
+        }
+        assert_eq!(*log.borrow(), want, "order {order}");
+        assert_eq!(lp.now(), n);
+        assert_eq!(lp.stats(), Stats::default());
+    }
+}
+
+/// Lists due at the same ms order by age (R2.3), and clearing lists whose
+/// heap entries tie that way leaves the rest in that order: at 100 ms, a
+/// callback adds lists due with existing ones (2,100 to 2,400 ms, each a
+/// newer list with the same expiry), then clears every third older one
+/// and every fifth newer one.
+#[test]
+fn clears_among_lists_due_together_keep_age_order() {
+    type Log = Rc<RefCell<Vec<(&'static str, u64, u64)>>>;
+    let log: Log = Rc::default();
+    let mut lp = EventLoop::with_virtual_clock();
+    let stamp = |log: &Log, tag: &'static str, d: u64| {
+        let log = log.clone();
+        move |lp: &mut EventLoop| log.borrow_mut().push((tag, d, lp.now()))
+    };
+    let old: Vec<(u64, timerloop::Timeout)> = (2100..=2400)
+        .map(|d| (d, lp.set_timeout(d, stamp(&log, "old", d))))
+        .collect();
+    let l = log.clone();
+    lp.set_timeout(100, move |lp: &mut EventLoop| {
+        let new: Vec<(u64, timerloop::Timeout)> = (2100..=2400)
+            .rev()
+            .map(|e| (e, lp.set_timeout(e - 100, stamp(&l, "new", e))))
+            .collect();
+        for &(e, t) in &old {
+            if e.is_multiple_of(3) {
+                lp.clear_timeout(t).unwrap();
+            }
+        }
+        for &(e, t) in &new {
+            if e.is_multiple_of(5) {
+                lp.clear_timeout(t).unwrap();
+            }
+        }
+    });
+    lp.run().unwrap();
+    let mut want = Vec::new();
+    for e in 2100..=2400_u64 {
+        if !e.is_multiple_of(3) {
+            want.push(("old", e, e));
+        }
+        if !e.is_multiple_of(5) {
+            want.push(("new", e, e));
+        }
+    }
+    assert_eq!(*log.borrow(), want);
+    assert_eq!(lp.stats(), Stats::default());
+}

@@ -484,7 +484,7 @@ impl EventLoop {
             && let found = tm.map.slot(slot)
             && found.list.is_empty()
         {
-            tm.remove_list_inlined(slot);
+            tm.discard_list(slot);
         }
         self.destroyed(refed);
     }

@@ -245,7 +245,7 @@ fn run_closing_handles<H: Host>(host: &mut H) {
 fn run_timers<H: Host>(host: &mut H) {
     loop {
         let lp = host.uv();
-        let Some((key, (due, _))) = lp.timer_heap.peek() else {
+        let Some((key, (due, _))) = lp.timer_heap.peek_live() else {
             break;
         };
         if due > lp.time {

@@ -219,7 +219,7 @@ impl<H: Host> Loop<H> {
     /// `int`) on a real clock. A virtual clock jumps straight to the
     /// deadline, however far: capping would only add empty iterations.
     pub(crate) fn next_timeout(&self) -> Option<u64> {
-        let (_, (due, _)) = self.timer_heap.peek()?;
+        let (_, (due, _)) = self.timer_heap.peek_live()?;
         let left = due.saturating_sub(self.time);
         if left > i32::MAX as u64 && !self.clock.is_virtual() {
             return Some(i32::MAX as u64);
