@@ -435,3 +435,39 @@ fn dropping_the_loop_drops_task_futures() {
 fn say_at(log: &Log, name: &'static str) -> impl FnMut(&mut EventLoop) + 'static {
     at(log, name)
 }
+
+/// A task that wakes itself inside a microtask checkpoint (`yield_now`)
+/// runs again in that checkpoint: it is not "woken outside the loop", so it
+/// does not make the next `run` drain the main body's queues first. Here
+/// the main body's drain ends at a tick that fails, with a handled error:
+/// the tick after it waits for the next scope to close (R10.4), which is
+/// the I/O callback's, already complete when the loop first polls; Node
+/// prints `caught:x io tick` (the `.tl` form of this script, on Node
+/// v20.20.2). A stale wake flag, set by the yield and cleared only when a
+/// checkpoint started, made `run` drain first: `caught:x tick io`.
+#[test]
+fn a_yield_inside_a_checkpoint_is_not_main_body_work() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    let l = log.clone();
+    lp.set_uncaught_handler(move |_, e| push(&l, format!("caught:{}", e.message())));
+    let io = lp.completion(say(&log, "io"));
+    io.complete();
+    let l = log.clone();
+    lp.enter(move |lp| {
+        lp.spawn(async {
+            task::yield_now().await;
+        });
+        lp.next_tick(move |lp| {
+            lp.queue_microtask(move |lp| {
+                lp.next_tick(move |lp| {
+                    lp.next_tick(|_| Err::<(), _>("x"));
+                    lp.next_tick(say(&l, "tick"));
+                });
+            });
+        });
+    })
+    .unwrap();
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["caught:x", "io", "tick"]);
+}

@@ -142,12 +142,18 @@ impl EventLoop {
     /// A microtask checkpoint. Each failure is reported where it happens,
     /// as Node's `queueMicrotask` wrapper does; only a fatal one stops it.
     fn run_microtasks(&mut self) -> Flow {
-        // Whatever a waker queued is drained here.
+        // Whatever a waker queued is drained here: before the first job,
+        // and again once the queue is empty, since a task woken by a job of
+        // this checkpoint (a `yield_now`, a wake from a callback inside it)
+        // was queued behind it and has run too.
         self.shared.woke_task.set(false);
         loop {
             let next = self.shared.micro.pop();
             match next {
-                None => return Ok(()),
+                None => {
+                    self.shared.woke_task.set(false);
+                    return Ok(());
+                }
                 Some(Micro::Call(f)) => {
                     if let Err(t) = self.run_task(f, CallbackKind::Microtask)
                         && !self.uncaught(t)
