@@ -33,24 +33,24 @@
 //! (both next to this file; `tests/difffuzz.rs` compiles them too).
 //!
 //! Differences that are not the loop's. Node's output can be stable over
-//! `--runs` and still not be the rules': at the default size none were seen
-//! in thousands of scripts, but at `--size 120` (issue 12, round 19) about
-//! one script in fifty differed for one of two reasons, both of them
-//! around a tick that throws (its drain ends, and what it left waits for
-//! the next callback scope to close, R10.4):
-//! - a busy `block` in Node is a JavaScript loop that V8 compiles while it
-//!   spins, and the compiler's finishing task runs on the loop thread
-//!   inside a callback scope of its own, which drains what the failed tick
-//!   left earlier than the rules say (`timeout t 15 { tick { microtask {
-//!   log m } throw x } tick { throw y } immediate i { log a } } block 20`
-//!   prints `m` before `a` on Node, after it without the `block`);
-//! - `io` is `fs.stat` on Node's warm threadpool, done before the first
-//!   poll, and here a completion that a thread spawned per `io` completes,
-//!   often after it.
+//! `--runs` and still not be the rules'. At the default size none were
+//! seen in thousands of scripts, but at `--size 120` (issue 12, round 19)
+//! about one script in fifty differed for one of two reasons, both around
+//! a tick that throws (its drain ends, and what it left waits for the next
+//! callback scope to close, R10.4). Both are fixed in the runners:
+//! - `block` in tl.js was a busy JavaScript loop, which V8 compiled while
+//!   it spun; the compiler's finishing task then ran on the loop thread in
+//!   a callback scope of its own, which drained what the failed tick left
+//!   earlier than the rules say (`timeout t 15 { tick { microtask { log m }
+//!   throw x } tick { throw y } immediate i { log a } } block 20` printed
+//!   `m` before `a`). tl.js now waits with `Atomics.wait`.
+//! - `io` is `fs.stat` on Node's warm threadpool, done by the next poll;
+//!   here a thread spawned per `io` completed it, often later. The script
+//!   runner now completes it at once (the body still runs in the next
+//!   poll phase).
 //!
-//! A found script that involves neither is worth a close look: the batch
-//! that showed these also found a real difference (a stale task-wake flag,
-//! fixed in the same round).
+//! The same batch found a real difference too (a stale task-wake flag,
+//! fixed in the same round): a found script deserves a close look.
 
 use std::cell::RefCell;
 use std::io::Read;

@@ -9,7 +9,7 @@
 //! | `timeout`/`interval` | [`EventLoop::set_timeout`] / [`EventLoop::set_interval`], then [`EventLoop::keep_timeout`] (a Node `Timeout` object outlives its firing and clearing) |
 //! | `immediate` | [`EventLoop::set_immediate`] |
 //! | `tick` / `microtask` | [`EventLoop::next_tick`] / [`EventLoop::queue_microtask`] |
-//! | `io` | an [`EventLoop::completion`] completed from a new thread, so the body runs in a poll phase |
+//! | `io` | an [`EventLoop::completion`], completed at once, so the body runs in the next poll phase |
 //! | `block MS` | [`EventLoop::block`]: busy-wait, or advance the virtual clock |
 //! | `throw WORD` | the callback returns `Err(WORD)`; in a task body, the task fails (a panic, reported as an unhandled rejection) |
 //! | `task` | [`EventLoop::spawn`] of the body as an async block (its first poll is a microtask, as `queueMicrotask(async () => ...)`) |
@@ -201,8 +201,11 @@ fn step(stmt: &Stmt, runs: u64, lp: &mut EventLoop, state: &Shared) -> Result<()
         }
         Stmt::Io(body) => {
             let mut cb = callback(body, state);
-            let done = lp.completion(move |lp| cb(lp));
-            std::thread::spawn(move || done.complete());
+            // Complete at once: the body runs in the next poll phase, as
+            // Node's `fs.stat` on its warm threadpool is done by then (a
+            // thread spawned to complete it was often not, and Node's
+            // order then depended on the race).
+            lp.completion(move |lp| cb(lp)).complete();
         }
         Stmt::Clear(name) => match binding(state, *name) {
             Some(Binding::Timer(t)) => {
