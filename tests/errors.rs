@@ -11,12 +11,6 @@ use timerloop::{CallbackError, CallbackKind, Error, EventLoop, Stats, Timeout};
 mod common;
 use common::*;
 
-/// Installs a handler that logs `caught:<message>`.
-fn catch_into(lp: &mut EventLoop, log: &Log) {
-    let l = log.clone();
-    lp.set_uncaught_handler(move |_, e| push(&l, format!("caught:{}", e.message())));
-}
-
 /// The callback error of a failed run.
 fn uncaught(r: Result<(), Error>) -> CallbackError {
     match r {

@@ -449,8 +449,7 @@ fn say_at(log: &Log, name: &'static str) -> impl FnMut(&mut EventLoop) + 'static
 fn a_yield_inside_a_checkpoint_is_not_main_body_work() {
     let log = new_log();
     let mut lp = EventLoop::with_virtual_clock();
-    let l = log.clone();
-    lp.set_uncaught_handler(move |_, e| push(&l, format!("caught:{}", e.message())));
+    catch_into(&mut lp, &log);
     let io = lp.completion(say(&log, "io"));
     io.complete();
     let l = log.clone();

@@ -169,8 +169,7 @@ fn nested_ticks_run_before_microtasks_and_the_next_timer() {
 fn ticks_never_run_before_the_first_timer_of_a_pass() {
     let log = new_log();
     let mut lp = EventLoop::with_virtual_clock();
-    let l = log.clone();
-    lp.set_uncaught_handler(move |_, e| push(&l, format!("caught:{}", e.message())));
+    catch_into(&mut lp, &log);
     let l = log.clone();
     lp.set_timeout(1, move |lp| {
         push(&l, "A");
@@ -189,8 +188,7 @@ fn ticks_never_run_before_the_first_timer_of_a_pass() {
 fn ticks_never_run_before_the_first_immediate_of_a_batch() {
     let log = new_log();
     let mut lp = EventLoop::with_virtual_clock();
-    let l = log.clone();
-    lp.set_uncaught_handler(move |_, e| push(&l, format!("caught:{}", e.message())));
+    catch_into(&mut lp, &log);
     let l = log.clone();
     lp.set_immediate(move |lp| {
         push(&l, "I1");

@@ -32,6 +32,12 @@ pub fn once(log: &Log, name: &'static str) -> impl FnOnce(&mut EventLoop) + 'sta
     move |lp| push(&log, format!("{name}@{}", lp.now()))
 }
 
+/// Installs an uncaught-error handler that logs `caught:<message>`.
+pub fn catch_into(lp: &mut EventLoop, log: &Log) {
+    let l = log.clone();
+    lp.set_uncaught_handler(move |_, e| push(&l, format!("caught:{}", e.message())));
+}
+
 /// A one-shot callback that logs `name` alone.
 pub fn say(log: &Log, name: &'static str) -> impl FnOnce(&mut EventLoop) + 'static {
     let log = log.clone();
