@@ -505,11 +505,82 @@ mod tests {
     use super::*;
 
     /// A small deterministic generator so the test needs no crates.
-    fn lcg(state: &mut u64) -> u64 {
+    pub(super) fn lcg(state: &mut u64) -> u64 {
         *state = state
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
         *state >> 33
+    }
+
+    /// What a model step does to an id that is in the heap.
+    pub(super) enum Step {
+        Remove,
+        Discard,
+        Rekey,
+        Pop,
+    }
+
+    /// A heap and a sorted model of it, driven together.
+    pub(super) struct SortedModel {
+        pub(super) q: PriorityQueue,
+        model: std::collections::BTreeSet<(HeapKey, usize)>,
+        keys: Vec<Option<HeapKey>>,
+    }
+
+    impl SortedModel {
+        /// Room for ids below `ids`.
+        pub(super) fn new(ids: usize) -> Self {
+            SortedModel {
+                q: PriorityQueue::new(),
+                model: Default::default(),
+                keys: vec![None; ids],
+            }
+        }
+
+        /// Inserts `id` with `key` if it is absent; otherwise does `step`
+        /// to it (`Rekey` gives it `key`; `Pop` pops the minimum, whatever
+        /// it is), checking the heap's answer against the model's.
+        pub(super) fn step(&mut self, id: usize, key: HeapKey, step: Step) {
+            let q = &mut self.q;
+            let Some(old) = self.keys[id] else {
+                q.insert(id, key);
+                self.model.insert((key, id));
+                self.keys[id] = Some(key);
+                return;
+            };
+            match step {
+                Step::Remove | Step::Discard => {
+                    let got = match step {
+                        Step::Remove => q.remove(id),
+                        _ => q.discard(id),
+                    };
+                    assert_eq!(got, Some(old));
+                    self.model.remove(&(old, id));
+                    self.keys[id] = None;
+                }
+                Step::Rekey => {
+                    q.set_key(id, key);
+                    self.model.remove(&(old, id));
+                    self.model.insert((key, id));
+                    self.keys[id] = Some(key);
+                }
+                Step::Pop => {
+                    let (k, i) = *self.model.first().unwrap();
+                    assert_eq!(q.pop(), Some((i, k)));
+                    self.model.remove(&(k, i));
+                    self.keys[i] = None;
+                }
+            }
+        }
+
+        /// The heap's minimum is the model's, and so is its length.
+        pub(super) fn check_min(&mut self) {
+            assert_eq!(self.q.len(), self.model.len());
+            assert_eq!(
+                self.q.peek().map(|(i, k)| (k, i)),
+                self.model.first().copied()
+            );
+        }
     }
 
     #[test]
@@ -615,44 +686,21 @@ mod tests {
     /// and partial families, against a sorted model.
     #[test]
     fn deep_removals_against_a_sorted_model() {
-        use std::collections::BTreeSet;
-        let mut q = PriorityQueue::new();
-        let mut model = BTreeSet::new();
-        let mut keys: Vec<Option<HeapKey>> = vec![None; 3000];
+        let mut m = SortedModel::new(3000);
         let mut s = 7;
         for step in 0..60_000_u64 {
             let id = (lcg(&mut s) % 3000) as usize;
             let key = (lcg(&mut s) % 5000, step);
-            match (keys[id], lcg(&mut s) % 3) {
-                (None, _) => {
-                    q.insert(id, key);
-                    model.insert((key, id));
-                    keys[id] = Some(key);
-                }
-                (Some(old), 0) => {
-                    if step.is_multiple_of(2) {
-                        assert_eq!(q.remove(id), Some(old));
-                    } else {
-                        assert_eq!(q.discard(id), Some(old));
-                    }
-                    model.remove(&(old, id));
-                    keys[id] = None;
-                }
-                (Some(old), 1) => {
-                    q.set_key(id, key);
-                    model.remove(&(old, id));
-                    model.insert((key, id));
-                    keys[id] = Some(key);
-                }
-                (Some(_), _) => {
-                    let (k, i) = *model.first().unwrap();
-                    assert_eq!(q.pop(), Some((i, k)));
-                    model.remove(&(k, i));
-                    keys[i] = None;
-                }
-            }
-            assert_eq!(q.peek().map(|(i, k)| (k, i)), model.first().copied());
+            let what = match lcg(&mut s) % 3 {
+                0 if step.is_multiple_of(2) => Step::Remove,
+                0 => Step::Discard,
+                1 => Step::Rekey,
+                _ => Step::Pop,
+            };
+            m.step(id, key, what);
+            m.check_min();
         }
+        let q = &m.q;
         assert!(q.len() > 1000, "the heap stayed deep: {}", q.len());
     }
 }
@@ -660,6 +708,7 @@ mod tests {
 #[cfg(test)]
 mod discard_tests {
     use super::removal_tests::check;
+    use super::tests::{SortedModel, Step, lcg};
     use super::*;
 
     /// Discarding the root again and again (cancels of the earliest lists,
@@ -720,60 +769,27 @@ mod discard_tests {
     /// return often, against a sorted model, checked whole every step.
     #[test]
     fn discards_against_a_sorted_model() {
-        use std::collections::BTreeSet;
-        let mut q = PriorityQueue::new();
-        let mut model = BTreeSet::new();
-        let mut keys: Vec<Option<HeapKey>> = vec![None; 200];
+        let mut m = SortedModel::new(200);
         let mut s: u64 = 99;
-        let next = |s: &mut u64| {
-            *s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            *s >> 33
-        };
         for step in 0..40_000_u64 {
-            let id = (next(&mut s) % 200) as usize;
-            let key = (next(&mut s) % 50, step);
-            let mut discarded = false;
-            match (keys[id], next(&mut s) % 5) {
-                (None, _) => {
-                    q.insert(id, key);
-                    model.insert((key, id));
-                    keys[id] = Some(key);
-                }
-                (Some(old), 0 | 1) => {
-                    assert_eq!(q.discard(id), Some(old));
-                    model.remove(&(old, id));
-                    keys[id] = None;
-                    discarded = true;
-                }
-                (Some(old), 2) => {
-                    assert_eq!(q.remove(id), Some(old));
-                    model.remove(&(old, id));
-                    keys[id] = None;
-                }
-                (Some(old), 3) => {
-                    q.set_key(id, key);
-                    model.remove(&(old, id));
-                    model.insert((key, id));
-                    keys[id] = Some(key);
-                }
-                (Some(_), _) => {
-                    let (k, i) = *model.first().unwrap();
-                    assert_eq!(q.pop(), Some((i, k)));
-                    model.remove(&(k, i));
-                    keys[i] = None;
-                }
-            }
-            assert_eq!(q.len(), model.len());
-            if discarded {
+            let id = (lcg(&mut s) % 200) as usize;
+            let key = (lcg(&mut s) % 50, step);
+            let what = match lcg(&mut s) % 5 {
+                0 | 1 => Step::Discard,
+                2 => Step::Remove,
+                3 => Step::Rekey,
+                _ => Step::Pop,
+            };
+            let discarding = matches!(what, Step::Discard) && m.q.contains(id);
+            m.step(id, key, what);
+            if discarding {
                 assert!(
-                    q.dead * 2 <= q.heap.len(),
+                    m.q.dead * 2 <= m.q.heap.len(),
                     "at most half dead after a discard"
                 );
             }
-            check(&q);
-            assert_eq!(q.peek().map(|(i, k)| (k, i)), model.first().copied());
+            check(&m.q);
+            m.check_min();
         }
     }
 }
