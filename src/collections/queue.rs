@@ -162,14 +162,7 @@ impl PriorityQueue {
     fn clear_dead_root(&mut self) {
         while self.heap.first().is_some_and(|e| e.1 == DEAD) {
             self.dead -= 1;
-            self.heap.swap_remove(0);
-            if !self.heap.is_empty() {
-                let filler = self.heap[0];
-                if filler.1 != DEAD {
-                    self.pos[filler.1 as usize] = 0;
-                }
-                self.restore_removed(0);
-            }
+            self.remove_at(0);
         }
     }
 
@@ -268,11 +261,11 @@ impl PriorityQueue {
             // A leaf (three entries in four): removed at once, which costs
             // no sift down, and the filler mostly stays where it lands.
             self.remove_at(at);
-            if self.dead * 2 > self.heap.len() {
-                self.rebuild();
-            }
         } else {
             self.bury(at);
+        }
+        if self.dead * 2 > self.heap.len() {
+            self.rebuild();
         }
         Some(key)
     }
@@ -287,9 +280,6 @@ impl PriorityQueue {
         self.dead += 1;
         if self.belongs_above(at) {
             self.sift_up(at);
-        }
-        if self.dead * 2 > self.heap.len() {
-            self.rebuild();
         }
     }
 
