@@ -509,6 +509,13 @@ fn doomed_task(lp: &mut EventLoop) -> task::JoinHandle<()> {
     })
 }
 
+/// Runs `lp`, which must end in a panic that escapes `run` (a
+/// [`doomed_task`]'s drop).
+fn assert_run_panics(lp: &mut EventLoop) {
+    let escaped = catch_unwind(AssertUnwindSafe(|| lp.run()));
+    assert!(escaped.is_err(), "the drop's panic escapes run");
+}
+
 /// A panic that escapes a deferred operation flushed after a timer's
 /// callback leaves `run` only once that timer is finished, and leaves the
 /// pass for the next run: the timer after it in the same list runs then,
@@ -524,8 +531,7 @@ fn a_panic_escaping_a_timers_flush_leaves_the_pass_for_the_next_run() {
         let first = lp.set_timeout(1, move |_| h.abort());
         let l = log.clone();
         let second = lp.set_timeout(1, move |_| l.borrow_mut().push("second"));
-        let escaped = catch_unwind(AssertUnwindSafe(|| lp.run()));
-        assert!(escaped.is_err(), "the drop's panic escapes run");
+        assert_run_panics(&mut lp);
         assert_eq!(
             lp.current_timeout(),
             None,
@@ -568,8 +574,7 @@ fn a_panic_escaping_after_an_interval_leaves_it_armed() {
                 lp.clear_interval(me).unwrap();
             }
         });
-        let escaped = catch_unwind(AssertUnwindSafe(|| lp.run()));
-        assert!(escaped.is_err(), "the drop's panic escapes run");
+        assert_run_panics(&mut lp);
         assert_eq!(*runs.borrow(), [3]);
         lp.run().unwrap();
         assert_eq!(*runs.borrow(), [3, 6, 9]);
@@ -587,8 +592,7 @@ fn a_panicking_deferred_operation_does_not_stop_later_flushes() {
         let mut lp = EventLoop::with_virtual_clock();
         let h = doomed_task(&mut lp);
         lp.set_immediate(move |_| h.abort());
-        let escaped = catch_unwind(AssertUnwindSafe(|| lp.run()));
-        assert!(escaped.is_err(), "the drop's panic escapes run");
+        assert_run_panics(&mut lp);
         let done = std::rc::Rc::new(std::cell::Cell::new(false));
         let d = done.clone();
         lp.set_immediate(move |lp| {
@@ -614,7 +618,7 @@ fn a_panic_escaping_after_an_immediate_or_a_tick_loses_nothing() {
         lp.set_immediate(move |_| h.abort());
         let l = log.clone();
         lp.set_immediate(move |_| l.borrow_mut().push("immediate"));
-        assert!(catch_unwind(AssertUnwindSafe(|| lp.run())).is_err());
+        assert_run_panics(&mut lp);
         lp.run().unwrap();
         assert_eq!(*log.borrow(), ["immediate"]);
 
@@ -626,7 +630,7 @@ fn a_panic_escaping_after_an_immediate_or_a_tick_loses_nothing() {
             let l = l.clone();
             lp.next_tick(move |_| l.borrow_mut().push("tick"));
         });
-        assert!(catch_unwind(AssertUnwindSafe(|| lp.run())).is_err());
+        assert_run_panics(&mut lp);
         lp.run().unwrap();
         assert_eq!(*log.borrow(), ["immediate", "tick"]);
         assert!(!lp.is_alive());
