@@ -8,14 +8,17 @@
 //!
 //! 1. A block is [`BLOCK_WORDS`]`[c]` words of one class `c`, aligned to a
 //!    word, inside a chunk that this thread's [`Pool`] allocated and frees
-//!    only when no block of the class is handed out (`live == 0`): a block
-//!    handed out stays valid memory until it is given back, whatever else
-//!    happens to the pool.
+//!    only when none of the chunk's blocks is handed out (all of them are
+//!    on the free list or beyond `bump`, invariant 2): a block handed out
+//!    stays valid memory until it is given back, whatever else happens to
+//!    the pool.
 //! 2. A block is at most one of: handed out (counted in `live`), on the
-//!    class's free list (its first word links to the next), or beyond the
+//!    class's free list (its first word links to the next), beyond the
 //!    class's `bump` in its newest chunk (not handed out since that chunk
-//!    was made or emptied). So a block is handed out once until it is
-//!    given back.
+//!    was made or emptied), or, while the class is armed for a sweep, on
+//!    the list or beyond the bump set aside (`stash`, `stash_bump`). So a
+//!    block is handed out once until it is given back, and a chunk none of
+//!    whose blocks is out has them all in the other three places.
 //! 3. Blocks are given back on the thread that took them: the wrappers
 //!    that hold them are neither `Send` nor `Sync` (`thin.rs`).
 //! 4. Once the thread's pool is destroyed (the thread is exiting and its
@@ -58,9 +61,27 @@
 //! burst. So a class that fills past [`KEEP_BYTES`] and drains, over and
 //! over, goes back to the allocator only for what is beyond it, and never
 //! starts again from [`FIRST_CHUNK`] blocks; an idle class holds at most
-//! [`KEEP_BYTES`] either way. (A class is freed only when all its blocks
-//! are back: one long-lived block keeps its class's chunks, as one live
-//! allocation keeps a `malloc` arena's top.)
+//! [`KEEP_BYTES`] either way.
+//!
+//! A class that drains only in part is swept when it is used again. A give
+//! that leaves fewer blocks out than a quarter of what the chunks hold (or
+//! than half of those out at the last sweep) arms the class: its free
+//! blocks are set aside, and so is each block given back after, so that
+//! its free list stays empty and the next take goes the cold way. That
+//! take sweeps: it walks the blocks set aside, counts each against its
+//! chunk, frees every chunk whose blocks are all free (but for the largest
+//! of at most [`KEEP_BYTES`]), and puts the rest back on the free list in
+//! their order. So a few long-lived blocks keep only their own chunks, not
+//! the peak of a burst they outlived. Gives never sweep: a class that
+//! drains entirely, as a timers pass drains its callbacks, is released as
+//! above, and the sweep it was armed for never happens: each give of its
+//! last quarter costs a few instructions more, to set its block aside.
+//!
+//! A sweep costs a pass over the free blocks, with a binary search for
+//! each that is not in the chunk of the one before. One comes only after
+//! the blocks out have halved since the last or the class has grown, so
+//! the sweeps between two growths add up to a logarithmic number of passes
+//! over the class, and a growth takes every block the class holds.
 #![allow(unsafe_code)]
 
 use std::alloc::{Layout, alloc, dealloc, handle_alloc_error};
@@ -113,6 +134,19 @@ struct Class {
     chunks: RefCell<Vec<(NonNull<u8>, Layout)>>,
     /// The blocks the chunks hold, altogether.
     capacity: Cell<usize>,
+    /// A give that leaves fewer blocks out than this goes the cold way
+    /// ([`Class::give_low`]): 0 while the chunks hold at most
+    /// [`KEEP_BYTES`] (never), at least 1 otherwise (a class that drains
+    /// is released).
+    low: Cell<usize>,
+    /// Whether the class is set aside for a sweep: its free blocks are
+    /// on `stash` and beyond `stash_bump`, and `free`, `bump` and `end`
+    /// are null, so that the next take goes the cold way and sweeps.
+    armed: Cell<bool>,
+    /// While armed: the free list, and the bump and end, set aside.
+    stash: Cell<*mut u8>,
+    stash_bump: Cell<*mut u8>,
+    stash_end: Cell<*mut u8>,
 }
 
 impl Class {
@@ -124,19 +158,33 @@ impl Class {
             live: Cell::new(0),
             chunks: RefCell::new(Vec::new()),
             capacity: Cell::new(0),
+            low: Cell::new(0),
+            armed: Cell::new(false),
+            stash: Cell::new(ptr::null_mut()),
+            stash_bump: Cell::new(ptr::null_mut()),
+            stash_end: Cell::new(ptr::null_mut()),
         }
     }
 
     #[inline(always)]
     fn take(&self, bytes: usize) -> *mut u8 {
         self.live.set(self.live.get() + 1);
+        if let Some(block) = self.take_free(bytes) {
+            return block;
+        }
+        self.grow(bytes)
+    }
+
+    /// A block from the free list or beyond the bump, if either has one.
+    #[inline(always)]
+    fn take_free(&self, bytes: usize) -> Option<*mut u8> {
         let free = self.free.get();
         if !free.is_null() {
             // SAFETY: a block on the free list is a block of this class
             // that is not handed out (invariant 2), valid (invariant 1),
             // whose first word is the next free block, written by `give`.
             self.free.set(unsafe { free.cast::<*mut u8>().read() });
-            return free;
+            return Some(free);
         }
         let bump = self.bump.get();
         if bump != self.end.get() {
@@ -144,15 +192,22 @@ impl Class {
             // chunk's end, a whole number of blocks past it: the next block
             // is in the chunk or is its end.
             self.bump.set(unsafe { bump.add(bytes) });
-            return bump;
+            return Some(bump);
         }
-        self.grow(bytes)
+        None
     }
 
-    /// Takes the first block of a new chunk.
+    /// Sweeps the class if it is armed, and takes a free block if that
+    /// left one; otherwise takes the first block of a new chunk.
     #[cold]
     #[inline(never)]
     fn grow(&self, bytes: usize) -> *mut u8 {
+        if self.armed.get() {
+            self.sweep(bytes);
+            if let Some(block) = self.take_free(bytes) {
+                return block;
+            }
+        }
         let blocks = self.capacity.get().clamp(FIRST_CHUNK, MAX_CHUNK);
         let layout = Layout::from_size_align(blocks * bytes, WORD).expect("a chunk's layout");
         // SAFETY: the layout's size is not zero.
@@ -161,6 +216,7 @@ impl Class {
         };
         self.chunks.borrow_mut().push((chunk, layout));
         self.capacity.set(self.capacity.get() + blocks);
+        self.set_low(bytes, self.capacity.get() / 4);
         let first = chunk.as_ptr();
         // SAFETY: both are in the chunk or its end (`blocks` >= 1).
         unsafe {
@@ -174,29 +230,174 @@ impl Class {
     /// `block` came from this class's `take` and is given back once.
     #[inline(always)]
     unsafe fn give(&self, block: *mut u8, bytes: usize) {
-        // SAFETY: the caller's contract: a block of this class, handed out,
-        // so valid and a word aligned (invariant 1); the pool owns it again.
-        unsafe { block.cast::<*mut u8>().write(self.free.get()) };
-        self.free.set(block);
         let live = self.live.get() - 1;
         self.live.set(live);
-        if live == 0 && self.capacity.get() * bytes > KEEP_BYTES {
-            self.release(KEEP_BYTES, bytes);
+        // SAFETY (the three `push`es): the caller's contract: a block of
+        // this class, handed out, so valid and a word aligned (invariant
+        // 1); the pool owns it again.
+        if live >= self.low.get() {
+            unsafe { push(&self.free, block) };
+        } else if self.armed.get() {
+            // Set aside, inline: a class that drains comes here for each
+            // block of its last quarter.
+            unsafe { push(&self.stash, block) };
+            if live == 0 {
+                self.give_low(bytes);
+            }
+        } else {
+            unsafe { push(&self.free, block) };
+            self.give_low(bytes);
         }
+    }
+
+    /// Gives back go the cold way once fewer than `below` blocks are out
+    /// (at least 1), if the chunks hold more than [`KEEP_BYTES`]; never
+    /// otherwise.
+    fn set_low(&self, bytes: usize, below: usize) {
+        let low = if self.capacity.get() * bytes > KEEP_BYTES {
+            below.max(1)
+        } else {
+            0
+        };
+        self.low.set(low);
+    }
+
+    /// A give left fewer than `low` blocks out. With none out, releases
+    /// the class. Otherwise arms it: sets its free blocks aside, so that
+    /// the gives that follow set theirs aside too and its next take
+    /// sweeps.
+    #[cold]
+    #[inline(never)]
+    fn give_low(&self, bytes: usize) {
+        if self.live.get() == 0 {
+            self.release(KEEP_BYTES, bytes);
+        } else {
+            debug_assert!(!self.armed.get() && self.stash.get().is_null());
+            self.armed.set(true);
+            self.stash.set(self.free.replace(ptr::null_mut()));
+            self.stash_bump.set(self.bump.replace(ptr::null_mut()));
+            self.stash_end.set(self.end.replace(ptr::null_mut()));
+        }
+    }
+
+    /// Frees every chunk none of whose blocks is out, but for the largest
+    /// of them that holds at most [`KEEP_BYTES`], takes their blocks off
+    /// the free blocks set aside, which keep their order otherwise, and
+    /// puts those back: the class is disarmed. The next sweep comes once
+    /// the blocks out have halved, or fallen below a quarter of what is
+    /// left.
+    #[cold]
+    #[inline(never)]
+    fn sweep(&self, bytes: usize) {
+        debug_assert!(self.armed.get() && self.free.get().is_null());
+        let mut chunks = self.chunks.borrow_mut();
+        // The chunks by address, to find a block's with a binary search
+        // (free blocks given back in order sit together: the last chunk
+        // found is tried first).
+        let mut order: Vec<usize> = (0..chunks.len()).collect();
+        order.sort_unstable_by_key(|&i| chunks[i].0.as_ptr() as usize);
+        let ranges: Vec<(usize, usize)> = order
+            .iter()
+            .map(|&i| {
+                let start = chunks[i].0.as_ptr() as usize;
+                (start, start + chunks[i].1.size())
+            })
+            .collect();
+        let last = Cell::new(0);
+        let chunk_of = |block: *mut u8| {
+            let a = block as usize;
+            let (start, end) = ranges[last.get()];
+            if a < start || a >= end {
+                // Every block is in a chunk (invariant 1), so one starts at
+                // or before it.
+                last.set(ranges.partition_point(|&(s, _)| s <= a) - 1);
+            }
+            order[last.get()]
+        };
+        // Each chunk's free blocks: set aside, or beyond the bump.
+        let mut free = vec![0usize; chunks.len()];
+        let mut block = self.stash.get();
+        while !block.is_null() {
+            free[chunk_of(block)] += 1;
+            // SAFETY: a free block, whose first word is the next free
+            // block (invariant 2).
+            block = unsafe { block.cast::<*mut u8>().read() };
+        }
+        let (bump, end) = (self.stash_bump.get(), self.stash_end.get());
+        if bump != end {
+            free[chunk_of(bump)] += (end as usize - bump as usize) / bytes;
+        }
+        // A chunk is unused when all its blocks are free (invariant 2: a
+        // block is out, on the free list once, or beyond the bump).
+        let unused = |i: usize| free[i] * bytes == chunks[i].1.size();
+        let kept = (0..chunks.len())
+            .filter(|&i| unused(i) && chunks[i].1.size() <= KEEP_BYTES)
+            .max_by_key(|&i| chunks[i].1.size());
+        let freed: Vec<bool> = (0..chunks.len())
+            .map(|i| unused(i) && Some(i) != kept)
+            .collect();
+        // The blocks that stay, in order, back on the free list: unlinked
+        // from the freed chunks' before those are freed (the links are in
+        // them).
+        let (mut head, mut tail) = (ptr::null_mut::<u8>(), ptr::null_mut::<u8>());
+        let mut block = self.stash.replace(ptr::null_mut());
+        while !block.is_null() {
+            // SAFETY: as above, the next free block.
+            let next = unsafe { block.cast::<*mut u8>().read() };
+            if !freed[chunk_of(block)] {
+                if tail.is_null() {
+                    head = block;
+                } else {
+                    // SAFETY: `tail` is a free block of a chunk that stays:
+                    // its first word is the pool's to write.
+                    unsafe { tail.cast::<*mut u8>().write(block) };
+                }
+                tail = block;
+            }
+            block = next;
+        }
+        if !tail.is_null() {
+            // SAFETY: as above.
+            unsafe { tail.cast::<*mut u8>().write(ptr::null_mut()) };
+        }
+        self.free.set(head);
+        if bump != end && !freed[chunk_of(bump)] {
+            self.bump.set(bump);
+            self.end.set(end);
+        }
+        self.stash_bump.set(ptr::null_mut());
+        self.stash_end.set(ptr::null_mut());
+        self.armed.set(false);
+        let mut i = 0;
+        chunks.retain(|&(chunk, layout)| {
+            let stays = !freed[i];
+            i += 1;
+            if !stays {
+                self.capacity
+                    .set(self.capacity.get() - layout.size() / bytes);
+                // SAFETY: allocated by `grow` with this layout; none of its
+                // blocks is out, on the free list or beyond the bump, so
+                // nothing points into it.
+                unsafe { dealloc(chunk.as_ptr(), layout) };
+            }
+            stays
+        });
+        drop(chunks);
+        let live = self.live.get();
+        self.set_low(bytes, (live / 2).min(self.capacity.get() / 4));
     }
 
     /// Frees every chunk but the largest that holds at most `keep` bytes,
     /// which is emptied: its blocks are all beyond `bump` again. No block
-    /// is handed out.
+    /// is handed out. Disarms the class.
     #[cold]
     #[inline(never)]
     fn release(&self, keep: usize, bytes: usize) {
         debug_assert_eq!(self.live.get(), 0);
         let mut chunks = self.chunks.borrow_mut();
-        // Chunks only grow, so the last that fits is the largest.
-        let kept = chunks
-            .iter()
-            .rposition(|&(_, layout)| layout.size() <= keep);
+        let kept = (0..chunks.len())
+            .filter(|&i| chunks[i].1.size() <= keep)
+            .max_by_key(|&i| chunks[i].1.size());
         let kept = kept.map(|i| chunks.swap_remove(i));
         for (chunk, layout) in chunks.drain(..) {
             // SAFETY: allocated by `grow` with this layout; no block in it
@@ -204,8 +405,12 @@ impl Class {
             unsafe { dealloc(chunk.as_ptr(), layout) };
         }
         // Nothing is free until the kept chunk's bump hands it out again:
-        // the free list's blocks were in the chunks, kept one included.
+        // the free lists' blocks were in the chunks, kept one included.
         self.free.set(ptr::null_mut());
+        self.armed.set(false);
+        self.stash.set(ptr::null_mut());
+        self.stash_bump.set(ptr::null_mut());
+        self.stash_end.set(ptr::null_mut());
         match kept {
             Some((chunk, layout)) => {
                 chunks.push((chunk, layout));
@@ -222,7 +427,22 @@ impl Class {
                 self.capacity.set(0);
             }
         }
+        drop(chunks);
+        self.set_low(bytes, 0);
     }
+}
+
+/// Pushes `block` on the free list whose head is `list`.
+///
+/// # Safety
+/// `block` is a block of the list's class that is the pool's: not handed
+/// out, on no list, not beyond a bump (invariant 2).
+#[inline(always)]
+unsafe fn push(list: &Cell<*mut u8>, block: *mut u8) {
+    // SAFETY: the caller's contract: the block's first word is the pool's
+    // to write, and it is valid and word aligned (invariant 1).
+    unsafe { block.cast::<*mut u8>().write(list.get()) };
+    list.set(block);
 }
 
 /// A thread's classes.
@@ -423,6 +643,134 @@ mod tests {
                 drain(out);
                 assert!(counts(C).1 * bytes <= KEEP_BYTES, "round {round}");
             }
+        })
+        .join()
+        .unwrap();
+    }
+
+    /// Blocks of class 2 as `[u64; 8]`s holding their number, for the
+    /// sweep tests.
+    fn taken(n: usize, from: u64) -> Vec<NonNull<[u64; 8]>> {
+        (0..n as u64)
+            .map(|i| {
+                let b = take::<[u64; 8]>(2);
+                // SAFETY: a fresh block for a `[u64; 8]`.
+                unsafe { b.as_ptr().write([from + i; 8]) };
+                b
+            })
+            .collect()
+    }
+
+    /// Checks that `b` holds `v`, and gives it back.
+    fn check_give(b: NonNull<[u64; 8]>, v: u64) {
+        // SAFETY: written by `taken`, still out.
+        assert_eq!(unsafe { b.as_ptr().read() }, [v; 8]);
+        // SAFETY: taken by `taken`, given back once.
+        unsafe { give(2, b) };
+    }
+
+    /// A burst's chunks are freed when it has drained and the class is
+    /// used again, though two of its blocks live on: only their chunks and
+    /// one kept chunk stay, in whatever order the others came back. The blocks left out keep their values,
+    /// and the swept free list hands out each block once.
+    #[test]
+    fn long_lived_blocks_keep_only_their_chunks() {
+        for order in ["fifo", "lifo", "shuffled"] {
+            std::thread::spawn(move || {
+                let bytes = 8 * WORD;
+                let n = 100_000;
+                let mut out: Vec<(NonNull<[u64; 8]>, u64)> =
+                    taken(n, 0).into_iter().zip(0..).collect();
+                let peak = counts(2).1;
+                assert!(peak >= n);
+                let middle = out.remove(n / 2);
+                let first = out.remove(0);
+                match order {
+                    "lifo" => out.reverse(),
+                    "shuffled" => {
+                        let mut x = 0x2545_f491_4f6c_dd1d_u64;
+                        for i in (1..out.len()).rev() {
+                            x ^= x << 13;
+                            x ^= x >> 7;
+                            x ^= x << 17;
+                            out.swap(i, (x % (i as u64 + 1)) as usize);
+                        }
+                    }
+                    _ => {}
+                }
+                for (b, v) in out {
+                    check_give(b, v);
+                }
+                let (live, held) = counts(2);
+                assert_eq!(live, 2, "{order}");
+                // Gives do not sweep: the class holds its peak until it is
+                // used again.
+                assert_eq!(held, peak, "{order}");
+                // The next take sweeps: the first chunk, the middle
+                // block's and the one kept are all that stay (the take
+                // pops the free list of one of them).
+                let probe = taken(1, 7).pop().unwrap();
+                let (live, held) = counts(2);
+                assert_eq!(live, 3, "{order}");
+                let bound = FIRST_CHUNK + MAX_CHUNK + KEEP_BYTES / bytes;
+                assert!(held <= bound, "{order}: {held} blocks held of {peak}");
+                check_give(probe, 7);
+                // The class grows again from what is left, each block once.
+                let again = taken(n, 1_000_000);
+                let mut addrs: Vec<usize> = again.iter().map(|b| b.as_ptr() as usize).collect();
+                addrs.extend([first.0.as_ptr() as usize, middle.0.as_ptr() as usize]);
+                addrs.sort_unstable();
+                addrs.dedup();
+                assert_eq!(addrs.len(), n + 2, "{order}: blocks out are distinct");
+                check_give(first.0, first.1);
+                check_give(middle.0, middle.1);
+                for (b, v) in again.into_iter().zip(1_000_000..) {
+                    check_give(b, v);
+                }
+                assert_eq!(counts(2), (0, KEEP_BYTES / bytes), "{order}: released");
+            })
+            .join()
+            .unwrap();
+        }
+    }
+
+    /// Random takes and gives around a level that rises and falls, so that
+    /// sweeps come among takes from a swept free list: every block out
+    /// keeps its value and is out once.
+    #[test]
+    fn random_takes_and_gives_stay_consistent() {
+        std::thread::spawn(|| {
+            let mut out: Vec<(NonNull<[u64; 8]>, u64)> = Vec::new();
+            let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+            let mut next = 0u64;
+            for step in 0..400_000u64 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                // The level rises for a while, then falls, and again.
+                let rising = (step / 50_000) % 2 == 0;
+                let take_it = if rising { x % 8 < 5 } else { x % 8 < 3 };
+                if take_it || out.is_empty() {
+                    let b = taken(1, next).pop().unwrap();
+                    out.push((b, next));
+                    next += 1;
+                } else {
+                    let i = (x >> 8) as usize % out.len();
+                    let (b, v) = out.swap_remove(i);
+                    check_give(b, v);
+                }
+                if step % 10_000 == 0 {
+                    let mut addrs: Vec<usize> = out.iter().map(|b| b.0.as_ptr() as usize).collect();
+                    addrs.sort_unstable();
+                    addrs.dedup();
+                    assert_eq!(addrs.len(), out.len(), "step {step}: distinct");
+                    assert_eq!(counts(2).0, out.len(), "step {step}: live");
+                }
+            }
+            for (b, v) in out {
+                check_give(b, v);
+            }
+            assert_eq!(counts(2), (0, KEEP_BYTES / (8 * WORD)));
         })
         .join()
         .unwrap();

@@ -701,6 +701,49 @@ mod tests {
         assert_eq!((drops.get(), Rc::strong_count(&drops)), (2, 1));
     }
 
+    /// A burst of pooled timer callbacks that fires while one of its
+    /// class outlives it: once the class is used again, the pool holds the
+    /// long-lived block's chunk and little else, not the burst's peak.
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn a_fired_burst_is_swept_past_a_long_lived_callback() {
+        std::thread::spawn(|| {
+            let mut lp = EventLoop::with_virtual_clock();
+            let fired = Rc::new(Cell::new(0_u64));
+            let pad = [7_u64; 2];
+            // Three words each: class 1.
+            let pad3 = [7_u64; 3];
+            let long = lp.set_timeout(60_000, move |_| {
+                std::hint::black_box(pad3);
+            });
+            for _ in 0..100_000 {
+                let fired = fired.clone();
+                lp.set_timeout(1, move |_| {
+                    std::hint::black_box(pad);
+                    fired.set(fired.get() + 1);
+                });
+            }
+            let (live, peak) = pool::counts(1);
+            assert_eq!(live, 100_001);
+            assert!(lp.run_once().unwrap());
+            assert_eq!(fired.get(), 100_000);
+            assert_eq!(pool::counts(1), (1, peak), "a give does not sweep");
+            let next = lp.set_timeout(1, move |_| {
+                std::hint::black_box(pad3);
+            });
+            let (live, held) = pool::counts(1);
+            assert_eq!(live, 2);
+            // The first chunk and one kept of at most KEEP_BYTES.
+            let bound = pool::FIRST_CHUNK + pool::KEEP_BYTES / (4 * 8);
+            assert!(held <= bound, "{held} blocks held of {peak}");
+            lp.clear_timeout(long).unwrap();
+            lp.clear_timeout(next).unwrap();
+            assert_eq!(pool::counts(1).0, 0);
+        })
+        .join()
+        .unwrap();
+    }
+
     /// Closures of two to eight words live in the thread's pool while
     /// stored, and give their block back however they end: dropped,
     /// called once, dropped by a panicking drop, or consumed by a call
