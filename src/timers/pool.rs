@@ -88,8 +88,15 @@ use std::alloc::{Layout, alloc, dealloc, handle_alloc_error};
 use std::cell::{Cell, RefCell};
 use std::ptr::{self, NonNull};
 
-/// Each class's block size, in words.
-pub(super) const BLOCK_WORDS: [usize; 3] = [2, 4, 8];
+/// Each class's block size, in words: 16, 24, 32, 48 and 64 bytes, the
+/// small sizes of general-purpose allocators' classes. A closure's block
+/// is at most a fifth larger than it (five words in six); with classes of
+/// 2, 4 and 8 words, until round 20, a closure of three words took four
+/// and one of five took eight.
+pub(super) const BLOCK_WORDS: [usize; CLASSES] = [2, 3, 4, 6, 8];
+
+/// How many classes there are.
+const CLASSES: usize = 5;
 
 /// Blocks in a class's first chunk; a later chunk holds as many as the
 /// class does already, up to [`MAX_CHUNK`].
@@ -447,7 +454,7 @@ unsafe fn push(list: &Cell<*mut u8>, block: *mut u8) {
 
 /// A thread's classes.
 struct Pool {
-    classes: [Class; 3],
+    classes: [Class; CLASSES],
 }
 
 impl Drop for Pool {
@@ -467,7 +474,7 @@ impl Drop for Pool {
 thread_local! {
     static POOL: Pool = const {
         Pool {
-            classes: [Class::new(), Class::new(), Class::new()],
+            classes: [const { Class::new() }; CLASSES],
         }
     };
     /// The thread's pool was destroyed (invariant 4). No destructor, so it
@@ -534,14 +541,27 @@ pub(super) fn counts(c: usize) -> (usize, usize) {
 mod tests {
     use super::*;
 
+    /// The classes of four and eight words.
+    const C4: usize = match class_of::<[u64; 4]>() {
+        Some(c) => c,
+        None => unreachable!(),
+    };
+    const C8: usize = match class_of::<[u64; 8]>() {
+        Some(c) => c,
+        None => unreachable!(),
+    };
+
     #[test]
     fn classes_by_size_and_alignment() {
         assert_eq!(class_of::<[u64; 2]>(), Some(0));
         assert_eq!(class_of::<(u8, u64)>(), Some(0));
         assert_eq!(class_of::<[u64; 3]>(), Some(1));
-        assert_eq!(class_of::<[u64; 4]>(), Some(1));
-        assert_eq!(class_of::<[u64; 5]>(), Some(2));
-        assert_eq!(class_of::<[u64; 8]>(), Some(2));
+        assert_eq!(class_of::<(u64, u64, u8)>(), Some(1));
+        assert_eq!(class_of::<[u64; 4]>(), Some(2));
+        assert_eq!(class_of::<[u64; 5]>(), Some(3));
+        assert_eq!(class_of::<[u64; 6]>(), Some(3));
+        assert_eq!(class_of::<[u64; 7]>(), Some(4));
+        assert_eq!(class_of::<[u64; 8]>(), Some(4));
         assert_eq!(class_of::<[u64; 9]>(), None);
         assert_eq!(class_of::<u128>(), None, "more aligned than a word");
     }
@@ -553,7 +573,7 @@ mod tests {
         std::thread::spawn(|| {
             let mut out: Vec<NonNull<[u64; 4]>> = Vec::new();
             for i in 0..10_000u64 {
-                let b = take::<[u64; 4]>(1);
+                let b = take::<[u64; 4]>(C4);
                 // SAFETY: a fresh block for a `[u64; 4]`.
                 unsafe { b.as_ptr().write([i; 4]) };
                 out.push(b);
@@ -566,28 +586,28 @@ mod tests {
                 // SAFETY: written above, still out.
                 assert_eq!(unsafe { b.as_ptr().read() }, [i as u64; 4]);
             }
-            assert_eq!(counts(1).0, 10_000);
-            assert!(counts(1).1 >= 10_000);
+            assert_eq!(counts(C4).0, 10_000);
+            assert!(counts(C4).1 >= 10_000);
             // Give back all but one: nothing is released, and the next take
             // reuses the last block given back.
             let keep = out.pop().unwrap();
             let last = *out.last().unwrap();
             for b in out.drain(..) {
                 // SAFETY: taken above, given back once.
-                unsafe { give(1, b) };
+                unsafe { give(C4, b) };
             }
-            assert_eq!(counts(1).0, 1);
-            let again = take::<[u64; 4]>(1);
+            assert_eq!(counts(C4).0, 1);
+            let again = take::<[u64; 4]>(C4);
             assert_eq!(again, last, "the free list is last in, first out");
             // SAFETY: taken above, given back once each.
             unsafe {
-                give(1, again);
-                give(1, keep);
+                give(C4, again);
+                give(C4, keep);
             }
             // A large class is freed when idle, but for its largest chunk
             // that fits in KEEP_BYTES.
             let kept = KEEP_BYTES / (4 * WORD);
-            assert_eq!(counts(1), (0, kept));
+            assert_eq!(counts(C4), (0, kept));
             // A small class keeps its first chunk.
             let b = take::<[u64; 2]>(0);
             // SAFETY: taken above, given back once.
@@ -605,7 +625,7 @@ mod tests {
     #[test]
     fn burst_cycles_keep_one_chunk() {
         std::thread::spawn(|| {
-            const C: usize = 2;
+            const C: usize = C8;
             let bytes = 8 * WORD;
             let kept = KEEP_BYTES / bytes;
             let burst = |n: usize| -> Vec<NonNull<[u64; 8]>> {
@@ -653,7 +673,7 @@ mod tests {
     fn taken(n: usize, from: u64) -> Vec<NonNull<[u64; 8]>> {
         (0..n as u64)
             .map(|i| {
-                let b = take::<[u64; 8]>(2);
+                let b = take::<[u64; 8]>(C8);
                 // SAFETY: a fresh block for a `[u64; 8]`.
                 unsafe { b.as_ptr().write([from + i; 8]) };
                 b
@@ -666,7 +686,7 @@ mod tests {
         // SAFETY: written by `taken`, still out.
         assert_eq!(unsafe { b.as_ptr().read() }, [v; 8]);
         // SAFETY: taken by `taken`, given back once.
-        unsafe { give(2, b) };
+        unsafe { give(C8, b) };
     }
 
     /// A burst's chunks are freed when it has drained and the class is
@@ -681,7 +701,7 @@ mod tests {
                 let n = 100_000;
                 let mut out: Vec<(NonNull<[u64; 8]>, u64)> =
                     taken(n, 0).into_iter().zip(0..).collect();
-                let peak = counts(2).1;
+                let peak = counts(C8).1;
                 assert!(peak >= n);
                 let middle = out.remove(n / 2);
                 let first = out.remove(0);
@@ -701,7 +721,7 @@ mod tests {
                 for (b, v) in out {
                     check_give(b, v);
                 }
-                let (live, held) = counts(2);
+                let (live, held) = counts(C8);
                 assert_eq!(live, 2, "{order}");
                 // Gives do not sweep: the class holds its peak until it is
                 // used again.
@@ -710,7 +730,7 @@ mod tests {
                 // block's and the one kept are all that stay (the take
                 // pops the free list of one of them).
                 let probe = taken(1, 7).pop().unwrap();
-                let (live, held) = counts(2);
+                let (live, held) = counts(C8);
                 assert_eq!(live, 3, "{order}");
                 let bound = FIRST_CHUNK + MAX_CHUNK + KEEP_BYTES / bytes;
                 assert!(held <= bound, "{order}: {held} blocks held of {peak}");
@@ -727,7 +747,7 @@ mod tests {
                 for (b, v) in again.into_iter().zip(1_000_000..) {
                     check_give(b, v);
                 }
-                assert_eq!(counts(2), (0, KEEP_BYTES / bytes), "{order}: released");
+                assert_eq!(counts(C8), (0, KEEP_BYTES / bytes), "{order}: released");
             })
             .join()
             .unwrap();
@@ -764,13 +784,13 @@ mod tests {
                     addrs.sort_unstable();
                     addrs.dedup();
                     assert_eq!(addrs.len(), out.len(), "step {step}: distinct");
-                    assert_eq!(counts(2).0, out.len(), "step {step}: live");
+                    assert_eq!(counts(C8).0, out.len(), "step {step}: live");
                 }
             }
             for (b, v) in out {
                 check_give(b, v);
             }
-            assert_eq!(counts(2), (0, KEEP_BYTES / (8 * WORD)));
+            assert_eq!(counts(C8), (0, KEEP_BYTES / (8 * WORD)));
         })
         .join()
         .unwrap();
@@ -791,14 +811,14 @@ mod tests {
                     // not the pool is gone (invariant 1 and 4).
                     assert_eq!(unsafe { b.as_ptr().read() }, [7; 8]);
                     // SAFETY: taken below, given back once.
-                    unsafe { give(2, b) };
+                    unsafe { give(C8, b) };
                 }
                 // A block taken now comes from somewhere valid too.
-                let c = take::<[u64; 8]>(2);
+                let c = take::<[u64; 8]>(C8);
                 // SAFETY: a fresh block.
                 unsafe { c.as_ptr().write([1; 8]) };
                 // SAFETY: taken above, given back once.
-                unsafe { give(2, c) };
+                unsafe { give(C8, c) };
             }
         }
         thread_local! {
@@ -808,7 +828,7 @@ mod tests {
             // The late one first: thread-locals' destructors run last
             // registered, first run, so the pool's runs before LATE's.
             LATE.with(|_| ());
-            let b = take::<[u64; 8]>(2);
+            let b = take::<[u64; 8]>(C8);
             // SAFETY: a fresh block.
             unsafe { b.as_ptr().write([7; 8]) };
             LATE.with(|l| l.0.set(Some(b)));
