@@ -9,16 +9,17 @@
 //! 1. A block is [`BLOCK_WORDS`]`[c]` words of one class `c`, aligned to a
 //!    word, inside a chunk that this thread's [`Pool`] allocated and frees
 //!    only when none of the chunk's blocks is handed out (all of them are
-//!    on the free list or beyond `bump`, invariant 2): a block handed out
-//!    stays valid memory until it is given back, whatever else happens to
-//!    the pool.
-//! 2. A block is at most one of: handed out (counted in `live`), on the
-//!    class's free list (its first word links to the next), beyond the
-//!    class's `bump` in its newest chunk (not handed out since that chunk
-//!    was made or emptied), or, while the class is armed for a sweep, on
-//!    the list or beyond the bump set aside (`stash`, `stash_bump`). So a
-//!    block is handed out once until it is given back, and a chunk none of
-//!    whose blocks is out has them all in the other three places.
+//!    free, invariant 2): a block handed out stays valid memory until it
+//!    is given back, whatever else happens to the pool.
+//! 2. A block of a chunk is exactly one of: handed out (counted in
+//!    `live`), on the class's free list (its first word links to the
+//!    next), beyond the class's `bump` in its newest chunk (not handed out
+//!    since that chunk was made or emptied), or, while the class is armed
+//!    for a sweep, on the list set aside (`stash`) or beyond the bump set
+//!    aside (`stash_bump`). Never two: a block is handed out once until it
+//!    is given back, which soundness needs. Always one: a chunk none of
+//!    whose blocks is out has every one of them free, where a sweep counts
+//!    them, which reclaiming needs.
 //! 3. Blocks are given back on the thread that took them: the wrappers
 //!    that hold them are neither `Send` nor `Sync` (`thin.rs`).
 //! 4. Once the thread's pool is destroyed (the thread is exiting and its
@@ -64,24 +65,44 @@
 //! [`KEEP_BYTES`] either way.
 //!
 //! A class that drains only in part is swept when it is used again. A give
-//! that leaves fewer blocks out than a quarter of what the chunks hold (or
-//! than half of those out at the last sweep) arms the class: its free
-//! blocks are set aside, and so is each block given back after, so that
-//! its free list stays empty and the next take goes the cold way. That
-//! take sweeps: it walks the blocks set aside, counts each against its
-//! chunk, frees every chunk whose blocks are all free (but for the largest
-//! of at most [`KEEP_BYTES`]), and puts the rest back on the free list in
-//! their order. So a few long-lived blocks keep only their own chunks, not
-//! the peak of a burst they outlived. Gives never sweep: a class that
+//! that leaves fewer blocks out than its threshold arms it: a quarter of
+//! what the chunks hold after a growth, and after a sweep the smaller of
+//! that and half the blocks then out (a quarter, if the sweep freed
+//! nothing). Armed, its free blocks are set aside, and so is each block
+//! given back after, so that its free list stays empty and its next take
+//! goes the cold way. That take sweeps: a pass over the blocks set aside
+//! counts each against its chunk (a binary search, skipped while blocks
+//! stay in the chunk of the one before); every chunk whose blocks are all
+//! free is freed, but for the largest of at most [`KEEP_BYTES`], and one
+//! more if nothing else would be left free for the take; a second pass
+//! puts the other free blocks back on the free list in their order (none
+//! is needed when nothing was freed). Gives never sweep: a class that
 //! drains entirely, as a timers pass drains its callbacks, is released as
 //! above, and the sweep it was armed for never happens: each give of its
 //! last quarter costs a few instructions more, to set its block aside.
 //!
-//! A sweep costs a pass over the free blocks, with a binary search for
-//! each that is not in the chunk of the one before. One comes only after
-//! the blocks out have halved since the last or the class has grown, so
-//! the sweeps between two growths add up to a logarithmic number of passes
-//! over the class, and a growth takes every block the class holds.
+//! So a few long-lived blocks keep the chunks they held at the last sweep,
+//! not the peak of a burst they outlived. What a sweep does not free stays
+//! until the next: a class never used again keeps what it holds, and
+//! chunks held at a sweep by blocks given back since stay until the blocks
+//! out fall below the threshold again, or the class grows or drains.
+//!
+//! A class that grows again after a sweep bursts, and freeing its chunks
+//! would only have the next burst fault them in again (glibc trims the
+//! heap's top on `free`, so each burst would pay its page faults anew: 26
+//! → 40 ns per immediate in bursts of 100,000 beside one long-lived
+//! callback). So a sweep keeps unused chunks, the largest first, up to the
+//! most the class grew by between two sweeps, until it drains and is
+//! released: the first burst's chunks go back, and a burst that comes
+//! back keeps its own.
+//!
+//! Each sweep after the first since a growth comes once the threshold has
+//! at least halved (only a growth raises it), so there are at most
+//! `log2(n / 4) + 1` of them between two growths of a class of `n` blocks,
+//! each at most two passes over `n` blocks; and the first needs the blocks
+//! out to fall from half of `n` (the class was full when it grew) to a
+//! quarter. So sweeping costs at most `O(log n)` block visits per take and
+//! give, and none in a class that fills and drains.
 #![allow(unsafe_code)]
 
 use std::alloc::{Layout, alloc, dealloc, handle_alloc_error};
@@ -141,10 +162,11 @@ struct Class {
     chunks: RefCell<Vec<(NonNull<u8>, Layout)>>,
     /// The blocks the chunks hold, altogether.
     capacity: Cell<usize>,
-    /// A give that leaves fewer blocks out than this goes the cold way
-    /// ([`Class::give_low`]): 0 while the chunks hold at most
-    /// [`KEEP_BYTES`] (never), at least 1 otherwise (a class that drains
-    /// is released).
+    /// A give that leaves fewer blocks out than this releases the class
+    /// (none out) or arms it ([`Class::give_low`]); while it is armed,
+    /// such gives set their block aside inline. 0 while the chunks hold at
+    /// most [`KEEP_BYTES`] (never), at least 1 otherwise (a class that
+    /// drains is released).
     low: Cell<usize>,
     /// Whether the class is set aside for a sweep: its free blocks are
     /// on `stash` and beyond `stash_bump`, and `free`, `bump` and `end`
@@ -154,6 +176,16 @@ struct Class {
     stash: Cell<*mut u8>,
     stash_bump: Cell<*mut u8>,
     stash_end: Cell<*mut u8>,
+    /// What the chunks held after the last sweep, or `usize::MAX` if the
+    /// class was not swept since it was made or released.
+    swept_to: Cell<usize>,
+    /// Blocks of unused chunks a sweep keeps: the most the class grew by
+    /// between two sweeps (a class that bursts again keeps what its
+    /// bursts take).
+    retain: Cell<usize>,
+    /// Sweeps, and chunks they freed: for tests.
+    #[cfg(test)]
+    stats: Cell<[usize; 2]>,
 }
 
 impl Class {
@@ -170,6 +202,10 @@ impl Class {
             stash: Cell::new(ptr::null_mut()),
             stash_bump: Cell::new(ptr::null_mut()),
             stash_end: Cell::new(ptr::null_mut()),
+            swept_to: Cell::new(usize::MAX),
+            retain: Cell::new(0),
+            #[cfg(test)]
+            stats: Cell::new([0; 2]),
         }
     }
 
@@ -288,15 +324,19 @@ impl Class {
     }
 
     /// Frees every chunk none of whose blocks is out, but for the largest
-    /// of them that holds at most [`KEEP_BYTES`], takes their blocks off
-    /// the free blocks set aside, which keep their order otherwise, and
-    /// puts those back: the class is disarmed. The next sweep comes once
-    /// the blocks out have halved, or fallen below a quarter of what is
-    /// left.
+    /// of them that holds at most [`KEEP_BYTES`] (and one more if nothing
+    /// would be left free for the take that sweeps), and puts the other
+    /// free blocks back, in their order: the class is disarmed. The next
+    /// sweep comes once the blocks out have halved (fallen to a quarter,
+    /// if this sweep freed nothing) and are fewer than a quarter of what
+    /// the chunks hold.
     #[cold]
     #[inline(never)]
     fn sweep(&self, bytes: usize) {
         debug_assert!(self.armed.get() && self.free.get().is_null());
+        #[cfg(test)]
+        self.stats
+            .set([self.stats.get()[0] + 1, self.stats.get()[1]]);
         let mut chunks = self.chunks.borrow_mut();
         // The chunks by address, to find a block's with a binary search
         // (free blocks given back in order sit together: the last chunk
@@ -335,63 +375,106 @@ impl Class {
             free[chunk_of(bump)] += (end as usize - bump as usize) / bytes;
         }
         // A chunk is unused when all its blocks are free (invariant 2: a
-        // block is out, on the free list once, or beyond the bump).
-        let unused = |i: usize| free[i] * bytes == chunks[i].1.size();
+        // block not out is free exactly once).
+        let size = |i: usize| chunks[i].1.size();
+        let unused = |i: usize| free[i] * bytes == size(i);
         let kept = (0..chunks.len())
-            .filter(|&i| unused(i) && chunks[i].1.size() <= KEEP_BYTES)
-            .max_by_key(|&i| chunks[i].1.size());
-        let freed: Vec<bool> = (0..chunks.len())
+            .filter(|&i| unused(i) && size(i) <= KEEP_BYTES)
+            .max_by_key(|&i| size(i));
+        let mut freed: Vec<bool> = (0..chunks.len())
             .map(|i| unused(i) && Some(i) != kept)
             .collect();
-        // The blocks that stay, in order, back on the free list: unlinked
-        // from the freed chunks' before those are freed (the links are in
-        // them).
-        let (mut head, mut tail) = (ptr::null_mut::<u8>(), ptr::null_mut::<u8>());
-        let mut block = self.stash.replace(ptr::null_mut());
-        while !block.is_null() {
-            // SAFETY: as above, the next free block.
-            let next = unsafe { block.cast::<*mut u8>().read() };
-            if !freed[chunk_of(block)] {
-                if tail.is_null() {
-                    head = block;
-                } else {
-                    // SAFETY: `tail` is a free block of a chunk that stays:
-                    // its first word is the pool's to write.
-                    unsafe { tail.cast::<*mut u8>().write(block) };
-                }
-                tail = block;
+        // A class that grew back since its last sweep bursts: the unused
+        // chunks its bursts take stay, the largest first, rather than go
+        // back to the allocator and be faulted in again by the next burst.
+        let grown = self.capacity.get().saturating_sub(self.swept_to.get());
+        let retain = self.retain.get().max(grown);
+        self.retain.set(retain);
+        let mut retained = 0;
+        let mut by_size: Vec<usize> = (0..chunks.len()).filter(|&i| freed[i]).collect();
+        by_size.sort_unstable_by_key(|&i| std::cmp::Reverse(size(i)));
+        for i in by_size {
+            if retained + size(i) / bytes <= retain {
+                retained += size(i) / bytes;
+                freed[i] = false;
             }
-            block = next;
         }
-        if !tail.is_null() {
-            // SAFETY: as above.
-            unsafe { tail.cast::<*mut u8>().write(ptr::null_mut()) };
+        // The take that swept needs a block: if every chunk that stays is
+        // full, one unused chunk stays too, rather than be freed and
+        // another allocated at once.
+        if (0..chunks.len()).all(|i| freed[i] || free[i] == 0)
+            && let Some(i) = (0..chunks.len())
+                .filter(|&i| freed[i])
+                .max_by_key(|&i| size(i))
+        {
+            freed[i] = false;
         }
-        self.free.set(head);
+        let any = freed.contains(&true);
+        if any {
+            // The blocks that stay, in order, back on the free list:
+            // unlinked from the freed chunks' before those are freed (the
+            // links are in them).
+            let (mut head, mut tail) = (ptr::null_mut::<u8>(), ptr::null_mut::<u8>());
+            let mut block = self.stash.get();
+            while !block.is_null() {
+                // SAFETY: as above, the next free block.
+                let next = unsafe { block.cast::<*mut u8>().read() };
+                if !freed[chunk_of(block)] {
+                    if tail.is_null() {
+                        head = block;
+                    } else {
+                        // SAFETY: `tail` is a free block of a chunk that
+                        // stays: its first word is the pool's to write.
+                        unsafe { tail.cast::<*mut u8>().write(block) };
+                    }
+                    tail = block;
+                }
+                block = next;
+            }
+            if !tail.is_null() {
+                // SAFETY: as above.
+                unsafe { tail.cast::<*mut u8>().write(ptr::null_mut()) };
+            }
+            self.free.set(head);
+        } else {
+            // Nothing freed: the blocks set aside are the free list as
+            // they are.
+            self.free.set(self.stash.get());
+        }
         if bump != end && !freed[chunk_of(bump)] {
             self.bump.set(bump);
             self.end.set(end);
         }
+        self.stash.set(ptr::null_mut());
         self.stash_bump.set(ptr::null_mut());
         self.stash_end.set(ptr::null_mut());
         self.armed.set(false);
-        let mut i = 0;
-        chunks.retain(|&(chunk, layout)| {
-            let stays = !freed[i];
-            i += 1;
-            if !stays {
-                self.capacity
-                    .set(self.capacity.get() - layout.size() / bytes);
-                // SAFETY: allocated by `grow` with this layout; none of its
-                // blocks is out, on the free list or beyond the bump, so
-                // nothing points into it.
-                unsafe { dealloc(chunk.as_ptr(), layout) };
-            }
-            stays
-        });
+        if any {
+            let mut i = 0;
+            chunks.retain(|&(chunk, layout)| {
+                let stays = !freed[i];
+                i += 1;
+                if !stays {
+                    self.capacity
+                        .set(self.capacity.get() - layout.size() / bytes);
+                    #[cfg(test)]
+                    self.stats
+                        .set([self.stats.get()[0], self.stats.get()[1] + 1]);
+                    // SAFETY: allocated by `grow` with this layout; none of
+                    // its blocks is out, on the free list or beyond the
+                    // bump, so nothing points into it.
+                    unsafe { dealloc(chunk.as_ptr(), layout) };
+                }
+                stays
+            });
+        }
         drop(chunks);
+        self.swept_to.set(self.capacity.get());
+        // A sweep that freed nothing found the blocks out spread over the
+        // chunks: the next waits for a steeper fall.
         let live = self.live.get();
-        self.set_low(bytes, (live / 2).min(self.capacity.get() / 4));
+        let fall = if any { live / 2 } else { live / 4 };
+        self.set_low(bytes, fall.min(self.capacity.get() / 4));
     }
 
     /// Frees every chunk but the largest that holds at most `keep` bytes,
@@ -418,6 +501,8 @@ impl Class {
         self.stash.set(ptr::null_mut());
         self.stash_bump.set(ptr::null_mut());
         self.stash_end.set(ptr::null_mut());
+        self.swept_to.set(usize::MAX);
+        self.retain.set(0);
         match kept {
             Some((chunk, layout)) => {
                 chunks.push((chunk, layout));
@@ -732,8 +817,9 @@ mod tests {
                 let probe = taken(1, 7).pop().unwrap();
                 let (live, held) = counts(C8);
                 assert_eq!(live, 3, "{order}");
-                let bound = FIRST_CHUNK + MAX_CHUNK + KEEP_BYTES / bytes;
-                assert!(held <= bound, "{order}: {held} blocks held of {peak}");
+                let held_now = FIRST_CHUNK + MAX_CHUNK + largest_kept(bytes);
+                assert_eq!(held, held_now, "{order}: of {peak}");
+                audit(C8);
                 check_give(probe, 7);
                 // The class grows again from what is left, each block once.
                 let again = taken(n, 1_000_000);
@@ -754,43 +840,294 @@ mod tests {
         }
     }
 
-    /// Random takes and gives around a level that rises and falls, so that
-    /// sweeps come among takes from a swept free list: every block out
-    /// keeps its value and is out once.
+    /// Checks every invariant of class `c` on this thread: each free block
+    /// (on either list, or beyond either bump) lies on a block boundary of
+    /// exactly one chunk and is free once, the free blocks and those out
+    /// add up to the capacity (invariant 2), the capacity is the chunks'
+    /// sum, the bump is in the newest chunk, and the armed state and the
+    /// threshold agree with the fields.
+    fn audit(c: usize) {
+        POOL.with(|p| {
+            let k = &p.classes[c];
+            let bytes = BLOCK_WORDS[c] * WORD;
+            let chunks = k.chunks.borrow();
+            let sum: usize = chunks.iter().map(|(_, l)| l.size() / bytes).sum();
+            assert_eq!(sum, k.capacity.get(), "capacity");
+            let (live, low) = (k.live.get(), k.low.get());
+            if k.capacity.get() * bytes > KEEP_BYTES {
+                assert!(low >= 1, "low {low}");
+            } else {
+                assert_eq!(low, 0, "low of a small class");
+            }
+            if k.armed.get() {
+                let nulls = [k.free.get(), k.bump.get(), k.end.get()];
+                assert!(nulls.iter().all(|p| p.is_null()), "armed: free and bump");
+                assert!(0 < live && live < low, "armed: {live} out, low {low}");
+            } else {
+                let nulls = [k.stash.get(), k.stash_bump.get(), k.stash_end.get()];
+                assert!(nulls.iter().all(|p| p.is_null()), "disarmed: the stash");
+                assert!(live >= low, "disarmed: {live} out, low {low}");
+            }
+            let chunk_of = |a: usize| {
+                let hits: Vec<usize> = (0..chunks.len())
+                    .filter(|&i| {
+                        let s = chunks[i].0.as_ptr() as usize;
+                        (s..s + chunks[i].1.size()).contains(&a)
+                    })
+                    .collect();
+                assert_eq!(hits.len(), 1, "block {a:#x} in one chunk");
+                let s = chunks[hits[0]].0.as_ptr() as usize;
+                assert_eq!((a - s) % bytes, 0, "on a block boundary");
+                hits[0]
+            };
+            let mut free: Vec<usize> = Vec::new();
+            for head in [k.free.get(), k.stash.get()] {
+                let mut b = head;
+                while !b.is_null() {
+                    chunk_of(b as usize);
+                    free.push(b as usize);
+                    // SAFETY: a free block, whose first word links the next.
+                    b = unsafe { b.cast::<*mut u8>().read() };
+                }
+            }
+            for (b, e) in [
+                (k.bump.get(), k.end.get()),
+                (k.stash_bump.get(), k.stash_end.get()),
+            ] {
+                if b != e {
+                    let i = chunk_of(b as usize);
+                    assert_eq!(i, chunks.len() - 1, "the bump is in the newest chunk");
+                    let s = chunks[i].0.as_ptr() as usize;
+                    assert_eq!(e as usize, s + chunks[i].1.size(), "the end is its end");
+                    free.extend((b as usize..e as usize).step_by(bytes));
+                }
+            }
+            let n = free.len();
+            free.sort_unstable();
+            free.dedup();
+            assert_eq!(free.len(), n, "each free block free once");
+            assert_eq!(n + live, k.capacity.get(), "free and out add up");
+        });
+    }
+
+    /// Sweeps on this thread in class `c`, and chunks they freed.
+    fn sweeps(c: usize) -> [usize; 2] {
+        POOL.with(|p| p.classes[c].stats.get())
+    }
+
+    /// A block of class `c`, each word holding `v`.
+    fn raw_take(c: usize, v: u64) -> usize {
+        let b = POOL.with(|p| p.classes[c].take(BLOCK_WORDS[c] * WORD));
+        for w in 0..BLOCK_WORDS[c] {
+            // SAFETY: a fresh block of the class's words, word aligned.
+            unsafe { b.cast::<u64>().add(w).write(v) };
+        }
+        b as usize
+    }
+
+    /// Checks that block `b` of class `c` holds `v`, and gives it back.
+    fn raw_give(c: usize, b: usize, v: u64) {
+        for w in 0..BLOCK_WORDS[c] {
+            // SAFETY: written by `raw_take`, still out.
+            assert_eq!(
+                unsafe { (b as *const u64).add(w).read() },
+                v,
+                "kept its value"
+            );
+        }
+        // SAFETY: taken by `raw_take`, given back once.
+        POOL.with(|p| unsafe { p.classes[c].give(b as *mut u8, BLOCK_WORDS[c] * WORD) });
+    }
+
+    /// Random rises and falls of every class, its blocks given back in
+    /// random, oldest-first or newest-first order: every block out keeps
+    /// its value and is out once, every invariant holds whenever the
+    /// class's shape changes, sweeps free chunks, and the sweeps between
+    /// two growths stay within the module docs' bound.
     #[test]
-    fn random_takes_and_gives_stay_consistent() {
+    fn random_rises_and_falls_in_every_class() {
+        for c in 0..BLOCK_WORDS.len() {
+            std::thread::spawn(move || {
+                let mut x = 0x9e37_79b9_7f4a_7c15_u64 ^ c as u64;
+                let mut rand = move |n: usize| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    (x % n as u64) as usize
+                };
+                let mut out: Vec<(usize, u64)> = Vec::new();
+                let mut v = 1u64;
+                let (mut growths, mut at_growth, mut cap_at_growth) = (0, [0, 0], 0);
+                for phase in 0..24 {
+                    let target = if phase % 2 == 0 {
+                        1 + rand(40_000)
+                    } else {
+                        rand(300)
+                    };
+                    let order = rand(3);
+                    let mut steps = 0;
+                    while out.len() != target && steps < 200_000 {
+                        steps += 1;
+                        let shape = (sweeps(c), counts(c).1);
+                        // One step in ten goes against the phase.
+                        let rising = (out.len() < target) != (rand(10) == 0);
+                        if rising || out.is_empty() {
+                            out.push((raw_take(c, v), v));
+                            v += 1;
+                        } else {
+                            let i = match order {
+                                0 => rand(out.len()),
+                                1 => 0,
+                                _ => out.len() - 1,
+                            };
+                            let (b, w) = if order == 1 {
+                                out.remove(i)
+                            } else {
+                                out.swap_remove(i)
+                            };
+                            raw_give(c, b, w);
+                        }
+                        if (sweeps(c), counts(c).1) != shape {
+                            audit(c);
+                            if counts(c).1 > shape.1 {
+                                growths += 1;
+                                (at_growth, cap_at_growth) = (sweeps(c), counts(c).1);
+                            }
+                            let since = sweeps(c)[0] - at_growth[0];
+                            let bound = (cap_at_growth / 4).max(1).ilog2() as usize + 1;
+                            assert!(
+                                since <= bound,
+                                "class {c}: {since} sweeps since a growth to {cap_at_growth}"
+                            );
+                        }
+                    }
+                    assert_eq!(counts(c).0, out.len(), "class {c}, phase {phase}");
+                }
+                let mut addrs: Vec<usize> = out.iter().map(|b| b.0).collect();
+                addrs.sort_unstable();
+                addrs.dedup();
+                assert_eq!(addrs.len(), out.len(), "class {c}: blocks out are distinct");
+                let [swept, freed] = sweeps(c);
+                assert!(
+                    growths > 0 && swept > 0 && freed > 0,
+                    "class {c}: {growths} growths, {swept} sweeps freed {freed}"
+                );
+                for (b, w) in out {
+                    raw_give(c, b, w);
+                }
+                audit(c);
+                assert_eq!(counts(c).0, 0);
+            })
+            .join()
+            .unwrap();
+        }
+    }
+
+    /// Bursts that recur beside a long-lived block: the first sweep frees
+    /// the first burst's chunks, the next burst grows them again, and from
+    /// then on sweeps keep what the bursts take, so the class neither
+    /// grows nor frees again. A one-off burst is reclaimed
+    /// (`long_lived_blocks_keep_only_their_chunks`).
+    #[test]
+    fn recurring_bursts_keep_what_they_take() {
         std::thread::spawn(|| {
-            let mut out: Vec<(NonNull<[u64; 8]>, u64)> = Vec::new();
-            let mut x = 0x9e37_79b9_7f4a_7c15_u64;
-            let mut next = 0u64;
-            for step in 0..400_000u64 {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                // The level rises for a while, then falls, and again.
-                let rising = (step / 50_000) % 2 == 0;
-                let take_it = if rising { x % 8 < 5 } else { x % 8 < 3 };
-                if take_it || out.is_empty() {
-                    let b = taken(1, next).pop().unwrap();
-                    out.push((b, next));
-                    next += 1;
-                } else {
-                    let i = (x >> 8) as usize % out.len();
-                    let (b, v) = out.swap_remove(i);
-                    check_give(b, v);
+            let long = raw_take(C8, 1);
+            let mut after = Vec::new();
+            for round in 0..6u64 {
+                let burst: Vec<(usize, u64)> = (0..20_000)
+                    .map(|v| (raw_take(C8, round << 32 | v), round << 32 | v))
+                    .collect();
+                after.push((counts(C8).1, sweeps(C8)));
+                for (b, v) in burst {
+                    raw_give(C8, b, v);
                 }
-                if step % 10_000 == 0 {
-                    let mut addrs: Vec<usize> = out.iter().map(|b| b.0.as_ptr() as usize).collect();
-                    addrs.sort_unstable();
-                    addrs.dedup();
-                    assert_eq!(addrs.len(), out.len(), "step {step}: distinct");
-                    assert_eq!(counts(C8).0, out.len(), "step {step}: live");
-                }
+                audit(C8);
             }
+            let (peak, _) = after[0];
+            let (_, [_, freed_once]) = after[1];
+            assert!(freed_once > 0, "the first sweep frees: {after:?}");
+            for r in 3..6 {
+                assert_eq!(after[r].0, after[2].0, "round {r} did not grow: {after:?}");
+                assert_eq!(
+                    after[r].1[1], after[2].1[1],
+                    "round {r} freed nothing: {after:?}"
+                );
+            }
+            // Grown again from what the sweep kept: at most a chunk more.
+            assert!(after[2].0 <= peak + MAX_CHUNK, "{after:?}");
+            raw_give(C8, long, 1);
+            assert_eq!(counts(C8), (0, largest_kept(8 * WORD)), "released");
+        })
+        .join()
+        .unwrap();
+    }
+
+    /// The largest chunk of at most `KEEP_BYTES` that a class of `bytes`
+    /// blocks grows, in blocks (chunks double from `FIRST_CHUNK`).
+    fn largest_kept(bytes: usize) -> usize {
+        let mut blocks = FIRST_CHUNK;
+        while blocks * 2 <= MAX_CHUNK && blocks * 2 * bytes <= KEEP_BYTES {
+            blocks *= 2;
+        }
+        blocks
+    }
+
+    /// A sweep that keeps the chunk with the bump in it (unused, and at
+    /// most `KEEP_BYTES`) keeps its bump: its blocks beyond the bump are
+    /// handed out after the free list's, not lost.
+    #[test]
+    fn a_kept_chunk_keeps_its_bump() {
+        std::thread::spawn(|| {
+            let bytes = 8 * WORD;
+            // Chunks of 64, 64, 128, 256, 512 and 1,024 blocks; the last,
+            // 64 KiB, has 476 blocks handed out and 548 beyond its bump.
+            let mut out: Vec<(usize, u64)> = (0..1500).map(|v| (raw_take(C8, v), v)).collect();
+            assert_eq!(counts(C8), (1500, 2048));
+            let (b0, v0) = out.remove(0);
             for (b, v) in out {
-                check_give(b, v);
+                raw_give(C8, b, v);
             }
-            assert_eq!(counts(C8), (0, KEEP_BYTES / (8 * WORD)));
+            audit(C8);
+            let probe = raw_take(C8, 9);
+            assert_eq!(sweeps(C8), [1, 4], "the 64, 128, 256 and 512 freed");
+            assert_eq!(counts(C8), (2, FIRST_CHUNK + largest_kept(bytes)));
+            audit(C8);
+            // Every block the class holds but the two out is free to take
+            // again without growing.
+            let again: Vec<(usize, u64)> = (0..(FIRST_CHUNK + 1024 - 2) as u64)
+                .map(|v| (raw_take(C8, v), v))
+                .collect();
+            assert_eq!(counts(C8).1, FIRST_CHUNK + 1024, "no growth");
+            audit(C8);
+            for (b, v) in again.into_iter().chain([(probe, 9), (b0, v0)]) {
+                raw_give(C8, b, v);
+            }
+        })
+        .join()
+        .unwrap();
+    }
+
+    /// A sweep that would leave nothing free for the take that swept
+    /// (every chunk it keeps is full, and no unused one is small enough to
+    /// keep) keeps one unused chunk, rather than free it and grow at once.
+    #[test]
+    fn a_sweep_leaves_its_take_a_block() {
+        std::thread::spawn(|| {
+            // 20,480 blocks fill chunks of 64, 64, 128, ... 2,048 and four
+            // of 4,096 exactly (4,096 blocks of 32 bytes are over
+            // KEEP_BYTES): nothing is free, nothing beyond the bump.
+            let mut out: Vec<(usize, u64)> = (0..20_480).map(|v| (raw_take(C4, v), v)).collect();
+            assert_eq!(counts(C4), (20_480, 20_480));
+            for (b, v) in out.drain(4096..) {
+                raw_give(C4, b, v);
+            }
+            let probe = raw_take(C4, 7);
+            assert_eq!(sweeps(C4), [1, 3], "three of the four unused chunks freed");
+            assert_eq!(counts(C4), (4097, 4096 + 4096), "no chunk allocated");
+            audit(C4);
+            for (b, v) in out.into_iter().chain([(probe, 7)]) {
+                raw_give(C4, b, v);
+            }
         })
         .join()
         .unwrap();
@@ -836,5 +1173,41 @@ mod tests {
         .join()
         .unwrap();
         assert!(SAW_GONE.load(Relaxed), "LATE ran after the pool was gone");
+    }
+
+    /// A class armed, with blocks out, when the pool is destroyed: its
+    /// chunks are leaked, so the blocks still out stay valid for a later
+    /// destructor to read and give back (invariant 4).
+    #[test]
+    fn blocks_of_an_armed_class_outlive_the_pool() {
+        struct Late(Cell<Vec<(usize, u64)>>);
+        impl Drop for Late {
+            fn drop(&mut self) {
+                assert!(GONE.get(), "the pool is gone");
+                for (b, v) in self.0.take() {
+                    // SAFETY: taken below, still out: valid memory,
+                    // leaked with its chunk.
+                    assert_eq!(unsafe { (b as *const u64).read() }, v);
+                    // SAFETY: taken below, given back once.
+                    unsafe { give(C8, NonNull::new(b as *mut [u64; 8]).unwrap()) };
+                }
+            }
+        }
+        thread_local! {
+            static LATE: Late = const { Late(Cell::new(Vec::new())) };
+        }
+        std::thread::spawn(|| {
+            LATE.with(|_| ());
+            let mut out: Vec<(usize, u64)> = (0..100_000).map(|v| (raw_take(C8, v), v)).collect();
+            let kept: Vec<(usize, u64)> = [90_000, 50_000, 10].map(|i| out.swap_remove(i)).into();
+            for (b, v) in out {
+                raw_give(C8, b, v);
+            }
+            assert!(POOL.with(|p| p.classes[C8].armed.get()), "armed");
+            audit(C8);
+            LATE.with(|l| l.0.set(kept));
+        })
+        .join()
+        .unwrap();
     }
 }
