@@ -701,56 +701,6 @@ mod tests {
         assert_eq!((drops.get(), Rc::strong_count(&drops)), (2, 1));
     }
 
-    /// A burst of pooled timer callbacks that fires while one of its
-    /// class outlives it: once the class is used again, the pool holds the
-    /// long-lived block's chunk and little else, not the burst's peak.
-    #[test]
-    #[cfg(target_pointer_width = "64")]
-    fn a_fired_burst_is_swept_past_a_long_lived_callback() {
-        std::thread::spawn(|| {
-            let mut lp = EventLoop::with_virtual_clock();
-            let fired = Rc::new(Cell::new(0_u64));
-            // Every closure below is an `Rc` and two words: three words.
-            let pad = [7_u64, 11];
-            let long_ran = Rc::new(Cell::new(false));
-            let ran = long_ran.clone();
-            lp.set_timeout(60_000, move |_| {
-                // Its captures survived the sweep.
-                assert_eq!(pad, [7, 11]);
-                ran.set(true);
-            });
-            for _ in 0..100_000 {
-                let fired = fired.clone();
-                lp.set_timeout(1, move |_| {
-                    std::hint::black_box(pad);
-                    fired.set(fired.get() + 1);
-                });
-            }
-            let c3 = pool::BLOCK_WORDS.iter().position(|&w| w == 3).unwrap();
-            let (live, peak) = pool::counts(c3);
-            assert_eq!(live, 100_001);
-            assert!(lp.run_once().unwrap());
-            assert_eq!(fired.get(), 100_000);
-            assert_eq!(pool::counts(c3), (1, peak), "a give does not sweep");
-            let f = fired.clone();
-            lp.set_timeout(1, move |_| {
-                std::hint::black_box(pad);
-                f.set(f.get() + 1);
-            });
-            let (live, held) = pool::counts(c3);
-            assert_eq!(live, 2);
-            // The first chunk, holding the long-lived callback, and the
-            // largest chunk of at most KEEP_BYTES: 2,048 of 24 bytes.
-            assert_eq!(held, pool::FIRST_CHUNK + 2048, "of {peak}");
-            lp.run().unwrap();
-            assert_eq!(fired.get(), 100_001);
-            assert!(long_ran.get());
-            assert_eq!(pool::counts(c3).0, 0);
-        })
-        .join()
-        .unwrap();
-    }
-
     /// Closures of two to eight words live in the thread's pool while
     /// stored, and give their block back however they end: dropped,
     /// called once, dropped by a panicking drop, or consumed by a call
