@@ -61,11 +61,13 @@
 //! [`KEEP_BYTES`] either way. (A class is freed only when all its blocks
 //! are back: one long-lived block keeps its class's chunks, as one live
 //! allocation keeps a `malloc` arena's top. Round 20 tried sweeping a
-//! class that drained only in part, freeing its chunks with no block out:
-//! it cost a drain of timers firing in random order, with callbacks that
-//! set new ones, a second pass or more over the free blocks, up to 2.3×
-//! the time per timer, or let the next burst fault the memory in again;
-//! the README's table of changes has the figures.)
+//! class that drained only in part, freeing its chunks with no block out,
+//! and took it out: finding those chunks walked the free list, a cache
+//! miss per block when timers fire in random order, and more than doubled
+//! the time per timer of such a drain with callbacks setting new timers;
+//! a lazier sweep cost less but left the class pinned, and freeing chunks
+//! let the next burst fault them in again. The README's table of changes
+//! has the figures.)
 #![allow(unsafe_code)]
 
 use std::alloc::{Layout, alloc, dealloc, handle_alloc_error};
