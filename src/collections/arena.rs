@@ -34,7 +34,8 @@
 //! on that one load, which was 37% of a same-duration insert's time and
 //! 43% of an immediate's set + clear). Inlined here, with the entry made
 //! only once its slot is known, the fields are stored straight into the
-//! slot; what that bought is in the README's table of changes (round 13).
+//! slot; what that bought is in the table of changes in
+//! `docs/performance.md` (round 13).
 
 use std::ops::{Index, IndexMut};
 

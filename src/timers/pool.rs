@@ -66,8 +66,8 @@
 //! miss per block when timers fire in random order, and more than doubled
 //! the time per timer of such a drain with callbacks setting new timers;
 //! a lazier sweep cost less but left the class pinned, and freeing chunks
-//! let the next burst fault them in again. The README's table of changes
-//! has the figures.)
+//! let the next burst fault them in again. The table of changes in
+//! `docs/performance.md` has the figures.)
 #![allow(unsafe_code)]
 
 use std::alloc::{Layout, alloc, dealloc, handle_alloc_error};

@@ -62,8 +62,8 @@
 //! page faults on the breadth and insert workloads, and those eight bytes
 //! cost more (insert-pooled 0.71–0.84× in alternating pairs) than the
 //! allocation it saves. The measurements that justify this module are in
-//! the commits that added it and in the README's table of changes (round
-//! 15).
+//! the commits that added it and in the table of changes in
+//! `docs/performance.md` (round 15).
 #![allow(unsafe_code)]
 
 use std::fmt;
