@@ -19,7 +19,7 @@
 //! - an entry's generation is kept beside it (a [`Slot`], by default) or, by
 //!   a type with four bytes to spare, in the entry itself (it implements
 //!   [`Stored`] through [`stored_inline!`]): a slot of the timer arena is
-//!   40 bytes, not 48;
+//!   32 bytes, not 40;
 //! - the slots are a `Vec` with a free list threaded through the vacant
 //!   ones, as the `slab` crate keeps them, and an insert builds its entry
 //!   in the slot it goes to ([`Arena::insert_with`]).

@@ -27,7 +27,7 @@
 
 use super::EventLoop;
 use super::coerce::NATIVE_MAX_MS;
-use super::timeout::{State, Timer, TimerFn};
+use super::timeout::{State, Timer};
 use crate::collections::arena::{Arena, Emptied};
 use crate::collections::durations::{DurationMap, SlotId};
 use crate::collections::list::Links;
@@ -142,18 +142,19 @@ impl Timers {
         above_one
     }
 
-    /// Unlinks a timer from the list it is in, if any; returns whether it
-    /// was linked. (`list` stays as it was: it still names that list.)
-    pub(super) fn unlink(&mut self, key: usize) -> bool {
+    /// Unlinks a timer from the list it is in, if any; returns that
+    /// list's slot if it was linked. Its duration, read from the list,
+    /// is back in the timer ([`Timer::set_unlinked`]).
+    pub(super) fn unlink(&mut self, key: usize) -> Option<SlotId> {
         if !self.links[key].is_linked() {
-            return false;
+            return None;
         }
-        let slot = self.slab[key].list;
-        self.map
-            .slot_mut(slot)
-            .list
-            .remove(&mut self.links[..], key);
-        true
+        let timer = &mut self.slab[key];
+        let slot = timer.list();
+        let list = self.map.slot_mut(slot);
+        list.list.remove(&mut self.links[..], key);
+        timer.set_unlinked(list.msecs);
+        Some(slot)
     }
 
     /// Links for a timer just stored at `key`. A slot's links are always
@@ -199,15 +200,12 @@ impl Timers {
     }
 
     /// Frees an unlinked timer whose callback was taken out
-    /// ([`TimerFn::NONE`] is left, whose drop does nothing): forgotten
+    /// (none is left, whose drop does nothing): forgotten
     /// where it lies, unread. A fired timeout's pass frees it so.
     #[inline]
     pub(super) fn free_taken(&mut self, key: usize) {
         debug_assert!(!self.links[key].is_linked(), "freeing a linked timer");
-        debug_assert!(
-            matches!(self.slab[key].cb, TimerFn::Wake(None)),
-            "a taken callback"
-        );
+        debug_assert!(self.slab[key].cb.is_none(), "a taken callback");
         self.forget(key);
     }
 
@@ -336,8 +334,9 @@ impl EventLoop {
             // A linked timer's list is the map's list for its duration (a
             // list leaves the map only when empty): it moves to that
             // list's end, with no lookup (a refresh of a pending timer).
-            debug_assert_eq!(tm.map.get(timer.msecs()), Some(timer.list));
-            let list = &mut tm.map.slot_mut(timer.list).list;
+            let slot = timer.list();
+            debug_assert_eq!(tm.map.get(tm.map.slot(slot).msecs), Some(slot));
+            let list = &mut tm.map.slot_mut(slot).list;
             list.move_to_back(&mut tm.links[..], key);
         } else {
             self.append(key, start);
@@ -369,7 +368,7 @@ impl EventLoop {
         let slot = self.list_for(msecs, start);
         let tm = &mut self.timers;
         tm.map.slot_mut(slot).list.append(&mut tm.links[..], key);
-        tm.slab[key].list = slot;
+        tm.slab[key].set_linked(slot);
     }
 
     /// Creates and schedules the list for `msecs`, its first timer started

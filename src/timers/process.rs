@@ -19,8 +19,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
 use super::error::{CallbackError, CallbackKind, Cause};
 use super::lists::Arm;
+use super::thin::TakenFn;
 use super::ticks;
-use super::timeout::{State, Timer, TimerFn};
+use super::timeout::{State, Timer};
 use super::{EventLoop, Flow, Thrown, Timeout};
 use crate::collections::arena::Key;
 use crate::collections::durations::SlotId;
@@ -136,6 +137,8 @@ impl EventLoop {
                 // Nothing can have run since the peek: the timer is
                 // still this list's oldest, and the one lookup serves.
                 ran_timer = true;
+                // Unlinked: its duration goes back in it, below, with the
+                // state's store ([`take_to_run`]) or before destroying it.
                 tm.map.slot_mut(slot).list.remove(&mut tm.links[..], key);
                 (handle, timer)
             } else {
@@ -155,7 +158,7 @@ impl EventLoop {
             };
             // The state's bits, not `state()`'s table: one test.
             if timer.is_state(State::Armed) {
-                let (cb, repeat, plain) = take_to_run(timer);
+                let (cb, repeat, plain) = take_to_run(timer, msecs);
                 if let Err(cause) = self.fire(key, handle, cb, repeat, plain) {
                     return Err(thrown(cause, repeat));
                 }
@@ -163,6 +166,7 @@ impl EventLoop {
                 // `!timer._onTimeout` (R5.2 step 4): a cleared timer that a
                 // refresh put back. It does not run; it is destroyed, the
                 // ref count dropping silently.
+                timer.set_unlinked(msecs);
                 let refed = timer.destroy(State::FiredCleared);
                 self.destroyed(refed);
             }
@@ -188,7 +192,7 @@ impl EventLoop {
         &mut self,
         key: usize,
         handle: Key,
-        mut cb: TimerFn,
+        mut cb: TakenFn,
         repeat: bool,
         plain: bool,
     ) -> Result<(), Cause> {
@@ -202,14 +206,7 @@ impl EventLoop {
             "a timer callback inside another"
         );
         self.timers.current = Some(handle);
-        let result = match &mut cb {
-            TimerFn::Closure(f) => self.invoke_unflushed(&mut |lp| f.call(lp)),
-            TimerFn::Wake(Some(w)) => self.invoke_unflushed(&mut |lp| {
-                w.on_fire(lp);
-                Ok(())
-            }),
-            TimerFn::Wake(None) => unreachable!("an armed timer has its callback"),
-        };
+        let result = self.invoke_unflushed(&mut |lp| cb.call(lp));
         // Whatever the callback's futures asked of the loop happens now.
         // An operation that panics (a future's drop) sends its panic out
         // of `run`, as from any flush, but only after this timer's
@@ -225,9 +222,9 @@ impl EventLoop {
         let escaped = self.flush_deferred_catching();
         self.timers.current = None;
         if let Some(payload) = escaped {
-            self.finally_then_resume(key, cb, repeat, plain, start, payload);
+            self.finally_then_resume(key, &mut cb, repeat, plain, start, payload);
         }
-        self.finally(key, cb, repeat, plain, start);
+        self.finally(key, &mut cb, repeat, plain, start);
         match failure {
             None => Ok(()),
             Some(cause) => Err(*cause),
@@ -243,7 +240,7 @@ impl EventLoop {
     fn finally_then_resume(
         &mut self,
         key: usize,
-        cb: TimerFn,
+        cb: &mut TakenFn,
         repeat: bool,
         plain: bool,
         start: u64,
@@ -258,7 +255,7 @@ impl EventLoop {
     /// The `finally` of a fired timer (R5.2 steps 6–7): freed, kept,
     /// re-armed (an interval) or left armed (refreshed by its callback).
     #[inline(always)]
-    fn finally(&mut self, key: usize, cb: TimerFn, repeat: bool, plain: bool, start: u64) {
+    fn finally(&mut self, key: usize, cb: &mut TakenFn, repeat: bool, plain: bool, start: u64) {
         // The callback's deferred operations were flushed and nothing ran
         // since (or, after a panic in one, the flush is held), so the flush
         // inside `insert` below finds nothing: no deferred operation can see
@@ -282,18 +279,18 @@ impl EventLoop {
         match timer.state() {
             State::Running if repeat => {
                 timer.set_state(State::Armed);
-                timer.cb = cb;
+                timer.cb.put(cb);
                 self.insert(key, start);
             }
             // Refreshed by its own callback.
             State::Running if linked => {
                 timer.set_state(State::Armed);
-                timer.cb = cb;
+                timer.cb.put(cb);
             }
             // Kept (a timeout that ran, not refreshed).
             State::Running => {
                 self.destroy(key, State::Fired);
-                self.timers.slab[key].cb = cb;
+                self.timers.slab[key].cb.put(cb);
             }
             State::RunningCleared if timer.kept() => timer.set_state(State::Cleared),
             State::RunningCleared => tm.free(key),
@@ -302,12 +299,14 @@ impl EventLoop {
     }
 }
 
-/// Takes a due, unlinked, armed timer's callback (and whether it is an
-/// interval, and plain) to run it; the timer is running.
+/// Takes a due, armed timer's callback (and whether it is an interval,
+/// and plain) to run it; the timer is running, and unlinked from its
+/// list, whose duration is `msecs` (written back with the state, one
+/// store: [`Timer::run_unlinked`]).
 #[inline(always)]
-fn take_to_run(timer: &mut Timer) -> (TimerFn, bool, bool) {
+fn take_to_run(timer: &mut Timer, msecs: u64) -> (TakenFn, bool, bool) {
     let taken = (timer.cb.take(), timer.repeat(), timer.plain());
-    timer.set_state(State::Running);
+    timer.run_unlinked(msecs);
     taken
 }
 

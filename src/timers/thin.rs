@@ -3,10 +3,12 @@
 //! up to one word (on 64-bit targets: capturing nothing, or one `i64`, one
 //! `Rc` or one thin reference) in place, keep one of up to eight words in
 //! a block of the thread's pool (`pool.rs`), and box a larger one. Either
-//! way they are two words, the size of a `Box<dyn FnMut>`, so a timer's
-//! slot stays 40 bytes and an immediate's is 32, while a callback
-//! capturing one word makes no heap allocation, and one capturing up to
-//! eight makes no call to the global allocator.
+//! way they are two words, the size of a `Box<dyn FnMut>`, so an
+//! immediate's slot is 32 bytes, while a callback capturing one word makes
+//! no heap allocation, and one capturing up to eight makes no call to the
+//! global allocator. A timer's slot keeps its `ThinFn` split, in 12 bytes
+//! ([`SlotFn`]: the data word and a 32-bit code of the table, its distance
+//! from a static of this module), so that the slot is 32 bytes.
 //!
 //! # Invariants
 //!
@@ -29,6 +31,12 @@
 //! 4. The stored closure is never pinned: it is called through `&mut` and
 //!    may move with its wrapper between calls, as a boxed one could not
 //!    tell apart.
+//! 5. A [`SlotFn`]'s or a [`TakenFn`]'s `code` is 0 (no callback) or was
+//!    made by `code_of` from the table of the `ThinFn` whose data word is
+//!    its `data`. The closure is reached only in a `TakenFn` (aligned: it
+//!    is called in place there) or in that `ThinFn`, rebuilt (the same
+//!    data word, the same table) only to be dropped; never in the packed
+//!    slot, whose fields are only ever copied.
 //!
 //! # Safety
 //!
@@ -45,6 +53,16 @@
 //! it is no bigger). A stored `G` is consumed once: by `Drop` (dropped in
 //! place, or its box freed) or, for a [`ThinOnce`], by its one call,
 //! after which the table is [`SPENT`] and `Drop` does nothing.
+//!
+//! A table's 32-bit code (`code_of`) is its distance in bytes from a
+//! static of this module, `ANCHOR`, when that fits (every table of one
+//! binary), or else an index into an append-only registry (a table in
+//! another shared object). `table_of` turns a distance back into the
+//! reference with `ptr::with_exposed_provenance`: `code_of` exposed the
+//! table's address, so the rebuilt pointer has the provenance of that
+//! live, immutable static (invariant 5 says every code came from
+//! `code_of`). Moving a closure's data word between a `ThinFn`, a
+//! `SlotFn` and a `TakenFn` is a bitwise move, which invariant 4 allows.
 //!
 //! A pooled `G` is given back to the pool once, after it was dropped in
 //! place (even by a panicking drop) or moved out for its one call; the
@@ -372,7 +390,9 @@ impl ThinFn {
         Self::new(move |lp: &mut EventLoop| f(lp).into_result())
     }
 
-    /// Calls the closure.
+    /// Calls the closure. (A timer's is called split, as a
+    /// [`TakenFn`]: this is the tests'.)
+    #[cfg(test)]
     #[inline(always)]
     pub(crate) fn call(&mut self, lp: &mut EventLoop) -> Out {
         let call = self.0.table.call;
@@ -389,8 +409,263 @@ impl ThinFn {
     }
 
     /// Whether dropping it does nothing (what [`new`](Self::new) answered).
+    #[cfg(test)]
     pub(crate) fn drops_nothing(&self) -> bool {
         self.0.drops_nothing()
+    }
+}
+
+/// The anchor of the tables' 32-bit codes ([`code_of`]): a static of
+/// the crate, in the section the tables are in (it holds a function
+/// pointer, as they do), more than one byte long, so that no table is at
+/// offset 0 or 1 (the codes [`NO_FN`] and 1 stay free). No callback ever
+/// has it as its table.
+static ANCHOR: Table = Table {
+    call: call_spent,
+    drop: None,
+    inline: false,
+    spent: true,
+};
+
+/// [`SlotFn`]'s code of "no callback".
+const NO_FN: u32 = 0;
+
+/// The lowest direct code (as `i32`): a table up to 1 GiB below the
+/// anchor, or 2 GiB above (in bytes: decoding is a sign extension and an
+/// add). Codes below it are the registry's ([`REGISTRY`]): `i32::MIN`
+/// plus the index.
+const DIRECT_MIN: i32 = -(1 << 30);
+
+/// Tables too far from [`ANCHOR`] for a direct code (a closure type
+/// instantiated in another shared object), by registry index. Append-only,
+/// and global rather than thread-local, so that a code means the same on
+/// every thread and at every point of a thread's exit.
+static REGISTRY: std::sync::Mutex<Vec<&'static Table>> = std::sync::Mutex::new(Vec::new());
+
+/// The anchor's address.
+#[inline(always)]
+fn anchor() -> usize {
+    (&raw const ANCHOR).addr()
+}
+
+/// The 32-bit code of a [`ThinFn`]'s table: its distance from
+/// [`ANCHOR`] in bytes when that is at least [`DIRECT_MIN`] and fits an
+/// `i32` (always, for the tables of one binary), or else a registry
+/// index with the top bit set. Never [`NO_FN`] or 1 (no table starts in
+/// the anchor). The table's address is exposed, so that [`table_of`] may
+/// rebuild the reference from it.
+#[inline(always)]
+fn code_of(table: &'static Table) -> u32 {
+    let addr = std::ptr::from_ref(table).expose_provenance();
+    // The distance, signed; in `i64`, so that the range test cannot
+    // overflow where `isize` is 32 bits (there every distance wraps to one
+    // that `table_of`'s wrapping add undoes).
+    let offset = addr.wrapping_sub(anchor()) as isize as i64;
+    if (i64::from(DIRECT_MIN)..=i64::from(i32::MAX)).contains(&offset) {
+        debug_assert!(
+            offset != i64::from(NO_FN) && offset != 1,
+            "a table in the anchor"
+        );
+        offset as i32 as u32
+    } else {
+        register(table)
+    }
+}
+
+/// [`code_of`] for a table too far from the anchor: its registry code.
+#[cold]
+#[inline(never)]
+fn register(table: &'static Table) -> u32 {
+    let mut reg = REGISTRY
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let index = match reg.iter().position(|&t| std::ptr::eq(t, table)) {
+        Some(i) => i,
+        None => {
+            reg.push(table);
+            reg.len() - 1
+        }
+    };
+    assert!(index < (1 << 30), "too many distant callback tables");
+    (i32::MIN + index as i32) as u32
+}
+
+/// The table a code made by [`code_of`] stands for.
+#[inline(always)]
+fn table_of(code: u32) -> &'static Table {
+    let offset = code as i32;
+    if offset < DIRECT_MIN {
+        return registered(offset);
+    }
+    let addr = anchor().wrapping_add_signed(offset as isize);
+    let p = std::ptr::with_exposed_provenance::<Table>(addr);
+    // SAFETY: `code` was made by `code_of` from a `&'static Table` (the
+    // fifth invariant): `addr` is that table's address, rebuilt exactly
+    // (its distance from the anchor fit the code), and `code_of` exposed
+    // it, so `p` has the provenance of a live, immutable static, aligned
+    // and valid for `'static`.
+    unsafe { &*p }
+}
+
+/// [`table_of`] for a registry code.
+#[cold]
+#[inline(never)]
+fn registered(code: i32) -> &'static Table {
+    let index = code.wrapping_sub(i32::MIN) as usize;
+    REGISTRY
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)[index]
+}
+
+/// A [`ThinFn`] as a timer's slot keeps it, 12 bytes aligned to 4: the
+/// data word and a 32-bit code of its table ([`code_of`]), or
+/// [`NO_FN`]: no callback (while it runs, once cleared). With the
+/// slot's generation beside it, this is two words where a `ThinFn` and
+/// the generation were three.
+///
+/// Invariant: `code` is [`NO_FN`], or the code of the table of a
+/// `ThinFn` whose data word is `data` (the closure moved here, as the
+/// fourth invariant allows); the `ThinFn` is rebuilt from the two when
+/// taken out, and dropped with the slot otherwise.
+#[repr(C, packed(4))]
+pub(crate) struct SlotFn {
+    data: MaybeUninit<*mut ()>,
+    code: u32,
+    /// As [`Thin`]'s: neither `Send`, `Sync` nor unwind-safe.
+    _boxed: PhantomData<Boxed>,
+}
+
+impl SlotFn {
+    /// `f`, split.
+    #[inline(always)]
+    pub(crate) fn new(f: ThinFn) -> SlotFn {
+        let f = std::mem::ManuallyDrop::new(f);
+        SlotFn {
+            data: f.0.data,
+            code: code_of(f.0.table),
+            _boxed: PhantomData,
+        }
+    }
+
+    /// Puts a callback taken out ([`take`](Self::take)) back in a slot
+    /// that holds none, field by field (no table looked up); `f` holds
+    /// none after.
+    #[inline(always)]
+    pub(crate) fn put(&mut self, f: &mut TakenFn) {
+        debug_assert!(self.is_none(), "a callback over another");
+        self.data = f.data;
+        self.code = std::mem::replace(&mut f.code, NO_FN);
+    }
+
+    /// No callback is stored.
+    #[inline(always)]
+    pub(crate) fn is_none(&self) -> bool {
+        self.code == NO_FN
+    }
+
+    /// Takes the callback out, as it is (none if there is none), leaving
+    /// none.
+    #[inline(always)]
+    pub(crate) fn take(&mut self) -> TakenFn {
+        TakenFn {
+            data: self.data,
+            code: std::mem::replace(&mut self.code, NO_FN),
+            _boxed: PhantomData,
+        }
+    }
+
+    /// In debug builds, that a callback about to be forgotten as plain has
+    /// nothing to free: an inline closure without drop glue, or none.
+    #[inline(always)]
+    pub(crate) fn debug_assert_plain(&self) {
+        if cfg!(debug_assertions) && !self.is_none() {
+            debug_assert!(
+                table_of(self.code).drop.is_none(),
+                "a plain timer's closure"
+            );
+        }
+    }
+}
+
+/// A timer's callback taken out of its slot ([`SlotFn::take`]) to run:
+/// the same two fields, the data word aligned, so that it is called in
+/// place. A timers pass keeps it in its frame and hands it on by
+/// reference, field by field: a `ThinFn` rebuilt instead was stored to
+/// the stack as two words and moved on with one 16-byte load, which the
+/// CPU cannot forward from them (timeout-pooled 0.84×).
+pub(crate) struct TakenFn {
+    data: MaybeUninit<*mut ()>,
+    code: u32,
+    /// As [`Thin`]'s: neither `Send`, `Sync` nor unwind-safe.
+    _boxed: PhantomData<Boxed>,
+}
+
+impl TakenFn {
+    /// Calls the callback, which is there (an armed timer's).
+    #[inline(always)]
+    pub(crate) fn call(&mut self, lp: &mut EventLoop) -> Out {
+        debug_assert!(self.code != NO_FN, "an armed timer has its callback");
+        let call = table_of(self.code).call;
+        // SAFETY: `call` is the function of the table `code` stands for,
+        // that of the closure whose data word this is (the fifth
+        // invariant), aligned here; `&mut self` keeps anything else from
+        // touching it during the call.
+        unsafe { call(self.data.as_mut_ptr().cast(), lp) }
+    }
+
+    /// Drops it; or, if `plain` (as [`ThinFn::new`] answered) says
+    /// dropping does nothing, forgets it: no load of its table, no test.
+    /// It holds none after.
+    #[inline(always)]
+    pub(crate) fn discard(&mut self, plain: bool) {
+        if plain {
+            if cfg!(debug_assertions) && self.code != NO_FN {
+                debug_assert!(
+                    table_of(self.code).drop.is_none(),
+                    "a plain timer's closure"
+                );
+            }
+            self.code = NO_FN;
+        } else {
+            drop(std::mem::replace(
+                self,
+                TakenFn {
+                    data: MaybeUninit::uninit(),
+                    code: NO_FN,
+                    _boxed: PhantomData,
+                },
+            ));
+        }
+    }
+}
+
+impl Drop for TakenFn {
+    #[inline]
+    fn drop(&mut self) {
+        if self.code != NO_FN {
+            // The `ThinFn` `new` split (the fifth invariant), whole again,
+            // dropped once: this is never read after.
+            drop(ThinFn(Thin {
+                data: self.data,
+                table: table_of(self.code),
+                _boxed: PhantomData,
+            }));
+        }
+    }
+}
+
+impl Drop for SlotFn {
+    #[inline]
+    fn drop(&mut self) {
+        if !self.is_none() {
+            // The `ThinFn` `new` split (the fifth invariant), whole again,
+            // dropped once: this slot is never read after.
+            drop(ThinFn(Thin {
+                data: self.data,
+                table: table_of(self.code),
+                _boxed: PhantomData,
+            }));
+        }
     }
 }
 
@@ -782,6 +1057,60 @@ mod tests {
             let _ = &pinned;
         });
         unpin(&f);
+    }
+
+    /// A table's 32-bit code gives the table back, direct (near the
+    /// anchor, as every table of this binary is) or through the registry
+    /// (as a table in another shared object would be); and a split
+    /// callback is called and dropped as the `ThinFn` it was.
+    #[test]
+    fn table_codes_round_trip_and_split_callbacks_work() {
+        let table = Tables::<fn(&mut EventLoop) -> Out>::TABLE;
+        let direct = code_of(table);
+        assert!((direct as i32) >= DIRECT_MIN && direct > 1);
+        assert!(std::ptr::eq(table_of(direct), table));
+        let far = register(table);
+        assert!((far as i32) < DIRECT_MIN);
+        assert_eq!(register(table), far, "registered once");
+        assert!(std::ptr::eq(table_of(far), table));
+
+        let mut lp = EventLoop::with_virtual_clock();
+        let seen = Rc::new(Cell::new(0));
+        let s = seen.clone();
+        let (f, plain) = thin(move |_| s.set(s.get() + 1));
+        assert!(!plain);
+        let mut slot = SlotFn::new(f);
+        assert_eq!(size_of::<SlotFn>(), 12);
+        let mut f = slot.take();
+        assert!(slot.is_none() && slot.take().code == NO_FN);
+        f.call(&mut lp).unwrap();
+        slot.put(&mut f);
+        assert_eq!(f.code, NO_FN);
+        slot.take().call(&mut lp).unwrap();
+        assert_eq!(
+            (seen.get(), Rc::strong_count(&seen)),
+            (2, 1),
+            "taken and dropped"
+        );
+        // An inline closure's own state survives calls from the slot.
+        let mut n = 0_u64;
+        let (f, _) = ThinFn::new(move |_: &mut EventLoop| {
+            n += 1;
+            if n == 3 { Err("three".into()) } else { Ok(()) }
+        });
+        let mut f = SlotFn::new(f).take();
+        f.call(&mut lp).unwrap();
+        f.call(&mut lp).unwrap();
+        assert!(f.call(&mut lp).is_err());
+        f.discard(true);
+        let s = seen.clone();
+        let (f, _) = thin(move |_| s.set(s.get() + 1));
+        SlotFn::new(f).take().discard(false);
+        assert_eq!(Rc::strong_count(&seen), 1, "discarded");
+        let s = seen.clone();
+        let (f, _) = thin(move |_| s.set(s.get() + 1));
+        drop(SlotFn::new(f));
+        assert_eq!(Rc::strong_count(&seen), 1, "dropped with its slot");
     }
 
     /// A panicking drop of the captured value still runs once.

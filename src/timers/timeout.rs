@@ -51,7 +51,7 @@
 use super::EventLoop;
 use super::coerce::{Delay, LONG_MAX_MS};
 use super::error::{CallbackResult, TimerError};
-use super::thin::ThinFn;
+use super::thin::{SlotFn, ThinFn};
 use super::wakeup::Wakeup;
 use std::num::{NonZeroU32, NonZeroU64};
 use std::rc::Rc;
@@ -81,63 +81,17 @@ pub struct Timeout {
     loop_id: NonZeroU32,
 }
 
-/// A stored timer callback: a closure ([`ThinFn`]: inline when it is a
-/// word or less, boxed otherwise), or the [`Wakeup`] of a future's
-/// timeout, kept in the slot as it is (one allocation fewer per sleep).
-/// `Wake(None)` is no callback at all: a running or a cleared timer's
-/// ([`TimerFn::NONE`]). 16 bytes, as a bare `ThinFn`: the `Option<Rc>`
-/// sits beside the `ThinFn`'s table reference, whose null is the tag; and
-/// "none" costs two stores and a test, where a zero-sized closure as a
-/// placeholder cost a vtable call to drop.
-pub(super) enum TimerFn {
-    Closure(ThinFn),
-    Wake(Option<Rc<Wakeup>>),
-}
-
 /// A callback closure, stored ([`ThinFn`]), and whether dropping it does
 /// nothing: the closure is a word or less (stored inline) and has no drop
-/// glue. Then the timer is [plain](Timer::plain).
+/// glue. Then the timer is [plain](Timer::plain). A future's [`Wakeup`]
+/// is stored so too: a closure of one `Rc`, inline (no allocation).
 #[inline(always)]
-fn stored<F, R>(f: F) -> (TimerFn, bool)
+fn stored<F, R>(f: F) -> (ThinFn, bool)
 where
     F: FnMut(&mut EventLoop) -> R + 'static,
     R: CallbackResult,
 {
-    let (cb, plain) = ThinFn::callback(f);
-    (TimerFn::Closure(cb), plain)
-}
-
-impl TimerFn {
-    /// No callback.
-    pub(super) const NONE: TimerFn = TimerFn::Wake(None);
-
-    /// Takes the callback out, leaving [`NONE`](Self::NONE).
-    #[inline(always)]
-    pub(super) fn take(&mut self) -> TimerFn {
-        std::mem::replace(self, TimerFn::NONE)
-    }
-
-    /// Drops it; or, if `plain` (the timer's [`Timer::plain`]) says that
-    /// does nothing, forgets it: no load of its table and no test for a
-    /// drop that is not there.
-    #[inline(always)]
-    pub(super) fn discard(self, plain: bool) {
-        if plain {
-            self.debug_assert_plain();
-            std::mem::forget(self);
-        } else {
-            drop(self);
-        }
-    }
-
-    /// In debug builds, that a callback about to be forgotten as plain has
-    /// nothing to free: an inline closure without drop glue, or none.
-    #[inline(always)]
-    pub(super) fn debug_assert_plain(&self) {
-        if let TimerFn::Closure(f) = self {
-            debug_assert!(f.drops_nothing(), "a plain timer's closure");
-        }
-    }
+    ThinFn::callback(f)
 }
 
 /// Where a timer is in its life; see the module docs' table. (Its value is
@@ -186,14 +140,20 @@ impl State {
     }
 }
 
-/// One timeout or interval: 40 bytes, its arena generation included (it
+/// One timeout or interval: 32 bytes, its arena generation included (it
 /// keeps it itself: [`Stored`](crate::collections::arena::Stored)); its
 /// list links live apart, in `Timers::links`.
 pub(super) struct Timer {
-    /// `_idleTimeout` (and `_repeat` for intervals), truncated, in bits
-    /// 0..53: the coerced duration is at most [`LONG_MAX_MS`] (2^53 - 1)
-    /// and only ever used truncated (R3.3), so it is truncated once, here,
-    /// rather than converted from `f64` on every insert. Then the [`State`]
+    /// In bits 0..53, while the timer is linked in a list, that list's
+    /// slot in the duration map (`Timers::map`), whose `msecs` is the
+    /// duration; while it is not, `_idleTimeout` (and `_repeat` for
+    /// intervals), truncated: the coerced duration is at most
+    /// [`LONG_MAX_MS`] (2^53 - 1) and only ever used truncated (R3.3), so
+    /// it is truncated once rather than converted from `f64` on every
+    /// insert. Which of the two is the links' to say (`Timers::links`):
+    /// every unlinking writes the duration back
+    /// ([`set_unlinked`](Timer::set_unlinked)), every linking the slot.
+    /// Then the [`State`]
     /// (bits 53..56), `refed`, `repeat`, `kept` and `plain` (bits 56 to
     /// 59), and
     /// bit 63, always set: the word is never zero, which is the niche the
@@ -201,10 +161,9 @@ pub(super) struct Timer {
     meta: NonZeroU64,
     /// `_idleStart`, in loop time.
     pub(super) start: u64,
-    /// `_onTimeout`; [`TimerFn::NONE`] while it runs and once cleared.
-    pub(super) cb: TimerFn,
-    /// Its list's slot in the duration map (`Timers::map`) while linked.
-    pub(super) list: SlotId,
+    /// `_onTimeout`, split ([`SlotFn`]); none while it runs and once
+    /// cleared.
+    pub(super) cb: SlotFn,
     /// The arena generation of the slot (see [`Stored`](crate::collections::arena::Stored)).
     generation: u32,
 }
@@ -219,27 +178,19 @@ const PLAIN: u64 = 1 << 59;
 const SET: u64 = 1 << 63;
 
 impl Timer {
-    /// An armed, refed timer of `msecs` (truncated, coerced) started at
-    /// `start`, to be appended to the list in `list`; `plain` as
-    /// [`stored`] answered for `cb`.
+    /// An armed, refed timer started at `start`, to be appended to the
+    /// list in `list` (which is its duration's); `plain` as [`stored`]
+    /// answered for `cb`.
     #[inline(always)]
-    fn new(
-        msecs: u64,
-        start: u64,
-        (cb, plain): (TimerFn, bool),
-        repeat: bool,
-        list: SlotId,
-    ) -> Timer {
-        debug_assert!((1..=MSECS).contains(&msecs), "uncoerced {msecs}");
+    fn new(start: u64, (cb, plain): (ThinFn, bool), repeat: bool, list: SlotId) -> Timer {
         let flags = REFED | if repeat { REPEAT } else { 0 } | if plain { PLAIN } else { 0 };
         let mut t = Timer {
             meta: NonZeroU64::MIN,
             start,
-            cb,
-            list,
+            cb: SlotFn::new(cb),
             generation: 0,
         };
-        t.set_meta((msecs & MSECS) | flags | ((State::Armed as u64) << STATE_SHIFT));
+        t.set_meta(u64::from(list) | flags | ((State::Armed as u64) << STATE_SHIFT));
         t
     }
 
@@ -262,15 +213,48 @@ impl Timer {
         self.set_meta(if on { bits | flag } else { bits });
     }
 
-    /// The truncated duration.
+    /// The truncated duration, of a timer that is not linked (a linked
+    /// one's is its list's).
     #[inline(always)]
     pub(super) fn msecs(&self) -> u64 {
         self.meta.get() & MSECS
     }
 
+    /// Its list's slot in the duration map, of a linked timer.
+    #[inline(always)]
+    pub(super) fn list(&self) -> SlotId {
+        self.meta.get() as SlotId
+    }
+
+    /// Linked into the list in `slot`: the payload is the slot.
+    #[inline(always)]
+    pub(super) fn set_linked(&mut self, slot: SlotId) {
+        let bits = self.meta.get() & !MSECS;
+        self.set_meta(bits | u64::from(slot));
+    }
+
+    /// Unlinked from its list, whose duration is `msecs`: the payload is
+    /// the duration again.
+    #[inline(always)]
+    pub(super) fn set_unlinked(&mut self, msecs: u64) {
+        debug_assert!((1..=MSECS).contains(&msecs), "uncoerced {msecs}");
+        let bits = self.meta.get() & !MSECS;
+        self.set_meta(bits | msecs);
+    }
+
     #[inline(always)]
     pub(super) fn state(&self) -> State {
         STATES[((self.meta.get() >> STATE_SHIFT) & 0b111) as usize]
+    }
+
+    /// Running ([`State::Running`]), unlinked from its list, whose
+    /// duration is `msecs`: [`set_unlinked`](Self::set_unlinked) and
+    /// [`set_state`](Self::set_state) in one store.
+    #[inline(always)]
+    pub(super) fn run_unlinked(&mut self, msecs: u64) {
+        debug_assert!((1..=MSECS).contains(&msecs), "uncoerced {msecs}");
+        let bits = self.meta.get() & !(STATE_BITS | MSECS);
+        self.set_meta(bits | msecs | ((State::Running as u64) << STATE_SHIFT));
     }
 
     #[inline(always)]
@@ -310,7 +294,7 @@ impl Timer {
     /// Dropping its callback does nothing: it was made by [`stored`] from a
     /// closure of at most a word, stored inline, without drop glue. Its
     /// callback is that closure
-    /// or, while it runs and once cleared, [`TimerFn::NONE`]; either way
+    /// or, while it runs and once cleared, none; either way
     /// the timer can be forgotten instead of dropped
     /// ([`Timers::free`](super::lists::Timers::free)).
     #[inline(always)]
@@ -406,12 +390,16 @@ impl EventLoop {
     /// [`timeout_started_at`](Self::timeout_started_at) for a future's
     /// [`Wakeup`]: the timeout wakes it, with no closure to box.
     pub(crate) fn wakeup_started_at(&mut self, start: u64, ms: u64, w: Rc<Wakeup>) -> Timeout {
-        self.started_at(start, ms, || (TimerFn::Wake(Some(w)), false))
+        self.started_at(start, ms, || {
+            stored(move |lp: &mut EventLoop| {
+                w.on_fire(lp);
+            })
+        })
     }
 
     /// The two above, for either kind of callback.
     #[inline(always)]
-    fn started_at(&mut self, start: u64, ms: u64, cb: impl FnOnce() -> (TimerFn, bool)) -> Timeout {
+    fn started_at(&mut self, start: u64, ms: u64, cb: impl FnOnce() -> (ThinFn, bool)) -> Timeout {
         self.uv.advance_time_to(start);
         self.timer_from(start, ms, false, cb)
     }
@@ -422,7 +410,7 @@ impl EventLoop {
         start: u64,
         ms: u64,
         repeat: bool,
-        cb: impl FnOnce() -> (TimerFn, bool),
+        cb: impl FnOnce() -> (ThinFn, bool),
     ) -> Timeout {
         debug_assert!((1..=LONG_MAX_MS).contains(&ms), "uncoerced {ms}");
         // Timers futures created without the loop at hand are older: they
@@ -441,7 +429,7 @@ impl EventLoop {
         let handle = self
             .timers
             .slab
-            .insert_with(move |_| Timer::new(ms, start, cb(), repeat, slot));
+            .insert_with(move |_| Timer::new(start, cb(), repeat, slot));
         let key = handle.index();
         self.timers.reset_links(key);
         self.count_ref(true);
@@ -455,14 +443,14 @@ impl EventLoop {
     /// `RunningCleared` from inside its own callback).
     fn unenroll(&mut self, key: usize, to: State) {
         let tm = &mut self.timers;
-        let was_linked = tm.unlink(key);
+        let was_in = tm.unlink(key);
         let t = &mut tm.slab[key];
         // A linked timer's list is the map's list for its duration (a list
         // leaves the map only when empty); a running timer's is looked up
         // by duration, as Node does (only for a refed one: nothing else
         // drops a list).
-        let slot = if was_linked {
-            Some(t.list)
+        let slot = if was_in.is_some() {
+            was_in
         } else if t.refed() {
             tm.map.get(t.msecs())
         } else {
@@ -582,7 +570,7 @@ impl EventLoop {
             // The common case, checked in one lookup: a pending timer that
             // is not kept is unenrolled (it is linked, in its `list`) and
             // freed with its callback.
-            let (key, slot) = (t.key.index(), timer.list);
+            let (key, slot) = (t.key.index(), timer.list());
             if !timer.plain() {
                 return self.clear_pending_dropping(key, slot);
             }
@@ -709,7 +697,7 @@ impl EventLoop {
             // anything is stored (a clock that panics leaves it as it was).
             self.uv.update_time();
             timer.start = self.uv.now();
-            let (key, slot) = (t.key.index(), timer.list);
+            let (key, slot) = (t.key.index(), timer.list());
             let tm = &mut self.timers;
             tm.map
                 .slot_mut(slot)
@@ -1087,21 +1075,24 @@ mod tests {
     }
 
     /// The packed word gives back what was put in, at the extremes, and a
-    /// slot of the timer arena is 40 bytes: a vacant arena slot uses the
+    /// slot of the timer arena is 32 bytes: a vacant arena slot uses the
     /// word's niche rather than a tag beside it.
     #[test]
-    fn a_timer_is_forty_bytes_and_its_word_round_trips() {
-        // The callback is two words whichever variant (the `Wake` one's
-        // tag is the closure table's niche).
-        assert_eq!(std::mem::size_of::<TimerFn>(), 16);
-        assert_eq!(std::mem::size_of::<Timer>(), 40);
+    fn a_timer_is_thirty_two_bytes_and_its_word_round_trips() {
+        // The callback is a word and a 32-bit code.
+        assert_eq!(std::mem::size_of::<SlotFn>(), 12);
+        assert_eq!(std::mem::size_of::<Timer>(), 32);
         assert_eq!(
             crate::collections::arena::Arena::<Timer, Timer>::slot_size(),
-            40
+            32
         );
         for msecs in [1, 2, 1 << 31, LONG_MAX_MS] {
             for (repeat, plain) in [(false, false), (true, false), (false, true), (true, true)] {
-                let mut t = Timer::new(msecs, 7, (TimerFn::NONE, plain), repeat, 0);
+                let mut t =
+                    Timer::new(7, ThinFn::new(|_: &mut EventLoop| Ok(())), repeat, u32::MAX);
+                assert_eq!(t.list(), u32::MAX);
+                t.set_unlinked(msecs);
+                t.set_flag(PLAIN, plain);
                 for state in STATES {
                     for (refed, kept) in
                         [(false, false), (true, false), (false, true), (true, true)]

@@ -3,9 +3,9 @@
 //!
 //! # Invariants
 //!
-//! - The timer slot holds the `Rc<Wakeup>` itself ([`TimerFn::Wake`]), so
-//!   a sleep allocates once (this state), not twice (this state and a boxed
-//!   closure holding it). The timeout is an ordinary Node timeout in its
+//! - The timer slot holds the `Rc<Wakeup>` itself, as a closure of that
+//!   one word, stored inline ([`ThinFn`]), so a sleep allocates once (this
+//!   state), not twice (this state and a boxed closure holding it). The timeout is an ordinary Node timeout in its
 //!   duration's list: it fires in Node's order, FIFO with `set_timeout`
 //!   callbacks of its duration.
 //! - `timer` is the pending timeout's handle, `None` once it fired or was
@@ -27,7 +27,7 @@
 //!   timeout's reach, [`LONG_MAX_MS`]: it is reached in legs) arms the next
 //!   leg; at the deadline, `fired` is set and the stored waker woken.
 //!
-//! [`TimerFn::Wake`]: super::timeout::TimerFn::Wake
+//! [`ThinFn`]: super::thin::ThinFn
 #![forbid(unsafe_code)]
 
 use std::cell::Cell;
