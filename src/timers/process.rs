@@ -292,8 +292,18 @@ impl EventLoop {
                 self.destroy(key, State::Fired);
                 self.timers.slab[key].cb.put(cb);
             }
-            State::RunningCleared if timer.kept() => timer.set_state(State::Cleared),
-            State::RunningCleared => tm.free(key),
+            // Cleared by its own callback: the callback is dropped here,
+            // as before the split, not left to `fire`'s frame (where
+            // `finally_then_resume`'s unwinding would drop it: a panicking
+            // drop there aborts).
+            State::RunningCleared if timer.kept() => {
+                timer.set_state(State::Cleared);
+                cb.discard(plain);
+            }
+            State::RunningCleared => {
+                tm.free(key);
+                cb.discard(plain);
+            }
             other => unreachable!("a running timer cannot become {other:?}"),
         }
     }

@@ -5,9 +5,9 @@
 //!
 //! - The timer slot holds the `Rc<Wakeup>` itself, as a closure of that
 //!   one word, stored inline ([`ThinFn`]), so a sleep allocates once (this
-//!   state), not twice (this state and a boxed closure holding it). The timeout is an ordinary Node timeout in its
-//!   duration's list: it fires in Node's order, FIFO with `set_timeout`
-//!   callbacks of its duration.
+//!   state), not twice (this state and a boxed closure holding it). The
+//!   timeout is an ordinary Node timeout in its duration's list: it fires
+//!   in Node's order, FIFO with `set_timeout` callbacks of its duration.
 //! - `timer` is the pending timeout's handle, `None` once it fired or was
 //!   cleared; only the loop's thread touches any of it.
 //! - A finished sleep's state goes back to its loop's pool (at most
