@@ -12,14 +12,15 @@
 //! callback taken), until the batch reaches it, unless it is the newest,
 //! which is popped at once: a set-and-clear pair leaves nothing behind.
 //! Node keeps two linked lists; here an immediate needs no links and no
-//! arena slot, and an entry is 24 bytes (32 in an arena with list links,
-//! until round 16).
+//! arena slot, and an entry is 16 bytes: the callback's data word, its
+//! table's 32-bit code with the two flags in its low bits, and the tag
+//! (32 in an arena with list links until round 16, then 24).
 //!
 //! The cost of that: positions are the handles' identity, so a dead entry
 //! in the middle cannot be squeezed out before the batch passes it. A
 //! program that, within one loop iteration, keeps setting an immediate
 //! and then clearing an older one while another is pending after it
-//! holds 24 bytes per such clear until the next check phase (an arena
+//! holds 16 bytes per such clear until the next check phase (an arena
 //! with links held only the live ones). The check phase drains them all,
 //! and a ring that then stays empty for an iteration gives its memory
 //! back, as before.
@@ -54,14 +55,10 @@ use std::num::{NonZeroU32, NonZeroU64};
 
 use super::error::{CallbackError, CallbackKind, CallbackResult, TimerError};
 use super::lists::SHRINK_ABOVE;
-use super::thin::ThinOnce;
+use super::thin::{OnceSlot, TakenOnce, ThinOnce};
 use super::{EventLoop, Flow, Thrown};
 use crate::collections::arena::{Emptied, Refills};
 use crate::uv;
-
-/// An immediate's callback: inline, no allocation, when it captures at
-/// most a word (most do).
-type ImmediateFn = ThinOnce;
 
 /// A handle to an immediate: small, `Copy`, checked by its tag. It goes
 /// stale once the immediate has run or been cleared.
@@ -125,14 +122,17 @@ impl std::fmt::Debug for Immediate {
     }
 }
 
-/// One immediate in the ring: 24 bytes.
+/// One immediate in the ring: 16 bytes, aligned to 8 (so the callback's
+/// data word is).
+#[repr(C, align(8))]
 struct Entry {
-    /// The callback while the immediate is live; `None` once cleared.
-    cb: Option<ImmediateFn>,
+    /// The callback while the immediate is live ([`ThinOnce`], split:
+    /// inline, no allocation, when it captures at most a word, as most
+    /// do), none once cleared or taken to run; and the immediate's refed
+    /// and plain flags (dropping the callback does nothing), in its
+    /// code's low bits.
+    cb: OnceSlot,
     tag: u32,
-    refed: bool,
-    /// Dropping `cb` does nothing ([`ThinOnce::discard`]).
-    plain: bool,
 }
 
 /// The immediates in order: a `Vec` whose front is consumed by moving
@@ -186,7 +186,7 @@ impl Ring {
     /// empty).
     #[inline]
     fn back_dead(&self) -> bool {
-        self.entries.last().is_some_and(|e| e.cb.is_none())
+        self.entries.last().is_some_and(|e| !e.cb.is_some())
     }
 
     fn is_full(&self) -> bool {
@@ -212,17 +212,11 @@ impl Ring {
         self.entries.reserve(1);
     }
 
-    /// Takes the front entry's callback and moves past it (the ring must
-    /// not be empty).
+    /// Takes the front entry's callback, with its flags, and moves past it
+    /// (the ring must not be empty).
     #[inline]
-    fn pop_front(&mut self) -> Entry {
-        let e = &mut self.entries[self.start];
-        let out = Entry {
-            cb: e.cb.take(),
-            tag: e.tag,
-            refed: e.refed,
-            plain: e.plain,
-        };
+    fn pop_front(&mut self) -> TakenOnce {
+        let out = self.entries[self.start].cb.take();
         self.start += 1;
         if self.start == self.entries.len() {
             self.clear();
@@ -230,8 +224,14 @@ impl Ring {
         out
     }
 
-    /// Drops every entry (the caller knows none is live).
+    /// Drops every entry (the caller knows none is live): entries have
+    /// no drop glue, so this is a store, not a pass over them.
+    #[inline]
     fn clear(&mut self) {
+        debug_assert!(
+            self.entries.iter().all(|e| !e.cb.is_some()),
+            "a live entry cleared"
+        );
         self.base += self.entries.len() as u64;
         self.entries.clear();
         self.start = 0;
@@ -247,6 +247,22 @@ impl Ring {
             self.base += self.start as u64;
             self.start = 0;
         }
+    }
+}
+
+impl Drop for Ring {
+    /// Drops the callbacks of the immediates still pending (a loop
+    /// dropped with some): an entry has no drop glue ([`OnceSlot`]), so
+    /// that a consumed ring is cleared with no pass over it.
+    fn drop(&mut self) {
+        let live: Vec<TakenOnce> = self.entries[self.start..]
+            .iter_mut()
+            .map(|e| e.cb.take())
+            .filter(TakenOnce::is_some)
+            .collect();
+        // Dropped as a `Vec` of entries with drop glue dropped them: in
+        // order, and on past one whose drop panics.
+        drop(live);
     }
 }
 
@@ -427,8 +443,9 @@ impl EventLoop {
         if due && im.ring.capacity() > SHRINK_ABOVE {
             // Positions go on from where they were.
             im.ring = Ring {
+                entries: Vec::new(),
+                start: 0,
                 base: im.ring.end(),
-                ..Ring::default()
             };
         }
     }
@@ -499,16 +516,31 @@ impl EventLoop {
         R: CallbackResult,
     {
         let (cb, plain) = ThinOnce::callback(f);
+        match OnceSlot::near(cb, plain) {
+            Ok(cb) => self.push_entry(cb),
+            // A closure type of another shared object, whose table is
+            // registered: on a path of its own, so that this one makes no
+            // call it returns from.
+            Err(cb) => self.push_far(cb, plain),
+        }
+    }
+
+    /// [`push_immediate`](Self::push_immediate) of a callback whose
+    /// table needs the registry.
+    #[cold]
+    #[inline(never)]
+    fn push_far(&mut self, cb: ThinOnce, plain: bool) -> Immediate {
+        self.push_entry(OnceSlot::new(cb, plain))
+    }
+
+    /// Queues a split callback in a ring with room for it.
+    #[inline(always)]
+    fn push_entry(&mut self, cb: OnceSlot) -> Immediate {
         let im = &mut self.immediates;
         let seq = im.ring.end();
         let tag = im.next_tag;
         im.next_tag = tag.wrapping_add(1);
-        im.ring.push_back_within_capacity(Entry {
-            cb: Some(cb),
-            tag,
-            refed: true,
-            plain,
-        });
+        im.ring.push_back_within_capacity(Entry { cb, tag });
         im.count += 1;
         self.count_immediate_ref(true);
         Immediate::new(seq, tag, self.id)
@@ -534,18 +566,19 @@ impl EventLoop {
         let idx = self.lookup_immediate(i)?;
         let im = &mut self.immediates;
         let e = &im.ring.entries[idx];
-        if e.plain && im.newest_queued(idx, i.seq) {
+        if e.cb.plain() && im.newest_queued(idx, i.seq) {
             // The common case, a set-and-clear pair say: the newest
             // immediate, in the queue, whose callback drops nothing. Its
-            // entry is popped and forgotten, unread, and its position
-            // goes back at once.
+            // entry is popped, unread (an entry has no drop glue: the
+            // callback is forgotten, which its plain flag allows), and its
+            // position goes back at once.
             // The ref count first and the bookkeeping last: its rare
             // tidying is then the path's one call, with nothing after it.
-            if e.refed {
+            if e.cb.refed() {
                 self.count_immediate_ref(false);
             }
             let im = &mut self.immediates;
-            std::mem::forget(im.ring.entries.pop());
+            im.ring.entries.pop();
             im.cleared();
             return Ok(());
         }
@@ -562,21 +595,16 @@ impl EventLoop {
         // another is left in place, dead.
         let newest = im.newest_queued(idx, seq);
         let entries = &mut im.ring.entries;
-        let (cb, refed, plain) = match entries.pop_if(|_| newest) {
-            Some(e) => (e.cb, e.refed, e.plain),
-            None => {
-                let e = &mut entries[idx];
-                (e.cb.take(), e.refed, e.plain)
-            }
-        };
+        let cb = entries[idx].cb.take();
+        if newest {
+            entries.pop();
+        }
         im.cleared();
-        if refed {
+        if cb.refed() {
             self.count_immediate_ref(false);
         }
         // What the callback captured is dropped last, the loop consistent.
-        if let Some(cb) = cb {
-            cb.discard(plain);
-        }
+        cb.discard();
         Ok(())
     }
 
@@ -625,8 +653,8 @@ impl EventLoop {
     fn set_immediate_ref(&mut self, i: Immediate, on: bool) -> Result<(), TimerError> {
         let at = self.lookup_immediate(i)?;
         let e = &mut self.immediates.ring.entries[at];
-        if e.refed != on {
-            e.refed = on;
+        if e.cb.refed() != on {
+            e.cb.set_refed(on);
             self.count_immediate_ref(on);
         }
         Ok(())
@@ -645,7 +673,7 @@ impl EventLoop {
     /// ```
     pub fn immediate_has_ref(&self, i: Immediate) -> bool {
         self.lookup_immediate(i)
-            .is_ok_and(|at| self.immediates.ring.entries[at].refed)
+            .is_ok_and(|at| self.immediates.ring.entries[at].cb.refed())
     }
 
     /// Whether the immediate is waiting to run.
@@ -741,24 +769,18 @@ impl EventLoop {
                 ran = true;
             }
             let im = &mut self.immediates;
-            let Entry {
-                cb: Some(mut cb),
-                refed,
-                plain,
-                ..
-            } = im.ring.pop_front()
-            else {
-                unreachable!("batch_live found a live front entry");
-            };
+            let mut cb = im.ring.pop_front();
+            debug_assert!(cb.is_some(), "batch_live found a live front entry");
             im.count -= 1;
-            if refed {
+            if cb.refed() {
                 // Node decrements silently and stops the idle handle when
                 // the batch ends (R9.5 step 4); nothing can tell the two
                 // apart before the next poll phase, so it stops here.
                 self.count_immediate_ref(false);
             }
             let r = self.invoke(&mut |lp| cb.call(lp));
-            cb.discard(plain);
+            // Called: spent, nothing to drop.
+            cb.spent();
             r.map_err(|c| Thrown::Error(CallbackError::new(CallbackKind::Immediate, c)))?;
         }
         self.immediates.has_outstanding = false;
@@ -770,13 +792,47 @@ impl EventLoop {
 mod tests {
     use super::*;
 
-    /// An immediate is 24 bytes in the ring: the callback is two words
-    /// ([`ThinOnce`], whose niche marks a cleared one), then the tag and
-    /// two flags; no links, no arena generation.
+    /// An immediate is 16 bytes in the ring: the callback's data word,
+    /// its table's code (0 marks a cleared one) with the two flags in its
+    /// low bits, then the tag; no links, no arena generation.
     #[test]
-    fn an_immediate_entry_is_twenty_four_bytes() {
-        assert_eq!(std::mem::size_of::<Entry>(), 24);
+    #[cfg(target_pointer_width = "64")]
+    fn an_immediate_entry_is_sixteen_bytes() {
+        assert_eq!(std::mem::size_of::<Entry>(), 16);
+        assert_eq!(std::mem::align_of::<Entry>(), 8);
         assert_eq!(std::mem::size_of::<Immediate>(), 16);
+    }
+
+    /// A loop dropped with immediates pending drops what they captured,
+    /// in order, and on past a capture whose drop panics (as the entries'
+    /// drop glue did before they lost it).
+    #[test]
+    fn pending_captures_are_dropped_with_the_loop_past_a_panicking_one() {
+        use std::cell::RefCell;
+        use std::rc::Rc;
+        struct Noisy(u32, Rc<RefCell<Vec<u32>>>);
+        impl Drop for Noisy {
+            fn drop(&mut self) {
+                self.1.borrow_mut().push(self.0);
+                if self.0 == 1 {
+                    panic!("a panicking drop");
+                }
+            }
+        }
+        let log = Rc::new(RefCell::new(Vec::new()));
+        let mut lp = EventLoop::with_virtual_clock();
+        let mut handles = Vec::new();
+        for n in 0..4 {
+            let noisy = Noisy(n, log.clone());
+            handles.push(lp.set_immediate(move |_: &mut EventLoop| drop(noisy)));
+        }
+        // One cleared (dropped now), one dead in the middle.
+        lp.clear_immediate(handles[2]).unwrap();
+        assert_eq!(*log.borrow(), [2]);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(lp)));
+        assert!(r.is_err());
+        assert_eq!(*log.borrow(), [2, 0, 1, 3]);
+        assert_eq!(Rc::strong_count(&log), 1);
     }
 
     /// A handle keeps its loop id and tag in one word, whole: every tag

@@ -3,12 +3,14 @@
 //! up to one word (on 64-bit targets: capturing nothing, or one `i64`, one
 //! `Rc` or one thin reference) in place, keep one of up to eight words in
 //! a block of the thread's pool (`pool.rs`), and box a larger one. Either
-//! way they are two words, the size of a `Box<dyn FnMut>`, so an
-//! immediate's slot is 32 bytes, while a callback capturing one word makes
-//! no heap allocation, and one capturing up to eight makes no call to the
+//! way they are two words, the size of a `Box<dyn FnMut>`, while a
+//! callback capturing one word makes no heap allocation, and one capturing up to eight makes no call to the
 //! global allocator. A timer's slot keeps its `ThinFn` split, in 12 bytes
 //! ([`SlotFn`]: the data word and a 32-bit code of the table, its distance
-//! from a static of this module), so that the slot is 32 bytes.
+//! from a static of this module), so that the slot is 32 bytes; an
+//! immediate's ring entry keeps its `ThinOnce` split the same way
+//! ([`OnceSlot`], whose code's two low bits, always 0 in a table's code,
+//! are the entry's flags), so that the entry is 16 bytes.
 //!
 //! # Invariants
 //!
@@ -36,7 +38,12 @@
 //!    its `data`. The closure is reached only in a `TakenFn` (aligned: it
 //!    is called in place there) or in that `ThinFn`, rebuilt (the same
 //!    data word, the same table) only to be dropped; never in the packed
-//!    slot, whose fields are only ever copied.
+//!    slot, whose fields are only ever copied. The same holds of a
+//!    [`OnceSlot`] and a [`TakenOnce`] and the `ThinOnce` they split, with
+//!    the code's [`FLAG_BITS`] masked off (the entry's flags, which a
+//!    table's code never has): 0 there is no callback, which is also what
+//!    a called `TakenOnce` holds (its split [`SPENT`], set before the
+//!    call as invariant 2 wants).
 //!
 //! # Safety
 //!
@@ -62,7 +69,10 @@
 //! table's address, so the rebuilt pointer has the provenance of that
 //! live, immutable static (invariant 5 says every code came from
 //! `code_of`). Moving a closure's data word between a `ThinFn`, a
-//! `SlotFn` and a `TakenFn` is a bitwise move, which invariant 4 allows.
+//! `SlotFn` and a `TakenFn` (or a `ThinOnce`, a `OnceSlot` and a
+//! `TakenOnce`) is a bitwise move, which invariant 4 allows. The code 0
+//! itself decodes to `ANCHOR`, whose address is exposed too and whose
+//! `call` does nothing: a `TakenOnce` called twice, or empty, calls that.
 //!
 //! A pooled `G` is given back to the pool once, after it was dropped in
 //! place (even by a panicking drop) or moved out for its one call; the
@@ -419,7 +429,8 @@ impl ThinFn {
 /// the crate, in the section the tables are in (it holds a function
 /// pointer, as they do), more than one byte long, so that no table is at
 /// offset 0 or 1 (the codes [`NO_FN`] and 1 stay free). No callback ever
-/// has it as its table.
+/// has it as its table; the code [`NO_FN`] decodes to it, a spent table
+/// (its `call` does nothing, it has no `drop`).
 static ANCHOR: Table = Table {
     call: call_spent,
     drop: None,
@@ -433,8 +444,24 @@ const NO_FN: u32 = 0;
 /// The lowest direct code (as `i32`): a table up to 1 GiB below the
 /// anchor, or 2 GiB above (in bytes: decoding is a sign extension and an
 /// add). Codes below it are the registry's ([`REGISTRY`]): `i32::MIN`
-/// plus the index.
+/// plus the index shifted past [`FLAG_BITS`].
 const DIRECT_MIN: i32 = -(1 << 30);
+
+/// The low bits of every table's code that are 0: a direct code is a
+/// distance between two `Table`s, a multiple of their alignment (8 on
+/// 64-bit targets, at least 4 anywhere: the assertion below), and a
+/// registry code is shifted to keep them free. An immediate's entry keeps
+/// its two flags there ([`OnceSlot`]).
+const FLAG_BITS: u32 = 0b11;
+
+const _: () = assert!(align_of::<Table>() > FLAG_BITS as usize);
+
+/// A [`OnceSlot`]'s flag: the immediate keeps the loop alive.
+const REFED: u32 = 0b01;
+
+/// A [`OnceSlot`]'s flag: dropping the callback does nothing (what
+/// [`ThinOnce::new`] answered), so it may be forgotten unread.
+const PLAIN: u32 = 0b10;
 
 /// Tables too far from [`ANCHOR`] for a direct code (a closure type
 /// instantiated in another shared object), by registry index. Append-only,
@@ -442,35 +469,47 @@ const DIRECT_MIN: i32 = -(1 << 30);
 /// every thread and at every point of a thread's exit.
 static REGISTRY: std::sync::Mutex<Vec<&'static Table>> = std::sync::Mutex::new(Vec::new());
 
-/// The anchor's address.
+/// The anchor's address, exposed (so that [`table_of`] may rebuild a
+/// reference to the anchor itself from [`NO_FN`]).
 #[inline(always)]
 fn anchor() -> usize {
-    (&raw const ANCHOR).addr()
+    (&raw const ANCHOR).expose_provenance()
 }
 
 /// The 32-bit code of a [`ThinFn`]'s table: its distance from
 /// [`ANCHOR`] in bytes when that is at least [`DIRECT_MIN`] and fits an
 /// `i32` (always, for the tables of one binary), or else a registry
 /// index with the top bit set. Never [`NO_FN`] or 1 (no table starts in
-/// the anchor). The table's address is exposed, so that [`table_of`] may
+/// the anchor); its [`FLAG_BITS`] are 0. The table's address is exposed, so that [`table_of`] may
 /// rebuild the reference from it.
 #[inline(always)]
 fn code_of(table: &'static Table) -> u32 {
+    match direct_code(table) {
+        Some(code) => code,
+        None => register(table),
+    }
+}
+
+/// [`code_of`] for a table near enough to the anchor (every table of
+/// one binary): its distance, with no call; `None` for one that needs
+/// the registry. (It exposes the table's address either way.)
+#[inline(always)]
+fn direct_code(table: &'static Table) -> Option<u32> {
     let addr = std::ptr::from_ref(table).expose_provenance();
     // The distance, signed; in `i64`, so that the range test cannot
     // overflow where `isize` is 32 bits (there every distance wraps to one
-    // that `table_of`'s wrapping add undoes).
+    // that `table_of`'s wrapping add undoes). The test is one unsigned
+    // comparison: `DIRECT_MIN <= offset <= i32::MAX`.
     let offset = addr.wrapping_sub(anchor()) as isize as i64;
-    // `DIRECT_MIN <= offset <= i32::MAX`, as one unsigned comparison.
     let span = (i64::from(i32::MAX) - i64::from(DIRECT_MIN)) as u64;
-    if offset.wrapping_sub(i64::from(DIRECT_MIN)) as u64 <= span {
+    if (offset.wrapping_sub(i64::from(DIRECT_MIN)) as u64) <= span {
         debug_assert!(
             offset != i64::from(NO_FN) && offset != 1,
             "a table in the anchor"
         );
-        offset as i32 as u32
+        Some(offset as i32 as u32)
     } else {
-        register(table)
+        None
     }
 }
 
@@ -488,13 +527,15 @@ fn register(table: &'static Table) -> u32 {
             reg.len() - 1
         }
     };
-    assert!(index < (1 << 30), "too many distant callback tables");
-    (i32::MIN + index as i32) as u32
+    assert!(index < (1 << 28), "too many distant callback tables");
+    (i32::MIN + ((index as i32) << FLAG_BITS.count_ones())) as u32
 }
 
-/// The table a code made by [`code_of`] stands for.
+/// The table a code made by [`code_of`] stands for ([`ANCHOR`] for
+/// [`NO_FN`]).
 #[inline(always)]
 fn table_of(code: u32) -> &'static Table {
+    debug_assert_eq!(code & FLAG_BITS, 0, "a code with flags");
     let offset = code as i32;
     if offset < DIRECT_MIN {
         return registered(offset);
@@ -505,7 +546,8 @@ fn table_of(code: u32) -> &'static Table {
     // fifth invariant): `addr` is that table's address, rebuilt exactly
     // (its distance from the anchor fit the code), and `code_of` exposed
     // it, so `p` has the provenance of a live, immutable static, aligned
-    // and valid for `'static`.
+    // and valid for `'static`. Or `code` is `NO_FN`: `addr` is the
+    // anchor's, exposed by `anchor()`, a static `Table` as well.
     unsafe { &*p }
 }
 
@@ -513,7 +555,7 @@ fn table_of(code: u32) -> &'static Table {
 #[cold]
 #[inline(never)]
 fn registered(code: i32) -> &'static Table {
-    let index = code.wrapping_sub(i32::MIN) as usize;
+    let index = code.wrapping_sub(i32::MIN) as usize >> FLAG_BITS.count_ones();
     REGISTRY
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)[index]
@@ -671,6 +713,187 @@ impl Drop for SlotFn {
     }
 }
 
+/// A [`ThinOnce`] as an immediate's ring entry keeps it, 12 bytes aligned
+/// to 4: the data word, and its table's code ([`code_of`]) with the
+/// entry's two flags in its [`FLAG_BITS`] ([`REFED`], [`PLAIN`]); or
+/// [`NO_FN`], flags and all: no callback (taken to run, or cleared).
+/// With the entry's tag beside it, this is 16 bytes where a `ThinOnce`,
+/// the tag and two `bool`s were 24.
+///
+/// Invariant: `code` is [`NO_FN`], or, its flags masked off, the code of
+/// the table of a `ThinOnce` whose data word is `data` (the closure moved
+/// here, as the fourth invariant allows; not yet called, so not
+/// [`SPENT`]); the callback is taken out whole ([`take`](Self::take)) to
+/// be called or dropped.
+///
+/// It has no drop glue, so that a ring of entries whose callbacks were
+/// all taken is emptied with no pass over it (`Vec::clear` is then a
+/// store): one dropped while it holds a callback leaks that callback
+/// (safe, but its captures are never dropped), so its owner takes the
+/// callbacks left out before dropping it (the ring's `Drop`).
+#[repr(C, packed(4))]
+pub(crate) struct OnceSlot {
+    data: MaybeUninit<*mut ()>,
+    code: u32,
+    /// As [`Thin`]'s: neither `Send`, `Sync` nor unwind-safe.
+    _boxed: PhantomData<Boxed>,
+}
+
+impl OnceSlot {
+    /// `f`, split, refed; `plain` is what [`ThinOnce::new`] answered. Its
+    /// table may need the registry: a call, on this cold path.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn new(f: ThinOnce, plain: bool) -> OnceSlot {
+        let code = code_of(f.0.table);
+        Self::split(f, code, plain)
+    }
+
+    /// [`new`](Self::new), with no call, for a callback whose table has a
+    /// direct code (every closure type of this binary); `f` back
+    /// otherwise.
+    #[inline(always)]
+    pub(crate) fn near(f: ThinOnce, plain: bool) -> Result<OnceSlot, ThinOnce> {
+        match direct_code(f.0.table) {
+            Some(code) => Ok(Self::split(f, code, plain)),
+            None => Err(f),
+        }
+    }
+
+    /// `f` split, given its table's code.
+    #[inline(always)]
+    fn split(f: ThinOnce, code: u32, plain: bool) -> OnceSlot {
+        debug_assert!(
+            !plain || f.drops_nothing(),
+            "a plain callback drops nothing"
+        );
+        let f = std::mem::ManuallyDrop::new(f);
+        let flags = if plain { REFED | PLAIN } else { REFED };
+        OnceSlot {
+            data: f.0.data,
+            code: code | flags,
+            _boxed: PhantomData,
+        }
+    }
+
+    /// A callback is stored (the entry is live).
+    #[inline(always)]
+    pub(crate) fn is_some(&self) -> bool {
+        self.code != NO_FN
+    }
+
+    /// The refed flag (false with no callback).
+    #[inline(always)]
+    pub(crate) fn refed(&self) -> bool {
+        self.code & REFED != 0
+    }
+
+    /// Sets the refed flag of a stored callback.
+    #[inline(always)]
+    pub(crate) fn set_refed(&mut self, on: bool) {
+        debug_assert!(self.is_some(), "the flag of no callback");
+        self.code = (self.code & !REFED) | if on { REFED } else { 0 };
+    }
+
+    /// The plain flag: dropping the callback does nothing (false with no
+    /// callback).
+    #[inline(always)]
+    pub(crate) fn plain(&self) -> bool {
+        self.code & PLAIN != 0
+    }
+
+    /// Takes the callback out, flags and all (none if there is none),
+    /// leaving none.
+    #[inline(always)]
+    pub(crate) fn take(&mut self) -> TakenOnce {
+        TakenOnce {
+            data: self.data,
+            code: std::mem::replace(&mut self.code, NO_FN),
+            _boxed: PhantomData,
+        }
+    }
+}
+
+/// An immediate's callback taken out of its entry ([`OnceSlot::take`]),
+/// with the entry's flags: the same two fields, the data word aligned, so
+/// that it is called in place, in the caller's frame, by reference (see
+/// [`TakenFn`] on why not moved by value).
+pub(crate) struct TakenOnce {
+    data: MaybeUninit<*mut ()>,
+    code: u32,
+    /// As [`Thin`]'s: neither `Send`, `Sync` nor unwind-safe.
+    _boxed: PhantomData<Boxed>,
+}
+
+impl TakenOnce {
+    /// A callback is held.
+    #[inline(always)]
+    pub(crate) fn is_some(&self) -> bool {
+        self.code != NO_FN
+    }
+
+    /// The entry's refed flag (false with no callback).
+    #[inline(always)]
+    pub(crate) fn refed(&self) -> bool {
+        self.code & REFED != 0
+    }
+
+    /// Calls the closure, the first time; later calls (and the call of
+    /// none) do nothing: the code is [`NO_FN`] (the split [`SPENT`])
+    /// before the call, as the second invariant wants.
+    #[inline(always)]
+    pub(crate) fn call(&mut self, lp: &mut EventLoop) -> Out {
+        let code = std::mem::replace(&mut self.code, NO_FN) & !FLAG_BITS;
+        let call = table_of(code).call;
+        // SAFETY: `call` is the function of the table `code` stands for,
+        // that of the one-shot closure whose data word this is (the fifth
+        // invariant), aligned here; or, for `NO_FN`, the anchor's
+        // `call_spent`, which reads nothing. The code is `NO_FN` from
+        // now on, so the closure is moved out once, and `&mut self` keeps
+        // anything else from touching it.
+        unsafe { call(self.data.as_mut_ptr().cast(), lp) }
+    }
+
+    /// Forgets it after its [`call`](Self::call): it holds nothing.
+    #[inline(always)]
+    pub(crate) fn spent(self) {
+        debug_assert!(!self.is_some(), "a callback not called");
+        std::mem::forget(self);
+    }
+
+    /// Drops it; or, if its plain flag says dropping does nothing,
+    /// forgets it: no load of its table, no test.
+    #[inline(always)]
+    pub(crate) fn discard(self) {
+        if self.code & PLAIN != 0 {
+            if cfg!(debug_assertions) {
+                debug_assert!(
+                    table_of(self.code & !FLAG_BITS).drop.is_none(),
+                    "a plain immediate's closure"
+                );
+            }
+            std::mem::forget(self);
+        } else {
+            drop(self);
+        }
+    }
+}
+
+impl Drop for TakenOnce {
+    #[inline]
+    fn drop(&mut self) {
+        if self.code != NO_FN {
+            // The `ThinOnce` `OnceSlot::new` split (the fifth invariant),
+            // whole again, dropped once: this is never read after.
+            drop(ThinOnce(Thin {
+                data: self.data,
+                table: table_of(self.code & !FLAG_BITS),
+                _boxed: PhantomData,
+            }));
+        }
+    }
+}
+
 /// A stored one-shot callback, two words: inline when the closure is a
 /// word or less, boxed otherwise. Called once, it runs the closure;
 /// called again, it does nothing. See the module's invariants.
@@ -726,6 +949,9 @@ impl ThinOnce {
 
     /// Drops it; or, if `plain` (as [`new`](Self::new) answered) says
     /// dropping does nothing, forgets it: no load of its table, no test.
+    /// (An immediate's is discarded split, as a [`TakenOnce`]: this is
+    /// the tests'.)
+    #[cfg(test)]
     #[inline(always)]
     pub(crate) fn discard(self, plain: bool) {
         if plain {
@@ -1213,6 +1439,76 @@ mod tests {
         assert_eq!((drops.get(), Rc::strong_count(&drops)), (2, 1));
     }
 
+    /// A code's flag bits are free, direct or registered; the code of no
+    /// callback decodes to the anchor, whose call does nothing; and an
+    /// immediate's split callback keeps its flags, runs once (also when
+    /// it panics: its capture is dropped once, by the unwinding call) and
+    /// is dropped or discarded as the `ThinOnce` it was.
+    #[test]
+    fn once_slots_keep_flags_in_the_code_and_run_once() {
+        let table = OnceTables::<fn(&mut EventLoop) -> Out>::TABLE;
+        for code in [code_of(table), register(table)] {
+            assert_eq!(code & FLAG_BITS, 0);
+            for flags in 0..=FLAG_BITS {
+                assert!(std::ptr::eq(table_of((code | flags) & !FLAG_BITS), table));
+            }
+        }
+        assert!(std::ptr::eq(table_of(NO_FN), &ANCHOR));
+        assert_eq!(size_of::<OnceSlot>(), 12);
+
+        let mut lp = EventLoop::with_virtual_clock();
+        let seen = Rc::new(Cell::new(0));
+        let s = seen.clone();
+        let (f, plain) = once(move |_| s.set(s.get() + 1));
+        let mut e = OnceSlot::new(f, plain);
+        assert!(e.is_some() && e.refed() && !e.plain());
+        e.set_refed(false);
+        assert!(e.is_some() && !e.refed());
+        e.set_refed(true);
+        let mut f = e.take();
+        assert!(!e.is_some() && !e.refed() && e.code == NO_FN);
+        assert!(f.is_some() && f.refed());
+        f.call(&mut lp).unwrap();
+        assert!(!f.is_some());
+        f.call(&mut lp).unwrap();
+        f.spent();
+        assert_eq!((seen.get(), Rc::strong_count(&seen)), (1, 1), "ran once");
+        // Plain: discarded unread.
+        let (f, plain) = once(|_| {});
+        assert!(plain);
+        let mut e = OnceSlot::new(f, plain);
+        assert!(e.plain() && e.refed());
+        e.take().discard();
+        // Taken out and dropped, or discarded, without running; an entry
+        // has no drop glue (its owner takes what it holds out first).
+        assert!(!std::mem::needs_drop::<OnceSlot>());
+        for discard in [false, true] {
+            let s = seen.clone();
+            let (f, plain) = once(move |_| s.set(s.get() + 10));
+            let mut e = OnceSlot::near(f, plain).ok().unwrap();
+            if discard {
+                e.take().discard();
+            } else {
+                drop(e.take());
+            }
+            assert_eq!((seen.get(), Rc::strong_count(&seen)), (1, 1));
+        }
+        // A panicking one drops its capture once.
+        let s = seen.clone();
+        let (f, plain) = once(move |_| {
+            let _ = &s;
+            panic!("boom")
+        });
+        let mut f = OnceSlot::new(f, plain).take();
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _ = f.call(&mut lp);
+        }));
+        assert!(r.is_err());
+        assert_eq!(Rc::strong_count(&seen), 1, "dropped by the unwinding call");
+        drop(f);
+        assert_eq!(Rc::strong_count(&seen), 1);
+    }
+
     /// A panicking drop of the captured value still runs once.
     #[test]
     fn a_panicking_drop_runs_once() {
@@ -1269,6 +1565,17 @@ mod tests {
         enum Stored {
             Fn(ThinFn),
             Once(ThinOnce, bool, bool),
+            /// Split as an immediate's entry keeps it, with its plain
+            /// answer and the refed flag it should have.
+            Entry(Owned, bool, bool),
+        }
+
+        /// An entry whose owner drops what it holds, as the ring does.
+        struct Owned(OnceSlot);
+        impl Drop for Owned {
+            fn drop(&mut self) {
+                drop(self.0.take());
+            }
         }
 
         /// A closure of size class `k`, as a repeatable callback, and
@@ -1396,7 +1703,15 @@ mod tests {
                             let (f, plain, probe) = make_once(k);
                             if let Some((_, true)) = slots[i] { live -= 1; }
                             live += i64::from(probe);
-                            slots[i] = Some((Stored::Once(f, plain, false), probe));
+                            let stored = if j % 2 == 0 {
+                                Stored::Once(f, plain, false)
+                            } else {
+                                let mut e = OnceSlot::new(f, plain);
+                                let refed = j % 4 == 1;
+                                e.set_refed(refed);
+                                Stored::Entry(Owned(e), plain, refed)
+                            };
+                            slots[i] = Some((stored, probe));
                         }
                         2 => match &mut slots[i] {
                             Some((Stored::Fn(f), _)) => {
@@ -1412,6 +1727,19 @@ mod tests {
                                 }
                                 prop_assert!(f.drops_nothing());
                             }
+                            Some((Stored::Entry(Owned(e), _, _), _)) if !e.is_some() => {}
+                            Some((Stored::Entry(Owned(e), plain, refed), probe)) => {
+                                prop_assert_eq!((e.plain(), e.refed()), (*plain, *refed));
+                                let mut f = e.take();
+                                prop_assert!(!e.is_some() && !e.refed() && !e.plain());
+                                prop_assert_eq!(f.refed(), *refed);
+                                f.call(&mut lp).unwrap();
+                                calls += 1;
+                                if *probe { live -= 1; *probe = false; }
+                                // Called again, it does nothing.
+                                f.call(&mut lp).unwrap();
+                                f.spent();
+                            }
                             None => {}
                         },
                         3 => slots.swap(i, j),
@@ -1425,6 +1753,11 @@ mod tests {
                                     // plain one, which holds no probe.
                                     prop_assert!(!plain || !probe || spent);
                                     f.discard(plain);
+                                    live -= i64::from(probe);
+                                }
+                                Some((Stored::Entry(mut e, plain, _), probe)) => {
+                                    prop_assert!(!plain || !probe || !e.0.is_some());
+                                    e.0.take().discard();
                                     live -= i64::from(probe);
                                 }
                                 Some((_, probe)) => live -= i64::from(probe),
