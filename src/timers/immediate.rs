@@ -253,16 +253,26 @@ impl Ring {
 impl Drop for Ring {
     /// Drops the callbacks of the immediates still pending (a loop
     /// dropped with some): an entry has no drop glue ([`OnceSlot`]), so
-    /// that a consumed ring is cleared with no pass over it.
+    /// that a consumed ring is cleared with no pass over it. In place and
+    /// in order, and on past one whose drop panics, as the entries' drop
+    /// glue did (a second panic aborts, as it would for a `Vec`'s
+    /// elements); each is taken out of its entry before it is dropped, so
+    /// none is dropped twice.
     fn drop(&mut self) {
-        let live: Vec<TakenOnce> = self.entries[self.start..]
-            .iter_mut()
-            .map(|e| e.cb.take())
-            .filter(TakenOnce::is_some)
-            .collect();
-        // Dropped as a `Vec` of entries with drop glue dropped them: in
-        // order, and on past one whose drop panics.
-        drop(live);
+        /// Drops the rest if one callback's drop panics.
+        struct Rest<'a>(std::slice::IterMut<'a, Entry>);
+        impl Drop for Rest<'_> {
+            fn drop(&mut self) {
+                for e in &mut self.0 {
+                    drop(e.cb.take());
+                }
+            }
+        }
+        let start = self.start.min(self.entries.len());
+        let mut rest = Rest(self.entries[start..].iter_mut());
+        for e in rest.0.by_ref() {
+            drop(e.cb.take());
+        }
     }
 }
 

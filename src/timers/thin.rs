@@ -42,8 +42,9 @@
 //!    [`OnceSlot`] and a [`TakenOnce`] and the `ThinOnce` they split, with
 //!    the code's [`FLAG_BITS`] masked off (the entry's flags, which a
 //!    table's code never has): 0 there is no callback, which is also what
-//!    a called `TakenOnce` holds (its split [`SPENT`], set before the
-//!    call as invariant 2 wants).
+//!    a called `TakenOnce` holds (set before the call, as invariant 2
+//!    wants of [`SPENT`]; the code 0 decodes to `ANCHOR`, a spent table
+//!    as well).
 //!
 //! # Safety
 //!
@@ -427,8 +428,9 @@ impl ThinFn {
 
 /// The anchor of the tables' 32-bit codes ([`code_of`]): a static of
 /// the crate, in the section the tables are in (it holds a function
-/// pointer, as they do), more than one byte long, so that no table is at
-/// offset 0 or 1 (the codes [`NO_FN`] and 1 stay free). No callback ever
+/// pointer, as they do), so that no table is at offset 0 (the code
+/// [`NO_FN`] stays free; every table's code is a multiple of 4, its
+/// [`FLAG_BITS`] free for an immediate's flags). No callback ever
 /// has it as its table; the code [`NO_FN`] decodes to it, a spent table
 /// (its `call` does nothing, it has no `drop`).
 static ANCHOR: Table = Table {
@@ -839,8 +841,9 @@ impl TakenOnce {
     }
 
     /// Calls the closure, the first time; later calls (and the call of
-    /// none) do nothing: the code is [`NO_FN`] (the split [`SPENT`])
-    /// before the call, as the second invariant wants.
+    /// none) do nothing: the code is [`NO_FN`] before the call (as the
+    /// second invariant wants of [`SPENT`]), which decodes to the
+    /// anchor, whose `call` does nothing.
     #[inline(always)]
     pub(crate) fn call(&mut self, lp: &mut EventLoop) -> Out {
         let code = std::mem::replace(&mut self.code, NO_FN) & !FLAG_BITS;
@@ -1454,6 +1457,7 @@ mod tests {
             }
         }
         assert!(std::ptr::eq(table_of(NO_FN), &ANCHOR));
+        #[cfg(target_pointer_width = "64")]
         assert_eq!(size_of::<OnceSlot>(), 12);
 
         let mut lp = EventLoop::with_virtual_clock();
@@ -1507,6 +1511,84 @@ mod tests {
         assert_eq!(Rc::strong_count(&seen), 1, "dropped by the unwinding call");
         drop(f);
         assert_eq!(Rc::strong_count(&seen), 1);
+    }
+
+    /// An immediate's split callback whose table has a registry code (a
+    /// closure type of another shared object: `push_far`), with every
+    /// combination of flags, of every storage class: the flags round-trip
+    /// beside the shifted index, and it runs once, or is dropped or
+    /// discarded once, its capture let go exactly once.
+    #[test]
+    fn far_once_slots_keep_flags_and_run_or_drop_once() {
+        /// `f` split with its registry code, as `OnceSlot::new` makes it
+        /// for a table too far for a direct code.
+        fn far(f: ThinOnce, plain: bool) -> OnceSlot {
+            let code = register(f.0.table);
+            assert!((code as i32) < DIRECT_MIN);
+            assert_eq!(code & FLAG_BITS, 0);
+            OnceSlot::split(f, code, plain)
+        }
+        let mut lp = EventLoop::with_virtual_clock();
+        let seen = Rc::new(Cell::new(0_u64));
+        type Make = fn(Rc<Cell<u64>>) -> (ThinOnce, bool);
+        let makers: [Make; 4] = [
+            // Inline, one `Rc`.
+            |s| once(move |_| s.set(s.get() + 1)),
+            // Pooled.
+            |s| {
+                let pad = [1_u64; 3];
+                once(move |_| s.set(s.get() + pad[0]))
+            },
+            // Boxed.
+            |s| {
+                let pad = [1_u64; 12];
+                once(move |_| s.set(s.get() + pad[0]))
+            },
+            // Plain: nothing captured (counted through a thread local).
+            |_| {
+                thread_local!(static N: Cell<u64> = const { Cell::new(0) });
+                once(|_| N.with(|n| n.set(n.get() + 1)))
+            },
+        ];
+        let mut runs = 0;
+        for (k, make) in makers.iter().enumerate() {
+            for refed in [false, true] {
+                for end in 0..3 {
+                    let (f, plain) = make(seen.clone());
+                    assert_eq!(plain, k == 3);
+                    let mut e = far(f, plain);
+                    assert!(e.is_some() && e.refed() && e.plain() == plain);
+                    e.set_refed(refed);
+                    assert_eq!((e.refed(), e.plain()), (refed, plain));
+                    let mut f = e.take();
+                    assert!(!e.is_some() && !e.refed() && !e.plain());
+                    assert_eq!(f.refed(), refed);
+                    match end {
+                        0 => {
+                            f.call(&mut lp).unwrap();
+                            f.call(&mut lp).unwrap();
+                            f.spent();
+                            runs += u64::from(k != 3);
+                        }
+                        1 => f.discard(),
+                        _ => drop(f),
+                    }
+                    assert_eq!(Rc::strong_count(&seen), 1, "class {k} end {end}");
+                    assert_eq!(seen.get(), runs);
+                }
+            }
+        }
+        // The taken-out empty one: its call is the anchor's, reading
+        // nothing; discarded or dropped, it does nothing.
+        let mut e = far(make_plain(), true);
+        drop(e.take());
+        let mut f = e.take();
+        assert!(!f.is_some() && !f.refed());
+        f.call(&mut lp).unwrap();
+        f.discard();
+        fn make_plain() -> ThinOnce {
+            once(|_| {}).0
+        }
     }
 
     /// A panicking drop of the captured value still runs once.
