@@ -563,6 +563,29 @@ fn registered(code: i32) -> &'static Table {
         .unwrap_or_else(std::sync::PoisonError::into_inner)[index]
 }
 
+/// The [`Thin`] a split callback's two fields stand for, whole again:
+/// its data word and the table of `code` (a table's code, its flags
+/// masked off, not [`NO_FN`]). Only to be dropped (the fifth invariant):
+/// the split ones ([`SlotFn`], [`TakenFn`], [`TakenOnce`]) rebuild their
+/// `ThinFn` or `ThinOnce` with it when what they hold is dropped unrun.
+#[inline(always)]
+fn rejoined(data: MaybeUninit<*mut ()>, code: u32) -> Thin {
+    debug_assert!(code != NO_FN, "no callback to rejoin");
+    Thin {
+        data,
+        table: table_of(code),
+        _boxed: PhantomData,
+    }
+}
+
+/// Whether dropping the closure of the table of `code` (a table's
+/// code, its flags masked off) does nothing: in debug builds, what a
+/// plain callback is checked against before it is forgotten.
+#[inline(always)]
+fn drops_nothing(code: u32) -> bool {
+    code == NO_FN || table_of(code).drop.is_none()
+}
+
 /// A [`ThinFn`] as a timer's slot keeps it, 12 bytes aligned to 4: the
 /// data word and a 32-bit code of its table ([`code_of`]), or
 /// [`NO_FN`]: no callback (while it runs, once cleared). With the
@@ -624,12 +647,7 @@ impl SlotFn {
     /// nothing to free: an inline closure without drop glue, or none.
     #[inline(always)]
     pub(crate) fn debug_assert_plain(&self) {
-        if cfg!(debug_assertions) && !self.is_none() {
-            debug_assert!(
-                table_of(self.code).drop.is_none(),
-                "a plain timer's closure"
-            );
-        }
+        debug_assert!(drops_nothing(self.code), "a plain timer's closure");
     }
 }
 
@@ -665,12 +683,7 @@ impl TakenFn {
     #[inline(always)]
     pub(crate) fn discard(&mut self, plain: bool) {
         if plain {
-            if cfg!(debug_assertions) && self.code != NO_FN {
-                debug_assert!(
-                    table_of(self.code).drop.is_none(),
-                    "a plain timer's closure"
-                );
-            }
+            debug_assert!(drops_nothing(self.code), "a plain timer's closure");
             self.code = NO_FN;
         } else {
             drop(std::mem::replace(
@@ -689,13 +702,9 @@ impl Drop for TakenFn {
     #[inline]
     fn drop(&mut self) {
         if self.code != NO_FN {
-            // The `ThinFn` `new` split (the fifth invariant), whole again,
-            // dropped once: this is never read after.
-            drop(ThinFn(Thin {
-                data: self.data,
-                table: table_of(self.code),
-                _boxed: PhantomData,
-            }));
+            // The `ThinFn` `new` split, dropped once: this is never read
+            // after.
+            drop(ThinFn(rejoined(self.data, self.code)));
         }
     }
 }
@@ -704,13 +713,9 @@ impl Drop for SlotFn {
     #[inline]
     fn drop(&mut self) {
         if !self.is_none() {
-            // The `ThinFn` `new` split (the fifth invariant), whole again,
-            // dropped once: this slot is never read after.
-            drop(ThinFn(Thin {
-                data: self.data,
-                table: table_of(self.code),
-                _boxed: PhantomData,
-            }));
+            // The `ThinFn` `new` split, dropped once: this slot is never
+            // read after.
+            drop(ThinFn(rejoined(self.data, self.code)));
         }
     }
 }
@@ -869,12 +874,10 @@ impl TakenOnce {
     #[inline(always)]
     pub(crate) fn discard(self) {
         if self.code & PLAIN != 0 {
-            if cfg!(debug_assertions) {
-                debug_assert!(
-                    table_of(self.code & !FLAG_BITS).drop.is_none(),
-                    "a plain immediate's closure"
-                );
-            }
+            debug_assert!(
+                drops_nothing(self.code & !FLAG_BITS),
+                "a plain immediate's closure"
+            );
             std::mem::forget(self);
         } else {
             drop(self);
@@ -886,13 +889,9 @@ impl Drop for TakenOnce {
     #[inline]
     fn drop(&mut self) {
         if self.code != NO_FN {
-            // The `ThinOnce` `OnceSlot::new` split (the fifth invariant),
-            // whole again, dropped once: this is never read after.
-            drop(ThinOnce(Thin {
-                data: self.data,
-                table: table_of(self.code & !FLAG_BITS),
-                _boxed: PhantomData,
-            }));
+            // The `ThinOnce` `OnceSlot::new` split, dropped once: this is
+            // never read after.
+            drop(ThinOnce(rejoined(self.data, self.code & !FLAG_BITS)));
         }
     }
 }
