@@ -74,7 +74,9 @@ pub(super) struct Timers {
     /// Loop time when the loop was made (Node's `timer_base`).
     base: u64,
     /// The timer whose callback is running (Node's `this`).
-    pub(super) current: Option<super::Timeout>,
+    /// Its key only: the loop is this one (one store to set, not two
+    /// and a load of the loop id).
+    pub(super) current: Option<crate::collections::arena::Key>,
     /// Whether and when the timers' storage (`slab`, `links`) and the
     /// lists' (`map`, `queue`) emptied
     /// ([`release_emptied`](Self::release_emptied)).

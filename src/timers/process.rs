@@ -22,7 +22,7 @@ use super::lists::Arm;
 use super::thin::TakenFn;
 use super::ticks;
 use super::timeout::{State, Timer};
-use super::{EventLoop, Flow, Thrown, Timeout};
+use super::{EventLoop, Flow, Thrown};
 use crate::collections::arena::Key;
 use crate::collections::durations::SlotId;
 
@@ -117,23 +117,31 @@ impl EventLoop {
         // list was removed.
         let removals = self.timers.list_removals;
         let mut ran_timer = false;
-        while let Some(key) = self.timers.map.slot(slot).list.peek() {
+        loop {
+            // Whether nothing can run before the oldest timer (nothing has
+            // run since the peek, or nothing is queued to): asked first, so
+            // that no store comes between the peek and the unlinking below.
+            // Asking early changes nothing: with nothing queued it only
+            // clears the flag of a woken task, which is set only with one
+            // queued.
+            let quiet = !ran_timer || ticks::nothing_to_tick(&self.ticks, &self.shared);
+            let Some(key) = self.timers.map.slot(slot).list.peek() else {
+                break;
+            };
             // At the end of time (a saturated virtual clock) no time can
             // pass, so every listed timer counts as due. A timer started
             // during this pass has `start > now`: not due (R5.3).
-            let end_of_time = self.uv.now() == u64::MAX;
             let tm = &mut self.timers;
             let (handle, timer) = tm.slab.keyed_at_mut(key);
             let start = timer.start;
-            if now.saturating_sub(start) < msecs && !end_of_time {
+            if now.saturating_sub(start) < msecs && self.uv.now() != u64::MAX {
                 // R5.4: rescheduled, with a new id, so it loses ties.
                 let expiry = start.saturating_add(msecs).max(now.saturating_add(1));
                 let id = tm.next_list_id();
                 tm.queue.set_key(slot as usize, (expiry, id));
                 return Ok(());
             }
-            let (handle, timer) = if !ran_timer || ticks::nothing_to_tick(&self.ticks, &self.shared)
-            {
+            let (handle, timer) = if quiet {
                 // Nothing can have run since the peek: the timer is
                 // still this list's oldest, and the one lookup serves.
                 ran_timer = true;
@@ -156,8 +164,14 @@ impl EventLoop {
                 self.timers.unlink(key);
                 self.timers.slab.keyed_at_mut(key)
             };
+            // The common case, one test: an armed, plain, unkept timeout.
+            if timer.is_plain_armed_timeout() {
+                let (cb, _, _) = take_to_run(timer, msecs);
+                if let Some(cause) = self.fire_plain(key, handle, cb) {
+                    return Err(thrown(*cause, false));
+                }
             // The state's bits, not `state()`'s table: one test.
-            if timer.is_state(State::Armed) {
+            } else if timer.is_state(State::Armed) {
                 let (cb, repeat, plain) = take_to_run(timer, msecs);
                 if let Err(cause) = self.fire(key, handle, cb, repeat, plain) {
                     return Err(thrown(cause, repeat));
@@ -198,7 +212,6 @@ impl EventLoop {
     ) -> Result<(), Cause> {
         // An interval's next run counts from before its callback (R5.5).
         let start = if repeat { self.libuv_now() } else { 0 };
-        let handle = Timeout::from_key(handle, self.id);
         // Passes never nest (`run` is not reentrant and a pass runs only
         // from the loop), so no other timer is current: nothing to save.
         debug_assert!(
@@ -229,6 +242,43 @@ impl EventLoop {
             None => Ok(()),
             Some(cause) => Err(*cause),
         }
+    }
+
+    /// [`fire`](Self::fire) of a plain, unkept timeout (not an interval),
+    /// the flags known: no next run to count from, no callback to drop.
+    #[inline(always)]
+    fn fire_plain(&mut self, key: usize, handle: Key, mut cb: TakenFn) -> Option<Box<Cause>> {
+        debug_assert!(
+            self.timers.current.is_none(),
+            "a timer callback inside another"
+        );
+        self.timers.current = Some(handle);
+        let result = self.invoke_unflushed(&mut |lp| cb.call(lp));
+        let failure = result.err().map(Box::new);
+        let escaped = self.flush_deferred_catching();
+        self.timers.current = None;
+        if let Some(payload) = escaped {
+            self.finally_then_resume(key, &mut cb, false, true, 0, payload);
+        }
+        let tm = &mut self.timers;
+        if !tm.links[key].is_linked() && tm.slab[key].is_unkept(State::Running) {
+            // Not refreshed, not cleared by its callback: freed at once.
+            let refed = tm.slab[key].refed();
+            tm.free_taken(key);
+            self.destroyed(refed);
+            // Plain: dropping it would do nothing.
+            std::mem::forget(cb);
+        } else {
+            self.finally_cold(key, &mut cb);
+        }
+        failure
+    }
+
+    /// [`fire_plain`](Self::fire_plain)'s `finally` when its callback
+    /// refreshed or cleared it.
+    #[inline(never)]
+    fn finally_cold(&mut self, key: usize, cb: &mut TakenFn) {
+        self.finally(key, cb, false, true, 0);
     }
 
     /// [`fire`](Self::fire)'s `finally` after a deferred operation

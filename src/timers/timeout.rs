@@ -308,6 +308,15 @@ impl Timer {
         self.meta.get() & STATE_BITS == (state as u64) << STATE_SHIFT
     }
 
+    /// An armed, unkept, plain timeout (not an interval): one comparison,
+    /// the timers pass's test for its specialized run
+    /// ([`EventLoop::fire_plain`](super::EventLoop)).
+    #[inline(always)]
+    pub(super) fn is_plain_armed_timeout(&self) -> bool {
+        self.meta.get() & (STATE_BITS | REPEAT | KEPT | PLAIN)
+            == (State::Armed as u64) << STATE_SHIFT | PLAIN
+    }
+
     /// In `state` and not kept: one comparison (the fast paths' test).
     #[inline(always)]
     pub(super) fn is_unkept(&self, state: State) -> bool {
@@ -906,7 +915,8 @@ impl EventLoop {
     /// assert_eq!(seen.get(), Some(t));
     /// ```
     pub fn current_timeout(&self) -> Option<Timeout> {
-        self.timers.current
+        let key = self.timers.current?;
+        Some(Timeout::from_key(key, self.id))
     }
 }
 
