@@ -116,15 +116,16 @@ impl EventLoop {
         // Whether this list is still there needs asking only after some
         // list was removed.
         let removals = self.timers.list_removals;
-        let mut ran_timer = false;
+        // Whether nothing can run before the oldest timer: true before the
+        // first (Node runs no ticks before it), then whether nothing is
+        // queued to tick, asked at the end of each turn (nothing runs
+        // between there and the peek), so that no store comes between the
+        // peek and the unlinking below. Asking that when the list then
+        // turns out empty or not due changes nothing: with nothing queued
+        // it only clears the flag of a woken task, which is set only with
+        // one queued.
+        let mut quiet = true;
         loop {
-            // Whether nothing can run before the oldest timer (nothing has
-            // run since the peek, or nothing is queued to): asked first, so
-            // that no store comes between the peek and the unlinking below.
-            // Asking early changes nothing: with nothing queued it only
-            // clears the flag of a woken task, which is set only with one
-            // queued.
-            let quiet = !ran_timer || ticks::nothing_to_tick(&self.ticks, &self.shared);
             let Some(key) = self.timers.map.slot(slot).list.peek() else {
                 break;
             };
@@ -144,7 +145,6 @@ impl EventLoop {
             let (handle, timer) = if quiet {
                 // Nothing can have run since the peek: the timer is
                 // still this list's oldest, and the one lookup serves.
-                ran_timer = true;
                 // Unlinked: its duration goes back in it, below, with the
                 // state's store ([`take_to_run`]) or before destroying it.
                 tm.map.slot_mut(slot).list.remove(&mut tm.links[..], key);
@@ -159,6 +159,7 @@ impl EventLoop {
                 // a tick refreshed still runs now: Node holds the peeked
                 // timer and unlinks it wherever it is.
                 if !self.timers.slab.contains(handle) {
+                    quiet = ticks::nothing_to_tick(&self.ticks, &self.shared);
                     continue;
                 }
                 self.timers.unlink(key);
@@ -188,6 +189,7 @@ impl EventLoop {
             if self.timers.list_removals != removals && !self.timers.holds_list(slot, list_id) {
                 return Ok(());
             }
+            quiet = ticks::nothing_to_tick(&self.ticks, &self.shared);
         }
         // Empty: drop the list, unless it was removed (and maybe recreated)
         // while it ran.
@@ -253,8 +255,9 @@ impl EventLoop {
             "a timer callback inside another"
         );
         self.timers.current = Some(handle);
-        let result = self.invoke_unflushed(&mut |lp| cb.call(lp));
-        let failure = result.err().map(Box::new);
+        if let Err(cause) = self.invoke_unflushed(&mut |lp| cb.call(lp)) {
+            return Some(self.fire_plain_failed(key, &mut cb, cause));
+        }
         let escaped = self.flush_deferred_catching();
         self.timers.current = None;
         if let Some(payload) = escaped {
@@ -271,6 +274,22 @@ impl EventLoop {
         } else {
             self.finally_cold(key, &mut cb);
         }
+        None
+    }
+
+    /// The rest of [`fire_plain`](Self::fire_plain) after its callback
+    /// failed, out of line: the same steps, then the failure to throw.
+    /// The callback is gone from `cb` after (dropped or put back).
+    #[cold]
+    #[inline(never)]
+    fn fire_plain_failed(&mut self, key: usize, cb: &mut TakenFn, cause: Cause) -> Box<Cause> {
+        let failure = Box::new(cause);
+        let escaped = self.flush_deferred_catching();
+        self.timers.current = None;
+        if let Some(payload) = escaped {
+            self.finally_then_resume(key, cb, false, true, 0, payload);
+        }
+        self.finally(key, cb, false, true, 0);
         failure
     }
 
