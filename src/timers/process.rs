@@ -125,10 +125,7 @@ impl EventLoop {
         // it only clears the flag of a woken task, which is set only with
         // one queued.
         let mut quiet = true;
-        loop {
-            let Some(key) = self.timers.map.slot(slot).list.peek() else {
-                break;
-            };
+        while let Some(key) = self.timers.map.slot(slot).list.peek() {
             // At the end of time (a saturated virtual clock) no time can
             // pass, so every listed timer counts as due. A timer started
             // during this pass has `start > now`: not due (R5.3).
