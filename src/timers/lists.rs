@@ -132,16 +132,13 @@ impl Timers {
         self.ref_count
     }
 
-    /// Takes one timer off the ref count unless it is the last (which
-    /// must go through [`EventLoop::count_ref`], to unref the native
-    /// handle); returns whether it did.
+    /// Takes one timer off the ref count; returns whether that was the
+    /// last, when the caller must unref the native handle
+    /// ([`EventLoop::sync_ref`], as [`EventLoop::count_ref`] does).
     #[inline(always)]
-    pub(super) fn uncount_ref_above_one(&mut self) -> bool {
-        let above_one = self.ref_count > 1;
-        if above_one {
-            self.ref_count -= 1;
-        }
-        above_one
+    pub(super) fn uncount_ref(&mut self) -> bool {
+        self.ref_count -= 1;
+        self.ref_count == 0
     }
 
     /// Unlinks a timer from the list it is in, if any; returns that
@@ -426,7 +423,7 @@ impl EventLoop {
 
     /// Refs the native timer exactly while refed timeouts live (R2.5,
     /// R6.4): the one place its ref state changes.
-    fn sync_ref(&mut self) {
+    pub(super) fn sync_ref(&mut self) {
         let native = self.timers.native;
         let _ = if self.timers.ref_count > 0 {
             self.uv.ref_handle(native)

@@ -595,9 +595,16 @@ impl EventLoop {
             list.remove(&mut tm.links[..], key);
             // `end_unenroll`, its rare steps (dropping the emptied list,
             // the ref count reaching zero) out of line and last, so that
-            // this path makes no call it must come back from.
-            if refed && (list.is_empty() || !tm.uncount_ref_above_one()) {
-                return self.end_unenroll_out_of_line(slot);
+            // this path makes no call it must come back from. The count
+            // goes down first and is tested after: a decrement and a
+            // branch on its flags.
+            if refed {
+                if list.is_empty() {
+                    return self.end_unenroll_out_of_line(slot);
+                }
+                if tm.uncount_ref() {
+                    return self.ref_count_reached_zero();
+                }
             }
             return Ok(());
         }
@@ -623,6 +630,15 @@ impl EventLoop {
     #[inline(never)]
     fn end_unenroll_out_of_line(&mut self, slot: SlotId) -> Result<(), TimerError> {
         self.end_unenroll(Some(slot), true);
+        Ok(())
+    }
+
+    /// The native timer unrefed after a clear brought the ref count to
+    /// zero (the rest of [`count_ref`](Self::count_ref)'s decrement).
+    #[cold]
+    #[inline(never)]
+    fn ref_count_reached_zero(&mut self) -> Result<(), TimerError> {
+        self.sync_ref();
         Ok(())
     }
 
