@@ -31,8 +31,11 @@ const NIL: u32 = u32::MAX;
 /// two words with no flag beside them.
 const UNLINKED: u32 = u32::MAX - 1;
 
-/// The links an entry embeds to be a member of a [`List`]: 8 bytes.
+/// The links an entry embeds to be a member of a [`List`]: 8 bytes,
+/// aligned as one word, so that unlinking an entry writes its links with
+/// one store, not two.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C, align(8))]
 pub struct Links {
     prev: u32,
     next: u32,
