@@ -241,6 +241,15 @@ impl List {
 mod tests {
     use super::*;
 
+    /// Links are one aligned word (an unlink writes them with one store).
+    #[test]
+    fn links_are_one_aligned_word() {
+        assert_eq!(
+            (std::mem::size_of::<Links>(), std::mem::align_of::<Links>()),
+            (8, 8)
+        );
+    }
+
     #[derive(Default)]
     struct E(u32, Links);
     impl Linked for E {

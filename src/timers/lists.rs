@@ -136,6 +136,7 @@ impl Timers {
     /// last, when the caller must unref the native handle
     /// ([`EventLoop::sync_ref`], as [`EventLoop::count_ref`] does).
     #[inline(always)]
+    #[must_use = "at zero the native handle must be unrefed (sync_ref)"]
     pub(super) fn uncount_ref(&mut self) -> bool {
         self.ref_count -= 1;
         self.ref_count == 0

@@ -266,8 +266,7 @@ impl EventLoop {
             let refed = tm.slab[key].refed();
             tm.free_taken(key);
             self.destroyed(refed);
-            // Plain: dropping it would do nothing.
-            std::mem::forget(cb);
+            cb.forget_plain();
         } else {
             self.finally_cold(key, &mut cb);
         }
@@ -291,7 +290,8 @@ impl EventLoop {
     }
 
     /// [`fire_plain`](Self::fire_plain)'s `finally` when its callback
-    /// refreshed or cleared it.
+    /// refreshed, cleared or kept its timer (or released it after keeping
+    /// it).
     #[inline(never)]
     fn finally_cold(&mut self, key: usize, cb: &mut TakenFn) {
         self.finally(key, cb, false, true, 0);

@@ -677,6 +677,16 @@ impl TakenFn {
         unsafe { call(self.data.as_mut_ptr().cast(), lp) }
     }
 
+    /// Forgets a plain timer's callback (one [`ThinFn::new`] said drops
+    /// nothing), after its run: [`discard`](Self::discard)`(true)`
+    /// without the store of the code and the test of it that the drop
+    /// would then make.
+    #[inline(always)]
+    pub(crate) fn forget_plain(self) {
+        debug_assert!(drops_nothing(self.code), "a plain timer's closure");
+        std::mem::forget(self);
+    }
+
     /// Drops it; or, if `plain` (as [`ThinFn::new`] answered) says
     /// dropping does nothing, forgets it: no load of its table, no test.
     /// It holds none after.

@@ -1144,6 +1144,10 @@ mod tests {
                         );
                         assert_eq!(t.is_unkept(state), !kept);
                         assert_eq!(t.is_unkept(State::Armed), state == State::Armed && !kept);
+                        assert_eq!(
+                            t.is_plain_armed_timeout(),
+                            state == State::Armed && !kept && !repeat && plain
+                        );
                     }
                 }
             }
