@@ -325,9 +325,20 @@ impl PriorityQueue {
         let Some(at) = self.position(id) else {
             return false;
         };
+        let old = (self.heap[at].0, self.tie[id]);
         self.heap[at].0 = key.0;
         self.tie[id] = key.1;
-        self.restore(at);
+        // A key that went down can only rise, and one that went up can
+        // only sink: one direction is asked, not both. (Re-arming the loop's
+        // one timer handle earlier, a new earliest timer's every time, was
+        // a call to sift a root down that has no children.)
+        if key < old {
+            if self.belongs_above(at) {
+                self.sift_up(at);
+            }
+        } else {
+            self.sift_down(at);
+        }
         true
     }
 
@@ -337,15 +348,7 @@ impl PriorityQueue {
         at > 0 && self.before(self.heap[at], self.heap[(at - 1) / ARITY])
     }
 
-    fn restore(&mut self, at: usize) {
-        if self.belongs_above(at) {
-            self.sift_up(at);
-        } else {
-            self.sift_down(at);
-        }
-    }
-
-    /// [`restore`](Self::restore) of the hole a removal filled with the
+    /// Restores the heap's order at the hole a removal filled with the
     /// last entry, which belongs low (it was a leaf, and as late as any):
     /// the hole goes down to a leaf along the least children, without
     /// comparing the entry at each level, and the entry then rises from
