@@ -31,11 +31,8 @@ const NIL: u32 = u32::MAX;
 /// two words with no flag beside them.
 const UNLINKED: u32 = u32::MAX - 1;
 
-/// The links an entry embeds to be a member of a [`List`]: 8 bytes,
-/// aligned as one word, so that unlinking an entry writes its links with
-/// one store, not two.
+/// The links an entry embeds to be a member of a [`List`]: 8 bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(C, align(8))]
 pub struct Links {
     prev: u32,
     next: u32,
@@ -181,6 +178,23 @@ impl List {
         self.tail = k;
     }
 
+    /// Unlinks `key`, which must be this list's oldest entry: [`remove`]
+    /// without asking which end it is (a timers pass running a list from
+    /// its oldest timer).
+    ///
+    /// [`remove`]: List::remove
+    #[inline(always)]
+    pub fn remove_oldest<S: ListStore + ?Sized>(&mut self, slab: &mut S, key: usize) {
+        debug_assert_eq!(self.head as usize, key, "entry {key} is not the oldest");
+        let links = std::mem::take(slab.links_mut(key));
+        debug_assert!(links.is_linked(), "entry {key} removed while not linked");
+        // A head's `prev` means nothing: the next one's is left as it is.
+        self.head = links.next;
+        if links.next == NIL {
+            self.tail = NIL;
+        }
+    }
+
     /// Unlinks `key`, which must be in this list.
     pub fn remove<S: ListStore + ?Sized>(&mut self, slab: &mut S, key: usize) {
         let links = std::mem::take(slab.links_mut(key));
@@ -240,15 +254,6 @@ impl List {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Links are one aligned word (an unlink writes them with one store).
-    #[test]
-    fn links_are_one_aligned_word() {
-        assert_eq!(
-            (std::mem::size_of::<Links>(), std::mem::align_of::<Links>()),
-            (8, 8)
-        );
-    }
 
     #[derive(Default)]
     struct E(u32, Links);

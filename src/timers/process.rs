@@ -144,7 +144,10 @@ impl EventLoop {
                 // still this list's oldest, and the one lookup serves.
                 // Unlinked: its duration goes back in it, below, with the
                 // state's store ([`take_to_run`]) or before destroying it.
-                tm.map.slot_mut(slot).list.remove(&mut tm.links[..], key);
+                tm.map
+                    .slot_mut(slot)
+                    .list
+                    .remove_oldest(&mut tm.links[..], key);
                 (handle, timer)
             } else {
                 self.run_queued_ticks()?;
