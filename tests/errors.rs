@@ -458,3 +458,73 @@ fn handled_io_error_drains_ticks_after_the_handler() {
     assert_eq!(log.borrow().join(" "), "io1 caught:io1 tick micro imm");
     assert_eq!(lp.stats(), Stats::default());
 }
+
+/// A panic that a failing callback's deferred operation sends out of
+/// `run` (a task aborted by the callback, whose future panics on drop)
+/// does not lose the callback's own failure: with a handler, the handler
+/// sees it before the panic leaves; without one, the next `run()` returns
+/// it, and the run after that goes on where the loop stopped. For an
+/// immediate and a tick (timers: `tests/plain_timeouts.rs`).
+#[test]
+fn a_failure_is_not_lost_when_a_deferred_operation_then_panics() {
+    struct PanicOnDrop;
+    impl Drop for PanicOnDrop {
+        fn drop(&mut self) {
+            panic!("a future's drop failed");
+        }
+    }
+    for kind in [CallbackKind::Immediate, CallbackKind::Tick] {
+        for handler in [false, true] {
+            let log = Rc::new(RefCell::new(Vec::<String>::new()));
+            let mut lp = EventLoop::with_virtual_clock();
+            if handler {
+                let l = log.clone();
+                lp.set_uncaught_handler(move |_, e| {
+                    l.borrow_mut()
+                        .push(format!("handler {:?} {}", e.kind(), e.message()));
+                });
+            }
+            let task = lp.spawn(async {
+                let _guard = PanicOnDrop;
+                std::future::pending::<()>().await;
+            });
+            let task = Rc::new(Cell::new(Some(task)));
+            let failing = move |_: &mut EventLoop| -> Result<(), &str> {
+                task.take().unwrap().abort();
+                Err("boom")
+            };
+            match kind {
+                CallbackKind::Immediate => {
+                    lp.set_immediate(failing);
+                }
+                _ => {
+                    let mut failing = Some(failing);
+                    lp.set_timeout(1, move |lp| lp.next_tick(failing.take().unwrap()));
+                }
+            }
+            let l = log.clone();
+            lp.set_timeout(2, move |_| l.borrow_mut().push("after".into()));
+            let escaped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lp.run()));
+            let payload = escaped.expect_err("the deferred panic leaves run");
+            assert_eq!(
+                payload.downcast_ref::<&str>().copied(),
+                Some("a future's drop failed")
+            );
+            if handler {
+                assert_eq!(*log.borrow(), [format!("handler {kind:?} boom")]);
+            } else {
+                assert!(log.borrow().is_empty(), "{:?}", log.borrow());
+                let e = uncaught(lp.run().map(|_| ()));
+                assert_eq!((e.kind(), e.message()), (kind, "boom".to_string()));
+                assert!(log.borrow().is_empty(), "nothing ran: {:?}", log.borrow());
+            }
+            lp.run().unwrap();
+            assert_eq!(
+                log.borrow().last().map(String::as_str),
+                Some("after"),
+                "{kind:?} {handler}"
+            );
+            assert!(!lp.is_alive());
+        }
+    }
+}

@@ -267,7 +267,10 @@ pub enum Error {
     /// loop stopped right after that callback; it is consistent and can be
     /// run again, which resumes the normal flow where it stopped: first the
     /// ticks and microtasks still queued, then the rest of the timers due,
-    /// the rest of the immediate batch, and so on.
+    /// the rest of the immediate batch, and so on. A failure whose
+    /// callback's deferred work then panicked (a future dropped by the
+    /// callback panicking in its `drop`) is kept while that panic leaves
+    /// the run, and the next run returns it before anything else runs.
     Uncaught(CallbackError),
     /// [`run`](crate::EventLoop::run) (or a sibling) was called from inside
     /// one of the loop's own callbacks. Nothing ran.

@@ -788,7 +788,7 @@ impl EventLoop {
                 // apart before the next poll phase, so it stops here.
                 self.count_immediate_ref(false);
             }
-            let r = self.invoke(&mut |lp| cb.call(lp));
+            let r = self.invoke(CallbackKind::Immediate, &mut |lp| cb.call(lp));
             // Called: spent, nothing to drop.
             cb.spent();
             r.map_err(|c| Thrown::Error(CallbackError::new(CallbackKind::Immediate, c)))?;

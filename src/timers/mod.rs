@@ -632,6 +632,13 @@ impl EventLoop {
     }
 
     fn run_guarded(&mut self, mode: RunMode) -> Result<bool, Error> {
+        // A failure that a panic carried out of the last run (one of its
+        // callback's deferred operations panicked, `report_unwinding`) is
+        // returned first, as that run would have returned it; the run
+        // after this one goes on where it stopped.
+        if let Some(e) = self.fatal.take() {
+            return Err(Error::Uncaught(e));
+        }
         self.flush_deferred();
         // Whatever the caller queued outside callbacks is the main body:
         // its ticks and microtasks drain first, as when Node's bootstrap

@@ -237,7 +237,7 @@ impl EventLoop {
         let escaped = self.flush_deferred_catching();
         self.timers.current = None;
         if let Some(payload) = escaped {
-            self.finally_then_resume(key, &mut cb, repeat, plain, start, payload);
+            self.finally_then_resume(key, &mut cb, repeat, plain, start, failure, payload);
         }
         self.finally(key, &mut cb, repeat, plain, start);
         match failure {
@@ -261,7 +261,7 @@ impl EventLoop {
         let escaped = self.flush_deferred_catching();
         self.timers.current = None;
         if let Some(payload) = escaped {
-            self.finally_then_resume(key, &mut cb, false, true, 0, payload);
+            self.finally_then_resume(key, &mut cb, false, true, 0, None, payload);
         }
         let tm = &mut self.timers;
         if !tm.links[key].is_linked() && tm.slab[key].is_unkept(State::Running) {
@@ -286,7 +286,7 @@ impl EventLoop {
         let escaped = self.flush_deferred_catching();
         self.timers.current = None;
         if let Some(payload) = escaped {
-            self.finally_then_resume(key, cb, false, true, 0, payload);
+            self.finally_then_resume(key, cb, false, true, 0, Some(failure), payload);
         }
         self.finally(key, cb, false, true, 0);
         failure
@@ -303,9 +303,12 @@ impl EventLoop {
     /// [`fire`](Self::fire)'s `finally` after a deferred operation
     /// panicked: the operations after it stay queued, held while the
     /// `finally` runs (so that none sees an interval re-armed but not yet
-    /// linked); then the panic resumes.
+    /// linked); then the callback's own failure, if any, is reported
+    /// ([`report_unwinding`](Self::report_unwinding)), and the panic
+    /// resumes.
     #[cold]
     #[inline(never)]
+    #[allow(clippy::too_many_arguments)] // `finally`'s five and the two it carries on
     fn finally_then_resume(
         &mut self,
         key: usize,
@@ -313,11 +316,15 @@ impl EventLoop {
         repeat: bool,
         plain: bool,
         start: u64,
+        failure: Option<Box<Cause>>,
         payload: Box<dyn std::any::Any + Send>,
     ) -> ! {
         let flushing = std::mem::replace(&mut self.flushing, true);
         self.finally(key, cb, repeat, plain, start);
         self.flushing = flushing;
+        if let Some(cause) = failure {
+            self.report_unwinding(thrown(*cause, repeat));
+        }
         resume_unwind(payload)
     }
 

@@ -13,7 +13,7 @@
 //!   does), else it becomes fatal: the loop halts and `run` returns it.
 #![forbid(unsafe_code)]
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
 use super::error::{self, BoxError, CallbackError, CallbackKind, CallbackResult, Cause, Error};
 use super::thin::ThinOnce;
@@ -134,6 +134,11 @@ impl EventLoop {
         f: impl FnOnce(&mut EventLoop) -> R,
     ) -> Result<(), Error> {
         let _current = self.enter_current();
+        // A failure a panic carried out of the last run or entry comes
+        // first (`report_unwinding`).
+        if let Some(e) = self.fatal.take() {
+            return Err(Error::Uncaught(e));
+        }
         self.once_scope(CallbackKind::Main, f);
         match self.fatal.take() {
             Some(e) => Err(Error::Uncaught(e)),
@@ -145,9 +150,16 @@ impl EventLoop {
     /// inlined into its few callers (firing, immediates, ticks, scopes):
     /// the call and its register saves were 7 % of a fired timeout's cost
     /// (`#[inline]` alone left it out of line).
+    ///
+    /// `kind` is what a failure is reported as if one of the callback's
+    /// deferred operations then panics: the failure goes to the
+    /// uncaught-error handler (or is kept for the next
+    /// [`run`](Self::run) to return) before the panic leaves, so that it
+    /// is not lost ([`report_unwinding`](Self::report_unwinding)).
     #[inline(always)]
     pub(crate) fn invoke(
         &mut self,
+        kind: CallbackKind,
         f: &mut dyn FnMut(&mut EventLoop) -> Result<(), BoxError>,
     ) -> Result<(), Cause> {
         // The unmapped result is what stays alive across the flush's call:
@@ -158,8 +170,41 @@ impl EventLoop {
         // `bench/perf-hot` put 55% of the check phase's samples on it).
         let r = catch_unwind(AssertUnwindSafe(|| f(self)));
         // Whatever the callback's futures asked of the loop happens now.
-        self.flush_deferred();
+        if self.has_deferred() {
+            return self.flush_after(kind, r);
+        }
         cause_of(r)
+    }
+
+    /// [`invoke`](Self::invoke)'s flush of the deferred operations, out
+    /// of line: an operation that panics sends its panic on, after the
+    /// callback's own failure, if any, was reported.
+    #[cold]
+    #[inline(never)]
+    fn flush_after(
+        &mut self,
+        kind: CallbackKind,
+        r: std::thread::Result<Result<(), BoxError>>,
+    ) -> Result<(), Cause> {
+        let result = cause_of(r);
+        if let Some(payload) = self.flush_deferred_catching() {
+            if let Err(cause) = result {
+                self.report_unwinding(Thrown::Error(CallbackError::new(kind, cause)));
+            }
+            resume_unwind(payload);
+        }
+        result
+    }
+
+    /// Reports a callback's failure that a panic is about to carry out of
+    /// `run` (one of its deferred operations panicked): to the
+    /// uncaught-error handler, or, with none, kept as the fatal failure
+    /// that the next [`run`](Self::run) or [`enter`](Self::enter)
+    /// returns before anything else. Without this the panic's unwinding
+    /// dropped the failure unseen.
+    #[cold]
+    pub(crate) fn report_unwinding(&mut self, t: Thrown) {
+        let _ = self.uncaught(t);
     }
 
     /// [`invoke`](Self::invoke) without its flush of the deferred
@@ -175,8 +220,8 @@ impl EventLoop {
 
     /// Calls a stored one-shot callback, turning a panic into a
     /// [`Cause`].
-    pub(crate) fn invoke_once(&mut self, mut f: OnceFn) -> Result<(), Cause> {
-        self.invoke(&mut |lp| f.call(lp))
+    pub(crate) fn invoke_once(&mut self, kind: CallbackKind, mut f: OnceFn) -> Result<(), Cause> {
+        self.invoke(kind, &mut |lp| f.call(lp))
     }
 
     /// [`callback_scope`](Self::callback_scope) for a one-shot callback.
@@ -204,7 +249,7 @@ impl EventLoop {
             return;
         }
         self.depth += 1;
-        let r = self.invoke(f);
+        let r = self.invoke(kind, f);
         self.depth -= 1;
         // A failure is reported first; then, if it was handled, ticks and
         // microtasks drain as after a normal return. (Verified on Node for

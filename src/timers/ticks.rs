@@ -135,7 +135,7 @@ impl EventLoop {
     }
 
     fn run_task(&mut self, f: TaskFn, kind: CallbackKind) -> Flow {
-        self.invoke_once(f)
+        self.invoke_once(kind, f)
             .map_err(|c| Thrown::Error(CallbackError::new(kind, c)))
     }
 
