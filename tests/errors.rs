@@ -528,3 +528,170 @@ fn a_failure_is_not_lost_when_a_deferred_operation_then_panics() {
         }
     }
 }
+
+struct PanicsOnDrop(&'static str);
+impl Drop for PanicsOnDrop {
+    fn drop(&mut self) {
+        panic!("{}", self.0)
+    }
+}
+type Doomed = Rc<Cell<Option<timerloop::task::JoinHandle<()>>>>;
+/// A task whose future panics with `msg` when dropped (`abort` defers that).
+fn doomed(lp: &mut EventLoop, msg: &'static str) -> Doomed {
+    let g = PanicsOnDrop(msg);
+    Rc::new(Cell::new(Some(lp.spawn(async move {
+        let _g = g;
+        std::future::pending::<()>().await
+    }))))
+}
+fn escaped<T>(f: impl FnOnce() -> T) -> String {
+    let p = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .err()
+        .expect("a panic leaves");
+    p.downcast_ref::<String>().cloned().unwrap_or_default()
+}
+
+/// What the commit's test leaves out: a microtask and a tick inside a timers
+/// pass, an interval and a non-plain timeout (`fire`), an I/O callback
+/// (`callback_scope`), a handler that panics; through `run_once`.
+#[test]
+fn a_failure_is_not_lost_on_the_other_paths_either() {
+    let cases = [
+        "microtask",
+        "tick",
+        "interval",
+        "timeout",
+        "io",
+        "handler-panics",
+    ];
+    for (case, handler) in cases.into_iter().flat_map(|c| [(c, false), (c, true)]) {
+        let (log, mut lp) = (
+            Rc::new(RefCell::new(Vec::<String>::new())),
+            EventLoop::with_virtual_clock(),
+        );
+        let panics = case == "handler-panics";
+        if handler || panics {
+            let l = log.clone();
+            lp.set_uncaught_handler(move |lp, e| {
+                let cur = lp.current_timeout().is_some();
+                l.borrow_mut()
+                    .push(format!("{:?} {} {cur}", e.kind(), e.message()));
+                assert!(!panics, "handler failed");
+            });
+        }
+        let t = doomed(&mut lp, "drop");
+        let mut f = Some(move |_: &mut EventLoop| -> Result<(), &str> {
+            t.take().unwrap().abort();
+            Err("boom")
+        });
+        let kind = match case {
+            "microtask" => {
+                lp.set_timeout(1, move |lp| lp.queue_microtask(f.take().unwrap()));
+                CallbackKind::Microtask
+            }
+            "tick" => {
+                lp.set_timeout(1, move |lp| lp.next_tick(f.take().unwrap()));
+                CallbackKind::Tick
+            }
+            "interval" => {
+                let (mut n, iv) = (0, Rc::new(Cell::new(None)));
+                let i = iv.clone();
+                iv.set(Some(lp.set_interval(1, move |lp| {
+                    n += 1;
+                    if n == 1 {
+                        f.take().unwrap()(lp)
+                    } else {
+                        lp.clear_interval(i.get().unwrap()).unwrap();
+                        Ok(())
+                    }
+                })));
+                CallbackKind::Interval
+            }
+            "timeout" => {
+                lp.set_timeout(1, f.take().unwrap());
+                CallbackKind::Timeout
+            }
+            "io" => {
+                lp.completion(f.take().unwrap()).complete();
+                CallbackKind::Io
+            }
+            _ => {
+                lp.set_immediate(f.take().unwrap());
+                CallbackKind::Immediate
+            }
+        };
+        let l = log.clone();
+        lp.set_timeout(1, move |_| l.borrow_mut().push("after".into())); // same list: the pass resumes
+        assert_eq!(escaped(|| lp.run_once()), "drop", "{case}");
+        if handler || panics {
+            assert_eq!(*log.borrow(), [format!("{kind:?} boom false")], "{case}");
+        }
+        if !handler || panics {
+            let e = uncaught(lp.run_once().map(|_| ()));
+            let (k, m) = if panics {
+                (CallbackKind::UncaughtHandler, "handler failed")
+            } else {
+                (kind, "boom")
+            };
+            assert_eq!((e.kind(), e.message()), (k, m.to_string()), "{case}");
+        }
+        lp.run().unwrap();
+        assert_eq!(log.borrow().last().unwrap(), "after", "{case} {handler}");
+        assert!(!lp.is_alive(), "{case}");
+    }
+}
+
+/// Fails at 9f98fa1 and a6add36: `enter` leaves `depth` at 1 when a panic
+/// leaves it, so every later run() is Err(Reentrant).
+#[test]
+fn a_deferred_panic_out_of_enter_leaves_the_loop_runnable() {
+    let mut lp = EventLoop::with_virtual_clock();
+    let t = doomed(&mut lp, "drop");
+    let f = move |_: &mut EventLoop| -> Result<(), &str> {
+        t.take().unwrap().abort();
+        Err("boom")
+    };
+    assert_eq!(escaped(|| lp.enter(f)), "drop");
+    let e = uncaught(lp.run());
+    assert_eq!((e.kind(), e.message()), (CallbackKind::Main, "boom".into()));
+    lp.set_timeout(1, |_| {});
+    lp.run().unwrap();
+}
+
+/// Fails at 9f98fa1 and a6add36: a nested `enter`'s failure, kept by
+/// `report_unwinding`, is overwritten by the immediate's (the panic).
+#[test]
+fn a_nested_enters_failure_is_not_overwritten() {
+    let mut lp = EventLoop::with_virtual_clock();
+    let t = doomed(&mut lp, "drop");
+    lp.set_immediate(move |lp| {
+        let t = t.clone();
+        let _ = lp.enter(move |_| -> Result<(), &str> {
+            t.take().unwrap().abort();
+            Err("inner")
+        });
+    });
+    let e = uncaught(lp.run());
+    assert_eq!(
+        (e.kind(), e.message()),
+        (CallbackKind::Main, "inner".into())
+    );
+    lp.run().unwrap();
+}
+
+/// Passes at 9f98fa1, fails at a6add36: with a handler, the second deferred
+/// operation runs in `uncaught`'s `set_immediate` and its panic replaces the first.
+#[test]
+fn the_first_deferred_panic_is_the_one_that_leaves() {
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.set_uncaught_handler(|_, _| {});
+    let (t1, t2) = (doomed(&mut lp, "first"), doomed(&mut lp, "second"));
+    lp.set_immediate(move |_| -> Result<(), &str> {
+        t1.take().unwrap().abort();
+        t2.take().unwrap().abort();
+        Err("boom")
+    });
+    assert_eq!(escaped(|| lp.run()), "first");
+    assert_eq!(escaped(|| lp.run()), "second");
+    lp.run().unwrap();
+}

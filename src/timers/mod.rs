@@ -516,8 +516,12 @@ impl EventLoop {
     ///
     /// Panics in callbacks are caught and reported (see
     /// [`set_uncaught_handler`](Self::set_uncaught_handler)). A panic the
-    /// loop cannot catch, from a [`Clock`] of your own, unwinds out of
-    /// `run`; the loop is left runnable.
+    /// loop cannot catch unwinds out of `run`, and the loop is left
+    /// runnable: one from a [`Clock`] of your own, or from the `drop` of
+    /// a future that a callback let go of (a task it aborted, say), which
+    /// the loop drops right after that callback. If the callback had
+    /// failed too, its failure is not lost: the handler saw it, or the
+    /// next `run` returns it.
     ///
     /// # Errors
     ///

@@ -128,7 +128,9 @@ impl EventLoop {
     /// # Errors
     ///
     /// [`Error::Uncaught`] if `f` (or a tick or microtask it queued) failed
-    /// and no handler is installed.
+    /// and no handler is installed; or, without running `f`, if a failure
+    /// was kept from an earlier run or entry that a panic left (see
+    /// [`Error::Uncaught`]).
     pub fn enter<R: CallbackResult>(
         &mut self,
         f: impl FnOnce(&mut EventLoop) -> R,
@@ -139,7 +141,16 @@ impl EventLoop {
         if let Some(e) = self.fatal.take() {
             return Err(Error::Uncaught(e));
         }
-        self.once_scope(CallbackKind::Main, f);
+        let depth = self.depth;
+        if let Err(payload) =
+            catch_unwind(AssertUnwindSafe(|| self.once_scope(CallbackKind::Main, f)))
+        {
+            self.depth = depth;
+            if depth == 0 {
+                self.ticks.drain_first = true;
+            }
+            resume_unwind(payload);
+        }
         match self.fatal.take() {
             Some(e) => Err(Error::Uncaught(e)),
             None => Ok(()),
@@ -204,7 +215,11 @@ impl EventLoop {
     /// dropped the failure unseen.
     #[cold]
     pub(crate) fn report_unwinding(&mut self, t: Thrown) {
+        // The operations after the one that panicked stay queued for the
+        // next flush: none runs (and panics) inside the report.
+        let flushing = std::mem::replace(&mut self.flushing, true);
         let _ = self.uncaught(t);
+        self.flushing = flushing;
     }
 
     /// [`invoke`](Self::invoke) without its flush of the deferred
@@ -309,7 +324,9 @@ impl EventLoop {
             Thrown::Error(e) => e,
         };
         let Some(mut handler) = self.uncaught.take() else {
-            self.fatal = Some(err);
+            // The first fatal failure wins (one a nested `enter` stored
+            // while a panic carried it out).
+            self.fatal.get_or_insert(err);
             self.uv.halt();
             // The next run resumes the normal flow where it stopped: ticks
             // and microtasks left queued drain first.
