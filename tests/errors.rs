@@ -695,3 +695,35 @@ fn the_first_deferred_panic_is_the_one_that_leaves() {
     assert_eq!(escaped(|| lp.run()), "second");
     lp.run().unwrap();
 }
+
+/// A deferred panic out of `block_on`'s run leaves `block_on`'s task an
+/// ordinary one: once it completes (its sleep ends at 10 ms), a later
+/// `run()` does not stop there but runs everything (fails before the
+/// fix: the run stopped at 10 ms with the 20 ms timer pending).
+#[test]
+fn block_on_then_a_deferred_panic_leaves_later_runs_whole() {
+    use std::time::Duration;
+    let log = Rc::new(RefCell::new(Vec::<String>::new()));
+    let mut lp = EventLoop::with_virtual_clock();
+    let t = doomed(&mut lp, "drop");
+    lp.set_immediate(move |_| -> Result<(), &str> {
+        t.take().unwrap().abort();
+        Err("boom")
+    });
+    let r = escaped(|| {
+        lp.block_on(async {
+            timerloop::time::sleep(Duration::from_millis(10)).await;
+        })
+    });
+    assert_eq!(r, "drop");
+    let e = uncaught(lp.run());
+    assert_eq!(
+        (e.kind(), e.message()),
+        (CallbackKind::Immediate, "boom".into())
+    );
+    let l = log.clone();
+    lp.set_timeout(20, move |lp| l.borrow_mut().push(format!("t {}", lp.now())));
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["t 20"], "one run() runs everything");
+    assert!(!lp.is_alive());
+}

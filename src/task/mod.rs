@@ -56,7 +56,7 @@ pub(crate) use join::Joins;
 pub use join::{JoinError, JoinHandle};
 
 use std::future::Future;
-use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -513,8 +513,12 @@ impl EventLoop {
         }
         let mut handle = self.spawn(future);
         self.tasks.main = Some(handle.key());
-        let ran = self.run();
+        // A panic that leaves the run (a `Clock`'s, or a dropped future's)
+        // leaves `future`'s task an ordinary, detached one: marked as the
+        // main task, its completion would stop a later run early.
+        let ran = catch_unwind(AssertUnwindSafe(|| self.run()));
         self.tasks.main = None;
+        let ran = ran.unwrap_or_else(|payload| resume_unwind(payload));
         let result = match handle.take_output() {
             Some(out) => out.map_err(|e| {
                 Error::Uncaught(CallbackError::new(
