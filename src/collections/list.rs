@@ -188,7 +188,14 @@ impl List {
         debug_assert_eq!(self.head as usize, key, "entry {key} is not the oldest");
         let links = std::mem::take(slab.links_mut(key));
         debug_assert!(links.is_linked(), "entry {key} removed while not linked");
-        // A head's `prev` means nothing: the next one's is left as it is.
+        self.unlink_head(links);
+    }
+
+    /// The list's side of unlinking its oldest entry, whose links were
+    /// `links`: the next one becomes the head, its `prev` left as it is
+    /// (a head's means nothing).
+    #[inline(always)]
+    fn unlink_head(&mut self, links: Links) {
         self.head = links.next;
         if links.next == NIL {
             self.tail = NIL;
@@ -209,12 +216,7 @@ impl List {
     fn remove_taken<S: ListStore + ?Sized>(&mut self, slab: &mut S, key: usize, links: Links) {
         debug_assert!(links.is_linked(), "an unlinked entry removed");
         if self.head as usize == key {
-            // The oldest: the next one becomes the head, its `prev` left
-            // as it is (a head's means nothing).
-            self.head = links.next;
-            if links.next == NIL {
-                self.tail = NIL;
-            }
+            self.unlink_head(links);
             return;
         }
         // Not the oldest, so `prev` is its older neighbour.

@@ -234,16 +234,35 @@ impl EventLoop {
         // timeouts/s at the same instruction count (`bench/perf-hot` put
         // 58% of the pass's samples on it).
         let failure = result.err().map(Box::new);
-        let escaped = self.flush_deferred_catching();
-        self.timers.current = None;
-        if let Some(payload) = escaped {
-            self.finally_then_resume(key, &mut cb, repeat, plain, start, failure, payload);
-        }
-        self.finally(key, &mut cb, repeat, plain, start);
-        match failure {
+        match self.settle(key, &mut cb, repeat, plain, start, failure) {
             None => Ok(()),
             Some(cause) => Err(*cause),
         }
+    }
+
+    /// What follows a fired timer's callback: its deferred operations
+    /// flushed (one that panics resumes its panic after the `finally` and
+    /// the report of `failure`: [`finally_then_resume`]), no timer
+    /// current, then its `finally`. Hands `failure` back to throw.
+    ///
+    /// [`finally_then_resume`]: Self::finally_then_resume
+    #[inline(always)]
+    fn settle(
+        &mut self,
+        key: usize,
+        cb: &mut TakenFn,
+        repeat: bool,
+        plain: bool,
+        start: u64,
+        failure: Option<Box<Cause>>,
+    ) -> Option<Box<Cause>> {
+        let escaped = self.flush_deferred_catching();
+        self.timers.current = None;
+        if let Some(payload) = escaped {
+            self.finally_then_resume(key, cb, repeat, plain, start, failure, payload);
+        }
+        self.finally(key, cb, repeat, plain, start);
+        failure
     }
 
     /// [`fire`](Self::fire) of a plain, unkept timeout (not an interval),
@@ -256,7 +275,7 @@ impl EventLoop {
         );
         self.timers.current = Some(handle);
         if let Err(cause) = self.invoke_unflushed(&mut |lp| cb.call(lp)) {
-            return Some(self.fire_plain_failed(key, &mut cb, cause));
+            return self.fire_plain_failed(key, &mut cb, cause);
         }
         let escaped = self.flush_deferred_catching();
         self.timers.current = None;
@@ -277,19 +296,17 @@ impl EventLoop {
     }
 
     /// The rest of [`fire_plain`](Self::fire_plain) after its callback
-    /// failed, out of line: the same steps, then the failure to throw.
-    /// The callback is gone from `cb` after (dropped or put back).
+    /// failed, out of line: [`settle`](Self::settle), then the failure to
+    /// throw. The callback is gone from `cb` after (dropped or put back).
     #[cold]
     #[inline(never)]
-    fn fire_plain_failed(&mut self, key: usize, cb: &mut TakenFn, cause: Cause) -> Box<Cause> {
-        let failure = Box::new(cause);
-        let escaped = self.flush_deferred_catching();
-        self.timers.current = None;
-        if let Some(payload) = escaped {
-            self.finally_then_resume(key, cb, false, true, 0, Some(failure), payload);
-        }
-        self.finally(key, cb, false, true, 0);
-        failure
+    fn fire_plain_failed(
+        &mut self,
+        key: usize,
+        cb: &mut TakenFn,
+        cause: Cause,
+    ) -> Option<Box<Cause>> {
+        self.settle(key, cb, false, true, 0, Some(Box::new(cause)))
     }
 
     /// [`fire_plain`](Self::fire_plain)'s `finally` when its callback
