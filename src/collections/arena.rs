@@ -36,6 +36,23 @@
 //! only once its slot is known, the fields are stored straight into the
 //! slot; what that bought is in the table of changes in
 //! `docs/performance.md` (round 13).
+//!
+//! # Unchecked lookups
+//!
+//! [`Arena::keyed_at_unchecked_mut`], [`Arena::at_unchecked_mut`] and
+//! [`Arena::forget_at_unchecked`] are the checked ones without the bounds
+//! and occupancy tests, for an index the caller *knows* is live: in the
+//! timers pass, the head of a live list (a linked timer is never freed) and
+//! the running timer after its callback (a running timer's slot is freed
+//! only by the pass). Each is `unsafe`: a wrong index is undefined behaviour
+//! in a release build. In a debug build each asserts what its caller
+//! promises, so the test suite checks every promise it reaches. Why they
+//! exist: the pass looks a timer up five times (the head, its links, then
+//! its slot, its links and its release after the callback), each with a
+//! test or two; without them a fired timeout is 109 instructions, not 126,
+//! and timeout-pooled ran 1.16–1.20× as fast in seven alternating pairs
+//! (round 23, `docs/performance.md`).
+#![allow(unsafe_code)]
 
 use std::ops::{Index, IndexMut};
 
@@ -241,6 +258,26 @@ impl<T, S: Stored<Value = T>> Arena<T, S> {
         }
     }
 
+    /// The slot at `index`, known to be occupied, without checks.
+    ///
+    /// # Safety
+    ///
+    /// An entry is at `index` (see the [module docs](self)).
+    #[inline(always)]
+    unsafe fn live_unchecked_mut(&mut self, index: usize) -> &mut S {
+        debug_assert!(
+            matches!(self.slots.get(index), Some(Entry::Occupied(_))),
+            "no entry at {index}"
+        );
+        // SAFETY: the caller promises an entry at `index`, so `index` is
+        // within `slots` and its slot is occupied.
+        match unsafe { self.slots.get_unchecked_mut(index) } {
+            Entry::Occupied(s) => s,
+            // SAFETY: as above, the slot is occupied.
+            Entry::Vacant(_) => unsafe { std::hint::unreachable_unchecked() },
+        }
+    }
+
     /// The entry at an index known to be live.
     #[inline(always)]
     #[track_caller]
@@ -341,6 +378,33 @@ impl<T, S: Stored<Value = T>> Arena<T, S> {
         (key, slot.value_mut())
     }
 
+    /// [`keyed_at_mut`](Self::keyed_at_mut) without its bounds and
+    /// occupancy tests (see the [module docs](self)).
+    ///
+    /// # Safety
+    ///
+    /// An entry is at `index`: the caller knows it is live. Checked by a
+    /// debug assertion in a debug build.
+    #[inline(always)]
+    pub unsafe fn keyed_at_unchecked_mut(&mut self, index: usize) -> (Key, &mut T) {
+        // SAFETY: the caller's promise is this function's.
+        let slot = unsafe { self.live_unchecked_mut(index) };
+        let key = Key::new(index, slot.generation());
+        (key, slot.value_mut())
+    }
+
+    /// The entry at `index`, mutably, without the bounds and occupancy
+    /// tests of indexing (see the [module docs](self)).
+    ///
+    /// # Safety
+    ///
+    /// As [`keyed_at_unchecked_mut`](Self::keyed_at_unchecked_mut).
+    #[inline(always)]
+    pub unsafe fn at_unchecked_mut(&mut self, index: usize) -> &mut T {
+        // SAFETY: the caller's promise is this function's.
+        unsafe { self.live_unchecked_mut(index) }.value_mut()
+    }
+
     /// [`keyed_at_mut`](Self::keyed_at_mut) of an `index` that may hold
     /// no entry: `None` then.
     pub fn try_keyed_at_mut(&mut self, index: usize) -> Option<(Key, &mut T)> {
@@ -384,6 +448,31 @@ impl<T, S: Stored<Value = T>> Arena<T, S> {
         // Inlined, so the entry's loads are dead and go: only the tag is
         // read.
         std::mem::forget(self.vacate(index));
+    }
+
+    /// [`forget_at`](Self::forget_at) without its bounds and occupancy
+    /// tests (see the [module docs](self)): anything the entry owns is
+    /// leaked.
+    ///
+    /// # Safety
+    ///
+    /// As [`keyed_at_unchecked_mut`](Self::keyed_at_unchecked_mut).
+    #[inline(always)]
+    pub unsafe fn forget_at_unchecked(&mut self, index: usize) {
+        debug_assert!(self.next <= MAX_KEY + 1);
+        let next = self.next as u32;
+        debug_assert!(
+            matches!(self.slots.get(index), Some(Entry::Occupied(_))),
+            "no entry at {index}"
+        );
+        // SAFETY: the caller promises an entry at `index`, so `index` is
+        // within `slots`.
+        let slot = unsafe { self.slots.get_unchecked_mut(index) };
+        // Moved out and forgotten, not dropped: inlined, the entry's loads
+        // are dead and go, as in `forget_at`.
+        std::mem::forget(std::mem::replace(slot, Entry::Vacant(next)));
+        self.len -= 1;
+        self.next = index;
     }
 
     /// Makes the live slot at `index` vacant, first on the free list, and
@@ -633,6 +722,54 @@ mod tests {
         assert_ne!(k, k1);
         *v = 3;
         assert_eq!(a.get(k2), Some(&3));
+    }
+
+    #[test]
+    fn unchecked_lookups_match_the_checked_ones() {
+        let mut a = Arena::new();
+        let k1 = a.insert(String::from("one"));
+        let k2 = a.insert(String::from("two"));
+        // SAFETY: both entries are live.
+        let (k, v) = unsafe { a.keyed_at_unchecked_mut(k2.index()) };
+        assert_eq!(k, k2);
+        v.push('!');
+        // SAFETY: as above.
+        unsafe { a.at_unchecked_mut(k1.index()) }.push('?');
+        assert_eq!(a.get(k1).map(String::as_str), Some("one?"));
+        assert_eq!(a.get(k2).map(String::as_str), Some("two!"));
+        // Forgotten: vacant, first on the free list, the key stale, and
+        // the string leaked (taken out first here, so nothing leaks).
+        let taken = std::mem::take(&mut a[k1.index()]);
+        // SAFETY: `k1`'s entry is live.
+        unsafe { a.forget_at_unchecked(k1.index()) };
+        assert_eq!(taken, "one?");
+        assert_eq!(a.len(), 1);
+        assert!(a.get(k1).is_none());
+        let k3 = a.insert(String::from("three"));
+        assert_eq!(k3.index(), k1.index(), "the forgotten slot is reused");
+        assert_ne!(k3, k1);
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "no entry at 0")]
+    fn an_unchecked_lookup_of_a_vacant_slot_is_caught_in_a_debug_build() {
+        let mut a = Arena::new();
+        let k = a.insert(1);
+        a.remove_at(k.index());
+        // SAFETY: not met, on purpose: the debug assertion panics before
+        // the slot is read.
+        let _ = unsafe { a.at_unchecked_mut(k.index()) };
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "no entry at 3")]
+    fn an_unchecked_lookup_past_the_end_is_caught_in_a_debug_build() {
+        let mut a = Arena::new();
+        a.insert(1);
+        // SAFETY: not met, on purpose, as above.
+        unsafe { a.forget_at_unchecked(3) };
     }
 
     #[test]

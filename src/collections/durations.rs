@@ -29,7 +29,14 @@
 //! holds [`VACANT`] (duration 0, which no list has), a directory entry
 //! without a page `NO_PAGE`; a far duration's slot is in no directory page
 //! and, while vacant, in `far_free`; a slot is vacated only with its FIFO
-//! empty.
+//! empty; the pool never shrinks while a duration is mapped, so the slot
+//! of a mapped duration stays within it.
+//!
+//! [`Durations::slot_unchecked`] and its `_mut` form are the one `unsafe`
+//! code here: [`slot`](Durations::slot) without its bounds test, for the
+//! timers pass, which holds the slot of a list it knows is live (see
+//! `timers/process.rs`).
+#![allow(unsafe_code)]
 
 use std::collections::HashMap;
 
@@ -95,6 +102,32 @@ impl DurationMap {
         } else {
             self.far.get(&ms).copied()
         }
+    }
+
+    /// [`slot`](Self::slot) without its bounds test.
+    ///
+    /// # Safety
+    ///
+    /// `id` is the slot of a mapped duration (a live list): by the module's
+    /// invariants it is within the pool. Checked by a debug assertion in a
+    /// debug build.
+    #[inline(always)]
+    pub(crate) unsafe fn slot_unchecked(&self, id: SlotId) -> &Slot {
+        debug_assert!(self.pool.get(id as usize).is_some_and(|s| s.msecs != 0));
+        // SAFETY: the caller promises a mapped slot, within the pool.
+        unsafe { self.pool.get_unchecked(id as usize) }
+    }
+
+    /// [`slot_unchecked`](Self::slot_unchecked), mutably.
+    ///
+    /// # Safety
+    ///
+    /// As [`slot_unchecked`](Self::slot_unchecked).
+    #[inline(always)]
+    pub(crate) unsafe fn slot_unchecked_mut(&mut self, id: SlotId) -> &mut Slot {
+        debug_assert!(self.pool.get(id as usize).is_some_and(|s| s.msecs != 0));
+        // SAFETY: the caller promises a mapped slot, within the pool.
+        unsafe { self.pool.get_unchecked_mut(id as usize) }
     }
 
     /// The slot `id` (from [`get`](Self::get) or [`insert`](Self::insert),

@@ -4,6 +4,7 @@
 //! map's keys are timer durations, which an attacker could at most spread
 //! over 2^31 values, and one multiply-and-rotate per lookup is several times
 //! cheaper on the insert/clear hot paths.
+#![forbid(unsafe_code)]
 
 use std::hash::{BuildHasherDefault, Hasher};
 

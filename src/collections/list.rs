@@ -22,6 +22,7 @@
 //!   (the timers of one duration among a million of others): not touching
 //!   it saves a cache miss per removal. Every other entry's `prev` is its
 //!   older neighbour.
+#![forbid(unsafe_code)]
 
 use slab::Slab;
 
@@ -178,24 +179,14 @@ impl List {
         self.tail = k;
     }
 
-    /// Unlinks `key`, which must be this list's oldest entry: [`remove`]
-    /// without asking which end it is (a timers pass running a list from
-    /// its oldest timer).
-    ///
-    /// [`remove`]: List::remove
-    #[inline(always)]
-    pub fn remove_oldest<S: ListStore + ?Sized>(&mut self, slab: &mut S, key: usize) {
-        debug_assert_eq!(self.head as usize, key, "entry {key} is not the oldest");
-        let links = std::mem::take(slab.links_mut(key));
-        debug_assert!(links.is_linked(), "entry {key} removed while not linked");
-        self.unlink_head(links);
-    }
-
     /// The list's side of unlinking its oldest entry, whose links were
-    /// `links`: the next one becomes the head, its `prev` left as it is
-    /// (a head's means nothing).
+    /// `links` (taken out by the caller, which leaves the entry unlinked):
+    /// the next one becomes the head, its `prev` left as it is (a head's
+    /// means nothing). [`remove`](Self::remove) without asking which end
+    /// the entry is, for a caller that took the links out itself (the
+    /// timers pass, running a list from its oldest timer).
     #[inline(always)]
-    fn unlink_head(&mut self, links: Links) {
+    pub fn unlink_head(&mut self, links: Links) {
         self.head = links.next;
         if links.next == NIL {
             self.tail = NIL;

@@ -2,7 +2,10 @@
 //! links are slab keys, an indexed 4-ary min-heap, a generational arena,
 //! and an integer hasher. Both layers of the crate build on them (Node's
 //! duration lists and list heap; libuv's timer heap; every handle).
-#![forbid(unsafe_code)]
+//!
+//! Two of them, the arena and the duration map, have `unsafe` lookups
+//! without bounds or occupancy checks, for the timers pass's hot path
+//! (see [`arena`]'s module docs); the others forbid `unsafe` code.
 
 pub(crate) mod arena;
 pub(crate) mod durations;

@@ -53,6 +53,7 @@
 //! - a dead entry keeps its primary word, and comes before every live
 //!   entry with the same primary (dead ones tie with each other), so the
 //!   order of live entries is the order of their keys, dead ones or not.
+#![forbid(unsafe_code)]
 
 const ABSENT: u32 = u32::MAX;
 

@@ -221,7 +221,7 @@ impl Timers {
 
     /// Notes, after a timer's slot is vacated, when the arena emptied.
     #[inline(always)]
-    fn freed(&mut self) {
+    pub(super) fn freed(&mut self) {
         if self.slab.is_empty() {
             self.timers_emptied.note();
         }

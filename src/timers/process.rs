@@ -13,7 +13,33 @@
 //!   `now`, and its next timer runs before the ticks the failure left
 //!   (R7.1, R7.2); after one with no handler, the pass stops and the next
 //!   run finishes it first.
-#![forbid(unsafe_code)]
+//!
+//! # Unchecked lookups
+//!
+//! The pass's common case, a plain timeout that is due with nothing queued
+//! to tick, looks its timer up without bounds or occupancy tests
+//! ([`Arena::keyed_at_unchecked_mut`](crate::collections::arena::Arena::keyed_at_unchecked_mut)
+//! and its kin, [`Durations::slot_unchecked`](crate::collections::durations::Durations::slot_unchecked),
+//! `get_unchecked` on the links). Each `unsafe` block says which of these
+//! invariants makes its index live:
+//! - **the running list is live**: its slot is mapped when the pass starts
+//!   it, and after each timer the pass asks whether it still is (when any
+//!   list was removed) before it reads the slot again;
+//! - **a linked timer is live**: a timer is unlinked before its slot is
+//!   freed (`free`, `free_taken` and `forget` assert it), so a list's head
+//!   is an occupied slot of the arena;
+//! - **every live timer has links**: storing a timer grows the links to
+//!   cover its index (`reset_links`), and they are given back only with
+//!   the arena empty;
+//! - **the running timer is live until its `finally`**: a clear of a
+//!   running timer marks it (`RunningCleared`) and a release of it keeps
+//!   it; only the pass frees its slot, after the callback.
+//!
+//! A debug build asserts each promise at the lookup, so the test suite
+//! checks every one it reaches. What the checks cost, and the benchmark
+//! that justifies this, are in [`arena`](crate::collections::arena)'s
+//! module docs.
+#![allow(unsafe_code)]
 
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
@@ -125,12 +151,16 @@ impl EventLoop {
         // it only clears the flag of a woken task, which is set only with
         // one queued.
         let mut quiet = true;
-        while let Some(key) = self.timers.map.slot(slot).list.peek() {
+        // SAFETY (this one and the loop's next): the running list is live,
+        // here as the caller peeked it, and at each turn after as checked
+        // at the end of the one before.
+        while let Some(key) = unsafe { self.timers.map.slot_unchecked(slot) }.list.peek() {
             // At the end of time (a saturated virtual clock) no time can
             // pass, so every listed timer counts as due. A timer started
             // during this pass has `start > now`: not due (R5.3).
             let tm = &mut self.timers;
-            let (handle, timer) = tm.slab.keyed_at_mut(key);
+            // SAFETY: a linked timer is live, and `key` heads a list.
+            let (handle, timer) = unsafe { tm.slab.keyed_at_unchecked_mut(key) };
             let start = timer.start;
             if now.saturating_sub(start) < msecs && self.uv.now() != u64::MAX {
                 // R5.4: rescheduled, with a new id, so it loses ties.
@@ -144,10 +174,13 @@ impl EventLoop {
                 // still this list's oldest, and the one lookup serves.
                 // Unlinked: its duration goes back in it, below, with the
                 // state's store ([`take_to_run`]) or before destroying it.
-                tm.map
-                    .slot_mut(slot)
-                    .list
-                    .remove_oldest(&mut tm.links[..], key);
+                debug_assert!(key < tm.links.len() && tm.links[key].is_linked());
+                // SAFETY: every live timer has links, and this one is live.
+                let links = std::mem::take(unsafe { tm.links.get_unchecked_mut(key) });
+                // SAFETY: the running list is live (the peek's slot).
+                let list = &mut unsafe { tm.map.slot_unchecked_mut(slot) }.list;
+                debug_assert_eq!(list.peek(), Some(key));
+                list.unlink_head(links);
                 (handle, timer)
             } else {
                 self.run_queued_ticks()?;
@@ -283,10 +316,20 @@ impl EventLoop {
             self.finally_then_resume(key, &mut cb, false, true, 0, None, payload);
         }
         let tm = &mut self.timers;
-        if !tm.links[key].is_linked() && tm.slab[key].is_unkept(State::Running) {
+        // SAFETY: the running timer is live until its `finally`, which
+        // this is, and every live timer has links.
+        let timer = unsafe { tm.slab.at_unchecked_mut(key) };
+        debug_assert!(key < tm.links.len());
+        // SAFETY: as above.
+        let linked = unsafe { tm.links.get_unchecked(key) }.is_linked();
+        if !linked && timer.is_unkept(State::Running) {
             // Not refreshed, not cleared by its callback: freed at once.
-            let refed = tm.slab[key].refed();
-            tm.free_taken(key);
+            let refed = timer.refed();
+            // `free_taken` without its lookup: nothing is left to drop.
+            debug_assert!(timer.cb.is_none(), "a taken callback");
+            // SAFETY: as above.
+            unsafe { tm.slab.forget_at_unchecked(key) };
+            tm.freed();
             self.destroyed(refed);
             cb.forget_plain();
         } else {
