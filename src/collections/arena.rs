@@ -76,6 +76,11 @@ pub struct Key {
 }
 
 impl Key {
+    /// A key that names no entry of any arena: its index is beyond
+    /// [`MAX_KEY`]. A field that may hold no key holds this, one word
+    /// written with one store, where an `Option<Key>` is a tag and a key.
+    pub const NONE: Key = Key { bits: u64::MAX };
+
     #[inline(always)]
     fn new(index: usize, generation: u32) -> Key {
         debug_assert!(index <= MAX_KEY);

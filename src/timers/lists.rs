@@ -73,10 +73,11 @@ pub(super) struct Timers {
     pub(super) native: uv::Handle,
     /// Loop time when the loop was made (Node's `timer_base`).
     base: u64,
-    /// The timer whose callback is running (Node's `this`).
-    /// Its key only: the loop is this one (one store to set, not two
-    /// and a load of the loop id).
-    pub(super) current: Option<crate::collections::arena::Key>,
+    /// The timer whose callback is running (Node's `this`), or
+    /// [`Key::NONE`](crate::collections::arena::Key::NONE). Its key only:
+    /// the loop is this one (one store to set, not three and a load of
+    /// the loop id).
+    pub(super) current: crate::collections::arena::Key,
     /// Whether and when the timers' storage (`slab`, `links`) and the
     /// lists' (`map`, `queue`) emptied
     /// ([`release_emptied`](Self::release_emptied)).
@@ -117,7 +118,7 @@ impl Timers {
             ref_count: 0,
             native,
             base,
-            current: None,
+            current: crate::collections::arena::Key::NONE,
             timers_emptied: Emptied::default(),
             lists_emptied: Emptied::default(),
             interrupted: false,

@@ -250,10 +250,10 @@ impl EventLoop {
         // Passes never nest (`run` is not reentrant and a pass runs only
         // from the loop), so no other timer is current: nothing to save.
         debug_assert!(
-            self.timers.current.is_none(),
+            self.timers.current == Key::NONE,
             "a timer callback inside another"
         );
-        self.timers.current = Some(handle);
+        self.timers.current = handle;
         let result = self.invoke_unflushed(&mut |lp| cb.call(lp));
         // Whatever the callback's futures asked of the loop happens now.
         // An operation that panics (a future's drop) sends its panic out
@@ -290,7 +290,7 @@ impl EventLoop {
         failure: Option<Box<Cause>>,
     ) -> Option<Box<Cause>> {
         let escaped = self.flush_deferred_catching();
-        self.timers.current = None;
+        self.timers.current = Key::NONE;
         if let Some(payload) = escaped {
             self.finally_then_resume(key, cb, repeat, plain, start, failure, payload);
         }
@@ -303,15 +303,15 @@ impl EventLoop {
     #[inline(always)]
     fn fire_plain(&mut self, key: usize, handle: Key, mut cb: TakenFn) -> Option<Box<Cause>> {
         debug_assert!(
-            self.timers.current.is_none(),
+            self.timers.current == Key::NONE,
             "a timer callback inside another"
         );
-        self.timers.current = Some(handle);
+        self.timers.current = handle;
         if let Err(cause) = self.invoke_unflushed(&mut |lp| cb.call(lp)) {
             return self.fire_plain_failed(key, &mut cb, cause);
         }
         let escaped = self.flush_deferred_catching();
-        self.timers.current = None;
+        self.timers.current = Key::NONE;
         if let Some(payload) = escaped {
             self.finally_then_resume(key, &mut cb, false, true, 0, None, payload);
         }

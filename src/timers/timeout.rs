@@ -153,11 +153,15 @@ pub(super) struct Timer {
     /// insert. Which of the two is the links' to say (`Timers::links`):
     /// every unlinking writes the duration back
     /// ([`set_unlinked`](Timer::set_unlinked)), every linking the slot.
-    /// Then the [`State`]
-    /// (bits 53..56), `refed`, `repeat`, `kept` and `plain` (bits 56 to
-    /// 59), and
-    /// bit 63, always set: the word is never zero, which is the niche the
-    /// arena's vacant slots use, so the slot needs no tag of its own.
+    /// Then `refed`, `repeat`, `plain` and `kept` (bits 56 to 59), the
+    /// [`State`] (bits 60..63), and bit 63, always set: the word is never
+    /// zero, which is the niche the arena's vacant slots use, so the slot
+    /// needs no tag of its own. Bits 53..56 are clear. The order puts
+    /// what the hot tests ask in the top bits, so each is a shift and a
+    /// compare with a small constant, not a mask and a compare with two
+    /// 64-bit ones: [`is_plain_armed_timeout`](Timer::is_plain_armed_timeout)
+    /// the top seven (all but `refed`), [`is_unkept`](Timer::is_unkept)
+    /// the top five.
     meta: NonZeroU64,
     /// `_idleStart`, in loop time.
     pub(super) start: u64,
@@ -169,12 +173,12 @@ pub(super) struct Timer {
 }
 
 const MSECS: u64 = (1 << 53) - 1;
-const STATE_SHIFT: u32 = 53;
+const STATE_SHIFT: u32 = 60;
 const STATE_BITS: u64 = 0b111 << STATE_SHIFT;
 const REFED: u64 = 1 << 56;
 const REPEAT: u64 = 1 << 57;
-const KEPT: u64 = 1 << 58;
-const PLAIN: u64 = 1 << 59;
+const PLAIN: u64 = 1 << 58;
+const KEPT: u64 = 1 << 59;
 const SET: u64 = 1 << 63;
 
 impl Timer {
@@ -308,19 +312,20 @@ impl Timer {
         self.meta.get() & STATE_BITS == (state as u64) << STATE_SHIFT
     }
 
-    /// An armed, unkept, plain timeout (not an interval): one comparison,
-    /// the timers pass's test for its specialized run
+    /// An armed, unkept, plain timeout (not an interval): one comparison
+    /// of the top seven bits (see `meta`), the timers pass's test for its
+    /// specialized run
     /// ([`EventLoop::fire_plain`](super::EventLoop)).
     #[inline(always)]
     pub(super) fn is_plain_armed_timeout(&self) -> bool {
-        self.meta.get() & (STATE_BITS | REPEAT | KEPT | PLAIN)
-            == (State::Armed as u64) << STATE_SHIFT | PLAIN
+        self.meta.get() >> 57 == (SET | (State::Armed as u64) << STATE_SHIFT | PLAIN) >> 57
     }
 
-    /// In `state` and not kept: one comparison (the fast paths' test).
+    /// In `state` and not kept: one comparison of the top five bits (the
+    /// fast paths' test).
     #[inline(always)]
     pub(super) fn is_unkept(&self, state: State) -> bool {
-        self.meta.get() & (STATE_BITS | KEPT) == (state as u64) << STATE_SHIFT
+        self.meta.get() >> 59 == (SET | (state as u64) << STATE_SHIFT) >> 59
     }
 
     /// The timer's half of the destroy step (Node's `_destroyed = true`):
@@ -931,8 +936,8 @@ impl EventLoop {
     /// assert_eq!(seen.get(), Some(t));
     /// ```
     pub fn current_timeout(&self) -> Option<Timeout> {
-        let key = self.timers.current?;
-        Some(Timeout::from_key(key, self.id))
+        let key = self.timers.current;
+        (key != Key::NONE).then(|| Timeout::from_key(key, self.id))
     }
 }
 
