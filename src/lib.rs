@@ -65,6 +65,9 @@
 // with its safety argument); one stores a timer's or an immediate's
 // closure of up to a word inline (timers/thin.rs, likewise); one (timers/inline.rs) expands
 // smallbox's `smallbox!` macro, whose `unsafe` call is smallbox's own;
+// the timers pass (timers/process.rs) looks its running list and timer up
+// unchecked, through `unsafe fn`s of collections/arena.rs and
+// collections/durations.rs, each invariant written beside its use;
 // everything else is safe code: denied here, and forbidden (no `allow` can
 // reopen it) in every module that stays safe.
 #![deny(unsafe_code)]
