@@ -605,7 +605,7 @@ impl EventLoop {
             // branch on its flags.
             if refed {
                 if list.is_empty() {
-                    return self.end_unenroll_out_of_line(slot);
+                    return self.end_unenroll_emptied(slot);
                 }
                 if tm.uncount_ref() {
                     return self.ref_count_reached_zero();
@@ -629,12 +629,15 @@ impl EventLoop {
         Ok(())
     }
 
-    /// [`end_unenroll`](Self::end_unenroll) of a refed timer whose list
-    /// emptied or whose leaving brings the ref count to zero.
+    /// [`end_unenroll`](Self::end_unenroll) of a refed timer whose
+    /// clear emptied its list, which the caller saw: the list is dropped
+    /// without asking again, and the ref count goes down.
     #[cold]
     #[inline(never)]
-    fn end_unenroll_out_of_line(&mut self, slot: SlotId) -> Result<(), TimerError> {
-        self.end_unenroll(Some(slot), true);
+    fn end_unenroll_emptied(&mut self, slot: SlotId) -> Result<(), TimerError> {
+        debug_assert!(self.timers.map.slot(slot).list.is_empty());
+        self.timers.discard_list(slot);
+        self.destroyed(true);
         Ok(())
     }
 
