@@ -262,7 +262,7 @@ impl Timers {
     /// the heap, O(1) for the map (an index for durations below 70 min).
     pub(super) fn remove_list(&mut self, slot: SlotId) {
         let removed = self.queue.remove(slot as usize);
-        self.forget_list(slot, removed);
+        self.forget_list(slot, removed.is_some());
     }
 
     /// [`remove_list`](Self::remove_list) for a cancel that empties its
@@ -270,19 +270,19 @@ impl Timers {
     /// timers pass keeps the call, whose inlining cost its fired timeouts
     /// 3 instructions each). The list's heap entry is discarded, not
     /// removed: O(1) amortized, where removing sifts a hole down the heap
-    /// (see [`PriorityQueue::discard`]). A run of cancels of the earliest
+    /// (see [`PriorityQueue::discard_id`]). A run of cancels of the earliest
     /// lists, each the root, is a run of removals of the root otherwise.
     #[inline(always)]
     pub(super) fn discard_list(&mut self, slot: SlotId) {
-        let removed = self.queue.discard(slot as usize);
+        let removed = self.queue.discard_id(slot as usize);
         self.forget_list(slot, removed);
     }
 
     /// The rest of dropping a list, once its heap entry is gone.
     #[inline(always)]
-    fn forget_list(&mut self, slot: SlotId, removed: Option<(u64, u64)>) {
+    fn forget_list(&mut self, slot: SlotId, removed: bool) {
         self.list_removals = self.list_removals.wrapping_add(1);
-        debug_assert!(removed.is_some(), "list {slot} was not in the heap");
+        debug_assert!(removed, "list {slot} was not in the heap");
         self.map.remove_at(slot);
         // Whatever list it was, the memo is forgotten: one store, cheaper
         // than asking whether it named this one.
