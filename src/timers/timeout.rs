@@ -1161,4 +1161,89 @@ mod tests {
             }
         }
     }
+
+    /// Round 23's layout: the shift-and-compare tests mean what the
+    /// mask-and-compare ones of the old layout (state in bits 53..56,
+    /// `kept` 58, `plain` 59) meant, for every state asked about, every
+    /// stored state and every flag; bits 53..56 stay clear, bit 63 set,
+    /// through every setter (`set_linked`, `set_unlinked`, `run_unlinked`,
+    /// `set_state`, `destroy`, the flag setters).
+    #[test]
+    fn meta_tests_match_their_meaning_for_every_combination() {
+        const CLEAR: u64 = 0b111 << 53;
+        let check = |t: &Timer| {
+            let m = t.meta.get();
+            assert_eq!(m & CLEAR, 0, "bits 53..56 set: {m:#x}");
+            assert_ne!(m & SET, 0, "bit 63 clear: {m:#x}");
+        };
+        for payload in [1, 2, 77, u64::from(u32::MAX), LONG_MAX_MS] {
+            for bits in 0..16u32 {
+                let (refed, repeat, plain, kept) =
+                    (bits & 1 != 0, bits & 2 != 0, bits & 4 != 0, bits & 8 != 0);
+                let mut t = Timer::new(3, ThinFn::new(|_: &mut EventLoop| Ok(())), repeat, 0);
+                t.set_flag(PLAIN, plain);
+                t.set_refed(refed);
+                t.set_kept(kept);
+                check(&t);
+                if payload <= u64::from(u32::MAX) {
+                    t.set_linked(payload as SlotId);
+                    assert_eq!(t.list(), payload as SlotId);
+                    check(&t);
+                }
+                t.set_unlinked(payload);
+                check(&t);
+                assert_eq!(t.msecs(), payload);
+                for stored in STATES {
+                    t.set_state(stored);
+                    check(&t);
+                    assert_eq!(t.state(), stored);
+                    assert_eq!(t.msecs(), payload);
+                    assert_eq!(
+                        (t.refed(), t.repeat(), t.plain(), t.kept()),
+                        (refed, repeat, plain, kept)
+                    );
+                    for asked in STATES {
+                        assert_eq!(t.is_state(asked), stored == asked);
+                        assert_eq!(
+                            t.is_unkept(asked),
+                            stored == asked && !kept,
+                            "is_unkept({asked:?}) of {stored:?} kept {kept}"
+                        );
+                    }
+                    assert_eq!(
+                        t.is_plain_armed_timeout(),
+                        stored == State::Armed && !kept && !repeat && plain
+                    );
+                    if stored.is_live() {
+                        let mut d =
+                            Timer::new(3, ThinFn::new(|_: &mut EventLoop| Ok(())), repeat, 0);
+                        d.meta = t.meta;
+                        for to in [
+                            State::Fired,
+                            State::FiredCleared,
+                            State::Cleared,
+                            State::RunningCleared,
+                        ] {
+                            let mut e =
+                                Timer::new(3, ThinFn::new(|_: &mut EventLoop| Ok(())), repeat, 0);
+                            e.meta = d.meta;
+                            assert_eq!(e.destroy(to), refed);
+                            assert_eq!(e.state(), to);
+                            check(&e);
+                        }
+                    }
+                }
+                t.set_state(State::Armed);
+                t.run_unlinked(payload);
+                check(&t);
+                assert_eq!((t.state(), t.msecs()), (State::Running, payload));
+                assert_eq!(
+                    (t.refed(), t.repeat(), t.plain(), t.kept()),
+                    (refed, repeat, plain, kept)
+                );
+                assert_eq!(t.is_unkept(State::Running), !kept);
+                assert!(!t.is_plain_armed_timeout());
+            }
+        }
+    }
 }

@@ -334,6 +334,12 @@ struct ImmM {
 
 #[derive(Default)]
 struct Model {
+    /// Timer callbacks capture only their index, and reach the model
+    /// through [`MODEL`]: *plain* callbacks (one word, no drop glue),
+    /// which the timers pass runs on its `fire_plain` path with its
+    /// unchecked lookups ([`exec_plain`]). Otherwise they capture the
+    /// model's `Rc` and take the general path.
+    plain: bool,
     timers: Vec<TimerM>,
     imms: Vec<ImmM>,
     /// The timer whose callback is running.
@@ -357,6 +363,25 @@ struct Model {
 const FAIL: &str = "model: injected failure";
 
 type Shared = Rc<RefCell<Model>>;
+
+thread_local! {
+    /// The model of a plain [`exec_plain`] running on this thread: what a
+    /// plain timer callback, which captures only its index, reaches.
+    static MODEL: RefCell<Option<Shared>> = const { RefCell::new(None) };
+}
+
+fn current_model() -> Shared {
+    MODEL.with(|c| c.borrow().clone().expect("a plain model is running"))
+}
+
+/// Forgets [`MODEL`] when a plain run ends, panicking or not.
+struct ResetModel;
+
+impl Drop for ResetModel {
+    fn drop(&mut self) {
+        MODEL.with(|c| c.borrow_mut().take());
+    }
+}
 
 impl TimerM {
     /// Whether the handle still refers to storage (is not stale).
@@ -389,8 +414,12 @@ impl Model {
 fn add_timer(m: &Shared, lp: &mut EventLoop, delay: DelaySpec, action: Action, interval: bool) {
     let i = m.borrow().timers.len();
     let (ms, warns) = delay.expected();
-    let mc = m.clone();
-    let h = delay.set_timeout(lp, move |lp| on_fire(&mc, lp, i), interval);
+    let h = if m.borrow().plain {
+        delay.set_timeout(lp, move |lp| on_fire(&current_model(), lp, i), interval)
+    } else {
+        let mc = m.clone();
+        delay.set_timeout(lp, move |lp| on_fire(&mc, lp, i), interval)
+    };
     let now = lp.now();
     let mut md = m.borrow_mut();
     if warns {
@@ -740,7 +769,19 @@ fn run_step(m: &Shared, r: Result<bool, timerloop::Error>, ctx: &str) -> bool {
 /// Runs `ops` on a fresh virtual-clock loop, checking the model
 /// throughout, then clears everything, runs the loop out and checks that
 /// nothing is left. Returns the violations found, if any.
+#[allow(dead_code)] // one of the model's users runs it
 pub fn exec(ops: &[Op]) -> Result<(), String> {
+    exec_with(ops, false)
+}
+
+/// [`exec`] with plain timer callbacks (see `Model::plain`), so that every
+/// unkept timeout fires on the timers pass's `fire_plain` path.
+#[allow(dead_code)] // one of the model's users runs it
+pub fn exec_plain(ops: &[Op]) -> Result<(), String> {
+    exec_with(ops, true)
+}
+
+fn exec_with(ops: &[Op], plain: bool) -> Result<(), String> {
     let mut lp = EventLoop::with_virtual_clock();
     let clock = lp.virtual_clock().expect("a virtual clock").clone();
     let warnings = Rc::new(Cell::new(0usize));
@@ -751,9 +792,14 @@ pub fn exec(ops: &[Op]) -> Result<(), String> {
         }
     });
     let m: Shared = Rc::new(RefCell::new(Model {
+        plain,
         exact: true,
         ..Model::default()
     }));
+    let _reset = plain.then(|| {
+        MODEL.with(|c| *c.borrow_mut() = Some(m.clone()));
+        ResetModel
+    });
     for (n, &op) in ops.iter().enumerate() {
         let ctx = format!("op {n} {op:?}");
         let mut after_run = false;
