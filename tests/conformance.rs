@@ -10,7 +10,10 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use timerloop::script::{parse::parse, run::run_to_lines};
+use timerloop::script::{
+    parse::parse,
+    run::{Callbacks, run_to_lines_with},
+};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
@@ -62,7 +65,7 @@ fn diff(expected: &[&str], actual: &[String]) -> String {
     s
 }
 
-fn check_all(virtual_clock: bool) {
+fn check_all(virtual_clock: bool, callbacks: Callbacks) {
     let files = scripts(&root().join("scripts"), "tl");
     assert!(files.len() >= 80, "only {} fixtures", files.len());
     let mut failures = String::new();
@@ -81,19 +84,19 @@ fn check_all(virtual_clock: bool) {
         // can break one. Such a run is tried again (up to 3 runs); a real
         // difference fails every time. The virtual clock gets one run.
         let tries = if virtual_clock { 1 } else { 3 };
-        let mut result = run_to_lines(&script, virtual_clock);
+        let mut result = run_to_lines_with(&script, virtual_clock, callbacks);
         for _ in 1..tries {
             if matches!(&result, Ok(got) if *got == want) {
                 break;
             }
-            result = run_to_lines(&script, virtual_clock);
+            result = run_to_lines_with(&script, virtual_clock, callbacks);
         }
         match result {
             Ok(got) if got == want => {}
             Ok(got) => {
                 let _ = write!(
                     failures,
-                    "\n{} ({} clock):\n{}",
+                    "\n{} ({} clock, {callbacks:?} callbacks):\n{}",
                     name(f),
                     if virtual_clock { "virtual" } else { "real" },
                     diff(&want, &got)
@@ -110,12 +113,26 @@ fn check_all(virtual_clock: bool) {
 
 #[test]
 fn every_fixture_matches_node_on_the_virtual_clock() {
-    check_all(true);
+    check_all(true, Callbacks::Owned);
 }
 
 #[test]
 fn every_fixture_matches_node_on_the_real_clock() {
-    check_all(false);
+    check_all(false, Callbacks::Owned);
+}
+
+/// The same with plain callbacks (one word, no drop glue) and only the
+/// timers a script refreshes or asks `hasref` of kept: the loop's fast
+/// path for plain timers, which the default never reaches, against the
+/// same goldens.
+#[test]
+fn every_fixture_matches_node_on_the_virtual_clock_with_plain_callbacks() {
+    check_all(true, Callbacks::Plain);
+}
+
+#[test]
+fn every_fixture_matches_node_on_the_real_clock_with_plain_callbacks() {
+    check_all(false, Callbacks::Plain);
 }
 
 #[test]
@@ -189,4 +206,41 @@ fn node_still_agrees() {
         failures.is_empty(),
         "Node no longer prints the goldens (timing-sensitive fixture?):{failures}"
     );
+}
+
+/// A plain run keeps only the timers a `refresh` or `hasref` names: the
+/// others are freed once they fire, and their callbacks are one word, so
+/// they take the loop's path for plain timers; a refreshed fired timer is
+/// still re-armed, as Node's `Timeout` object is. (Node prints these
+/// lines for this script: `node fixtures/node/tl.js`.)
+#[test]
+fn plain_callbacks_keep_only_the_timers_a_script_names_again() {
+    use std::{cell::RefCell, rc::Rc};
+    use timerloop::{EventLoop, script::run::run_with};
+    let src = "timeout a 5 { log a nth 1 { immediate i { refresh a } } }\n\
+               timeout b 5 { log b }\n\
+               timeout c 7 { log c hasref c }\n";
+    let script = parse("keep.tl", src).unwrap();
+    let mut left = Vec::new();
+    for callbacks in [Callbacks::Owned, Callbacks::Plain] {
+        let lines = Rc::new(RefCell::new(Vec::new()));
+        let l = lines.clone();
+        let mut lp = EventLoop::with_virtual_clock();
+        run_with(
+            &script,
+            &mut lp,
+            move |s| l.borrow_mut().push(s.to_owned()),
+            callbacks,
+        )
+        .unwrap();
+        assert_eq!(
+            *lines.borrow(),
+            ["a", "b", "c", "hasref c true", "a"],
+            "{callbacks:?}"
+        );
+        left.push(lp.stats().timers);
+    }
+    // Owned: all three kept after firing. Plain: `a` (refreshed) and `c`
+    // (asked `hasref`) kept, `b` freed.
+    assert_eq!(left, [3, 2]);
 }

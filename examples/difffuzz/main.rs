@@ -10,7 +10,10 @@
 //! [`generate`]`(S + i, --size)` (S defaults to the clock; it is printed), it
 //! runs the script `--runs` times (default 5) on Node (`node
 //! fixtures/node/tl.js`, from a temporary directory) and drops it if Node's
-//! output varies, then once on this crate's loop with the virtual clock. For
+//! output varies, then on this crate's loop with the virtual clock, once
+//! with each way the runner stores callbacks (`Callbacks::Owned`, and
+//! `Callbacks::Plain`, whose unkept timeouts take the loop's fast path for
+//! plain timers: the owned way keeps every timer and never does). For
 //! every difference it shrinks the script ([`shrink`]; every candidate is
 //! re-checked on Node, `--runs` times, and kept only if Node's output is
 //! stable and still differs from ours; at most `--shrink-tests` candidates,
@@ -62,7 +65,10 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant, SystemTime};
 
 use timerloop::EventLoop;
-use timerloop::script::{parse::parse, run::run};
+use timerloop::script::{
+    parse::parse,
+    run::{Callbacks, run_with},
+};
 
 use scriptgen::generate;
 use shrink::{shrink, to_source};
@@ -224,12 +230,25 @@ fn node_runs(dir: &Path, src: &str, runs: usize) -> Verdict {
     Verdict::Stable(first)
 }
 
-/// Runs `src` on our loop with the virtual clock (as `run_to_lines(&script,
-/// true)` does), in a thread of its own so that a hang or a panic is reported
-/// rather than fatal. A run that does not finish in time, or prints more
-/// than [`MAX_LINES`], is stopped: its next printed line panics, and the
-/// loop is asked to stop.
-fn ours(src: &str) -> Vec<String> {
+/// Runs `src` on our loop both ways the runner stores callbacks
+/// ([`Callbacks::Owned`], then [`Callbacks::Plain`], whose unkept timeouts
+/// take the loop's fast path for plain timers), and returns the first
+/// output that differs from `node`'s with its way, or `None`.
+fn ours_differ(node: &str, src: &str) -> Option<(String, Vec<String>)> {
+    [Callbacks::Owned, Callbacks::Plain]
+        .into_iter()
+        .find_map(|c| {
+            let got = ours(src, c);
+            differ(node, &got).map(|d| (format!("{d} ({c:?} callbacks)"), got))
+        })
+}
+
+/// Runs `src` on our loop with the virtual clock (as
+/// `run_to_lines_with(&script, true, callbacks)` does), in a thread of its
+/// own so that a hang or a panic is reported rather than fatal. A run that
+/// does not finish in time, or prints more than [`MAX_LINES`], is stopped:
+/// its next printed line panics, and the loop is asked to stop.
+fn ours(src: &str, callbacks: Callbacks) -> Vec<String> {
     let (tx, rx) = mpsc::channel();
     let (remote_tx, remote_rx) = mpsc::channel();
     let abandoned = Arc::new(AtomicBool::new(false));
@@ -247,14 +266,19 @@ fn ours(src: &str) -> Vec<String> {
                 let remote = lp.remote();
                 lp.unref_remote(&remote).expect("the loop's own remote");
                 let _ = remote_tx.send(remote);
-                run(&s, &mut lp, move |line| {
-                    let mut l = l.borrow_mut();
-                    assert!(
-                        !flag.load(Ordering::Relaxed) && l.len() < MAX_LINES,
-                        "runaway run"
-                    );
-                    l.push(line.to_owned());
-                })
+                run_with(
+                    &s,
+                    &mut lp,
+                    move |line| {
+                        let mut l = l.borrow_mut();
+                        assert!(
+                            !flag.load(Ordering::Relaxed) && l.len() < MAX_LINES,
+                            "runaway run"
+                        );
+                        l.push(line.to_owned());
+                    },
+                    callbacks,
+                )
                 .map_err(|e| e.to_string())?;
                 Ok(lines.take())
             });
@@ -311,12 +335,11 @@ fn shrink_and_save(o: &Opts, dir: &Path, seed: u64, src: &str, golden: &str) -> 
             return false;
         }
         tests += 1;
-        let got = ours(cand);
         // One run first: most candidates no longer differ.
         let Ok(first) = node(dir, cand) else {
             return false;
         };
-        if differ(&first, &got).is_none() {
+        if ours_differ(&first, cand).is_none() {
             return false;
         }
         match node_runs(dir, cand, o.runs - 1) {
@@ -334,8 +357,8 @@ fn shrink_and_save(o: &Opts, dir: &Path, seed: u64, src: &str, golden: &str) -> 
     } else {
         src
     };
-    let got = ours(&src);
-    let what = differ(&golden, &got).unwrap_or_else(|| "no longer differs".to_owned());
+    let (what, got) =
+        ours_differ(&golden, &src).unwrap_or_else(|| ("no longer differs".to_owned(), Vec::new()));
     let text = format!(
         "# difffuzz seed {seed} (size {}): {what}\n# ours when found: {}\n{src}",
         o.size,
@@ -380,7 +403,7 @@ fn worker(o: &Opts, id: usize, next: &AtomicUsize, totals: &Mutex<Totals>, start
             }
             Verdict::Stable(golden) => {
                 drop(t);
-                if differ(&golden, &ours(&src)).is_some() {
+                if ours_differ(&golden, &src).is_some() {
                     let line = shrink_and_save(o, &dir, seed, &src, &golden);
                     eprintln!("difffuzz: difference: {line}");
                     report = Some(line);

@@ -20,6 +20,15 @@
 //! Every callback made by a `timeout`/`interval`/`immediate`/`tick`/
 //! `microtask`/`io` statement counts its own runs, which `nth` reads.
 //!
+//! How the callbacks are stored is [`Callbacks`]: by default each owns its
+//! body and the script's state, and every timer is kept, as Node's
+//! `Timeout` objects outlive their firing. [`Callbacks::Plain`] runs the
+//! same statements with callbacks of one word and no drop glue, and keeps
+//! only the timers whose names a `refresh` or `hasref` mentions, so that
+//! the other timeouts take the loop's fast path for plain timers, which
+//! the default never reaches; the conformance tests and the differential
+//! fuzzer run every script both ways.
+//!
 //! # Examples
 //!
 //! ```
@@ -54,9 +63,61 @@ struct State {
     names: Vec<Option<Binding>>,
     display: Vec<String>,
     out: Box<dyn FnMut(&str)>,
+    /// [`Callbacks::Plain`]: callbacks are entries of [`PLAIN`].
+    plain: bool,
+    /// By name: whether a `refresh` or `hasref` mentions it, which a plain
+    /// run keeps the timer for (Node's `Timeout` outlives its firing: a
+    /// refresh re-arms a fired one, and `hasRef` still answers).
+    keep: Vec<bool>,
 }
 
 type Shared = Rc<RefCell<State>>;
+
+/// How [`run_with`] stores the callbacks a script makes.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Callbacks {
+    /// Each callback owns its body and the script's state (two reference
+    /// counts), and every timer is kept ([`EventLoop::keep_timeout`]): a
+    /// Node `Timeout` object outlives its firing and clearing.
+    #[default]
+    Owned,
+    /// Each callback is one word with no drop glue (an index into a table
+    /// that lives as long as the run, on the running thread), and a timer
+    /// is kept only if a `refresh` or `hasref` statement mentions its
+    /// name: what a script prints is the same, and the loop runs the other
+    /// timeouts on its path for plain timers. After the run returns, such
+    /// a callback has no table: if the loop runs one then, it fails
+    /// ("the script's run has ended").
+    Plain,
+}
+
+/// One callback of a plain run: its body, its runs so far.
+struct PlainEntry {
+    body: Body,
+    runs: u64,
+}
+
+/// A plain run's callbacks and state.
+struct PlainTable {
+    state: Shared,
+    entries: Vec<PlainEntry>,
+}
+
+thread_local! {
+    /// The plain run on this thread, if any (see [`Callbacks::Plain`]).
+    static PLAIN: RefCell<Option<PlainTable>> = const { RefCell::new(None) };
+}
+
+/// Puts back the plain table that was there before a run, when it ends.
+struct RestorePlain(Option<PlainTable>);
+
+impl Drop for RestorePlain {
+    fn drop(&mut self) {
+        let before = self.0.take();
+        PLAIN.with(|p| *p.borrow_mut() = before);
+    }
+}
 
 /// Runs `script` on `lp` to the end, sending each printed line to `out`.
 ///
@@ -92,11 +153,57 @@ pub fn run(
     lp: &mut EventLoop,
     out: impl FnMut(&str) + 'static,
 ) -> Result<(), Error> {
+    run_with(script, lp, out, Callbacks::Owned)
+}
+
+/// [`run`], with its callbacks stored as `callbacks` says.
+///
+/// ```
+/// use std::{cell::RefCell, rc::Rc};
+/// use timerloop::script::{parse::parse, run::{Callbacks, run_with}};
+/// use timerloop::EventLoop;
+///
+/// let script = parse("plain.tl", "
+///     timeout a 10 { log a refresh b }
+///     timeout b 10 { log b nth 1 { log b-again } }
+/// ").unwrap();
+/// let lines = Rc::new(RefCell::new(Vec::new()));
+/// let l = lines.clone();
+/// let mut lp = EventLoop::with_virtual_clock();
+/// run_with(&script, &mut lp, move |s| l.borrow_mut().push(s.to_owned()), Callbacks::Plain)
+///     .unwrap();
+/// // `b` is refreshed before it runs, so it runs once, at 20 ms.
+/// assert_eq!(*lines.borrow(), ["a", "b", "b-again"]);
+/// ```
+///
+/// # Errors
+///
+/// As [`run`].
+pub fn run_with(
+    script: &Script,
+    lp: &mut EventLoop,
+    out: impl FnMut(&str) + 'static,
+    callbacks: Callbacks,
+) -> Result<(), Error> {
+    let plain = callbacks == Callbacks::Plain;
+    let mut keep = vec![false; script.names.len()];
+    if plain {
+        mark_kept(&script.body, &mut keep);
+    }
     let state: Shared = Rc::new(RefCell::new(State {
         names: vec![None; script.names.len()],
         display: script.names.iter().map(|n| n.name.clone()).collect(),
         out: Box::new(out),
+        plain,
+        keep,
     }));
+    let _restore = plain.then(|| {
+        let table = PlainTable {
+            state: state.clone(),
+            entries: Vec::new(),
+        };
+        RestorePlain(PLAIN.with(|p| p.borrow_mut().replace(table)))
+    });
     let s = state.clone();
     lp.set_uncaught_handler(move |_, err| {
         let line = format!("uncaught {}", err.message());
@@ -124,6 +231,27 @@ pub fn run(
 ///
 /// As [`run`].
 pub fn run_to_lines(script: &Script, virtual_clock: bool) -> Result<Vec<String>, Error> {
+    run_to_lines_with(script, virtual_clock, Callbacks::Owned)
+}
+
+/// [`run_to_lines`], with the callbacks stored as `callbacks` says.
+///
+/// ```
+/// use timerloop::script::{parse::parse, run::{Callbacks, run_to_lines_with}};
+/// let s = parse("x.tl", "timeout t 1 { log t } timeout u 1 { log u clear t }").unwrap();
+/// for c in [Callbacks::Owned, Callbacks::Plain] {
+///     assert_eq!(run_to_lines_with(&s, true, c).unwrap(), ["t", "u"]);
+/// }
+/// ```
+///
+/// # Errors
+///
+/// As [`run`].
+pub fn run_to_lines_with(
+    script: &Script,
+    virtual_clock: bool,
+    callbacks: Callbacks,
+) -> Result<Vec<String>, Error> {
     let lines = Rc::new(RefCell::new(Vec::new()));
     let l = lines.clone();
     let mut lp = if virtual_clock {
@@ -131,7 +259,12 @@ pub fn run_to_lines(script: &Script, virtual_clock: bool) -> Result<Vec<String>,
     } else {
         EventLoop::new()
     };
-    run(script, &mut lp, move |s| l.borrow_mut().push(s.to_owned()))?;
+    run_with(
+        script,
+        &mut lp,
+        move |s| l.borrow_mut().push(s.to_owned()),
+        callbacks,
+    )?;
     drop(lp);
     Ok(Rc::try_unwrap(lines)
         .map(RefCell::into_inner)
@@ -156,6 +289,97 @@ fn callback(
     }
 }
 
+/// A plain run's callback (see [`Callbacks::Plain`]): the index of its
+/// entry, one word with no drop glue.
+fn plain_callback(
+    body: &super::parse::Body,
+) -> impl FnMut(&mut EventLoop) -> Result<(), BoxError> + Copy + 'static {
+    let index = PLAIN.with(|p| {
+        let mut p = p.borrow_mut();
+        let table = p.as_mut().expect("a plain run's table");
+        table.entries.push(PlainEntry {
+            body: body.clone(),
+            runs: 0,
+        });
+        u32::try_from(table.entries.len() - 1).expect("fewer than 2^32 callbacks")
+    });
+    move |lp| run_plain(index, lp)
+}
+
+/// Runs the plain callback `index`: counts the run, then executes its
+/// body with no borrow of the table held (the body may make callbacks).
+fn run_plain(index: u32, lp: &mut EventLoop) -> Result<(), BoxError> {
+    let taken = PLAIN.with(|p| {
+        let mut p = p.borrow_mut();
+        let table = p.as_mut()?;
+        let entry = &mut table.entries[index as usize];
+        entry.runs += 1;
+        Some((entry.body.clone(), entry.runs, table.state.clone()))
+    });
+    let Some((body, runs, state)) = taken else {
+        return Err("the script's run has ended".into());
+    };
+    exec(&body, runs, lp, &state)
+}
+
+/// Marks the names a `refresh` or `hasref` mentions, in `body` and every
+/// body inside it: a plain run keeps those timers.
+fn mark_kept(body: &[Stmt], keep: &mut [bool]) {
+    for stmt in body {
+        match stmt {
+            Stmt::Refresh(name) | Stmt::HasRef(name) => keep[*name] = true,
+            Stmt::Timeout { body, .. }
+            | Stmt::Interval { body, .. }
+            | Stmt::Immediate { body, .. }
+            | Stmt::Tick(body)
+            | Stmt::Microtask(body)
+            | Stmt::Io(body)
+            | Stmt::Nth(_, body)
+            | Stmt::Task(body) => mark_kept(body, keep),
+            _ => {}
+        }
+    }
+}
+
+/// Sets the timer a `timeout` or `interval` statement makes.
+fn set_timer<F>(lp: &mut EventLoop, interval: bool, delay: Delay, cb: F) -> Timeout
+where
+    F: FnMut(&mut EventLoop) -> Result<(), BoxError> + 'static,
+{
+    if interval {
+        lp.set_interval(delay, cb)
+    } else {
+        lp.set_timeout(delay, cb)
+    }
+}
+
+/// What an `immediate`, `tick`, `microtask` or `io` statement queues.
+#[derive(Clone, Copy)]
+enum Queue {
+    Immediate,
+    Tick,
+    Microtask,
+    Io,
+}
+
+/// Queues `cb` as `kind` says; an immediate's handle is returned.
+fn queue<F>(lp: &mut EventLoop, kind: Queue, mut cb: F) -> Option<Immediate>
+where
+    F: FnMut(&mut EventLoop) -> Result<(), BoxError> + 'static,
+{
+    match kind {
+        Queue::Immediate => return Some(lp.set_immediate(move |lp| cb(lp))),
+        Queue::Tick => lp.next_tick(move |lp| cb(lp)),
+        Queue::Microtask => lp.queue_microtask(move |lp| cb(lp)),
+        // Complete at once: the body runs in the next poll phase, as
+        // Node's `fs.stat` on its warm threadpool is done by then (a
+        // thread spawned to complete it was often not, and Node's
+        // order then depended on the race).
+        Queue::Io => lp.completion(move |lp| cb(lp)).complete(),
+    }
+    None
+}
+
 fn exec(body: &[Stmt], runs: u64, lp: &mut EventLoop, state: &Shared) -> Result<(), BoxError> {
     for stmt in body {
         step(stmt, runs, lp, state)?;
@@ -175,37 +399,41 @@ fn step(stmt: &Stmt, runs: u64, lp: &mut EventLoop, state: &Shared) -> Result<()
     match stmt {
         Stmt::Log(word) => print(state, word),
         Stmt::Timeout { name, delay, body } | Stmt::Interval { name, delay, body } => {
-            let cb = callback(body, state);
             let delay = Delay::from_ms(*delay);
-            let t = if matches!(stmt, Stmt::Interval { .. }) {
-                lp.set_interval(delay, cb)
-            } else {
-                lp.set_timeout(delay, cb)
+            let interval = matches!(stmt, Stmt::Interval { .. });
+            let (plain, keep) = {
+                let s = state.borrow();
+                (s.plain, s.keep[*name])
             };
-            // A fresh handle is never stale.
-            let _ = lp.keep_timeout(t);
+            let t = if plain {
+                set_timer(lp, interval, delay, plain_callback(body))
+            } else {
+                set_timer(lp, interval, delay, callback(body, state))
+            };
+            if !plain || keep {
+                // A fresh handle is never stale.
+                let _ = lp.keep_timeout(t);
+            }
             bind(state, *name, Binding::Timer(t));
         }
-        Stmt::Immediate { name, body } => {
-            let mut cb = callback(body, state);
-            let i = lp.set_immediate(move |lp| cb(lp));
-            bind(state, *name, Binding::Immediate(i));
-        }
-        Stmt::Tick(body) => {
-            let mut cb = callback(body, state);
-            lp.next_tick(move |lp| cb(lp));
-        }
-        Stmt::Microtask(body) => {
-            let mut cb = callback(body, state);
-            lp.queue_microtask(move |lp| cb(lp));
-        }
-        Stmt::Io(body) => {
-            let mut cb = callback(body, state);
-            // Complete at once: the body runs in the next poll phase, as
-            // Node's `fs.stat` on its warm threadpool is done by then (a
-            // thread spawned to complete it was often not, and Node's
-            // order then depended on the race).
-            lp.completion(move |lp| cb(lp)).complete();
+        Stmt::Immediate { body, .. }
+        | Stmt::Tick(body)
+        | Stmt::Microtask(body)
+        | Stmt::Io(body) => {
+            let kind = match stmt {
+                Stmt::Immediate { .. } => Queue::Immediate,
+                Stmt::Tick(_) => Queue::Tick,
+                Stmt::Microtask(_) => Queue::Microtask,
+                _ => Queue::Io,
+            };
+            let i = if state.borrow().plain {
+                queue(lp, kind, plain_callback(body))
+            } else {
+                queue(lp, kind, callback(body, state))
+            };
+            if let (Stmt::Immediate { name, .. }, Some(i)) = (stmt, i) {
+                bind(state, *name, Binding::Immediate(i));
+            }
         }
         Stmt::Clear(name) => match binding(state, *name) {
             Some(Binding::Timer(t)) => {
