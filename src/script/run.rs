@@ -73,7 +73,18 @@ struct State {
 
 type Shared = Rc<RefCell<State>>;
 
-/// How [`run_with`] stores the callbacks a script makes.
+/// How [`run_with`] stores the callbacks a script makes. Either way, a
+/// script prints the same lines.
+///
+/// ```
+/// use timerloop::script::{parse::parse, run::{Callbacks, run_to_lines_with}};
+/// let s = parse("c.tl", "timeout a 1 { log a } timeout b 1 { log b refresh a }").unwrap();
+/// assert_eq!(Callbacks::default(), Callbacks::Owned);
+/// let owned = run_to_lines_with(&s, true, Callbacks::Owned).unwrap();
+/// let plain = run_to_lines_with(&s, true, Callbacks::Plain).unwrap();
+/// assert_eq!(owned, ["a", "b", "a"]);
+/// assert_eq!(plain, owned);
+/// ```
 #[non_exhaustive]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Callbacks {
