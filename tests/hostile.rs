@@ -470,23 +470,6 @@ fn panics_in_every_kind_of_callback_reach_the_handler() {
     }
 }
 
-/// Runs `f` on a thread of its own and waits up to `secs` seconds for it,
-/// so that a loop that hangs fails the test instead of hanging it (the
-/// spinning thread is left behind; the test process ends anyway).
-fn within<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    match rx.recv_timeout(Duration::from_secs(secs)) {
-        Ok(v) => v,
-        Err(mpsc::RecvTimeoutError::Timeout) => {
-            panic!("still running after {secs} s: the loop hangs")
-        }
-        Err(mpsc::RecvTimeoutError::Disconnected) => panic!("the scenario panicked (see above)"),
-    }
-}
-
 /// The no-handler scenario for one kind: `run()` returns
 /// `Error::Uncaught` with the panic; nothing after it ran; the loop is
 /// still alive (the timeout at 5 ms is pending); a second `run()`

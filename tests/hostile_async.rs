@@ -22,27 +22,11 @@ use timerloop::sync::Semaphore;
 use timerloop::time::{self, Instant, dotnet, go};
 use timerloop::{Error, EventLoop, PostError, task};
 
+mod common;
+use common::within;
+
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
-}
-
-/// Runs `f` on a thread of its own and fails if it takes longer than 10 s
-/// (a hang), or with `f`'s own panic.
-fn within<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    let t = std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    match rx.recv_timeout(Duration::from_secs(10)) {
-        Ok(v) => {
-            t.join().unwrap();
-            v
-        }
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("hung: no answer in 10 s"),
-        Err(mpsc::RecvTimeoutError::Disconnected) => {
-            std::panic::resume_unwind(t.join().unwrap_err())
-        }
-    }
 }
 
 /// The panic message of `f`, which must panic.
@@ -70,7 +54,7 @@ fn poll_once<F: Future>(f: F) -> Poll<F::Output> {
 
 #[test]
 fn semaphore_zero_weight_is_free_unless_someone_waits() {
-    within(|| {
+    within(10, || {
         let sem = Arc::new(Semaphore::new(1));
         assert!(sem.try_acquire(0).is_some());
         let mut lp = EventLoop::with_virtual_clock();
@@ -97,7 +81,7 @@ fn semaphore_zero_weight_is_free_unless_someone_waits() {
 
 #[test]
 fn semaphore_of_size_zero() {
-    within(|| {
+    within(10, || {
         let sem = Arc::new(Semaphore::new(0));
         assert!(sem.try_acquire(0).is_some());
         assert!(sem.try_acquire(1).is_none());
@@ -123,7 +107,7 @@ fn semaphore_of_size_zero() {
 
 #[test]
 fn semaphore_weight_larger_than_the_size_waits_alone() {
-    within(|| {
+    within(10, || {
         let sem = Arc::new(Semaphore::new(2));
         let mut lp = EventLoop::with_virtual_clock();
         let s = sem.clone();
@@ -172,7 +156,7 @@ fn semaphore_weights_of_u64_max() {
 
 #[test]
 fn sleep_of_duration_max_is_a_timer_that_only_a_timeout_ends() {
-    within(|| {
+    within(10, || {
         let mut lp = EventLoop::with_virtual_clock();
         let out = lp.block_on(async {
             let s = time::sleep(Duration::MAX);
@@ -190,7 +174,7 @@ fn sleep_of_duration_max_is_a_timer_that_only_a_timeout_ends() {
 
 #[test]
 fn timeout_of_duration_max_and_timeout_at_the_past() {
-    within(|| {
+    within(10, || {
         let mut lp = EventLoop::with_virtual_clock();
         lp.block(50);
         let out = lp.block_on(async {
@@ -217,7 +201,7 @@ fn timeout_of_duration_max_and_timeout_at_the_past() {
 
 #[test]
 fn sleep_until_the_past_is_ready_at_once() {
-    within(|| {
+    within(10, || {
         let mut lp = EventLoop::with_virtual_clock();
         lp.block(20);
         let out = lp.block_on(async {
@@ -234,7 +218,7 @@ fn sleep_until_the_past_is_ready_at_once() {
 
 #[test]
 fn interval_of_zero_panics_and_huge_or_past_ones_do_not() {
-    within(|| {
+    within(10, || {
         let mut lp = EventLoop::with_virtual_clock();
         // Zero is a documented panic, as in tokio.
         let msg = lp.scope(|| panic_of(|| time::interval(Duration::ZERO)));
@@ -264,7 +248,7 @@ fn interval_of_zero_panics_and_huge_or_past_ones_do_not() {
 
 #[test]
 fn go_timers_of_duration_max_and_zero() {
-    within(|| {
+    within(10, || {
         let mut lp = EventLoop::with_virtual_clock();
         let out = lp.block_on(async {
             let mut t = go::Timer::new(Duration::MAX);
@@ -289,7 +273,7 @@ fn go_timers_of_duration_max_and_zero() {
 
 #[test]
 fn dotnet_timers_of_duration_max_and_zero() {
-    within(|| {
+    within(10, || {
         let mut lp = EventLoop::with_virtual_clock();
         let out = lp.block_on(async {
             let t = dotnet::Timer::new(
@@ -315,7 +299,7 @@ fn dotnet_timers_of_duration_max_and_zero() {
 
 #[test]
 fn nested_block_on_is_reentrant_not_a_hang() {
-    within(|| {
+    within(10, || {
         let mut lp = EventLoop::with_virtual_clock();
         let inner = lp.block_on(async {
             EventLoop::with_current(|lp| matches!(lp.block_on(async { 1 }), Err(Error::Reentrant)))
@@ -335,7 +319,7 @@ fn nested_block_on_is_reentrant_not_a_hang() {
 
 #[test]
 fn with_current_outside_a_loop_nested_or_in_a_callback_panics() {
-    within(|| {
+    within(10, || {
         let msg = panic_of(|| EventLoop::with_current(|_| ()));
         assert!(
             msg.contains("there is no current timerloop EventLoop"),
@@ -364,7 +348,7 @@ fn with_current_outside_a_loop_nested_or_in_a_callback_panics() {
 
 #[test]
 fn spawn_or_sleep_on_a_thread_without_a_loop_panics() {
-    within(|| {
+    within(10, || {
         let msg = panic_of(|| task::spawn(async {}));
         assert!(msg.contains("no current timerloop EventLoop"), "{msg}");
         let msg = panic_of(|| time::sleep(ms(1)));
@@ -387,7 +371,7 @@ fn spawn_or_sleep_on_a_thread_without_a_loop_panics() {
 
 #[test]
 fn a_join_handle_outliving_its_loop_is_cancelled() {
-    within(|| {
+    within(10, || {
         let mut lp = EventLoop::with_virtual_clock();
         let pending = lp.spawn(async { time::sleep(ms(100)).await });
         let never_polled = lp.spawn(async { 5 });
@@ -424,7 +408,7 @@ fn posting_to_a_dropped_loop_is_closed() {
 
 #[test]
 fn keepalive_released_from_another_thread_lets_run_return() {
-    within(|| {
+    within(10, || {
         let sem = Arc::new(Semaphore::new(1));
         sem.try_acquire(1).unwrap().forget();
         let mut lp = EventLoop::new();
@@ -459,7 +443,7 @@ fn keepalive_released_from_another_thread_lets_run_return() {
 /// real clock it waits, as asked). No panic, no overflow, no hang.
 #[test]
 fn sleep_of_duration_max_alone_ends_loop_time() {
-    within(|| {
+    within(10, || {
         let mut lp = EventLoop::with_virtual_clock();
         lp.block_on(async { time::sleep(Duration::MAX).await })
             .unwrap();
@@ -471,7 +455,7 @@ fn sleep_of_duration_max_alone_ends_loop_time() {
 /// thread or another; aborting the task's handle then does nothing.
 #[test]
 fn wakers_and_handles_of_a_dropped_loop_are_inert() {
-    within(|| {
+    within(10, || {
         let slot: Arc<std::sync::Mutex<Option<Waker>>> = Arc::default();
         let mut lp = EventLoop::with_virtual_clock();
         let s = slot.clone();
@@ -524,7 +508,7 @@ fn assert_run_panics(lp: &mut EventLoop) {
 /// is armed again).
 #[test]
 fn a_panic_escaping_a_timers_flush_leaves_the_pass_for_the_next_run() {
-    within(|| {
+    within(10, || {
         let mut lp = EventLoop::with_virtual_clock();
         let log: Rc<RefCell<Vec<&'static str>>> = Rc::default();
         let h = doomed_task(&mut lp);
@@ -558,7 +542,7 @@ fn a_panic_escaping_a_timers_flush_leaves_the_pass_for_the_next_run() {
 /// before the panic leaves `run`, and keeps its period.
 #[test]
 fn a_panic_escaping_after_an_interval_leaves_it_armed() {
-    within(|| {
+    within(10, || {
         let mut lp = EventLoop::with_virtual_clock();
         let h = doomed_task(&mut lp);
         let mut h = Some(h);
@@ -588,7 +572,7 @@ fn a_panic_escaping_after_an_interval_leaves_it_armed() {
 /// callback afterwards still arms and completes.
 #[test]
 fn a_panicking_deferred_operation_does_not_stop_later_flushes() {
-    within(|| {
+    within(10, || {
         let mut lp = EventLoop::with_virtual_clock();
         let h = doomed_task(&mut lp);
         lp.set_immediate(move |_| h.abort());
@@ -611,7 +595,7 @@ fn a_panicking_deferred_operation_does_not_stop_later_flushes() {
 /// the batch, and the ticks queued after it, run in the next run.
 #[test]
 fn a_panic_escaping_after_an_immediate_or_a_tick_loses_nothing() {
-    within(|| {
+    within(10, || {
         let mut lp = EventLoop::with_virtual_clock();
         let log: Rc<RefCell<Vec<&'static str>>> = Rc::default();
         let h = doomed_task(&mut lp);

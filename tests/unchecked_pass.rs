@@ -20,6 +20,9 @@ use std::time::Duration;
 
 use timerloop::{EventLoop, Stats, Timeout, TimerError, task::JoinHandle, time};
 
+mod common;
+use common::within;
+
 /// The one word a plain callback captures.
 #[derive(Default)]
 struct St {
@@ -47,19 +50,6 @@ impl St {
 
 fn log_of(items: &[(&str, u64)]) -> Vec<(String, u64)> {
     items.iter().map(|&(n, t)| (n.to_string(), t)).collect()
-}
-
-/// Runs `f` on a thread of its own, failing if it takes more than `secs`.
-fn within<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(catch_unwind(AssertUnwindSafe(f)));
-    });
-    match rx.recv_timeout(Duration::from_secs(secs)) {
-        Ok(Ok(v)) => v,
-        Ok(Err(p)) => std::panic::resume_unwind(p),
-        Err(_) => panic!("did not finish within {secs} s (a pass that never ends?)"),
-    }
 }
 
 /// A callback that clears every other timer of every list, so that the

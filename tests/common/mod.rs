@@ -1,7 +1,11 @@
 //! Helpers shared by the integration tests: an event log that callbacks
-//! append to, and callbacks that log their name (and the loop time).
+//! append to, callbacks that log their name (and the loop time), and a
+//! guard against a loop that hangs.
 #![allow(dead_code)] // each test file uses a different subset
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::mpsc;
+use std::time::Duration;
 use std::{cell::RefCell, rc::Rc};
 
 use timerloop::EventLoop;
@@ -72,4 +76,20 @@ pub fn fuzz_regressions(prefix: &str) -> Vec<(String, Vec<u8>)> {
         .collect();
     found.sort();
     found
+}
+
+/// Runs `f` on a thread of its own and waits up to `secs` seconds for it,
+/// so that a loop that hangs fails the test instead of hanging it (the
+/// spinning thread is left behind; the test process ends anyway). A panic
+/// in `f` is resumed here, with its own message.
+pub fn within<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(catch_unwind(AssertUnwindSafe(f)));
+    });
+    match rx.recv_timeout(Duration::from_secs(secs)) {
+        Ok(Ok(v)) => v,
+        Ok(Err(p)) => std::panic::resume_unwind(p),
+        Err(_) => panic!("still running after {secs} s: the loop hangs"),
+    }
 }
