@@ -1415,7 +1415,7 @@ mod tests {
                             seen[5] += 1;
                         }
                         walk(b, true, seen);
-                    } else if let Some(b) = crate::shrink::body_of(s) {
+                    } else if let Some(b) = s.body() {
                         // A callback in a task body is no task body.
                         any |= walk(b, false, seen);
                     }

@@ -103,21 +103,6 @@ fn print_stmt(script: &Script, s: &Stmt, indent: usize, out: &mut String) {
 
 // ----------------------------------------------------------- shrinking ---
 
-/// The body of a statement that has one (a callback, a task or an `nth`).
-pub fn body_of(s: &Stmt) -> Option<&Body> {
-    match s {
-        Stmt::Timeout { body, .. }
-        | Stmt::Interval { body, .. }
-        | Stmt::Immediate { body, .. }
-        | Stmt::Tick(body)
-        | Stmt::Microtask(body)
-        | Stmt::Io(body)
-        | Stmt::Task(body)
-        | Stmt::Nth(_, body) => Some(body),
-        _ => None,
-    }
-}
-
 fn with_body(s: &Stmt, body: Body) -> Stmt {
     match s {
         Stmt::Timeout { name, delay, .. } => Stmt::Timeout {
@@ -216,7 +201,7 @@ fn removable(
         if !keep {
             out.push(path.clone());
         }
-        if let Some(b) = body_of(s) {
+        if let Some(b) = s.body() {
             let inner = match s {
                 Stmt::Interval { name, .. } => Some(*name),
                 Stmt::Nth(..) => interval,
@@ -233,7 +218,7 @@ fn without(body: &[Stmt], gone: &HashSet<Vec<usize>>, path: &mut Vec<usize>) -> 
     for (i, s) in body.iter().enumerate() {
         path.push(i);
         if !gone.contains(path) {
-            out.push(match body_of(s) {
+            out.push(match s.body() {
                 Some(b) => with_body(s, without(b, gone, path)),
                 None => s.clone(),
             });
@@ -329,7 +314,7 @@ mod tests {
                     if let Stmt::Interval { name, body, .. } = s {
                         assert!(clears(body, *name));
                     }
-                    if let Some(b) = body_of(s) {
+                    if let Some(b) = s.body() {
                         check(b);
                     }
                 }

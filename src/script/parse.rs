@@ -151,6 +151,34 @@ pub enum Stmt {
     Check,
 }
 
+impl Stmt {
+    /// The body of a statement that has one: a callback's (`timeout`,
+    /// `interval`, `immediate`, `tick`, `microtask`, `io`), a `task`'s or
+    /// an `nth`'s.
+    ///
+    /// ```
+    /// use timerloop::script::parse::parse;
+    /// let s = parse("x.tl", "timeout t 1 { log a nth 2 { log b } }\nlog c\n").unwrap();
+    /// let body = s.body[0].body().unwrap();
+    /// assert_eq!(body.len(), 2);
+    /// assert_eq!(body[1].body().map(|b| b.len()), Some(1));
+    /// assert!(s.body[1].body().is_none());
+    /// ```
+    pub fn body(&self) -> Option<&Body> {
+        match self {
+            Stmt::Timeout { body, .. }
+            | Stmt::Interval { body, .. }
+            | Stmt::Immediate { body, .. }
+            | Stmt::Tick(body)
+            | Stmt::Microtask(body)
+            | Stmt::Io(body)
+            | Stmt::Task(body)
+            | Stmt::Nth(_, body) => Some(body),
+            _ => None,
+        }
+    }
+}
+
 /// The kind of body a statement is directly in; a body takes its kind
 /// from the statement that owns it, never from the bodies around it.
 #[derive(Clone, Copy, PartialEq, Eq)]

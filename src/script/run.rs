@@ -337,17 +337,10 @@ fn run_plain(index: u32, lp: &mut EventLoop) -> Result<(), BoxError> {
 /// body inside it: a plain run keeps those timers.
 fn mark_kept(body: &[Stmt], keep: &mut [bool]) {
     for stmt in body {
-        match stmt {
-            Stmt::Refresh(name) | Stmt::HasRef(name) => keep[*name] = true,
-            Stmt::Timeout { body, .. }
-            | Stmt::Interval { body, .. }
-            | Stmt::Immediate { body, .. }
-            | Stmt::Tick(body)
-            | Stmt::Microtask(body)
-            | Stmt::Io(body)
-            | Stmt::Nth(_, body)
-            | Stmt::Task(body) => mark_kept(body, keep),
-            _ => {}
+        if let Stmt::Refresh(name) | Stmt::HasRef(name) = stmt {
+            keep[*name] = true;
+        } else if let Some(body) = stmt.body() {
+            mark_kept(body, keep);
         }
     }
 }
@@ -371,6 +364,21 @@ enum Queue {
     Tick,
     Microtask,
     Io,
+}
+
+/// Queues a callback running `body` as `kind` says, stored as the run's
+/// [`Callbacks`] say; an immediate's handle is returned.
+fn queue_body(
+    lp: &mut EventLoop,
+    state: &Shared,
+    kind: Queue,
+    body: &super::parse::Body,
+) -> Option<Immediate> {
+    if state.borrow().plain {
+        queue(lp, kind, plain_callback(body))
+    } else {
+        queue(lp, kind, callback(body, state))
+    }
 }
 
 /// Queues `cb` as `kind` says; an immediate's handle is returned.
@@ -427,24 +435,19 @@ fn step(stmt: &Stmt, runs: u64, lp: &mut EventLoop, state: &Shared) -> Result<()
             }
             bind(state, *name, Binding::Timer(t));
         }
-        Stmt::Immediate { body, .. }
-        | Stmt::Tick(body)
-        | Stmt::Microtask(body)
-        | Stmt::Io(body) => {
-            let kind = match stmt {
-                Stmt::Immediate { .. } => Queue::Immediate,
-                Stmt::Tick(_) => Queue::Tick,
-                Stmt::Microtask(_) => Queue::Microtask,
-                _ => Queue::Io,
-            };
-            let i = if state.borrow().plain {
-                queue(lp, kind, plain_callback(body))
-            } else {
-                queue(lp, kind, callback(body, state))
-            };
-            if let (Stmt::Immediate { name, .. }, Some(i)) = (stmt, i) {
+        Stmt::Immediate { name, body } => {
+            if let Some(i) = queue_body(lp, state, Queue::Immediate, body) {
                 bind(state, *name, Binding::Immediate(i));
             }
+        }
+        Stmt::Tick(body) => {
+            queue_body(lp, state, Queue::Tick, body);
+        }
+        Stmt::Microtask(body) => {
+            queue_body(lp, state, Queue::Microtask, body);
+        }
+        Stmt::Io(body) => {
+            queue_body(lp, state, Queue::Io, body);
         }
         Stmt::Clear(name) => match binding(state, *name) {
             Some(Binding::Timer(t)) => {
