@@ -263,22 +263,34 @@ impl<T, S: Stored<Value = T>> Arena<T, S> {
         }
     }
 
-    /// The slot at `index`, known to be occupied, without checks.
+    /// The slot at `index`, known to be occupied, without the bounds test;
+    /// a debug build asserts it is occupied.
     ///
     /// # Safety
     ///
     /// An entry is at `index` (see the [module docs](self)).
     #[inline(always)]
-    unsafe fn live_unchecked_mut(&mut self, index: usize) -> &mut S {
+    unsafe fn entry_unchecked_mut(&mut self, index: usize) -> &mut Entry<S> {
         debug_assert!(
             matches!(self.slots.get(index), Some(Entry::Occupied(_))),
             "no entry at {index}"
         );
         // SAFETY: the caller promises an entry at `index`, so `index` is
-        // within `slots` and its slot is occupied.
-        match unsafe { self.slots.get_unchecked_mut(index) } {
+        // within `slots`.
+        unsafe { self.slots.get_unchecked_mut(index) }
+    }
+
+    /// The entry at `index`, known to be occupied, without checks.
+    ///
+    /// # Safety
+    ///
+    /// As [`entry_unchecked_mut`](Self::entry_unchecked_mut).
+    #[inline(always)]
+    unsafe fn live_unchecked_mut(&mut self, index: usize) -> &mut S {
+        // SAFETY: the caller's promise is this function's.
+        match unsafe { self.entry_unchecked_mut(index) } {
             Entry::Occupied(s) => s,
-            // SAFETY: as above, the slot is occupied.
+            // SAFETY: the caller promises that the slot is occupied.
             Entry::Vacant(_) => unsafe { std::hint::unreachable_unchecked() },
         }
     }
@@ -466,13 +478,8 @@ impl<T, S: Stored<Value = T>> Arena<T, S> {
     pub unsafe fn forget_at_unchecked(&mut self, index: usize) {
         debug_assert!(self.next <= MAX_KEY + 1);
         let next = self.next as u32;
-        debug_assert!(
-            matches!(self.slots.get(index), Some(Entry::Occupied(_))),
-            "no entry at {index}"
-        );
-        // SAFETY: the caller promises an entry at `index`, so `index` is
-        // within `slots`.
-        let slot = unsafe { self.slots.get_unchecked_mut(index) };
+        // SAFETY: the caller's promise is this function's.
+        let slot = unsafe { self.entry_unchecked_mut(index) };
         // Moved out and forgotten, not dropped: inlined, the entry's loads
         // are dead and go, as in `forget_at`.
         std::mem::forget(std::mem::replace(slot, Entry::Vacant(next)));
