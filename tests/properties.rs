@@ -10,6 +10,9 @@
 //! with a counting model; and once everything has ended `stats()` is all
 //! zeros.
 //!
+//! Each runs twice: with the model's default callbacks, and with plain
+//! ones, which take the timers pass's fast path (`Mix`).
+//!
 //! The case counts are moderate so that `cargo test --release` runs this
 //! file in a few seconds; raise them with `PROPTEST_CASES=N`.
 
@@ -20,62 +23,106 @@ use std::{cell::RefCell, rc::Rc};
 
 use model::{Action, DelaySpec, Op, SPECIAL_DELAYS};
 use proptest::prelude::*;
+use proptest::strategy::Union;
 use timerloop::{EventLoop, Stats};
 
 mod common;
 use common::cases;
 
-/// Mostly small whole delays, sometimes the awkward ones (fractions,
-/// negatives, NaN, infinities, overflow, `Duration`s).
-fn delay() -> impl Strategy<Value = DelaySpec> {
-    prop_oneof![
-        4 => (0u8..32).prop_map(|b| DelaySpec::Ms(f64::from(b))),
-        1 => prop::sample::select(SPECIAL_DELAYS.to_vec()),
-    ]
+/// Which model run a strategy feeds: the default one, or the one with
+/// plain callbacks (`model::exec_plain`: one word, no drop glue, so that
+/// every unkept timeout fires through the timers pass's `fire_plain` and
+/// its unchecked lookups, which the default callbacks, holding an `Rc`,
+/// never reach). The plain mix draws short delays more, and more actions
+/// on the running timer or its list, so that lists hold many timers and
+/// the fast path's fallbacks run too; it has no immediate-handle ops.
+#[derive(Clone, Copy, PartialEq)]
+enum Mix {
+    Default,
+    Plain,
 }
 
-fn action(time_moves: bool) -> BoxedStrategy<Action> {
-    let base = prop_oneof![
-        8 => Just(Action::Nothing),
-        1 => any::<u8>().prop_map(Action::Clear),
-        1 => Just(Action::ClearSelf),
-        1 => any::<u8>().prop_map(Action::Refresh),
-        1 => Just(Action::RefreshSelf),
-        1 => any::<u8>().prop_map(Action::Unref),
-        1 => any::<u8>().prop_map(Action::Ref),
-        1 => delay().prop_map(Action::Spawn),
-        1 => any::<u8>().prop_map(Action::TickClear),
-        1 => any::<u8>().prop_map(Action::MicrotaskClear),
-        1 => Just(Action::Immediate),
-        1 => Just(Action::Fail),
-        1 => Just(Action::TickFail),
-        1 => Just(Action::MicrotaskFail),
-    ];
-    if time_moves {
-        prop_oneof![19 => base, 1 => (0u8..40).prop_map(Action::Block)].boxed()
-    } else {
-        base.boxed()
+impl Mix {
+    /// The weight `default` in the default mix, `plain` in the plain one.
+    fn w(self, default: u32, plain: u32) -> u32 {
+        if self == Mix::Plain { plain } else { default }
     }
 }
 
-fn op(time_moves: bool) -> BoxedStrategy<Op> {
-    let base = prop_oneof![
-        6 => (delay(), action(time_moves)).prop_map(|(d, a)| Op::Timeout(d, a)),
-        3 => (delay(), action(time_moves)).prop_map(|(d, a)| Op::Interval(d, a)),
-        2 => any::<u8>().prop_map(Op::Clear),
-        2 => any::<u8>().prop_map(Op::Refresh),
-        1 => any::<u8>().prop_map(Op::Retain),
-        1 => any::<u8>().prop_map(Op::Unref),
-        1 => any::<u8>().prop_map(Op::Ref),
-        2 => Just(Op::Immediate),
-        1 => any::<u8>().prop_map(Op::ClearImmediate),
-        1 => any::<u8>().prop_map(Op::UnrefImmediate),
-        1 => any::<u8>().prop_map(Op::RefImmediate),
-        1 => Just(Op::Tick),
-        1 => Just(Op::Microtask),
-        4 => (1u8..8).prop_map(Op::RunOnce),
-        1 => Just(Op::RunNowait),
-    ];
+/// A weighted choice among the arms whose weight is not zero.
+fn weighted<T: std::fmt::Debug + 'static>(arms: Vec<(u32, BoxedStrategy<T>)>) -> BoxedStrategy<T> {
+    Union::new_weighted(arms.into_iter().filter(|(w, _)| *w > 0).collect()).boxed()
+}
+
+fn ms(b: u8) -> DelaySpec {
+    DelaySpec::Ms(f64::from(b))
+}
+
+/// Mostly small whole delays, sometimes the awkward ones (fractions,
+/// negatives, NaN, infinities, overflow, `Duration`s).
+fn delay(mix: Mix) -> BoxedStrategy<DelaySpec> {
+    weighted(vec![
+        (mix.w(0, 6), (0u8..4).prop_map(ms).boxed()),
+        (mix.w(4, 3), (0u8..32).prop_map(ms).boxed()),
+        (1, prop::sample::select(SPECIAL_DELAYS.to_vec()).boxed()),
+    ])
+}
+
+fn action(time_moves: bool, mix: Mix) -> BoxedStrategy<Action> {
+    let base = weighted(vec![
+        (mix.w(8, 6), Just(Action::Nothing).boxed()),
+        (mix.w(1, 2), any::<u8>().prop_map(Action::Clear).boxed()),
+        (mix.w(1, 2), Just(Action::ClearSelf).boxed()),
+        (mix.w(1, 2), any::<u8>().prop_map(Action::Refresh).boxed()),
+        (mix.w(1, 2), Just(Action::RefreshSelf).boxed()),
+        (1, any::<u8>().prop_map(Action::Unref).boxed()),
+        (1, any::<u8>().prop_map(Action::Ref).boxed()),
+        (mix.w(1, 2), delay(mix).prop_map(Action::Spawn).boxed()),
+        (1, any::<u8>().prop_map(Action::TickClear).boxed()),
+        (1, any::<u8>().prop_map(Action::MicrotaskClear).boxed()),
+        (1, Just(Action::Immediate).boxed()),
+        (1, Just(Action::Fail).boxed()),
+        (1, Just(Action::TickFail).boxed()),
+        (1, Just(Action::MicrotaskFail).boxed()),
+    ]);
+    if time_moves {
+        prop_oneof![19 => base, 1 => (0u8..40).prop_map(Action::Block)].boxed()
+    } else {
+        base
+    }
+}
+
+fn op(time_moves: bool, mix: Mix) -> BoxedStrategy<Op> {
+    let timer = move || (delay(mix), action(time_moves, mix));
+    let base = weighted(vec![
+        (
+            mix.w(6, 8),
+            timer().prop_map(|(d, a)| Op::Timeout(d, a)).boxed(),
+        ),
+        (
+            mix.w(3, 2),
+            timer().prop_map(|(d, a)| Op::Interval(d, a)).boxed(),
+        ),
+        (2, any::<u8>().prop_map(Op::Clear).boxed()),
+        (2, any::<u8>().prop_map(Op::Refresh).boxed()),
+        (1, any::<u8>().prop_map(Op::Retain).boxed()),
+        (1, any::<u8>().prop_map(Op::Unref).boxed()),
+        (1, any::<u8>().prop_map(Op::Ref).boxed()),
+        (mix.w(2, 1), Just(Op::Immediate).boxed()),
+        (
+            mix.w(1, 0),
+            any::<u8>().prop_map(Op::ClearImmediate).boxed(),
+        ),
+        (
+            mix.w(1, 0),
+            any::<u8>().prop_map(Op::UnrefImmediate).boxed(),
+        ),
+        (mix.w(1, 0), any::<u8>().prop_map(Op::RefImmediate).boxed()),
+        (1, Just(Op::Tick).boxed()),
+        (1, Just(Op::Microtask).boxed()),
+        (4, (1u8..8).prop_map(Op::RunOnce).boxed()),
+        (1, Just(Op::RunNowait).boxed()),
+    ]);
     if time_moves {
         prop_oneof![
             30 => base,
@@ -85,7 +132,7 @@ fn op(time_moves: bool) -> BoxedStrategy<Op> {
         ]
         .boxed()
     } else {
-        base.boxed()
+        base
     }
 }
 
@@ -96,7 +143,7 @@ proptest! {
     /// invariant, including exact firing times (intervals on their grid)
     /// and no timer left overdue after a run step.
     #[test]
-    fn model_holds_with_exact_timing(ops in prop::collection::vec(op(false), 1..100)) {
+    fn model_holds_with_exact_timing(ops in prop::collection::vec(op(false, Mix::Default), 1..100)) {
         prop_assert!(!ops.iter().any(Op::moves_clock));
         if let Err(e) = model::exec(&ops) {
             return Err(TestCaseError::fail(e));
@@ -106,7 +153,7 @@ proptest! {
     /// Blocking callbacks, `block`, `VirtualClock::advance` and `set`
     /// (forwards and refused backwards): timers may be late, never early.
     #[test]
-    fn model_holds_when_time_jumps(ops in prop::collection::vec(op(true), 1..120)) {
+    fn model_holds_when_time_jumps(ops in prop::collection::vec(op(true, Mix::Default), 1..120)) {
         if let Err(e) = model::exec(&ops) {
             return Err(TestCaseError::fail(e));
         }
@@ -117,6 +164,29 @@ proptest! {
     #[test]
     fn model_holds_for_decoded_bytes(bytes in prop::collection::vec(any::<u8>(), 0..300)) {
         if let Err(e) = model::exec(&model::decode(&bytes)) {
+            return Err(TestCaseError::fail(e));
+        }
+    }
+
+    /// The three above with plain callbacks (see [`Mix`]).
+    #[test]
+    fn plain_model_holds_with_exact_timing(ops in prop::collection::vec(op(false, Mix::Plain), 1..120)) {
+        prop_assert!(!ops.iter().any(Op::moves_clock));
+        if let Err(e) = model::exec_plain(&ops) {
+            return Err(TestCaseError::fail(e));
+        }
+    }
+
+    #[test]
+    fn plain_model_holds_when_time_jumps(ops in prop::collection::vec(op(true, Mix::Plain), 1..120)) {
+        if let Err(e) = model::exec_plain(&ops) {
+            return Err(TestCaseError::fail(e));
+        }
+    }
+
+    #[test]
+    fn plain_model_holds_for_decoded_bytes(bytes in prop::collection::vec(any::<u8>(), 0..300)) {
+        if let Err(e) = model::exec_plain(&model::decode(&bytes)) {
             return Err(TestCaseError::fail(e));
         }
     }

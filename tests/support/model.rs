@@ -769,14 +769,13 @@ fn run_step(m: &Shared, r: Result<bool, timerloop::Error>, ctx: &str) -> bool {
 /// Runs `ops` on a fresh virtual-clock loop, checking the model
 /// throughout, then clears everything, runs the loop out and checks that
 /// nothing is left. Returns the violations found, if any.
-#[allow(dead_code)] // one of the model's users runs it
 pub fn exec(ops: &[Op]) -> Result<(), String> {
     exec_with(ops, false)
 }
 
 /// [`exec`] with plain timer callbacks (see `Model::plain`), so that every
 /// unkept timeout fires on the timers pass's `fire_plain` path.
-#[allow(dead_code)] // one of the model's users runs it
+#[allow(dead_code)] // properties.rs runs it; hostile.rs and the fuzz target do not
 pub fn exec_plain(ops: &[Op]) -> Result<(), String> {
     exec_with(ops, true)
 }
