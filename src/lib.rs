@@ -63,11 +63,15 @@
 //! ids in these docs (R5.4, §10, ...) refer to it.
 // One module lends the loop through a scoped pointer (timers/current.rs,
 // with its safety argument); one stores a timer's or an immediate's
-// closure of up to a word inline (timers/thin.rs, likewise); one (timers/inline.rs) expands
+// closure of up to a word inline (timers/thin.rs, likewise), and larger
+// ones of up to eight words in blocks of a thread-local pool
+// (timers/pool.rs, likewise); one (timers/inline.rs) expands
 // smallbox's `smallbox!` macro, whose `unsafe` call is smallbox's own;
 // the timers pass (timers/process.rs) looks its running list and timer up
 // unchecked, through `unsafe fn`s of collections/arena.rs and
-// collections/durations.rs, each invariant written beside its use;
+// collections/durations.rs, each invariant written beside its use, and
+// `clear_timeout`'s fast path (timers/timeout.rs, one function) looks up
+// the list and links of the timer it clears so;
 // everything else is safe code: denied here, and forbidden (no `allow` can
 // reopen it) in every module that stays safe.
 #![deny(unsafe_code)]

@@ -1,7 +1,9 @@
 //! Plain timeouts (a closure of at most a word, no drop glue) on the
 //! timers pass's own path (`fire_plain`): failures, deferred panics,
 //! self-clears, `keep_timeout` and ref changes from inside the callback;
-//! and the ref count reaching zero through `clear_timeout`'s fast path.
+//! the ref count reaching zero through `clear_timeout`'s fast path; and
+//! slots that fast path freed, whose links it leaves as they were, taken
+//! again by new timers.
 //! Every callback here captures nothing or one `&'static` (leaked) state,
 //! so that it is plain.
 
@@ -370,4 +372,63 @@ fn a_plain_timeout_recreating_its_list() {
     lp.run().unwrap();
     assert_eq!(s.log(), [("a", 3), ("n", 6)]);
     assert_eq!(lp.stats(), timerloop::Stats::default());
+}
+
+/// `clear_timeout`'s fast path frees a plain timer's slot without
+/// resetting its links (`List::remove_freeing`): the stale links must
+/// never be read as a list's. Slots freed from each place in a list (the
+/// oldest, the middle, the newest, the last one left) are taken again by
+/// new timers of the same and of other durations, and every timer fires
+/// in Node's order, once; the stale handles stay stale.
+#[test]
+fn slots_freed_by_a_clear_are_taken_again_with_fresh_links() {
+    let s = st();
+    let mut lp = EventLoop::with_virtual_clock();
+    macro_rules! timer {
+        ($ms:expr, $name:literal) => {
+            lp.set_timeout($ms, move |lp| s.push($name, lp))
+        };
+    }
+    let a = timer!(10, "a");
+    let b = timer!(10, "b");
+    let c = timer!(10, "c");
+    let d = timer!(10, "d");
+    let e = timer!(10, "e");
+    let lone = timer!(7, "lone");
+    // The middle, the oldest, the newest, and a list's only timer.
+    for t in [c, a, e, lone] {
+        lp.clear_timeout(t).unwrap();
+    }
+    assert_eq!(lp.stats().timers, 2);
+    // New timers take the freed slots (newest freed first): one of
+    // another duration, then ones of the list the clears left.
+    let f = timer!(5, "f");
+    let g = timer!(10, "g");
+    let h = timer!(10, "h");
+    let i = timer!(7, "i");
+    assert_eq!(lp.stats().timers, 6);
+    for t in [a, c, e, lone] {
+        assert!(!lp.timeout_is_pending(t), "a cleared handle is stale");
+        assert_eq!(lp.clear_timeout(t), Err(timerloop::TimerError::Stale));
+    }
+    for t in [b, d, f, g, h, i] {
+        assert!(lp.timeout_is_pending(t));
+    }
+    // One more clear of a reused slot, from the middle of its list.
+    lp.clear_timeout(g).unwrap();
+    let j = timer!(10, "j");
+    lp.run().unwrap();
+    assert_eq!(
+        s.log(),
+        [
+            ("f", 5),
+            ("i", 7),
+            ("b", 10),
+            ("d", 10),
+            ("h", 10),
+            ("j", 10)
+        ]
+    );
+    assert_eq!(lp.stats().timers, 0);
+    assert!(!lp.timeout_is_pending(j));
 }

@@ -21,7 +21,11 @@
 //!   and the entry removed. The next one may lie anywhere in the store
 //!   (the timers of one duration among a million of others): not touching
 //!   it saves a cache miss per removal. Every other entry's `prev` is its
-//!   older neighbour.
+//!   older neighbour;
+//! - an entry removed with [`List::remove_freeing`] (one about to be
+//!   freed) keeps the links it had, which mean nothing: an entry stored
+//!   there again is linked with [`List::append_fresh`], which writes them
+//!   without reading them.
 #![forbid(unsafe_code)]
 
 use slab::Slab;
@@ -159,6 +163,26 @@ impl List {
         self.append_linked(slab, key);
     }
 
+    /// Appends `key`, an entry just stored whose links mean nothing yet
+    /// (a slot freed by [`remove_freeing`](Self::remove_freeing) keeps
+    /// the links it had): they are written, not read.
+    #[inline(always)]
+    pub fn append_fresh<S: ListStore + ?Sized>(&mut self, slab: &mut S, key: usize) {
+        let k = key32(key);
+        // The tail is read once: the store below could alias it for all
+        // the compiler knows, which made it read the tail twice.
+        let tail = self.tail;
+        *slab.links_mut(key) = Links {
+            prev: tail,
+            next: NIL,
+        };
+        match opt(tail) {
+            Some(t) => slab.links_mut(t).next = k,
+            None => self.head = k,
+        }
+        self.tail = k;
+    }
+
     /// The links an entry appended next gets, for an entry inserted with
     /// them already in place; [`List::append_linked`] then appends it
     /// without looking it up.
@@ -191,6 +215,34 @@ impl List {
         if links.next == NIL {
             self.tail = NIL;
         }
+    }
+
+    /// Unlinks `key`, which must be in this list and whose links are
+    /// `links` (read by the caller), for an entry about to be freed: its
+    /// own links are not written, and mean nothing from now on (whoever
+    /// stores an entry there again writes them, as
+    /// [`append_fresh`](Self::append_fresh) does). Returns whether the
+    /// list is now empty, known from `links` without reading the list
+    /// again.
+    ///
+    /// The oldest entry, the usual one (a duration's timers are cleared
+    /// mostly in the order they were set), touches nothing but the list.
+    #[inline(always)]
+    pub fn remove_freeing<S: ListStore + ?Sized>(
+        &mut self,
+        slab: &mut S,
+        key: usize,
+        links: Links,
+    ) -> bool {
+        debug_assert!(links.is_linked(), "entry {key} removed while not linked");
+        if self.head as usize == key {
+            self.unlink_head(links);
+            return links.next == NIL;
+        }
+        // Not the oldest, so `prev` is its older neighbour: the list keeps
+        // an entry.
+        self.remove_taken(slab, key, links);
+        false
     }
 
     /// Unlinks `key`, which must be in this list.

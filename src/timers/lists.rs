@@ -158,9 +158,11 @@ impl Timers {
         Some(slot)
     }
 
-    /// Links for a timer just stored at `key`. A slot's links are always
-    /// unlinked while it is free (a timer is unlinked before it is freed),
-    /// so only a slot beyond the array's end needs any work.
+    /// Links for a timer just stored at `key`, which its list then writes
+    /// ([`List::append_fresh`](crate::collections::list::List::append_fresh)).
+    /// A free slot's links mean nothing (a cleared timer's are not reset
+    /// when it is freed), but they are there: only a slot beyond the
+    /// array's end needs any work.
     #[inline]
     pub(super) fn reset_links(&mut self, key: usize) {
         if key == self.links.len() {
@@ -169,7 +171,6 @@ impl Timers {
         } else if key > self.links.len() {
             self.grow_links(key);
         }
-        debug_assert!(!self.links[key].is_linked(), "a free slot was linked");
     }
 
     #[cold]

@@ -25,9 +25,11 @@
 //! - **the running list is live**: its slot is mapped when the pass starts
 //!   it, and after each timer the pass asks whether it still is (when any
 //!   list was removed) before it reads the slot again;
-//! - **a linked timer is live**: a timer is unlinked before its slot is
-//!   freed (`free`, `free_taken` and `forget` assert it), so a list's head
-//!   is an occupied slot of the arena;
+//! - **a linked timer is live**: a timer leaves its list before its slot
+//!   is freed (`free` and `free_taken` assert it), or in the same step (a
+//!   pending timer cleared, whose links are then left as they were,
+//!   meaningless: `List::remove_freeing`), so a list's head is an
+//!   occupied slot of the arena;
 //! - **every live timer has links**: storing a timer grows the links to
 //!   cover its index (`reset_links`), and they are given back only with
 //!   the arena empty;

@@ -46,7 +46,19 @@
 //! themselves: `Timer::destroy` (the state) and `EventLoop::destroyed`
 //! (the ref count). Storage is freed when a timer that is not kept
 //! becomes `Fired`, `FiredCleared` or `Cleared`; its handle is then stale.
-#![forbid(unsafe_code)]
+//!
+//! # Unsafe
+//!
+//! One function has `unsafe`: [`EventLoop::clear_timeout`]'s fast path
+//! reads the cleared timer's list and links without bounds tests (issue
+//! 12: a pooled cancel 55 → 49 instructions, 1.06× as fast), each read
+//! live by an invariant the timers layer keeps and asserts in debug
+//! builds:
+//! - an `Armed` timer is linked (the table above), into the list of the
+//!   map slot it records, which stays mapped while the list holds a timer
+//!   (a list leaves the map only when empty);
+//! - every live timer has links (`Timers::reset_links` grows them to
+//!   cover its index, and they shrink only when the arena is empty).
 
 use super::EventLoop;
 use super::coerce::{Delay, LONG_MAX_MS};
@@ -448,7 +460,10 @@ impl EventLoop {
         self.timers.reset_links(key);
         self.count_ref(true);
         let tm = &mut self.timers;
-        tm.map.slot_mut(slot).list.append(&mut tm.links[..], key);
+        tm.map
+            .slot_mut(slot)
+            .list
+            .append_fresh(&mut tm.links[..], key);
         Timeout::from_key(handle, self.id)
     }
 
@@ -576,6 +591,7 @@ impl EventLoop {
     /// [`TimerError::Stale`] if the timer is gone (it fired and was not
     /// kept, or was cleared); [`TimerError::ForeignLoop`] for another
     /// loop's handle.
+    #[allow(unsafe_code)]
     pub fn clear_timeout(&mut self, t: Timeout) -> Result<(), TimerError> {
         if t.loop_id == self.id
             && let Some(timer) = self.timers.slab.get_mut(t.key)
@@ -596,15 +612,26 @@ impl EventLoop {
             let refed = timer.refed();
             let tm = &mut self.timers;
             tm.forget(key);
-            let list = &mut tm.map.slot_mut(slot).list;
-            list.remove(&mut tm.links[..], key);
+            debug_assert!(key < tm.links.len() && tm.links[key].is_linked());
+            // SAFETY: the timer was live (`Armed`) until just now, so it
+            // has links and is linked into the list of `slot`, which is
+            // mapped (see the module docs).
+            let (list, links) = unsafe {
+                (
+                    &mut tm.map.slot_unchecked_mut(slot).list,
+                    *tm.links.get_unchecked(key),
+                )
+            };
+            // Its links are read, not reset: the slot is free, and a timer
+            // stored there next writes them (`List::append_fresh`).
+            let emptied = list.remove_freeing(&mut tm.links[..], key, links);
             // `end_unenroll`, its rare steps (dropping the emptied list,
             // the ref count reaching zero) out of line and last, so that
             // this path makes no call it must come back from. The count
             // goes down first and is tested after: a decrement and a
             // branch on its flags.
             if refed {
-                if list.is_empty() {
+                if emptied {
                     return self.end_unenroll_emptied(slot);
                 }
                 if tm.uncount_ref() {
