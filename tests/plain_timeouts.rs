@@ -432,3 +432,61 @@ fn slots_freed_by_a_clear_are_taken_again_with_fresh_links() {
     assert_eq!(lp.stats().timers, 0);
     assert!(!lp.timeout_is_pending(j));
 }
+
+/// A clear that empties its list drops the list. The newest list of a
+/// direct duration leaves with no call (its heap entry the last one, the
+/// map slot a direct one); a far duration's, or a list whose heap entry
+/// lies elsewhere, leaves the general way; and the last refed timer's
+/// clear brings the ref count to zero either way. Every other list stays
+/// and fires in order.
+#[test]
+fn clears_that_empty_their_lists() {
+    const FAR: u64 = 1 << 23; // above the direct durations (2^22 ms)
+    let s = st();
+    let mut lp = EventLoop::with_virtual_clock();
+    let set = |lp: &mut EventLoop, ms: u64, name: &'static str| {
+        lp.set_timeout(ms, move |lp| s.push(name, lp))
+    };
+    let d1 = set(&mut lp, 1, "d1");
+    let d2 = set(&mut lp, 2, "d2");
+    let d3 = set(&mut lp, 3, "d3");
+    let f1 = set(&mut lp, FAR, "f1");
+    let f2 = set(&mut lp, FAR + 1, "f2");
+    let d4 = set(&mut lp, 4, "d4");
+    let lists = |lp: &EventLoop| (lp.stats().lists, lp.stats().queued_lists);
+    assert_eq!(lists(&lp), (6, 6));
+    // Newest first: a direct list (the heap's last entry), then a far one.
+    lp.clear_timeout(d4).unwrap();
+    assert_eq!(lists(&lp), (5, 5));
+    lp.clear_timeout(f2).unwrap();
+    assert_eq!(lists(&lp), (4, 4));
+    // The earliest (the heap's root), and one from the middle.
+    lp.clear_timeout(d1).unwrap();
+    lp.clear_timeout(d2).unwrap();
+    assert_eq!(lists(&lp), (2, 2));
+    assert_eq!(lp.stats().refed_timers, 2);
+    // Lists made again for the durations cleared take their slots.
+    let d2b = set(&mut lp, 2, "d2b");
+    let f2b = set(&mut lp, FAR + 1, "f2b");
+    assert_eq!(lists(&lp), (4, 4));
+    lp.clear_timeout(f2b).unwrap();
+    lp.unref_timeout(f1).unwrap();
+    lp.run().unwrap();
+    assert_eq!(s.log(), [("d2b", 2), ("d3", 3)]);
+    // The last refed timer, the newest list: the ref count reaches zero
+    // on the quick way, and the loop has nothing left to wait for.
+    let last = set(&mut lp, 7, "last");
+    assert!(lp.is_alive());
+    lp.clear_timeout(last).unwrap();
+    assert!(!lp.is_alive());
+    assert_eq!(lp.stats().refed_timers, 0);
+    // f1, unrefed, keeps its list.
+    assert_eq!(lists(&lp), (1, 1));
+    for t in [d1, d2, d2b, d3, d4, f2, f2b, last] {
+        assert!(!lp.timeout_is_pending(t));
+    }
+    lp.ref_timeout(f1).unwrap();
+    lp.run().unwrap();
+    assert_eq!(s.log(), [("d2b", 2), ("d3", 3), ("f1", FAR)]);
+    assert_eq!(lp.stats(), timerloop::Stats::default());
+}

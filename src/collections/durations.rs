@@ -202,6 +202,22 @@ impl DurationMap {
         ms
     }
 
+    /// [`remove_at`](Self::remove_at) of a slot whose duration is below
+    /// `DIRECT` (no hash entry to remove), with no call; returns false,
+    /// changing nothing, for one above.
+    #[inline(always)]
+    pub(crate) fn remove_direct_at(&mut self, id: SlotId) -> bool {
+        let slot = self.slot_mut(id);
+        if slot.msecs >= DIRECT {
+            return false;
+        }
+        debug_assert!(slot.msecs != 0, "slot {id} was vacant");
+        debug_assert!(slot.list.is_empty(), "a list was unmapped with timers");
+        *slot = VACANT;
+        self.len -= 1;
+        true
+    }
+
     /// Durations mapped.
     pub(crate) fn len(&self) -> usize {
         self.len

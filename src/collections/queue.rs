@@ -36,7 +36,10 @@
 //! where removing each one would sift a hole down O(log n) levels (the
 //! heap of lists, where a `clearTimeout` that empties a list removes it:
 //! `timers-cancel-unpooled-start` removes the root of a million lists
-//! every time). Only [`peek`](PriorityQueue::peek) and
+//! every time). [`discard_last`](PriorityQueue::discard_last) is the
+//! cheapest case on its own, for a caller that wants it without a call:
+//! the last entry (the newest list, which mostly stays where it lands)
+//! is removed at once. Only [`peek`](PriorityQueue::peek) and
 //! [`pop`](PriorityQueue::pop) clear dead entries off the root, so only a
 //! heap whose owner discards needs `&mut` to peek; the others can use
 //! [`peek_live`](PriorityQueue::peek_live).
@@ -258,6 +261,24 @@ impl PriorityQueue {
     #[inline(always)]
     pub fn discard_id(&mut self, id: usize) -> bool {
         self.discard_entry(id).is_some()
+    }
+
+    /// [`discard_id`](Self::discard_id) where it makes no call: `id`'s
+    /// entry is the last one (the newest list, say, which stayed where it
+    /// landed) and no rebuild is due, so it is removed at once, with no
+    /// sift. Returns false, having changed nothing, otherwise (the caller
+    /// discards it the general way). `id` must be in the heap.
+    #[inline(always)]
+    pub fn discard_last(&mut self, id: usize) -> bool {
+        let Some(at) = self.position(id) else {
+            return false;
+        };
+        if at + 1 != self.heap.len() || self.dead * 2 > at {
+            return false;
+        }
+        self.heap.truncate(at);
+        self.pos[id] = ABSENT;
+        true
     }
 
     /// [`discard_id`](Self::discard_id), returning the key `id` had: the
@@ -527,6 +548,9 @@ mod tests {
     pub(super) enum Step {
         Remove,
         Discard,
+        /// [`PriorityQueue::discard_last`], then, where it declines,
+        /// [`PriorityQueue::discard`]: the timers layer's way.
+        DiscardLast,
         Rekey,
         Pop,
     }
@@ -560,6 +584,20 @@ mod tests {
                 return;
             };
             match step {
+                Step::DiscardLast => {
+                    let (len, dead) = (q.heap.len(), q.dead);
+                    if q.discard_last(id) {
+                        assert_eq!(q.heap.len(), len - 1, "the last entry went");
+                        assert_eq!(q.dead, dead);
+                        assert!(!q.contains(id));
+                    } else {
+                        assert_eq!((q.heap.len(), q.dead), (len, dead), "declined, unchanged");
+                        assert_eq!(q.key(id), Some(old));
+                        assert_eq!(q.discard(id), Some(old));
+                    }
+                    self.model.remove(&(old, id));
+                    self.keys[id] = None;
+                }
                 Step::Remove | Step::Discard => {
                     let got = match step {
                         Step::Remove => q.remove(id),
@@ -703,7 +741,8 @@ mod tests {
             let id = (lcg(&mut s) % 3000) as usize;
             let key = (lcg(&mut s) % 5000, step);
             let what = match lcg(&mut s) % 3 {
-                0 if step.is_multiple_of(2) => Step::Remove,
+                0 if step.is_multiple_of(3) => Step::Remove,
+                0 if step % 3 == 1 => Step::DiscardLast,
                 0 => Step::Discard,
                 1 => Step::Rekey,
                 _ => Step::Pop,
@@ -752,6 +791,56 @@ mod discard_tests {
         }
         assert!(most_dead >= n / 4, "the discards were lazy: {most_dead}");
         assert!(q.heap.is_empty() && q.dead == 0, "cleared when none live");
+        assert_eq!(q.peek(), None);
+    }
+
+    /// Discarding the newest entry, again and again (cancels of the
+    /// latest lists, newest first), takes the quick way where it may: with
+    /// dead roots about (cancels of the earliest ones too), it declines
+    /// only where a rebuild is due or one has moved the newest entry off
+    /// the end, and the heap stays in order.
+    #[test]
+    fn discarding_the_last_entry_quickly() {
+        let n = 4_000;
+        let mut q = PriorityQueue::new();
+        for id in 0..n {
+            q.insert(id, (id as u64 + 1, id as u64));
+        }
+        let (mut quick, mut declined) = (0, 0);
+        let (mut low, mut high) = (0, n);
+        while low < high {
+            // Three newest for each earliest.
+            for _ in 0..3 {
+                if low == high {
+                    break;
+                }
+                high -= 1;
+                if q.discard_last(high) {
+                    quick += 1;
+                } else {
+                    declined += 1;
+                    let last = q.heap.len() - 1;
+                    assert!(
+                        q.position(high) != Some(last) || q.dead * 2 > last,
+                        "declined only off the end (a rebuild reorders) or for a rebuild"
+                    );
+                    assert_eq!(q.discard(high), Some((high as u64 + 1, high as u64)));
+                }
+                assert!(!q.contains(high));
+            }
+            if low < high {
+                assert_eq!(q.discard(low), Some((low as u64 + 1, low as u64)));
+                low += 1;
+            }
+            if (low + high).is_multiple_of(101) {
+                check(&q);
+            }
+            assert_eq!(q.len(), high - low);
+        }
+        // Until the first rebuild every one is quick; after, where the
+        // rebuild left it.
+        assert!(quick >= n / 3, "quick: {quick}, declined {declined}");
+        assert!(declined > 0, "a rebuild came due");
         assert_eq!(q.peek(), None);
     }
 

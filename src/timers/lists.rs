@@ -279,9 +279,26 @@ impl Timers {
         self.forget_list(slot, removed);
     }
 
+    /// The rest of dropping a list whose heap entry is gone, as
+    /// [`forget_list`](Self::forget_list) does, where it makes no call:
+    /// the list's duration is a direct one. Returns false, having changed
+    /// nothing, for a far one.
+    #[inline(always)]
+    pub(super) fn forget_direct_list(&mut self, slot: SlotId) -> bool {
+        if !self.map.remove_direct_at(slot) {
+            return false;
+        }
+        self.list_removals = self.list_removals.wrapping_add(1);
+        self.last.0 = 0;
+        if self.map.is_empty() {
+            self.lists_emptied.note();
+        }
+        true
+    }
+
     /// The rest of dropping a list, once its heap entry is gone.
     #[inline(always)]
-    fn forget_list(&mut self, slot: SlotId, removed: bool) {
+    pub(super) fn forget_list(&mut self, slot: SlotId, removed: bool) {
         self.list_removals = self.list_removals.wrapping_add(1);
         debug_assert!(removed, "list {slot} was not in the heap");
         self.map.remove_at(slot);

@@ -663,7 +663,38 @@ impl EventLoop {
     #[inline(never)]
     fn end_unenroll_emptied(&mut self, slot: SlotId) -> Result<(), TimerError> {
         debug_assert!(self.timers.map.slot(slot).list.is_empty());
+        // The newest list of a direct duration (the usual one) leaves with
+        // no call: then this function needs no stack frame, and each rare
+        // case is a jump to the function that finishes it.
+        let tm = &mut self.timers;
+        if !tm.queue.discard_last(slot as usize) {
+            return self.end_unenroll_emptied_slow(slot);
+        }
+        if !tm.forget_direct_list(slot) {
+            return self.end_unenroll_far_emptied(slot);
+        }
+        if tm.uncount_ref() {
+            return self.ref_count_reached_zero();
+        }
+        Ok(())
+    }
+
+    /// [`end_unenroll_emptied`](Self::end_unenroll_emptied) of a list
+    /// whose heap entry leaves the general way.
+    #[cold]
+    #[inline(never)]
+    fn end_unenroll_emptied_slow(&mut self, slot: SlotId) -> Result<(), TimerError> {
         self.timers.discard_list(slot);
+        self.destroyed(true);
+        Ok(())
+    }
+
+    /// [`end_unenroll_emptied`](Self::end_unenroll_emptied) of a list of
+    /// a far duration, its heap entry gone.
+    #[cold]
+    #[inline(never)]
+    fn end_unenroll_far_emptied(&mut self, slot: SlotId) -> Result<(), TimerError> {
+        self.timers.forget_list(slot, true);
         self.destroyed(true);
         Ok(())
     }
