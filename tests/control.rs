@@ -219,6 +219,31 @@ fn refresh_of_a_retained_fired_timeout_fires_again() {
     assert_eq!(lp.stats(), Stats::default());
 }
 
+/// `release_timeout` of a timer that is not kept is `clear_timeout`: it
+/// succeeds (pending, or running and releasing itself), the timer never
+/// runs again, and only a handle that was stale before says so.
+#[test]
+fn release_of_a_timer_that_is_not_kept() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    let t = lp.set_timeout(5, at(&log, "T"));
+    assert_eq!(lp.release_timeout(t), Ok(()));
+    assert_eq!(lp.stats(), Stats::default());
+    assert_eq!(lp.release_timeout(t), Err(TimerError::Stale));
+    let l = log.clone();
+    let slot = Rc::new(Cell::new(None));
+    let s = slot.clone();
+    let i = lp.set_interval(3, move |lp| {
+        push(&l, format!("I@{}", lp.now()));
+        assert_eq!(lp.release_timeout(s.get().unwrap()), Ok(()));
+    });
+    slot.set(Some(i));
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["I@3"]);
+    assert_eq!(lp.stats(), Stats::default());
+    assert_eq!(lp.release_timeout(i), Err(TimerError::Stale));
+}
+
 /// R8.4 step 3: without `retain`, a fired timeout's handle is stale and
 /// refresh says so instead of touching anything.
 #[test]

@@ -866,7 +866,8 @@ impl EventLoop {
 
     /// Frees a timeout's storage, clearing it first if it is pending: the
     /// handle goes stale. The way to let go of a
-    /// [kept](Self::keep_timeout) timeout.
+    /// [kept](Self::keep_timeout) timeout; of one that is not kept it is
+    /// [`clear_timeout`](Self::clear_timeout).
     ///
     /// ```
     /// use timerloop::{EventLoop, TimerError};
@@ -883,7 +884,12 @@ impl EventLoop {
     /// As [`clear_timeout`](Self::clear_timeout).
     pub fn release_timeout(&mut self, t: Timeout) -> Result<(), TimerError> {
         self.clear_timeout(t)?;
-        let key = self.lookup(t)?;
+        // A timer that was not kept is freed by that clear (a running one
+        // when its callback returns): there is nothing left to release,
+        // and the handle was good.
+        let Ok(key) = self.lookup(t) else {
+            return Ok(());
+        };
         // A zombie (cleared after it fired, then refreshed: in its list
         // again, keeping the loop alive, with no callback) is one that
         // `clear_timeout` leaves as it is, as Node does; released, it
