@@ -239,9 +239,8 @@ impl List {
             self.unlink_head(links);
             return links.next == NIL;
         }
-        // Not the oldest, so `prev` is its older neighbour: the list keeps
-        // an entry.
-        self.remove_taken(slab, key, links);
+        // Not the oldest: the list keeps an entry.
+        self.unlink_behind_head(slab, links);
         false
     }
 
@@ -262,7 +261,13 @@ impl List {
             self.unlink_head(links);
             return;
         }
-        // Not the oldest, so `prev` is its older neighbour.
+        self.unlink_behind_head(slab, links);
+    }
+
+    /// Unlinks an entry that is not the oldest, whose links were `links`:
+    /// its neighbours are joined (its `prev` is its older neighbour).
+    #[inline(always)]
+    fn unlink_behind_head<S: ListStore + ?Sized>(&mut self, slab: &mut S, links: Links) {
         slab.links_mut(links.prev as usize).next = links.next;
         match opt(links.next) {
             Some(n) => slab.links_mut(n).prev = links.prev,
