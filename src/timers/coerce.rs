@@ -189,6 +189,35 @@ impl Delay {
         coerce(self.ms)
     }
 
+    /// The whole milliseconds this delay coerces to when that comes with
+    /// no warning and no floating point (an integer in range, say): the
+    /// common case, told apart by one test; `None` for the rest, which
+    /// [`coerce_whole`](Self::coerce_whole) handles.
+    #[inline(always)]
+    pub(crate) fn whole_fast(self) -> Option<u64> {
+        (self.whole != 0).then_some(self.whole)
+    }
+
+    /// The delay as given and whether it came from a `Duration`: all a
+    /// delay is but its cached whole value, for a caller that passes it on
+    /// in registers ([`Delay::from_parts`] puts it back together).
+    #[inline(always)]
+    pub(crate) fn parts(self) -> (f64, bool) {
+        (self.ms, self.long_ok)
+    }
+
+    /// [`coerce_whole`](Self::coerce_whole) of the delay whose
+    /// [`parts`](Self::parts) these are, when it has no
+    /// [`whole_fast`](Self::whole_fast) value.
+    pub(crate) fn coerce_whole_parts(ms: f64, long_ok: bool) -> (u64, Option<Warning>) {
+        Delay {
+            ms,
+            long_ok,
+            whole: 0,
+        }
+        .coerce_whole()
+    }
+
     /// [`coerce`](Self::coerce), truncated to whole milliseconds: the
     /// duration a timer is listed under (R3.2).
     #[inline]
@@ -214,9 +243,13 @@ macro_rules! delay_from_int {
             fn from(ms: $t) -> Self {
                 // In range, an integer is its own coerced value. (A `u128`
                 // above `i128::MAX` wraps negative: out of range either way.)
-                let wide = ms as i128;
-                let whole = if (1..=TIMEOUT_MAX_INT).contains(&wide) {
-                    wide as u64
+                // At least 1 (for a signed type, not negative), and at most
+                // `TIMEOUT_MAX` once widened (a negative one widens to a
+                // huge `u128`, out of range too): for the narrower types
+                // the compiler drops what cannot fail, with no 128-bit
+                // arithmetic.
+                let whole = if ms >= 1 && (ms as u128) <= TIMEOUT_MAX_INT as u128 {
+                    ms as u64
                 } else {
                     0
                 };
@@ -406,6 +439,14 @@ mod tests {
             let (ms, w) = d.coerce();
             (ms as u64, w)
         };
+        // `set_timeout`'s way: the whole value, or the parts coerced.
+        let split = |d: Delay| match d.whole_fast() {
+            Some(ms) => (ms, None),
+            None => {
+                let (ms, long_ok) = d.parts();
+                Delay::coerce_whole_parts(ms, long_ok)
+            }
+        };
         let ints: [i128; 12] = [
             i128::MIN,
             -1,
@@ -443,6 +484,7 @@ mod tests {
             }
             for d in ds {
                 assert_eq!(d.coerce_whole(), slow(d), "{v} as {d:?}");
+                assert_eq!(split(d), slow(d), "{v} as {d:?}, split");
             }
         }
         assert_eq!(Delay::from(u128::MAX).coerce_whole().0, 1);
@@ -460,6 +502,14 @@ mod tests {
                 slow(Delay::from_ms(v)),
                 "{v}"
             );
+            assert_eq!(split(Delay::from_ms(v)), slow(Delay::from_ms(v)), "{v}");
+        }
+        for d in [
+            Duration::ZERO,
+            Duration::from_secs(3_000_000),
+            Duration::MAX,
+        ] {
+            assert_eq!(split(Delay::from(d)), slow(Delay::from(d)), "{d:?}");
         }
     }
 }

@@ -387,15 +387,34 @@ impl EventLoop {
         Some(&self.timers.slab[key])
     }
 
+    /// A delay (its [`parts`](Delay::parts), passed in registers) that is
+    /// not simply a whole number of milliseconds in range, coerced as Node
+    /// does (R3.1), its warning reported.
+    #[cold]
+    #[inline(never)]
+    fn coerce_delay(&mut self, ms: f64, long_ok: bool) -> u64 {
+        let (ms, warning) = Delay::coerce_whole_parts(ms, long_ok);
+        if let Some(w) = warning {
+            self.warn(w);
+        }
+        ms
+    }
+
     fn new_timer<F, R>(&mut self, delay: Delay, f: F, repeat: bool) -> Timeout
     where
         F: FnMut(&mut EventLoop) -> R + 'static,
         R: CallbackResult,
     {
-        let (ms, warning) = delay.coerce_whole();
-        if let Some(w) = warning {
-            self.warn(w);
-        }
+        // An integer in range, the common case, is its own delay; the rest
+        // (a float, out of range, with a warning) is coerced out of line,
+        // so that no `Option<Warning>` is made on this path.
+        let ms = match delay.whole_fast() {
+            Some(ms) => ms,
+            None => {
+                let (ms, long_ok) = delay.parts();
+                self.coerce_delay(ms, long_ok)
+            }
+        };
         // The clock is read before anything is stored, so a clock that
         // panics leaves nothing half made.
         let start = self.libuv_now();
