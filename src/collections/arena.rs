@@ -509,7 +509,6 @@ impl<T, S: Stored<Value = T>> Arena<T, S> {
     }
 
     /// How many entries the arena has room for without growing.
-    #[cfg(test)]
     pub fn capacity(&self) -> usize {
         self.slots.capacity()
     }

@@ -198,7 +198,6 @@ impl Timers {
     #[inline(never)]
     pub(super) fn free_dropping(&mut self, key: usize) {
         drop(self.slab.remove_at(key));
-        self.freed();
     }
 
     /// Frees an unlinked timer whose callback was taken out
@@ -218,15 +217,18 @@ impl Timers {
     #[inline(always)]
     pub(super) fn forget(&mut self, key: usize) {
         self.slab.forget_at(key);
-        self.freed();
     }
 
-    /// Notes, after a timer's slot is vacated, when the arena emptied.
+    /// Whether the timers' arena is empty and holds enough memory to give
+    /// back ([`release_emptied`](Self::release_emptied)): asked by the
+    /// loop between callbacks, so that freeing a timer (a cancel, a fired
+    /// timeout) asks nothing. It asked whether the arena had emptied, a
+    /// branch whose rare side LLVM laid out on the common path's way: a
+    /// taken branch more, which the cancel felt (`docs/performance.md`,
+    /// round 24).
     #[inline(always)]
-    pub(super) fn freed(&mut self) {
-        if self.slab.is_empty() {
-            self.timers_emptied.note();
-        }
+    pub(super) fn timers_emptied_large(&self) -> bool {
+        self.slab.is_empty() && self.slab.capacity() > SHRINK_ABOVE
     }
 
     /// Gives back the memory of large storage that emptied and stayed
@@ -239,6 +241,9 @@ impl Timers {
     /// fills again before then is kept ([`Emptied`]).
     #[cold]
     pub(super) fn release_emptied(&mut self, idle: bool) {
+        if self.timers_emptied_large() {
+            self.timers_emptied.note();
+        }
         if self.timers_emptied.due(&self.slab, idle) {
             self.slab.shrink_if_empty(SHRINK_ABOVE);
             release_if_large(&mut self.links);

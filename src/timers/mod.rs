@@ -191,7 +191,10 @@ impl Host for EventLoop {
     }
 
     fn housekeep(&mut self, idle: bool) {
-        if self.timers.timers_emptied.noted || self.timers.lists_emptied.noted {
+        // The timers' arena is looked at here, not noted when it empties
+        // (`Timers::timers_emptied_large`); the lists' map is noted.
+        let tm = &self.timers;
+        if tm.timers_emptied.noted || tm.timers_emptied_large() || tm.lists_emptied.noted {
             self.timers.release_emptied(idle);
         }
         if self.immediates.emptied.noted {

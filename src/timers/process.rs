@@ -331,7 +331,6 @@ impl EventLoop {
             debug_assert!(timer.cb.is_none(), "a taken callback");
             // SAFETY: as above.
             unsafe { tm.slab.forget_at_unchecked(key) };
-            tm.freed();
             self.destroyed(refed);
             cb.forget_plain();
         } else {
