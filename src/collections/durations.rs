@@ -190,15 +190,11 @@ impl DurationMap {
     /// empty; returns that duration.
     #[inline]
     pub(crate) fn remove_at(&mut self, id: SlotId) -> u64 {
-        let slot = std::mem::replace(self.slot_mut(id), VACANT);
-        let ms = slot.msecs;
-        debug_assert!(ms != 0, "slot {id} was vacant");
-        debug_assert!(slot.list.is_empty(), "a list was unmapped with timers");
+        let ms = self.vacate(id);
         if ms >= DIRECT {
             self.far.remove(&ms);
             self.far_free.push(id);
         }
-        self.len -= 1;
         ms
     }
 
@@ -207,15 +203,22 @@ impl DurationMap {
     /// changing nothing, for one above.
     #[inline(always)]
     pub(crate) fn remove_direct_at(&mut self, id: SlotId) -> bool {
-        let slot = self.slot_mut(id);
-        if slot.msecs >= DIRECT {
+        if self.slot(id).msecs >= DIRECT {
             return false;
         }
+        self.vacate(id);
+        true
+    }
+
+    /// The step both removals share: slot `id` (mapped, its FIFO empty)
+    /// made vacant and uncounted; returns the duration it held.
+    #[inline(always)]
+    fn vacate(&mut self, id: SlotId) -> u64 {
+        let slot = std::mem::replace(self.slot_mut(id), VACANT);
         debug_assert!(slot.msecs != 0, "slot {id} was vacant");
         debug_assert!(slot.list.is_empty(), "a list was unmapped with timers");
-        *slot = VACANT;
         self.len -= 1;
-        true
+        slot.msecs
     }
 
     /// Durations mapped.

@@ -200,7 +200,7 @@ impl Delay {
 
     /// The delay as given and whether it came from a `Duration`: all a
     /// delay is but its cached whole value, for a caller that passes it on
-    /// in registers ([`Delay::from_parts`] puts it back together).
+    /// in registers ([`Delay::coerce_whole_parts`] coerces it from them).
     #[inline(always)]
     pub(crate) fn parts(self) -> (f64, bool) {
         (self.ms, self.long_ok)

@@ -293,22 +293,25 @@ impl Timers {
         if !self.map.remove_direct_at(slot) {
             return false;
         }
-        self.list_removals = self.list_removals.wrapping_add(1);
-        self.last.0 = 0;
-        if self.map.is_empty() {
-            self.lists_emptied.note();
-        }
+        self.list_unmapped();
         true
     }
 
     /// The rest of dropping a list, once its heap entry is gone.
     #[inline(always)]
     pub(super) fn forget_list(&mut self, slot: SlotId, removed: bool) {
-        self.list_removals = self.list_removals.wrapping_add(1);
         debug_assert!(removed, "list {slot} was not in the heap");
         self.map.remove_at(slot);
-        // Whatever list it was, the memo is forgotten: one store, cheaper
-        // than asking whether it named this one.
+        self.list_unmapped();
+    }
+
+    /// What follows a list's leaving the map, either way: the removal
+    /// counted (the pass asks after it), the memo forgotten (whatever list
+    /// it was: one store, cheaper than asking whether it named this one),
+    /// an emptied map noted.
+    #[inline(always)]
+    fn list_unmapped(&mut self) {
+        self.list_removals = self.list_removals.wrapping_add(1);
         self.last.0 = 0;
         if self.map.is_empty() {
             self.lists_emptied.note();
