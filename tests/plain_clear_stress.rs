@@ -345,18 +345,19 @@ fn run_seed(seed: u64, futures: bool) -> u64 {
     s.fast_clears.get()
 }
 
+/// The number in environment variable `name`, or `default`.
+fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 #[test]
 fn random_plain_clears_refreshes_keeps_and_reuses() {
-    let seeds: u64 = std::env::var("STRESS_SEEDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(150);
+    let seeds = env_u64("STRESS_SEEDS", 150);
     let mut fast = 0;
-    let from: u64 = std::env::var("STRESS_FROM")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    for seed in from..seeds {
+    for seed in env_u64("STRESS_FROM", 0)..seeds {
         fast += run_seed(seed, false);
     }
     assert!(fast > 1000, "the fast path ran {fast} times");
@@ -364,11 +365,7 @@ fn random_plain_clears_refreshes_keeps_and_reuses() {
 
 #[test]
 fn random_plain_clears_beside_sleeps_and_go_timers() {
-    let seeds: u64 = std::env::var("STRESS_SEEDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(80);
-    for seed in 0..seeds {
+    for seed in 0..env_u64("STRESS_SEEDS", 80) {
         run_seed(seed, true);
     }
 }

@@ -32,6 +32,10 @@ impl St {
     fn log(&self) -> Vec<(&'static str, u64)> {
         self.log.borrow().clone()
     }
+    /// A plain timeout of `ms` that logs `name` when it fires.
+    fn timeout(&'static self, lp: &mut EventLoop, ms: u64, name: &'static str) -> Timeout {
+        lp.set_timeout(ms, move |lp| self.push(name, lp))
+    }
 }
 
 struct PanicOnDrop(&'static str);
@@ -384,17 +388,12 @@ fn a_plain_timeout_recreating_its_list() {
 fn slots_freed_by_a_clear_are_taken_again_with_fresh_links() {
     let s = st();
     let mut lp = EventLoop::with_virtual_clock();
-    macro_rules! timer {
-        ($ms:expr, $name:literal) => {
-            lp.set_timeout($ms, move |lp| s.push($name, lp))
-        };
-    }
-    let a = timer!(10, "a");
-    let b = timer!(10, "b");
-    let c = timer!(10, "c");
-    let d = timer!(10, "d");
-    let e = timer!(10, "e");
-    let lone = timer!(7, "lone");
+    let a = s.timeout(&mut lp, 10, "a");
+    let b = s.timeout(&mut lp, 10, "b");
+    let c = s.timeout(&mut lp, 10, "c");
+    let d = s.timeout(&mut lp, 10, "d");
+    let e = s.timeout(&mut lp, 10, "e");
+    let lone = s.timeout(&mut lp, 7, "lone");
     // The middle, the oldest, the newest, and a list's only timer.
     for t in [c, a, e, lone] {
         lp.clear_timeout(t).unwrap();
@@ -402,10 +401,10 @@ fn slots_freed_by_a_clear_are_taken_again_with_fresh_links() {
     assert_eq!(lp.stats().timers, 2);
     // New timers take the freed slots (newest freed first): one of
     // another duration, then ones of the list the clears left.
-    let f = timer!(5, "f");
-    let g = timer!(10, "g");
-    let h = timer!(10, "h");
-    let i = timer!(7, "i");
+    let f = s.timeout(&mut lp, 5, "f");
+    let g = s.timeout(&mut lp, 10, "g");
+    let h = s.timeout(&mut lp, 10, "h");
+    let i = s.timeout(&mut lp, 7, "i");
     assert_eq!(lp.stats().timers, 6);
     for t in [a, c, e, lone] {
         assert!(!lp.timeout_is_pending(t), "a cleared handle is stale");
@@ -416,7 +415,7 @@ fn slots_freed_by_a_clear_are_taken_again_with_fresh_links() {
     }
     // One more clear of a reused slot, from the middle of its list.
     lp.clear_timeout(g).unwrap();
-    let j = timer!(10, "j");
+    let j = s.timeout(&mut lp, 10, "j");
     lp.run().unwrap();
     assert_eq!(
         s.log(),
@@ -444,15 +443,12 @@ fn clears_that_empty_their_lists() {
     const FAR: u64 = 1 << 23; // above the direct durations (2^22 ms)
     let s = st();
     let mut lp = EventLoop::with_virtual_clock();
-    let set = |lp: &mut EventLoop, ms: u64, name: &'static str| {
-        lp.set_timeout(ms, move |lp| s.push(name, lp))
-    };
-    let d1 = set(&mut lp, 1, "d1");
-    let d2 = set(&mut lp, 2, "d2");
-    let d3 = set(&mut lp, 3, "d3");
-    let f1 = set(&mut lp, FAR, "f1");
-    let f2 = set(&mut lp, FAR + 1, "f2");
-    let d4 = set(&mut lp, 4, "d4");
+    let d1 = s.timeout(&mut lp, 1, "d1");
+    let d2 = s.timeout(&mut lp, 2, "d2");
+    let d3 = s.timeout(&mut lp, 3, "d3");
+    let f1 = s.timeout(&mut lp, FAR, "f1");
+    let f2 = s.timeout(&mut lp, FAR + 1, "f2");
+    let d4 = s.timeout(&mut lp, 4, "d4");
     let lists = |lp: &EventLoop| (lp.stats().lists, lp.stats().queued_lists);
     assert_eq!(lists(&lp), (6, 6));
     // Newest first: a direct list (the heap's last entry), then a far one.
@@ -466,8 +462,8 @@ fn clears_that_empty_their_lists() {
     assert_eq!(lists(&lp), (2, 2));
     assert_eq!(lp.stats().refed_timers, 2);
     // Lists made again for the durations cleared take their slots.
-    let d2b = set(&mut lp, 2, "d2b");
-    let f2b = set(&mut lp, FAR + 1, "f2b");
+    let d2b = s.timeout(&mut lp, 2, "d2b");
+    let f2b = s.timeout(&mut lp, FAR + 1, "f2b");
     assert_eq!(lists(&lp), (4, 4));
     lp.clear_timeout(f2b).unwrap();
     lp.unref_timeout(f1).unwrap();
@@ -475,7 +471,7 @@ fn clears_that_empty_their_lists() {
     assert_eq!(s.log(), [("d2b", 2), ("d3", 3)]);
     // The last refed timer, the newest list: the ref count reaches zero
     // on the quick way, and the loop has nothing left to wait for.
-    let last = set(&mut lp, 7, "last");
+    let last = s.timeout(&mut lp, 7, "last");
     assert!(lp.is_alive());
     lp.clear_timeout(last).unwrap();
     assert!(!lp.is_alive());

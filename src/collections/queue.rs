@@ -761,6 +761,20 @@ mod discard_tests {
     use super::tests::{SortedModel, Step, lcg};
     use super::*;
 
+    /// The key of `id` in [`in_order`]'s heaps: ids in key order.
+    fn key_of(id: usize) -> HeapKey {
+        (id as u64 + 1, id as u64)
+    }
+
+    /// A heap of ids `0..n`, each with [`key_of`]'s key.
+    fn in_order(n: usize) -> PriorityQueue {
+        let mut q = PriorityQueue::new();
+        for id in 0..n {
+            q.insert(id, key_of(id));
+        }
+        q
+    }
+
     /// Discarding the root again and again (cancels of the earliest lists,
     /// in order) leaves dead entries behind and rebuilds when they pass
     /// half: never more than half dead, the live ones always in key order,
@@ -768,16 +782,13 @@ mod discard_tests {
     #[test]
     fn discarding_the_root_in_order() {
         let n = 10_000;
-        let mut q = PriorityQueue::new();
-        for id in 0..n {
-            q.insert(id, (id as u64 + 1, id as u64));
-        }
+        let mut q = in_order(n);
         let mut most_dead = 0;
         for id in 0..n {
             if q.dead == 0 {
                 assert_eq!(q.peek_live().map(|(i, _)| i), Some(id));
             }
-            assert_eq!(q.discard(id), Some((id as u64 + 1, id as u64)));
+            assert_eq!(q.discard(id), Some(key_of(id)));
             assert_eq!(q.len(), n - id - 1);
             assert!(q.dead * 2 <= q.heap.len(), "at most half dead");
             most_dead = most_dead.max(q.dead);
@@ -802,10 +813,7 @@ mod discard_tests {
     #[test]
     fn discarding_the_last_entry_quickly() {
         let n = 4_000;
-        let mut q = PriorityQueue::new();
-        for id in 0..n {
-            q.insert(id, (id as u64 + 1, id as u64));
-        }
+        let mut q = in_order(n);
         let (mut quick, mut declined) = (0, 0);
         let (mut low, mut high) = (0, n);
         while low < high {
@@ -824,12 +832,12 @@ mod discard_tests {
                         q.position(high) != Some(last) || q.dead * 2 > last,
                         "declined only off the end (a rebuild reorders) or for a rebuild"
                     );
-                    assert_eq!(q.discard(high), Some((high as u64 + 1, high as u64)));
+                    assert_eq!(q.discard(high), Some(key_of(high)));
                 }
                 assert!(!q.contains(high));
             }
             if low < high {
-                assert_eq!(q.discard(low), Some((low as u64 + 1, low as u64)));
+                assert_eq!(q.discard(low), Some(key_of(low)));
                 low += 1;
             }
             if (low + high).is_multiple_of(101) {
