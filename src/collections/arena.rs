@@ -216,7 +216,11 @@ impl<T, S: Stored<Value = T>> Arena<T, S> {
     fn store_at(&mut self, key: Key, make: impl FnOnce(Key) -> T) {
         let index = key.index();
         let generation = key.generation();
-        if index == self.slots.len() {
+        // The slot is found first and `make` called once, below, so that
+        // it is inlined here: called on two paths, a closure that takes a
+        // pooled callback was outlined, and its captures went through the
+        // stack to reach it (the loads that cannot be forwarded).
+        let next = if index == self.slots.len() {
             // A new slot at the end, vacant, made inside `extend` by a
             // closure that holds only its link, then filled: no entry and
             // no `make` is moved to get there (moving a closure moves its
@@ -226,20 +230,19 @@ impl<T, S: Stored<Value = T>> Arena<T, S> {
             let end = index as u32 + 1;
             self.slots
                 .extend(std::iter::once_with(move || Entry::Vacant(end)));
-            // Vacant: the value replaced needs no drop.
-            std::mem::forget(std::mem::replace(
-                &mut self.slots[index],
-                Entry::Occupied(S::store(generation, make(key))),
-            ));
-            self.next = index + 1;
+            end
         } else {
-            let slot = &mut self.slots[index];
-            let Entry::Vacant(next) = *slot else {
+            let Entry::Vacant(next) = self.slots[index] else {
                 unreachable!("slot {index} is the first vacant one")
             };
-            *slot = Entry::Occupied(S::store(generation, make(key)));
-            self.next = next as usize;
-        }
+            next
+        };
+        // Vacant: the value replaced needs no drop.
+        std::mem::forget(std::mem::replace(
+            &mut self.slots[index],
+            Entry::Occupied(S::store(generation, make(key))),
+        ));
+        self.next = next as usize;
         // Only now (and the generation in the callers): a `make` that
         // panics leaves the arena as it was, but for room it made.
         self.len += 1;
