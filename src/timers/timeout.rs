@@ -333,6 +333,17 @@ impl Timer {
         self.meta.get() >> 57 == (SET | (State::Armed as u64) << STATE_SHIFT | PLAIN) >> 57
     }
 
+    /// A refed, plain, unkept timeout (not an interval) that is running:
+    /// its top byte, one comparison (a byte of memory against a constant),
+    /// which also answers [`refed`](Self::refed). The timers pass's test
+    /// after a plain callback, for freeing it at once.
+    #[inline(always)]
+    pub(super) fn is_plain_refed_running_timeout(&self) -> bool {
+        const TOP: u8 =
+            ((SET | (State::Running as u64) << STATE_SHIFT | PLAIN | REFED) >> 56) as u8;
+        (self.meta.get() >> 56) as u8 == TOP
+    }
+
     /// In `state` and not kept: one comparison of the top five bits (the
     /// fast paths' test).
     #[inline(always)]
@@ -1297,6 +1308,10 @@ mod tests {
                         t.is_plain_armed_timeout(),
                         stored == State::Armed && !kept && !repeat && plain
                     );
+                    assert_eq!(
+                        t.is_plain_refed_running_timeout(),
+                        stored == State::Running && refed && plain && !kept && !repeat
+                    );
                     if stored.is_live() {
                         let mut d =
                             Timer::new(3, ThinFn::new(|_: &mut EventLoop| Ok(())), repeat, 0);
@@ -1326,6 +1341,10 @@ mod tests {
                 );
                 assert_eq!(t.is_unkept(State::Running), !kept);
                 assert!(!t.is_plain_armed_timeout());
+                assert_eq!(
+                    t.is_plain_refed_running_timeout(),
+                    refed && plain && !kept && !repeat
+                );
             }
         }
     }
