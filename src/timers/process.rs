@@ -53,6 +53,7 @@ use super::timeout::{State, Timer};
 use super::{EventLoop, Flow, Thrown};
 use crate::collections::arena::Key;
 use crate::collections::durations::SlotId;
+use crate::collections::list::Links;
 
 impl EventLoop {
     /// Node's `RunTimers` (R6.2): the native timer's callback.
@@ -153,6 +154,12 @@ impl EventLoop {
         // it only clears the flag of a woken task, which is set only with
         // one queued.
         let mut quiet = true;
+        // A timer is due when `now - start >= msecs` (R5.3), that is when
+        // it started before `due_before` (none is when `now < msecs`): one
+        // word for the loop to keep, one comparison a timer. At the end of
+        // time (`now` saturated) the bound is one short, and every timer
+        // counts as due anyway (below).
+        let due_before = now.saturating_add(1).saturating_sub(msecs);
         // SAFETY (this one and the loop's next): the running list is live,
         // here as the caller peeked it, and at each turn after as checked
         // at the end of the one before.
@@ -164,7 +171,10 @@ impl EventLoop {
             // SAFETY: a linked timer is live, and `key` heads a list.
             let (handle, timer) = unsafe { tm.slab.keyed_at_unchecked_mut(key) };
             let start = timer.start;
-            if now.saturating_sub(start) < msecs && self.uv.now() != u64::MAX {
+            debug_assert!(
+                now == u64::MAX || (start >= due_before) == (now.saturating_sub(start) < msecs)
+            );
+            if start >= due_before && self.uv.now() != u64::MAX {
                 // R5.4: rescheduled, with a new id, so it loses ties.
                 let expiry = start.saturating_add(msecs).max(now.saturating_add(1));
                 let id = tm.next_list_id();
@@ -178,11 +188,17 @@ impl EventLoop {
                 // state's store ([`take_to_run`]) or before destroying it.
                 debug_assert!(key < tm.links.len() && tm.links[key].is_linked());
                 // SAFETY: every live timer has links, and this one is live.
-                let links = std::mem::take(unsafe { tm.links.get_unchecked_mut(key) });
+                let own = unsafe { tm.links.get_unchecked_mut(key) };
                 // SAFETY: the running list is live (the peek's slot).
                 let list = &mut unsafe { tm.map.slot_unchecked_mut(slot) }.list;
                 debug_assert_eq!(list.peek(), Some(key));
-                list.unlink_head(links);
+                // The list's head is written before the timer's links, and
+                // both addresses are taken first, so that no store comes
+                // between an address's load and its use: the list's,
+                // computed for the peek, serves the head's store (two loads
+                // fewer a timer), and the links are reset with one store.
+                list.unlink_head(*own);
+                *own = Links::default();
                 (handle, timer)
             } else {
                 self.run_queued_ticks()?;
