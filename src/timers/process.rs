@@ -340,17 +340,19 @@ impl EventLoop {
         debug_assert!(key < tm.links.len());
         // SAFETY: as above.
         let linked = unsafe { tm.links.get_unchecked(key) }.is_linked();
-        if !linked && timer.is_plain_refed_running_timeout() {
-            // Not refreshed, not cleared by its callback, refed (the
-            // usual case, known from one test): freed at once.
-            debug_assert!(timer.cb.is_none(), "a taken callback");
-            // SAFETY: as above.
-            unsafe { tm.slab.forget_at_unchecked(key) };
-            self.destroyed(true);
-            cb.forget_plain();
-        } else if !linked && timer.is_unkept(State::Running) {
-            // Not refreshed, not cleared by its callback: freed at once.
-            let refed = timer.refed();
+        // Not refreshed, not cleared by its callback: freed at once, with
+        // whether it was refed. The usual timer (refed as well) is known
+        // from one test of its top byte; an unrefed one takes two.
+        let freed = if linked {
+            None
+        } else if timer.is_plain_refed_running_timeout() {
+            Some(true)
+        } else if timer.is_unkept(State::Running) {
+            Some(timer.refed())
+        } else {
+            None
+        };
+        if let Some(refed) = freed {
             // `free_taken` without its lookup: nothing is left to drop.
             debug_assert!(timer.cb.is_none(), "a taken callback");
             // SAFETY: as above.
