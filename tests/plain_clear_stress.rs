@@ -491,7 +491,7 @@ fn one_slot_cleared_and_retaken_many_times() {
 }
 
 /// The fast path says from the links whether the clear emptied the list
-/// (`remove_freeing`): a refed list's last timer cleared, from the head,
+/// (`remove_head_freeing`): a refed list's last timer cleared, from the head,
 /// the tail or alone, drops the list at once, and the loop has nothing
 /// left to wait for; a list that keeps a timer stays.
 #[test]

@@ -379,7 +379,7 @@ fn a_plain_timeout_recreating_its_list() {
 }
 
 /// `clear_timeout`'s fast path frees a plain timer's slot without
-/// resetting its links (`List::remove_freeing`): the stale links must
+/// resetting its links (`List::remove_head_freeing`): the stale links must
 /// never be read as a list's. Slots freed from each place in a list (the
 /// oldest, the middle, the newest, the last one left) are taken again by
 /// new timers of the same and of other durations, and every timer fires

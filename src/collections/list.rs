@@ -22,7 +22,8 @@
 //!   (the timers of one duration among a million of others): not touching
 //!   it saves a cache miss per removal. Every other entry's `prev` is its
 //!   older neighbour;
-//! - an entry removed with [`List::remove_freeing`] (one about to be
+//! - an entry removed with [`List::remove_head_freeing`] or
+//!   [`List::remove_behind_head_freeing`] (one about to be
 //!   freed) keeps the links it had, which mean nothing: an entry stored
 //!   there again is linked with [`List::append_fresh`], which writes them
 //!   without reading them.
@@ -164,7 +165,8 @@ impl List {
     }
 
     /// Appends `key`, an entry just stored whose links mean nothing yet
-    /// (a slot freed by [`remove_freeing`](Self::remove_freeing) keeps
+    /// (a slot freed by [`remove_head_freeing`](Self::remove_head_freeing)
+    /// or its sibling keeps
     /// the links it had): they are written, not read.
     #[inline(always)]
     pub fn append_fresh<S: ListStore + ?Sized>(&mut self, slab: &mut S, key: usize) {
@@ -217,31 +219,38 @@ impl List {
         }
     }
 
-    /// Unlinks `key`, which must be in this list and whose links are
-    /// `links` (read by the caller), for an entry about to be freed: its
-    /// own links are not written, and mean nothing from now on (whoever
-    /// stores an entry there again writes them, as
-    /// [`append_fresh`](Self::append_fresh) does). Returns whether the
-    /// list is now empty, known from `links` without reading the list
-    /// again.
-    ///
-    /// The oldest entry, the usual one (a duration's timers are cleared
-    /// mostly in the order they were set), touches nothing but the list.
+    /// Whether `key` is the oldest entry.
     #[inline(always)]
-    pub fn remove_freeing<S: ListStore + ?Sized>(
+    pub fn is_head(&self, key: usize) -> bool {
+        self.head as usize == key
+    }
+
+    /// Unlinks the oldest entry, whose links are `links` (read by the
+    /// caller), for an entry about to be freed: its own links are not
+    /// written, and mean nothing from now on (whoever stores an entry
+    /// there again writes them, as [`append_fresh`](Self::append_fresh)
+    /// does). Only the list is written: the oldest entry is the usual one
+    /// (a duration's timers are cleared mostly in the order they were
+    /// set). Returns whether the list is now empty, known from `links`
+    /// without reading the list again.
+    #[inline(always)]
+    pub fn remove_head_freeing(&mut self, links: Links) -> bool {
+        debug_assert!(links.is_linked(), "an unlinked entry removed");
+        self.unlink_head(links);
+        links.next == NIL
+    }
+
+    /// [`remove_head_freeing`](Self::remove_head_freeing) of an entry
+    /// that is not the oldest, its links `links`: its neighbours are
+    /// joined, and the list keeps an entry.
+    #[inline(always)]
+    pub fn remove_behind_head_freeing<S: ListStore + ?Sized>(
         &mut self,
         slab: &mut S,
-        key: usize,
         links: Links,
-    ) -> bool {
-        debug_assert!(links.is_linked(), "entry {key} removed while not linked");
-        if self.head as usize == key {
-            self.unlink_head(links);
-            return links.next == NIL;
-        }
-        // Not the oldest: the list keeps an entry.
+    ) {
+        debug_assert!(links.is_linked(), "an unlinked entry removed");
         self.unlink_behind_head(slab, links);
-        false
     }
 
     /// Unlinks `key`, which must be in this list.

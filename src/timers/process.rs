@@ -28,7 +28,7 @@
 //! - **a linked timer is live**: a timer leaves its list before its slot
 //!   is freed (`free` and `free_taken` assert it), or in the same step (a
 //!   pending timer cleared, whose links are then left as they were,
-//!   meaningless: `List::remove_freeing`), so a list's head is an
+//!   meaningless: `List::remove_head_freeing`), so a list's head is an
 //!   occupied slot of the arena;
 //! - **every live timer has links**: storing a timer grows the links to
 //!   cover its index (`reset_links`), and they are given back only with

@@ -70,6 +70,7 @@ use std::rc::Rc;
 
 use crate::collections::arena::{Key, stored_inline};
 use crate::collections::durations::SlotId;
+use crate::collections::list::Links;
 
 /// A handle to a timeout or interval: small, `Copy`, and generation checked.
 ///
@@ -149,6 +150,24 @@ impl State {
             self,
             State::Cleared | State::RunningCleared | State::FiredCleared | State::Zombie
         )
+    }
+}
+
+/// `Ok(())`, which the compiler cannot see through: returned by the cold
+/// functions a fast path ends in, so that it does not know what they
+/// return and the fast path jumps to them instead of calling them and
+/// returning a constant itself (a call needs the stack aligned: a push
+/// and a pop on every path of the fast one). The value that hides it is
+/// a whole word: a byte would be stored into the word a frame's
+/// alignment push wrote, and the pop's 8-byte load could not be
+/// forwarded from the two stores (a stall that halved
+/// timers-cancel-unpooled-end).
+#[inline(always)]
+fn opaque_ok() -> Result<(), TimerError> {
+    if std::hint::black_box(0_u64) == 0 {
+        Ok(())
+    } else {
+        Err(TimerError::Stale)
     }
 }
 
@@ -341,6 +360,16 @@ impl Timer {
     pub(super) fn is_plain_refed_running_timeout(&self) -> bool {
         const TOP: u8 =
             ((SET | (State::Running as u64) << STATE_SHIFT | PLAIN | REFED) >> 56) as u8;
+        (self.meta.get() >> 56) as u8 == TOP
+    }
+
+    /// An armed, plain, refed timeout (not an interval), not kept: its top
+    /// byte, one comparison, which answers [`plain`](Self::plain) and
+    /// [`refed`](Self::refed) as well.
+    /// [`EventLoop::clear_timeout`]'s test for its fast path.
+    #[inline(always)]
+    pub(super) fn is_plain_refed_armed_timeout(&self) -> bool {
+        const TOP: u8 = ((SET | (State::Armed as u64) << STATE_SHIFT | PLAIN | REFED) >> 56) as u8;
         (self.meta.get() >> 56) as u8 == TOP
     }
 
@@ -621,56 +650,125 @@ impl EventLoop {
     /// [`TimerError::Stale`] if the timer is gone (it fired and was not
     /// kept, or was cleared); [`TimerError::ForeignLoop`] for another
     /// loop's handle.
-    #[allow(unsafe_code)]
     pub fn clear_timeout(&mut self, t: Timeout) -> Result<(), TimerError> {
+        // A handle of another loop, or of a timer that is gone, goes to
+        // the slow path at once; the rest by the top byte. Two exits, not
+        // one: told apart, the two tests are two branches, where one exit
+        // had the compiler combine them with flag stores.
+        if t.loop_id != self.id {
+            return self.clear_timeout_slow(t);
+        }
+        let Some(timer) = self.timers.slab.get_mut(t.key) else {
+            return self.clear_timeout_slow(t);
+        };
+        if !timer.is_plain_refed_armed_timeout() {
+            return self.clear_timeout_other(t);
+        }
+        // The commonest case, told by one test of the top byte: a pending,
+        // refed timeout that is not kept and whose callback needs no drop.
+        // Everything else pending and unkept is cleared the same way, out
+        // of line, with the tests this one answers made again.
+        let slot = timer.list();
+        self.clear_armed_plain(t.key.index(), slot, true)
+    }
+
+    /// [`clear_timeout`](Self::clear_timeout) of a timer that is not a
+    /// pending, plain, refed and unkept one: the rest of the pending and
+    /// unkept timers (unrefed, or whose callback must be dropped), then
+    /// everything else ([`clear_timeout_slow`](Self::clear_timeout_slow)).
+    #[inline(never)]
+    fn clear_timeout_other(&mut self, t: Timeout) -> Result<(), TimerError> {
         if t.loop_id == self.id
             && let Some(timer) = self.timers.slab.get_mut(t.key)
             && timer.is_unkept(State::Armed)
         {
-            // The common case, checked in one lookup: a pending timer that
-            // is not kept is unenrolled (it is linked: `list()` is its
-            // list's slot) and freed with its callback.
             let (key, slot) = (t.key.index(), timer.list());
             if !timer.plain() {
                 return self.clear_pending_dropping(key, slot);
             }
-            // Dropping it would do nothing: it is forgotten where it lies
-            // at once, without the destroy step's state (the slot is
-            // vacant, the handle stale, before anything could read it) and
-            // without a second lookup to free it.
-            timer.cb.debug_assert_plain();
             let refed = timer.refed();
-            let tm = &mut self.timers;
-            tm.forget(key);
-            debug_assert!(key < tm.links.len() && tm.links[key].is_linked());
-            // SAFETY: the timer was live (`Armed`) until just now, so it
-            // has links and is linked into the list of `slot`, which is
-            // mapped (see the module docs).
-            let (list, links) = unsafe {
-                (
-                    &mut tm.map.slot_unchecked_mut(slot).list,
-                    *tm.links.get_unchecked(key),
-                )
-            };
-            // Its links are read, not reset: the slot is free, and a timer
-            // stored there next writes them (`List::append_fresh`).
-            let emptied = list.remove_freeing(&mut tm.links[..], key, links);
-            // `end_unenroll`, its rare steps (dropping the emptied list,
-            // the ref count reaching zero) out of line and last, so that
-            // this path makes no call it must come back from. The count
-            // goes down first and is tested after: a decrement and a
-            // branch on its flags.
-            if refed {
-                if emptied {
-                    return self.end_unenroll_emptied(slot);
-                }
-                if tm.uncount_ref() {
-                    return self.ref_count_reached_zero();
-                }
-            }
-            return Ok(());
+            return self.clear_armed_plain(key, slot, refed);
         }
         self.clear_timeout_slow(t)
+    }
+
+    /// Clears the pending, unkept, plain timer at `key`, linked in the
+    /// list of `slot`; `refed` is whether it was. Dropping its callback
+    /// would do nothing: it is forgotten where it lies at once, without
+    /// the destroy step's state (the slot is vacant, the handle stale,
+    /// before anything could read it) and without a second lookup to
+    /// free it.
+    #[allow(unsafe_code)]
+    #[inline(always)]
+    fn clear_armed_plain(
+        &mut self,
+        key: usize,
+        slot: SlotId,
+        refed: bool,
+    ) -> Result<(), TimerError> {
+        let tm = &mut self.timers;
+        #[cfg(debug_assertions)]
+        {
+            let timer = &tm.slab.get_at(key).expect("a live timer");
+            assert!(timer.plain() && timer.refed() == refed && timer.is_unkept(State::Armed));
+            timer.cb.debug_assert_plain();
+        }
+        tm.forget(key);
+        debug_assert!(key < tm.links.len() && tm.links[key].is_linked());
+        // SAFETY: the timer was live (`Armed`) until just now, so it has
+        // links and is linked into the list of `slot`, which is mapped
+        // (see the module docs).
+        let (list, links) = unsafe {
+            (
+                &mut tm.map.slot_unchecked_mut(slot).list,
+                *tm.links.get_unchecked(key),
+            )
+        };
+        // Its links are read, not reset: the slot is free, and a timer
+        // stored there next writes them (`List::append_fresh`). A timer
+        // behind its list's oldest is unlinked out of line: its
+        // neighbours' links are indexed, and the bounds tests' panics are
+        // calls, which would have every path here align the stack.
+        if !list.is_head(key) {
+            return self.clear_behind_head(slot, links, refed);
+        }
+        let emptied = list.remove_head_freeing(links);
+        // `end_unenroll`, its rare steps (dropping the emptied list, the
+        // ref count reaching zero) out of line and last, so that this
+        // path makes no call it must come back from. The count goes down
+        // first and is tested after: a decrement and a branch on its
+        // flags.
+        if refed {
+            if emptied {
+                return self.end_unenroll_emptied(slot);
+            }
+            if tm.uncount_ref() {
+                return self.ref_count_reached_zero();
+            }
+        }
+        Ok(())
+    }
+
+    /// The rest of [`clear_armed_plain`](Self::clear_armed_plain) for a
+    /// timer behind its list's oldest, its links `links`, already freed:
+    /// unlinked (the list keeps its oldest), and the ref count down if it
+    /// was `refed`.
+    #[inline(never)]
+    fn clear_behind_head(
+        &mut self,
+        slot: SlotId,
+        links: Links,
+        refed: bool,
+    ) -> Result<(), TimerError> {
+        let tm = &mut self.timers;
+        tm.map
+            .slot_mut(slot)
+            .list
+            .remove_behind_head_freeing(&mut tm.links[..], links);
+        if refed && tm.uncount_ref() {
+            return self.ref_count_reached_zero();
+        }
+        opaque_ok()
     }
 
     /// The rest of [`clear_timeout`](Self::clear_timeout)'s fast path for
@@ -706,7 +804,7 @@ impl EventLoop {
         if tm.uncount_ref() {
             return self.ref_count_reached_zero();
         }
-        Ok(())
+        opaque_ok()
     }
 
     /// [`end_unenroll_emptied`](Self::end_unenroll_emptied) of a list
@@ -735,7 +833,7 @@ impl EventLoop {
     #[inline(never)]
     fn ref_count_reached_zero(&mut self) -> Result<(), TimerError> {
         self.sync_ref();
-        Ok(())
+        opaque_ok()
     }
 
     /// [`clear_timeout`](Self::clear_timeout) of a timer that is not simply
@@ -1311,6 +1409,10 @@ mod tests {
                     assert_eq!(
                         t.is_plain_refed_running_timeout(),
                         stored == State::Running && refed && plain && !kept && !repeat
+                    );
+                    assert_eq!(
+                        t.is_plain_refed_armed_timeout(),
+                        stored == State::Armed && refed && plain && !kept && !repeat
                     );
                     if stored.is_live() {
                         let mut d =
