@@ -1,5 +1,5 @@
 //! Data structures that know nothing of timers: an intrusive list whose
-//! links are slab keys, an indexed 4-ary min-heap, a generational arena,
+//! links are slab keys, an indexed 8-ary min-heap, a generational arena,
 //! and an integer hasher. Both layers of the crate build on them (Node's
 //! duration lists and list heap; libuv's timer heap; every handle).
 //!

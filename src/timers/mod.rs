@@ -7,7 +7,7 @@
 //! duration, truncated to whole milliseconds. Each duration has one FIFO
 //! list; within a list, append order is expiry order, because every entry
 //! has the same duration and start times never decrease. The lists sit in
-//! a min-heap ordered by `(expiry, list id)` (4-ary; Node's is binary,
+//! a min-heap ordered by `(expiry, list id)` (8-ary; Node's is binary,
 //! which orders the same since keys are unique), and only the heap's root
 //! decides when the single native timer fires:
 //!
