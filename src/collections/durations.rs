@@ -145,7 +145,37 @@ impl DurationMap {
 
     /// Maps `ms` (at least 1, and not mapped yet) to a new list with an
     /// empty FIFO; returns its slot.
+    ///
+    /// Inlined where it is called (the timers layer's new list): a direct
+    /// duration whose page exists takes its slot with no call; a new
+    /// page, or a far duration's hash entry, is out of line
+    /// ([`insert_slow`](Self::insert_slow)).
+    #[inline]
     pub(crate) fn insert(&mut self, ms: u64) -> SlotId {
+        if ms < DIRECT {
+            let (p, s) = split(ms);
+            if let Some(&page) = self.dir.get(p)
+                && page != NO_PAGE
+            {
+                debug_assert!(self.get(ms).is_none(), "{ms} is mapped already");
+                debug_assert!(ms != 0, "a list of duration 0");
+                self.len += 1;
+                self.inserts = self.inserts.wrapping_add(1);
+                let id = page * PAGE as u32 + s as u32;
+                let slot = self.slot_mut(id);
+                debug_assert_eq!(*slot, VACANT);
+                slot.msecs = ms;
+                return id;
+            }
+        }
+        self.insert_slow(ms)
+    }
+
+    /// [`insert`](Self::insert) of a direct duration whose page is not
+    /// there yet, or of a far one.
+    #[cold]
+    #[inline(never)]
+    fn insert_slow(&mut self, ms: u64) -> SlotId {
         debug_assert!(self.get(ms).is_none(), "{ms} is mapped already");
         debug_assert!(ms != 0, "a list of duration 0");
         self.len += 1;

@@ -197,7 +197,43 @@ impl PriorityQueue {
     }
 
     /// Inserts `id` with `key`. `id` must not be in the heap.
+    ///
+    /// Inlined where it is called (the timers layer's new list): an id
+    /// the tables cover, or the next one while they have room, is written
+    /// in place with no call; growing them is out of line
+    /// ([`insert_growing`](Self::insert_growing)).
+    #[inline]
     pub fn insert(&mut self, id: usize, key: HeapKey) {
+        let at = self.heap.len();
+        let room = at < self.heap.capacity();
+        if room && id < self.pos.len() {
+            debug_assert_eq!(self.pos[id], ABSENT, "id {id} inserted twice");
+            self.pos[id] = at as u32;
+            self.tie[id] = key.1;
+        } else if room
+            && id == self.pos.len()
+            && id < self.pos.capacity()
+            && id < self.tie.capacity()
+        {
+            // Ids mostly grow one at a time (list slots of durations made
+            // in order, libuv start ids): a push, with room.
+            self.pos.push(at as u32);
+            self.tie.push(key.1);
+        } else {
+            return self.insert_growing(id, key);
+        }
+        self.heap.push((key.0, id32(id)));
+        // Most new entries stay where they land (a new list due after its
+        // parent's): asked here, without a call.
+        if self.belongs_above(at) {
+            self.sift_up(at);
+        }
+    }
+
+    /// [`insert`](Self::insert) where a table must grow first.
+    #[cold]
+    #[inline(never)]
+    fn insert_growing(&mut self, id: usize, key: HeapKey) {
         let id32 = id32(id);
         let at = self.heap.len();
         if id < self.pos.len() {
@@ -205,8 +241,6 @@ impl PriorityQueue {
             self.pos[id] = at as u32;
             self.tie[id] = key.1;
         } else {
-            // Ids mostly grow one at a time (list slots of durations
-            // made in order, libuv start ids): a push.
             if id > self.pos.len() {
                 self.pos.resize(id, ABSENT);
                 self.tie.resize(id, 0);
@@ -215,8 +249,6 @@ impl PriorityQueue {
             self.tie.push(key.1);
         }
         self.heap.push((key.0, id32));
-        // Most new entries stay where they land (a new list due after its
-        // parent's): asked here, without a call.
         if self.belongs_above(at) {
             self.sift_up(at);
         }
