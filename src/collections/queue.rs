@@ -204,6 +204,8 @@ impl PriorityQueue {
     /// ([`insert_growing`](Self::insert_growing)).
     #[inline]
     pub fn insert(&mut self, id: usize, key: HeapKey) {
+        // First, so that an id out of range writes nothing.
+        let id32 = id32(id);
         let at = self.heap.len();
         let room = at < self.heap.capacity();
         if room && id < self.pos.len() {
@@ -222,7 +224,7 @@ impl PriorityQueue {
         } else {
             return self.insert_growing(id, key);
         }
-        self.heap.push((key.0, id32(id)));
+        self.heap.push((key.0, id32));
         // Most new entries stay where they land (a new list due after its
         // parent's): asked here, without a call.
         if self.belongs_above(at) {
@@ -770,7 +772,7 @@ mod tests {
         }
     }
 
-    /// Deep heaps (a few thousand ids, six levels): removals anywhere sift
+    /// Deep heaps (a few thousand ids, five levels): removals anywhere sift
     /// their hole to a leaf and the filler back up (Floyd's), through full
     /// and partial families, against a sorted model.
     #[test]
@@ -840,10 +842,11 @@ mod discard_tests {
                 );
             }
         }
-        // Only the roots that are not leaves stay dead: about one in
-        // `ARITY` of the heap's entries.
+        // Only the roots that are not leaves stay dead: one in `ARITY` of
+        // the heap's entries (n / 8 measured at eight children, n / 4 at
+        // four).
         assert!(
-            most_dead >= n / (2 * ARITY),
+            most_dead >= n / ARITY,
             "the discards were lazy: {most_dead}"
         );
         assert!(q.heap.is_empty() && q.dead == 0, "cleared when none live");
@@ -891,7 +894,9 @@ mod discard_tests {
             assert_eq!(q.len(), high - low);
         }
         // Until the first rebuild every one is quick; after, where the
-        // rebuild left it.
+        // rebuild left it. Fewer are quick the more children a node has
+        // (the rebuild comes sooner): 1,100 of 4,000 measured at eight,
+        // more than a third at four.
         assert!(quick >= n / 4, "quick: {quick}, declined {declined}");
         assert!(declined > 0, "a rebuild came due");
         assert_eq!(q.peek(), None);
