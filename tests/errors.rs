@@ -459,6 +459,36 @@ fn handled_io_error_drains_ticks_after_the_handler() {
     assert_eq!(lp.stats(), Stats::default());
 }
 
+/// R10.4 step 1, with a second I/O callback in the same poll phase: the
+/// failed callback's tick waits for the next scope to close, here the
+/// second callback's, so `io2` comes before it. Node, two `fs.stat`
+/// callbacks completed together, the first throwing (six runs of
+/// `io { tick { log t1 } microtask { log m1 } throw x10 } io { log io2 }`
+/// under `fixtures/node/tl.js`): `uncaught x10 io2 t1 m1`. timerloop
+/// drained right after the failure until round 26 (`t1` before `io2`).
+/// Not a fixture script: `tljs` completes each `fs.stat` on a thread of
+/// its own, so two of them may complete in either order.
+#[test]
+fn a_failed_io_callbacks_ticks_wait_for_the_next_io_callback() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    catch_into(&mut lp, &log);
+    let l = log.clone();
+    let first = lp.completion(move |lp| {
+        push(&l, "io1");
+        lp.next_tick(say(&l, "t1"));
+        lp.queue_microtask(say(&l, "m1"));
+        Err::<(), _>("io1")
+    });
+    let l = log.clone();
+    let second = lp.completion(move |_| push(&l, "io2"));
+    first.complete();
+    second.complete();
+    lp.run().unwrap();
+    assert_eq!(log.borrow().join(" "), "io1 caught:io1 io2 t1 m1");
+    assert_eq!(lp.stats(), Stats::default());
+}
+
 /// A panic that a failing callback's deferred operation sends out of
 /// `run` (a task aborted by the callback, whose future panics on drop)
 /// does not lose the callback's own failure: with a handler, the handler
