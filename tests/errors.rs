@@ -466,8 +466,8 @@ fn handled_io_error_drains_ticks_after_the_handler() {
 /// `io { tick { log t1 } microtask { log m1 } throw x10 } io { log io2 }`
 /// under `fixtures/node/tl.js`): `uncaught x10 io2 t1 m1`. timerloop
 /// drained right after the failure until round 26 (`t1` before `io2`).
-/// Not a fixture script: `tljs` completes each `fs.stat` on a thread of
-/// its own, so two of them may complete in either order.
+/// The same order as a script:
+/// `fixtures/scripts/errors/io-throw-ticks-wait-for-next-io.tl`.
 #[test]
 fn a_failed_io_callbacks_ticks_wait_for_the_next_io_callback() {
     let log = new_log();
