@@ -466,8 +466,9 @@ fn handled_io_error_drains_ticks_after_the_handler() {
 /// `io { tick { log t1 } microtask { log m1 } throw x10 } io { log io2 }`
 /// under `fixtures/node/tl.js`): `uncaught x10 io2 t1 m1`. timerloop
 /// drained right after the failure until round 26 (`t1` before `io2`).
-/// The same order as a script:
-/// `fixtures/scripts/errors/io-throw-ticks-wait-for-next-io.tl`.
+/// Not a fixture script: on a loaded machine Node's thread pool may
+/// complete the two stats in the other order (CI's `node_still_agrees`
+/// saw `io2` first), where the two completions here are in order.
 #[test]
 fn a_failed_io_callbacks_ticks_wait_for_the_next_io_callback() {
     let log = new_log();

@@ -421,11 +421,10 @@ impl<E: Engine> Host<E> {
 
     /// `fs.stat`: an I/O request, completed at once, so its callback runs
     /// in the next poll phase, in the order of the calls, as Node's warm
-    /// thread pool completes a stat by then (the stat itself is made when
-    /// the callback runs). Completed from a thread spawned for each call,
-    /// two stats could complete in either order, where Node ran them in
-    /// order (round 26 of issue 12: two stats with the first callback
-    /// throwing, six runs on Node).
+    /// thread pool at rest completes a stat by then (the stat itself is
+    /// made when the callback runs). Completed from a thread spawned for
+    /// each call, two stats came back in either order; Node's pool may
+    /// reorder them too, but only under load.
     ///
     /// ```
     /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
