@@ -152,58 +152,56 @@ impl DurationMap {
     /// ([`insert_slow`](Self::insert_slow)).
     #[inline]
     pub(crate) fn insert(&mut self, ms: u64) -> SlotId {
+        debug_assert!(self.get(ms).is_none(), "{ms} is mapped already");
         if ms < DIRECT {
             let (p, s) = split(ms);
             if let Some(&page) = self.dir.get(p)
                 && page != NO_PAGE
             {
-                debug_assert!(self.get(ms).is_none(), "{ms} is mapped already");
-                debug_assert!(ms != 0, "a list of duration 0");
-                self.len += 1;
-                self.inserts = self.inserts.wrapping_add(1);
-                let id = page * PAGE as u32 + s as u32;
-                let slot = self.slot_mut(id);
-                debug_assert_eq!(*slot, VACANT);
-                slot.msecs = ms;
-                return id;
+                return self.map_vacant(page * PAGE as u32 + s as u32, ms);
             }
         }
         self.insert_slow(ms)
     }
 
     /// [`insert`](Self::insert) of a direct duration whose page is not
-    /// there yet, or of a far one.
+    /// there yet (made, then the insert is made again, on its inlined
+    /// path), or of a far one.
     #[cold]
     #[inline(never)]
     fn insert_slow(&mut self, ms: u64) -> SlotId {
-        debug_assert!(self.get(ms).is_none(), "{ms} is mapped already");
-        debug_assert!(ms != 0, "a list of duration 0");
-        self.len += 1;
-        self.inserts = self.inserts.wrapping_add(1);
-        let id = if ms < DIRECT {
-            let (p, s) = split(ms);
+        if ms < DIRECT {
+            let (p, _) = split(ms);
             if self.dir.len() <= p {
                 self.dir.resize(p + 1, NO_PAGE);
             }
             if self.dir[p] == NO_PAGE {
                 self.dir[p] = self.new_page();
             }
-            self.dir[p] * PAGE as u32 + s as u32
-        } else {
-            let id = match self.far_free.pop() {
-                Some(id) => id,
-                None => {
-                    let at = self.new_page();
-                    let first = at * PAGE as u32;
-                    self.far_free.extend((first + 1..first + PAGE as u32).rev());
-                    first
-                }
-            };
-            self.far.insert(ms, id);
-            id
+            return self.insert(ms);
+        }
+        let id = match self.far_free.pop() {
+            Some(id) => id,
+            None => {
+                let at = self.new_page();
+                let first = at * PAGE as u32;
+                self.far_free.extend((first + 1..first + PAGE as u32).rev());
+                first
+            }
         };
+        self.far.insert(ms, id);
+        self.map_vacant(id, ms)
+    }
+
+    /// Maps `ms` to the vacant slot `id`, its duration's (a direct one's
+    /// place in its page, or a far one's slot, already in the hash map).
+    #[inline(always)]
+    fn map_vacant(&mut self, id: SlotId, ms: u64) -> SlotId {
+        debug_assert!(ms != 0, "a list of duration 0");
+        self.len += 1;
+        self.inserts = self.inserts.wrapping_add(1);
         let slot = self.slot_mut(id);
-        debug_assert_eq!(*slot, VACANT);
+        debug_assert_eq!(*slot, VACANT, "{ms} is mapped already");
         slot.msecs = ms;
         id
     }

@@ -232,28 +232,22 @@ impl PriorityQueue {
         }
     }
 
-    /// [`insert`](Self::insert) where a table must grow first.
+    /// [`insert`](Self::insert) where a table must grow first: the heap
+    /// and the tables are given room for `id` (the ids skipped up to it
+    /// absent), and the insert is made again, on its inlined path.
     #[cold]
     #[inline(never)]
     fn insert_growing(&mut self, id: usize, key: HeapKey) {
-        let id32 = id32(id);
-        let at = self.heap.len();
-        if id < self.pos.len() {
-            debug_assert_eq!(self.pos[id], ABSENT, "id {id} inserted twice");
-            self.pos[id] = at as u32;
-            self.tie[id] = key.1;
-        } else {
-            if id > self.pos.len() {
-                self.pos.resize(id, ABSENT);
-                self.tie.resize(id, 0);
-            }
-            self.pos.push(at as u32);
-            self.tie.push(key.1);
+        self.heap.reserve(1);
+        if id > self.pos.len() {
+            self.pos.resize(id, ABSENT);
+            self.tie.resize(id, 0);
         }
-        self.heap.push((key.0, id32));
-        if self.belongs_above(at) {
-            self.sift_up(at);
+        if id == self.pos.len() {
+            self.pos.reserve(1);
+            self.tie.reserve(1);
         }
+        self.insert(id, key);
     }
 
     /// Removes `id`, returning its key, or `None` if it was not there.
