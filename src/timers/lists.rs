@@ -465,29 +465,23 @@ impl EventLoop {
     /// [`count_ref`](Self::count_ref)'s: arming does not change it.)
     pub(super) fn sync_native(&mut self, arm: Arm) {
         let native = self.timers.native;
-        if let Some((_, (expiry, _))) = self.timers.queue.peek() {
-            let now = self.uv.now();
-            let due = match arm {
-                Arm::IfEarlier(new) => self
-                    .uv
-                    .timer_due(native)
-                    .is_none_or(|due| new < due)
-                    .then_some(new),
-                Arm::AfterPass => Some(expiry.max(now.saturating_add(1))),
-                Arm::Resume => Some(expiry),
-            };
-            if let Some(due) = due {
-                // The native timer counts from the cached loop time. On a
-                // real clock it never reaches further than NATIVE_MAX_MS:
-                // a long timer wakes the loop early, finds nothing due and
-                // re-arms (.NET's EnsureTimerFiresBy). A virtual clock has
-                // no OS timer to distrust: it jumps straight there.
-                let mut wait = due.saturating_sub(now);
-                if wait > NATIVE_MAX_MS && !self.uv.clock().is_virtual() {
-                    wait = NATIVE_MAX_MS;
-                }
-                let _ = self.uv.timer_start(native, wait, 0);
-            }
+        let due = match arm {
+            // A list was just inserted, so the heap is not empty: its root
+            // is not needed, only what the native timer is armed for.
+            Arm::IfEarlier(new) => self
+                .uv
+                .timer_due(native)
+                .is_none_or(|due| new < due)
+                .then_some(new),
+            Arm::AfterPass => self
+                .timers
+                .queue
+                .peek()
+                .map(|(_, (expiry, _))| expiry.max(self.uv.now().saturating_add(1))),
+            Arm::Resume => self.timers.queue.peek().map(|(_, (expiry, _))| expiry),
+        };
+        if let Some(due) = due {
+            self.arm_native(due);
         }
         // Arming leaves the ref as it was; the count's crossings set it.
         debug_assert_eq!(
@@ -495,5 +489,19 @@ impl EventLoop {
             Some(self.timers.ref_count > 0),
             "the native timer's ref follows the ref count"
         );
+    }
+
+    /// Arms the native timer for loop time `due` (its ref unchanged).
+    fn arm_native(&mut self, due: u64) {
+        // The native timer counts from the cached loop time. On a real
+        // clock it never reaches further than NATIVE_MAX_MS: a long timer
+        // wakes the loop early, finds nothing due and re-arms (.NET's
+        // EnsureTimerFiresBy). A virtual clock has no OS timer to
+        // distrust: it jumps straight there.
+        let mut wait = due.saturating_sub(self.uv.now());
+        if wait > NATIVE_MAX_MS && !self.uv.clock().is_virtual() {
+            wait = NATIVE_MAX_MS;
+        }
+        let _ = self.uv.timer_start(self.timers.native, wait, 0);
     }
 }
