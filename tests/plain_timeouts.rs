@@ -486,3 +486,72 @@ fn clears_that_empty_their_lists() {
     assert_eq!(s.log(), [("d2b", 2), ("d3", 3), ("f1", FAR)]);
     assert_eq!(lp.stats(), timerloop::Stats::default());
 }
+
+/// A plain timeout is current while its callback runs, and at no other
+/// moment: not in the ticks and microtasks it queues (which run before the
+/// next timer of its list, or after its list), not in the next list's
+/// timers' ticks, not in the uncaught handler after a plain callback
+/// fails, not in an immediate after the pass, not after `run`. (The pass
+/// leaves a plain callback's index behind it and resets it before any of
+/// those can run.)
+#[test]
+fn a_plain_timeout_is_current_only_inside_its_callback() {
+    #[derive(Default)]
+    struct Cur {
+        log: RefCell<Vec<(&'static str, Option<Timeout>)>>,
+        t: [Cell<Option<Timeout>>; 4],
+    }
+    fn cur() -> &'static Cur {
+        Box::leak(Box::default())
+    }
+    impl Cur {
+        fn see(&self, name: &'static str, lp: &EventLoop) {
+            self.log.borrow_mut().push((name, lp.current_timeout()));
+        }
+        fn t(&self, i: usize) -> Option<Timeout> {
+            self.t[i].get()
+        }
+    }
+    let c = cur();
+    let mut lp = EventLoop::with_virtual_clock();
+    let l = c;
+    lp.set_uncaught_handler(move |lp, _| l.see("handler", lp));
+    // Two timers of one list: the first queues a tick and a microtask,
+    // which run between the two (the pass's path with work queued).
+    c.t[0].set(Some(lp.set_timeout(1, move |lp| {
+        c.see("a", lp);
+        lp.next_tick(move |lp| c.see("a.tick", lp));
+        lp.queue_microtask(move |lp| c.see("a.micro", lp));
+    })));
+    // The second queues nothing (the quiet path), the third fails.
+    c.t[1].set(Some(lp.set_timeout(1, move |lp| c.see("b", lp))));
+    c.t[2].set(Some(lp.set_timeout(1, move |lp| -> Result<(), &str> {
+        c.see("c", lp);
+        lp.queue_microtask(move |lp| c.see("c.micro", lp));
+        Err("boom")
+    })));
+    // The last of a later list: its tick runs after the list, then an
+    // immediate after the pass.
+    c.t[3].set(Some(lp.set_timeout(2, move |lp| {
+        c.see("d", lp);
+        lp.next_tick(move |lp| c.see("d.tick", lp));
+        lp.set_immediate(move |lp| c.see("immediate", lp));
+    })));
+    lp.run().unwrap();
+    assert_eq!(lp.current_timeout(), None);
+    assert_eq!(
+        *c.log.borrow(),
+        [
+            ("a", c.t(0)),
+            ("a.tick", None),
+            ("a.micro", None),
+            ("b", c.t(1)),
+            ("c", c.t(2)),
+            ("handler", None),
+            ("c.micro", None),
+            ("d", c.t(3)),
+            ("d.tick", None),
+            ("immediate", None),
+        ]
+    );
+}

@@ -76,11 +76,6 @@ pub struct Key {
 }
 
 impl Key {
-    /// A key that names no entry of any arena: its index is beyond
-    /// [`MAX_KEY`]. A field that may hold no key holds this, one word
-    /// written with one store, where an `Option<Key>` is a tag and a key.
-    pub const NONE: Key = Key { bits: u64::MAX };
-
     #[inline(always)]
     fn new(index: usize, generation: u32) -> Key {
         debug_assert!(index <= MAX_KEY);
@@ -441,6 +436,12 @@ impl<T, S: Stored<Value = T>> Arena<T, S> {
     #[track_caller]
     pub fn key_at(&self, index: usize) -> Key {
         Key::new(index, self.live(index).generation())
+    }
+
+    /// The key of the entry at `index`, if one is there.
+    pub fn try_key_at(&self, index: usize) -> Option<Key> {
+        let slot = self.slot(index)?;
+        Some(Key::new(index, slot.generation()))
     }
 
     /// Removes the entry at a live `index` and returns it.

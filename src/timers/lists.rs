@@ -73,11 +73,19 @@ pub(super) struct Timers {
     pub(super) native: uv::Handle,
     /// Loop time when the loop was made (Node's `timer_base`).
     base: u64,
-    /// The timer whose callback is running (Node's `this`), or
-    /// [`Key::NONE`](crate::collections::arena::Key::NONE). Its key only:
-    /// the loop is this one (one store to set, not three and a load of
-    /// the loop id).
-    pub(super) current: crate::collections::arena::Key,
+    /// The slot of the timer whose callback is running (Node's `this`),
+    /// or [`NO_TIMER`]. Its index only: the slot is live while the
+    /// callback runs, so its generation is read when asked
+    /// ([`EventLoop::current_timeout`]), and the loop is this one (one
+    /// store to set, not a key built from two words).
+    ///
+    /// Reset lazily: a plain timeout's callback leaves it set, and it is
+    /// reset before anything else that could ask for it runs: ticks and
+    /// microtasks, the end of a list's run (and so any failure's report),
+    /// another kind of timer's callback, a deferred operation's panic.
+    /// Between a plain callback and the next, only the loop's own code
+    /// runs (a dropped closure's `Drop` cannot reach the loop).
+    pub(super) current: usize,
     /// Whether and when the timers' storage (`slab`, `links`) and the
     /// lists' (`map`, `queue`) emptied
     /// ([`release_emptied`](Self::release_emptied)).
@@ -86,6 +94,9 @@ pub(super) struct Timers {
     /// A timers pass stopped by an unhandled failure.
     pub(super) interrupted: bool,
 }
+
+/// [`Timers::current`] when no timer callback is running.
+pub(super) const NO_TIMER: usize = usize::MAX;
 
 /// How [`EventLoop::sync_native`] arms the native timer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,7 +129,7 @@ impl Timers {
             ref_count: 0,
             native,
             base,
-            current: crate::collections::arena::Key::NONE,
+            current: NO_TIMER,
             timers_emptied: Emptied::default(),
             lists_emptied: Emptied::default(),
             interrupted: false,

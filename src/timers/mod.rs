@@ -619,7 +619,7 @@ impl EventLoop {
             Err(payload) => {
                 self.depth = 0;
                 self.flushing = false;
-                self.timers.current = crate::collections::arena::Key::NONE;
+                self.timers.current = lists::NO_TIMER;
                 // Ticks and microtasks the unwound scope would have drained
                 // (those queued after the panicking callback) drain first
                 // in the next run, as the main body's do.

@@ -46,12 +46,11 @@
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
 use super::error::{CallbackError, CallbackKind, Cause};
-use super::lists::Arm;
+use super::lists::{Arm, NO_TIMER};
 use super::thin::TakenFn;
 use super::ticks;
 use super::timeout::{State, Timer};
 use super::{EventLoop, Flow, Thrown};
-use crate::collections::arena::Key;
 use crate::collections::durations::SlotId;
 use crate::collections::list::Links;
 
@@ -135,7 +134,17 @@ impl EventLoop {
     }
 
     /// Node's `listOnTimeout(list, now)` (R5.2), for the list in `slot`.
+    /// No timer is current after it, however it ends (a plain timeout's
+    /// callback leaves its index: see `Timers::current`).
+    #[inline(always)]
     fn list_on_timeout(&mut self, slot: SlotId, now: u64) -> Flow {
+        let flow = self.run_list(slot, now);
+        self.timers.current = NO_TIMER;
+        flow
+    }
+
+    /// [`list_on_timeout`](Self::list_on_timeout)'s body.
+    fn run_list(&mut self, slot: SlotId, now: u64) -> Flow {
         let msecs = self.timers.map.slot(slot).msecs;
         // Which list this is: one removed while it runs may be replaced by
         // another in the same slot (a timer of its duration set by a
@@ -181,7 +190,7 @@ impl EventLoop {
                 tm.queue.set_key(slot as usize, (expiry, id));
                 return Ok(());
             }
-            let (handle, timer) = if quiet {
+            let timer = if quiet {
                 // Nothing can have run since the peek: the timer is
                 // still this list's oldest, and the one lookup serves.
                 // Unlinked: its duration goes back in it, below, with the
@@ -199,8 +208,9 @@ impl EventLoop {
                 // fewer a timer), and the links are reset with one store.
                 list.unlink_head(*own);
                 *own = Links::default();
-                (handle, timer)
+                timer
             } else {
+                self.timers.current = NO_TIMER;
                 self.run_queued_ticks()?;
                 if self.timers.list_removals != removals && !self.timers.holds_list(slot, list_id) {
                     return Ok(());
@@ -214,18 +224,18 @@ impl EventLoop {
                     continue;
                 }
                 self.timers.unlink(key);
-                self.timers.slab.keyed_at_mut(key)
+                self.timers.slab.keyed_at_mut(key).1
             };
             // The common case, one test: an armed, plain, unkept timeout.
             if timer.is_plain_armed_timeout() {
                 let (cb, _, _) = take_to_run(timer, msecs);
-                if let Some(cause) = self.fire_plain(key, handle, cb) {
+                if let Some(cause) = self.fire_plain(key, cb) {
                     return Err(thrown(*cause, false));
                 }
             // The state's bits, not `state()`'s table: one test.
             } else if timer.is_state(State::Armed) {
                 let (cb, repeat, plain) = take_to_run(timer, msecs);
-                if let Err(cause) = self.fire(key, handle, cb, repeat, plain) {
+                if let Err(cause) = self.fire(key, cb, repeat, plain) {
                     return Err(thrown(cause, repeat));
                 }
             } else if timer.is_state(State::Zombie) {
@@ -258,7 +268,6 @@ impl EventLoop {
     fn fire(
         &mut self,
         key: usize,
-        handle: Key,
         mut cb: TakenFn,
         repeat: bool,
         plain: bool,
@@ -266,12 +275,9 @@ impl EventLoop {
         // An interval's next run counts from before its callback (R5.5).
         let start = if repeat { self.libuv_now() } else { 0 };
         // Passes never nest (`run` is not reentrant and a pass runs only
-        // from the loop), so no other timer is current: nothing to save.
-        debug_assert!(
-            self.timers.current == Key::NONE,
-            "a timer callback inside another"
-        );
-        self.timers.current = handle;
+        // from the loop), so no other timer's callback is running: nothing
+        // to save (a plain timeout's may have left its own index).
+        self.timers.current = key;
         let result = self.invoke_unflushed(&mut |lp| cb.call(lp));
         // Whatever the callback's futures asked of the loop happens now.
         // An operation that panics (a future's drop) sends its panic out
@@ -308,7 +314,7 @@ impl EventLoop {
         failure: Option<Box<Cause>>,
     ) -> Option<Box<Cause>> {
         let escaped = self.flush_deferred_catching();
-        self.timers.current = Key::NONE;
+        self.timers.current = NO_TIMER;
         if let Some(payload) = escaped {
             self.finally_then_resume(key, cb, repeat, plain, start, failure, payload);
         }
@@ -319,18 +325,14 @@ impl EventLoop {
     /// [`fire`](Self::fire) of a plain, unkept timeout (not an interval),
     /// the flags known: no next run to count from, no callback to drop.
     #[inline(always)]
-    fn fire_plain(&mut self, key: usize, handle: Key, mut cb: TakenFn) -> Option<Box<Cause>> {
-        debug_assert!(
-            self.timers.current == Key::NONE,
-            "a timer callback inside another"
-        );
-        self.timers.current = handle;
+    fn fire_plain(&mut self, key: usize, mut cb: TakenFn) -> Option<Box<Cause>> {
+        // Left set after the callback: see `Timers::current`.
+        self.timers.current = key;
         if let Err(cause) = self.invoke_unflushed(&mut |lp| cb.call(lp)) {
             return self.fire_plain_failed(key, &mut cb, cause);
         }
-        let escaped = self.flush_deferred_catching();
-        self.timers.current = Key::NONE;
-        if let Some(payload) = escaped {
+        if let Some(payload) = self.flush_deferred_catching() {
+            self.timers.current = NO_TIMER;
             self.finally_then_resume(key, &mut cb, false, true, 0, None, payload);
         }
         let tm = &mut self.timers;

@@ -65,6 +65,7 @@
 use super::EventLoop;
 use super::coerce::{Delay, LONG_MAX_MS};
 use super::error::{CallbackResult, TimerError};
+use super::lists::NO_TIMER;
 use super::thin::{SlotFn, ThinFn};
 use super::wakeup::Wakeup;
 use std::num::{NonZeroU32, NonZeroU64};
@@ -1137,7 +1138,14 @@ impl EventLoop {
     /// ```
     pub fn current_timeout(&self) -> Option<Timeout> {
         let key = self.timers.current;
-        (key != Key::NONE).then(|| Timeout::from_key(key, self.id))
+        if key == NO_TIMER {
+            return None;
+        }
+        // Its slot is live while the callback runs (its `finally` frees
+        // it), whatever the callback did to it.
+        let key = self.timers.slab.try_key_at(key);
+        debug_assert!(key.is_some(), "the current timer's slot is free");
+        key.map(|key| Timeout::from_key(key, self.id))
     }
 }
 
