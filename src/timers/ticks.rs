@@ -26,13 +26,21 @@ use super::{EventLoop, Flow, OnceFn, Thrown};
 
 type TaskFn = OnceFn;
 
+/// [`Ticks::flags`]: a tick is scheduled.
+const TICK_SCHEDULED: u8 = 1;
+/// [`Ticks::flags`]: a rejection waits to be reported.
+const REJECTION_TO_WARN: u8 = 2;
+
 #[derive(Default)]
 pub(super) struct Ticks {
     ticks: VecDeque<TaskFn>,
-    /// `tickInfo[kHasTickScheduled]`: set when a tick is queued onto an
-    /// empty queue, cleared only when a drain completes.
-    scheduled: bool,
-    /// `pendingUnhandledRejections`; not empty is `kHasRejectionToWarn`.
+    /// Node's two flags in one byte, so that asking for either is one
+    /// test after every callback: `tickInfo[kHasTickScheduled]`
+    /// ([`TICK_SCHEDULED`]: set when a tick is queued onto an empty queue,
+    /// cleared only when a drain completes) and `kHasRejectionToWarn`
+    /// ([`REJECTION_TO_WARN`]: set while `rejections` is not empty).
+    flags: u8,
+    /// `pendingUnhandledRejections`.
     rejections: VecDeque<CallbackError>,
     /// Ticks or microtasks were queued by code outside any callback since
     /// the last drain.
@@ -47,7 +55,18 @@ impl Ticks {
     /// `hasTickScheduled() || hasRejectionToWarn()`.
     #[inline(always)]
     fn ticks_or_rejections(&self) -> bool {
-        self.scheduled || !self.rejections.is_empty()
+        debug_assert_eq!(
+            self.flags & REJECTION_TO_WARN != 0,
+            !self.rejections.is_empty()
+        );
+        self.flags != 0
+    }
+
+    /// [`REJECTION_TO_WARN`] after rejections were taken off the queue.
+    fn rejections_taken(&mut self) {
+        if self.rejections.is_empty() {
+            self.flags &= !REJECTION_TO_WARN;
+        }
     }
 }
 
@@ -77,7 +96,7 @@ impl EventLoop {
         R: CallbackResult,
     {
         if self.ticks.ticks.is_empty() {
-            self.ticks.scheduled = true;
+            self.ticks.flags |= TICK_SCHEDULED;
         }
         self.note_main_body_work();
         self.ticks.ticks.push_back(ThinOnce::callback(f).0);
@@ -124,6 +143,7 @@ impl EventLoop {
     /// microtask queue has drained.
     pub(crate) fn reject(&mut self, err: CallbackError) {
         self.ticks.rejections.push_back(err);
+        self.ticks.flags |= REJECTION_TO_WARN;
     }
 
     /// Work queued outside any callback, with the loop not running, is the
@@ -158,14 +178,26 @@ impl EventLoop {
                     if let Err(t) = self.run_task(f, CallbackKind::Microtask)
                         && !self.uncaught(t)
                     {
+                        self.woke_task_ran();
                         return Err(Thrown::Fatal);
                     }
                 }
                 Some(Micro::Task(key)) => self.poll_task(key),
             }
             if self.halting {
+                self.woke_task_ran();
                 return Err(Thrown::Halt);
             }
+        }
+    }
+
+    /// A checkpoint that stops early has run every task it flagged as
+    /// woken if the queue is empty: the flag goes, as at its normal end, so
+    /// that it is never set with nothing queued ([`nothing_to_tick`]).
+    #[cold]
+    fn woke_task_ran(&self) {
+        if self.shared.micro.is_empty() {
+            self.shared.woke_task.set(false);
         }
     }
 
@@ -178,6 +210,7 @@ impl EventLoop {
             let Some(e) = self.ticks.rejections.pop_front() else {
                 break;
             };
+            self.ticks.rejections_taken();
             if !self.uncaught(Thrown::Error(e)) {
                 return Err(Thrown::Fatal);
             }
@@ -197,7 +230,7 @@ impl EventLoop {
                 break;
             }
         }
-        self.ticks.scheduled = false;
+        self.ticks.flags &= !TICK_SCHEDULED;
         Ok(())
     }
 
@@ -242,11 +275,19 @@ impl EventLoop {
 /// timer it is about to run).
 #[inline(always)]
 pub(super) fn nothing_to_tick(ticks: &Ticks, shared: &LoopShared) -> bool {
-    if !ticks.ticks_or_rejections() && shared.micro.is_empty() {
-        shared.woke_task.set(false);
-        return true;
-    }
-    false
+    // Both asked, without a branch between (`&`, not `&&`): the timers
+    // pass keeps the answer for its next turn, and branches once on it.
+    let nothing = !ticks.ticks_or_rejections() & shared.micro.is_empty();
+    // No store of the woken-task flag here (one a fired timer): it is set
+    // only with a task queued, and every checkpoint clears it once the
+    // queue is empty, however the checkpoint ends (`run_microtasks`); no
+    // checkpoint is open where this is asked (a scope closes only at depth
+    // 0, a phase runs outside them).
+    debug_assert!(
+        !nothing || !shared.woke_task.get(),
+        "a woken task flagged with the microtask queue empty"
+    );
+    nothing
 }
 
 #[cfg(test)]
