@@ -470,3 +470,81 @@ fn a_yield_inside_a_checkpoint_is_not_main_body_work() {
     lp.run().unwrap();
     assert_eq!(*log.borrow(), ["caught:x", "io", "tick"]);
 }
+
+/// A loop whose last run a panic left from inside a microtask checkpoint,
+/// after the checkpoint had run a task it woke (the flag that says a task
+/// was woken since the last checkpoint was set, and the queue is empty):
+/// task U holds a value whose drop panics; T parks, A wakes it, and T,
+/// polled, aborts U, whose drop (deferred after T's poll) panics out of
+/// `run`.
+fn loop_unwound_after_a_wake() -> EventLoop {
+    struct PanicOnDrop;
+    impl Drop for PanicOnDrop {
+        fn drop(&mut self) {
+            panic!("drop boom");
+        }
+    }
+    let mut lp = EventLoop::with_virtual_clock();
+    let u = lp.spawn(async {
+        let _g = PanicOnDrop;
+        std::future::pending::<()>().await;
+    });
+    let parked: Rc<RefCell<Option<Waker>>> = Rc::default();
+    let p = parked.clone();
+    lp.spawn(async move {
+        let mut first = true;
+        poll_fn(|cx| {
+            if std::mem::take(&mut first) {
+                *p.borrow_mut() = Some(cx.waker().clone());
+                Poll::Pending
+            } else {
+                Poll::Ready(())
+            }
+        })
+        .await;
+        u.abort();
+    });
+    lp.spawn(async move {
+        parked.borrow_mut().take().expect("T parked").wake();
+    });
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lp.run()));
+    assert!(r.is_err(), "the drop's panic leaves run");
+    assert_eq!(lp.stats().microtasks, 0);
+    lp
+}
+
+/// After such a panic, the woken task it flagged counts as run: the next
+/// run does not drain first as if a task had been woken outside the loop.
+/// Ticks that a handled failure in a later `enter` left behind wait for
+/// the next scope (after a due timer), as on a loop that never panicked,
+/// whether or not an `enter` with nothing to drain came between.
+#[test]
+fn a_panic_out_of_a_checkpoint_leaves_no_wake_to_drain_first() {
+    for (panicked, empty_enter) in [(false, false), (true, false), (true, true)] {
+        let mut lp = if panicked {
+            loop_unwound_after_a_wake()
+        } else {
+            EventLoop::with_virtual_clock()
+        };
+        if empty_enter {
+            lp.enter(|_| {}).unwrap();
+        }
+        let log: Rc<RefCell<Vec<&str>>> = Rc::default();
+        lp.set_uncaught_handler(|_, _| {});
+        let l = log.clone();
+        lp.set_timeout(1, move |_| l.borrow_mut().push("timer"));
+        lp.block(5);
+        let l = log.clone();
+        lp.enter(move |lp| {
+            lp.next_tick(|_| Err::<(), _>("t1"));
+            lp.next_tick(move |_| l.borrow_mut().push("t2"));
+        })
+        .unwrap();
+        lp.run().unwrap();
+        assert_eq!(
+            *log.borrow(),
+            ["timer", "t2"],
+            "panicked {panicked}, empty enter {empty_enter}"
+        );
+    }
+}

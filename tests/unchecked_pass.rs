@@ -1,6 +1,6 @@
-//! The timers pass's unchecked lookups, `Key::NONE`, the emptied-list
-//! cancel and `PriorityQueue::discard_id` (issue 12, round 23; round 23's
-//! review wrote these), driven from inside *plain* timer callbacks (each captures
+//! The timers pass's unchecked lookups, the running timer's index (was
+//! `Key::NONE`), the emptied-list cancel and `PriorityQueue::discard_id`
+//! (issue 12, round 23; round 23's review wrote these), driven from inside *plain* timer callbacks (each captures
 //! one `&'static` word, so unkept timeouts take `fire_plain`).
 //!
 //! In a debug build every unchecked lookup asserts its promise, so any

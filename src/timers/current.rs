@@ -275,7 +275,6 @@ impl LoopShared {
     /// reference cycles a queued closure may form with this state.
     pub(crate) fn clear(&self) {
         let micro = self.micro.take();
-        self.woke_task.set(false);
         let deferred = std::mem::take(&mut *self.deferred.borrow_mut());
         self.has_deferred.set(false);
         let layers = std::mem::take(&mut *self.layers.borrow_mut());

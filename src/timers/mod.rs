@@ -624,6 +624,7 @@ impl EventLoop {
                 // (those queued after the panicking callback) drain first
                 // in the next run, as the main body's do.
                 self.ticks.drain_first = true;
+                self.unwound_checkpoint();
                 resume_unwind(payload)
             }
         }

@@ -159,9 +159,7 @@ impl EventLoop {
         // queued to tick, asked at the end of each turn (nothing runs
         // between there and the peek), so that no store comes between the
         // peek and the unlinking below. Asking that when the list then
-        // turns out empty or not due changes nothing: with nothing queued
-        // it only clears the flag of a woken task, which is set only with
-        // one queued.
+        // turns out empty or not due changes nothing: it stores nothing.
         let mut quiet = true;
         // A timer is due when `now - start >= msecs` (R5.3), that is when
         // it started before `due_before` (none is when `now < msecs`): one

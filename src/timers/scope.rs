@@ -149,6 +149,7 @@ impl EventLoop {
             if depth == 0 {
                 self.ticks.drain_first = true;
             }
+            self.unwound_checkpoint();
             resume_unwind(payload);
         }
         match self.fatal.take() {

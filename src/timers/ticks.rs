@@ -154,6 +154,17 @@ impl EventLoop {
         }
     }
 
+    /// After a panic unwound out of a callback scope, maybe out of a
+    /// microtask checkpoint before its end: with the queue empty, every
+    /// task that checkpoint flagged as woken has run, so the flag goes, as
+    /// at the checkpoint's end. Left set, it would make the next run drain
+    /// first, as if a task had been woken outside the loop.
+    pub(crate) fn unwound_checkpoint(&mut self) {
+        if self.shared.micro.is_empty() {
+            self.shared.woke_task.set(false);
+        }
+    }
+
     fn run_task(&mut self, f: TaskFn, kind: CallbackKind) -> Flow {
         self.invoke_once(kind, f)
             .map_err(|c| Thrown::Error(CallbackError::new(kind, c)))
@@ -178,26 +189,14 @@ impl EventLoop {
                     if let Err(t) = self.run_task(f, CallbackKind::Microtask)
                         && !self.uncaught(t)
                     {
-                        self.woke_task_ran();
                         return Err(Thrown::Fatal);
                     }
                 }
                 Some(Micro::Task(key)) => self.poll_task(key),
             }
             if self.halting {
-                self.woke_task_ran();
                 return Err(Thrown::Halt);
             }
-        }
-    }
-
-    /// A checkpoint that stops early has run every task it flagged as
-    /// woken if the queue is empty: the flag goes, as at its normal end, so
-    /// that it is never set with nothing queued ([`nothing_to_tick`]).
-    #[cold]
-    fn woke_task_ran(&self) {
-        if self.shared.micro.is_empty() {
-            self.shared.woke_task.set(false);
         }
     }
 
@@ -240,7 +239,7 @@ impl EventLoop {
     }
 
     /// Node's `runNextTicks`. Inlined where callbacks return: the common
-    /// case, nothing queued at all, is two loads and a store.
+    /// case, nothing queued at all, is three loads and one branch.
     #[inline(always)]
     pub(crate) fn run_next_ticks(&mut self) -> Flow {
         if self.nothing_to_tick() {
@@ -275,19 +274,15 @@ impl EventLoop {
 /// timer it is about to run).
 #[inline(always)]
 pub(super) fn nothing_to_tick(ticks: &Ticks, shared: &LoopShared) -> bool {
-    // Both asked, without a branch between (`&`, not `&&`): the timers
-    // pass keeps the answer for its next turn, and branches once on it.
-    let nothing = !ticks.ticks_or_rejections() & shared.micro.is_empty();
-    // No store of the woken-task flag here (one a fired timer): it is set
-    // only with a task queued, and every checkpoint clears it once the
-    // queue is empty, however the checkpoint ends (`run_microtasks`); no
-    // checkpoint is open where this is asked (a scope closes only at depth
-    // 0, a phase runs outside them).
-    debug_assert!(
-        !nothing || !shared.woke_task.get(),
-        "a woken task flagged with the microtask queue empty"
-    );
-    nothing
+    // Asked without a branch between (`&`, not `&&`): the timers pass
+    // keeps the answer for its next turn and branches once on it (LLVM
+    // laid the short-circuit out as three taken branches in its latch).
+    // The woken-task flag is asked too, not cleared: set with the queue
+    // empty (a checkpoint a panic unwound, a task it flagged already run),
+    // it sends the caller to `run_queued_ticks`, whose checkpoint clears
+    // it and finds nothing to run, where this used to clear it with a
+    // store after every callback.
+    !ticks.ticks_or_rejections() & shared.micro.is_empty() & !shared.woke_task.get()
 }
 
 #[cfg(test)]
