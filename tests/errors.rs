@@ -758,3 +758,65 @@ fn block_on_then_a_deferred_panic_leaves_later_runs_whole() {
     assert_eq!(*log.borrow(), ["t 20"], "one run() runs everything");
     assert!(!lp.is_alive());
 }
+
+/// A failure the uncaught handler cannot take because it panics is fatal,
+/// as one with no handler is, and the next run goes on the same way: the
+/// ticks the failing checkpoint left queued drain first, before a due
+/// timer. (A panicking handler's path had not said so; the order then
+/// depended on whether a task had been woken in that checkpoint.)
+#[test]
+fn after_a_fatal_failure_the_next_run_drains_first_with_or_without_a_handler() {
+    use std::future::poll_fn;
+    use std::task::{Poll, Waker};
+    for (handler, woken) in [(false, false), (true, false), (true, true)] {
+        let mut lp = EventLoop::with_virtual_clock();
+        let log: Rc<RefCell<Vec<&str>>> = Rc::default();
+        if handler {
+            let once = Cell::new(true);
+            lp.set_uncaught_handler(move |_, _| {
+                if once.replace(false) {
+                    panic!("handler");
+                }
+            });
+        }
+        let l = log.clone();
+        let fail = move |lp: &mut EventLoop| {
+            lp.next_tick(move |_| l.borrow_mut().push("tick"));
+            Err::<(), _>("boom")
+        };
+        if woken {
+            // The failing microtask is queued by a task a wake in the same
+            // checkpoint resumed.
+            let parked: Rc<RefCell<Option<Waker>>> = Rc::default();
+            let p = parked.clone();
+            lp.spawn(async move {
+                let mut first = true;
+                poll_fn(|cx| {
+                    if std::mem::take(&mut first) {
+                        *p.borrow_mut() = Some(cx.waker().clone());
+                        Poll::Pending
+                    } else {
+                        Poll::Ready(())
+                    }
+                })
+                .await;
+                EventLoop::with_current(|lp| lp.queue_microtask(fail));
+            });
+            lp.spawn(async move {
+                parked.borrow_mut().take().expect("parked").wake();
+            });
+        } else {
+            lp.queue_microtask(fail);
+        }
+        assert!(lp.run().is_err(), "handler {handler}, woken {woken}");
+        let l = log.clone();
+        lp.set_timeout(1, move |_| l.borrow_mut().push("timer"));
+        lp.block(5);
+        lp.run().unwrap();
+        assert_eq!(
+            *log.borrow(),
+            ["tick", "timer"],
+            "handler {handler}, woken {woken}"
+        );
+    }
+}

@@ -355,6 +355,9 @@ impl EventLoop {
                 Cause::Panic(msg),
             ));
             self.uv.halt();
+            // As with no handler: the next run resumes where this one
+            // stopped, ticks and microtasks left queued first.
+            self.ticks.drain_first = true;
             return false;
         }
         // Node: "make sure any ticks get processed by ensuring that the next
