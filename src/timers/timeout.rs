@@ -355,6 +355,15 @@ impl Timer {
         self.meta.get() >> 57 == (SET | (State::Armed as u64) << STATE_SHIFT | PLAIN) >> 57
     }
 
+    /// An armed, unkept timeout (not an interval) whose callback is not
+    /// plain: [`is_plain_armed_timeout`](Self::is_plain_armed_timeout)'s
+    /// test with the plain bit clear, the pass's second specialized run
+    /// ([`EventLoop::fire_owning`](super::EventLoop)).
+    #[inline(always)]
+    pub(super) fn is_owning_armed_timeout(&self) -> bool {
+        self.meta.get() >> 57 == (SET | (State::Armed as u64) << STATE_SHIFT) >> 57
+    }
+
     /// A refed, plain, unkept timeout (not an interval) that is running:
     /// its top byte, one comparison (a byte of memory against a constant),
     /// which also answers [`refed`](Self::refed). The timers pass's test
