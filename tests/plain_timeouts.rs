@@ -1,5 +1,5 @@
 //! Plain timeouts (a closure of at most a word, no drop glue) on the
-//! timers pass's own path (`fire_plain`): failures, deferred panics,
+//! timers pass's own path (`fire_once::<true>`): failures, deferred panics,
 //! self-clears, `keep_timeout` and ref changes from inside the callback;
 //! the ref count reaching zero through `clear_timeout`'s fast path; and
 //! slots that fast path freed, whose links it leaves as they were, taken

@@ -31,7 +31,7 @@ use common::cases;
 
 /// Which model run a strategy feeds: the default one, or the one with
 /// plain callbacks (`model::exec_plain`: one word, no drop glue, so that
-/// every unkept timeout fires through the timers pass's `fire_plain` and
+/// every unkept timeout fires through the timers pass's `fire_once::<true>` and
 /// its unchecked lookups, which the default callbacks, holding an `Rc`,
 /// never reach). The plain mix draws short delays more, and more actions
 /// on the running timer or its list, so that lists hold many timers and

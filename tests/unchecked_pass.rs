@@ -1,7 +1,7 @@
 //! The timers pass's unchecked lookups, the running timer's index (was
 //! `Key::NONE`), the emptied-list cancel and `PriorityQueue::discard_id`
 //! (issue 12, round 23; round 23's review wrote these), driven from inside *plain* timer callbacks (each captures
-//! one `&'static` word, so unkept timeouts take `fire_plain`).
+//! one `&'static` word, so unkept timeouts take `fire_once::<true>`).
 //!
 //! In a debug build every unchecked lookup asserts its promise, so any
 //! scenario here that broke one panics out of `run` (outside a callback:

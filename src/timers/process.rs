@@ -227,14 +227,14 @@ impl EventLoop {
             // The common case, one test: an armed, plain, unkept timeout.
             if timer.is_plain_armed_timeout() {
                 let (cb, _, _) = take_to_run(timer, msecs);
-                if let Some(cause) = self.fire_plain(key, cb) {
+                if let Some(cause) = self.fire_once::<true>(key, cb) {
                     return Err(thrown(*cause, false));
                 }
             // A timeout whose callback owns what it captured: the same path,
             // the callback dropped after.
             } else if timer.is_owning_armed_timeout() {
                 let (cb, _, _) = take_to_run(timer, msecs);
-                if let Some(cause) = self.fire_owning(key, cb) {
+                if let Some(cause) = self.fire_once::<false>(key, cb) {
                     return Err(thrown(*cause, false));
                 }
             // The state's bits, not `state()`'s table: one test.
@@ -327,18 +327,27 @@ impl EventLoop {
         failure
     }
 
-    /// [`fire`](Self::fire) of a plain, unkept timeout (not an interval),
-    /// the flags known: no next run to count from, no callback to drop.
+    /// [`fire`](Self::fire) of an unkept timeout (not an interval), the
+    /// flags known: no next run to count from. `PLAIN`: its callback
+    /// needs no drop (the common case, told by one test of the top byte);
+    /// otherwise it owns what it captured and is dropped once its timer is
+    /// settled, as `finally` does (a timer of timers-breadth-args: 327 →
+    /// 304 instructions against `fire`, 1.02×). Inlined: out of line, the
+    /// owning instance lost that gain and cost the plain one more than
+    /// inlined (0.983× against 0.987×: where the pass's loop lands).
     #[inline(always)]
-    fn fire_plain(&mut self, key: usize, mut cb: TakenFn) -> Option<Box<Cause>> {
-        // Left set after the callback: see `Timers::current`.
+    fn fire_once<const PLAIN: bool>(&mut self, key: usize, mut cb: TakenFn) -> Option<Box<Cause>> {
+        // A plain callback leaves it set after: see `Timers::current`.
         self.timers.current = key;
         if let Err(cause) = self.invoke_unflushed(&mut |lp| cb.call(lp)) {
-            return self.fire_plain_failed(key, &mut cb, cause);
+            return self.fire_once_failed(key, &mut cb, cause, PLAIN);
         }
-        if let Some(payload) = self.flush_deferred_catching() {
+        let escaped = self.flush_deferred_catching();
+        if !PLAIN || escaped.is_some() {
             self.timers.current = NO_TIMER;
-            self.finally_then_resume(key, &mut cb, false, true, 0, None, payload);
+        }
+        if let Some(payload) = escaped {
+            self.finally_then_resume(key, &mut cb, false, PLAIN, 0, None, payload);
         }
         let tm = &mut self.timers;
         // SAFETY: the running timer is live until its `finally`, which
@@ -348,11 +357,11 @@ impl EventLoop {
         // SAFETY: as above.
         let linked = unsafe { tm.links.get_unchecked(key) }.is_linked();
         // Not refreshed, not cleared by its callback: freed at once, with
-        // whether it was refed. The usual timer (refed as well) is known
-        // from one test of its top byte; an unrefed one takes two.
+        // whether it was refed. The usual plain timer (refed as well) is
+        // known from one test of its top byte; the others take two.
         let freed = if linked {
             None
-        } else if timer.is_plain_refed_running_timeout() {
+        } else if PLAIN && timer.is_plain_refed_running_timeout() {
             Some(true)
         } else if timer.is_unkept(State::Running) {
             Some(timer.refed())
@@ -360,94 +369,43 @@ impl EventLoop {
             None
         };
         if let Some(refed) = freed {
-            // `free_taken` without its lookup: nothing is left to drop.
+            // `free_taken` without its lookup.
             debug_assert!(timer.cb.is_none(), "a taken callback");
             // SAFETY: as above.
             unsafe { tm.slab.forget_at_unchecked(key) };
             self.destroyed(refed);
-            cb.forget_plain();
+            if PLAIN {
+                cb.forget_plain();
+            } else {
+                cb.discard(false);
+            }
         } else {
-            self.finally_cold(key, &mut cb);
+            self.finally_cold(key, &mut cb, PLAIN);
         }
         None
     }
 
-    /// [`fire_plain`](Self::fire_plain) of a timeout (not an interval)
-    /// whose callback owns what it captured: dropped once its timer is
-    /// settled, as `finally` does (a timer of timers-breadth-args: 327 →
-    /// 304 instructions, 1.02×). Inlined: out of line, it lost that gain
-    /// and cost the plain path more than inlined (0.983× against
-    /// 0.987×: where the pass's loop lands).
-    #[inline(always)]
-    fn fire_owning(&mut self, key: usize, mut cb: TakenFn) -> Option<Box<Cause>> {
-        self.timers.current = key;
-        if let Err(cause) = self.invoke_unflushed(&mut |lp| cb.call(lp)) {
-            return self.fire_owning_failed(key, &mut cb, cause);
-        }
-        let escaped = self.flush_deferred_catching();
-        self.timers.current = NO_TIMER;
-        if let Some(payload) = escaped {
-            self.finally_then_resume(key, &mut cb, false, false, 0, None, payload);
-        }
-        let tm = &mut self.timers;
-        // SAFETY: the running timer is live until its `finally`, which
-        // this is, and every live timer has links.
-        let timer = unsafe { tm.slab.at_unchecked_mut(key) };
-        debug_assert!(key < tm.links.len());
-        // SAFETY: as above.
-        let linked = unsafe { tm.links.get_unchecked(key) }.is_linked();
-        if !linked && timer.is_unkept(State::Running) {
-            let refed = timer.refed();
-            debug_assert!(timer.cb.is_none(), "a taken callback");
-            // SAFETY: as above.
-            unsafe { tm.slab.forget_at_unchecked(key) };
-            self.destroyed(refed);
-            cb.discard(false);
-        } else {
-            self.finally_owning_cold(key, &mut cb);
-        }
-        None
-    }
-
-    /// [`fire_owning`](Self::fire_owning) after its callback failed.
-    #[cold]
-    #[inline(never)]
-    fn fire_owning_failed(
-        &mut self,
-        key: usize,
-        cb: &mut TakenFn,
-        cause: Cause,
-    ) -> Option<Box<Cause>> {
-        self.settle(key, cb, false, false, 0, Some(Box::new(cause)))
-    }
-
-    /// [`fire_owning`](Self::fire_owning)'s `finally` when its callback
-    /// refreshed, cleared or kept its timer.
-    #[inline(never)]
-    fn finally_owning_cold(&mut self, key: usize, cb: &mut TakenFn) {
-        self.finally(key, cb, false, false, 0);
-    }
-
-    /// The rest of [`fire_plain`](Self::fire_plain) after its callback
+    /// The rest of [`fire_once`](Self::fire_once) after its callback
     /// failed, out of line: [`settle`](Self::settle), then the failure to
     /// throw. The callback is gone from `cb` after (dropped or put back).
     #[cold]
     #[inline(never)]
-    fn fire_plain_failed(
+    fn fire_once_failed(
         &mut self,
         key: usize,
         cb: &mut TakenFn,
         cause: Cause,
+        plain: bool,
     ) -> Option<Box<Cause>> {
-        self.settle(key, cb, false, true, 0, Some(Box::new(cause)))
+        self.settle(key, cb, false, plain, 0, Some(Box::new(cause)))
     }
 
-    /// [`fire_plain`](Self::fire_plain)'s `finally` when its callback
+    /// [`fire_once`](Self::fire_once)'s `finally` when its callback
     /// refreshed, cleared or kept its timer (or released it after keeping
     /// it).
     #[inline(never)]
-    fn finally_cold(&mut self, key: usize, cb: &mut TakenFn) {
-        self.finally(key, cb, false, true, 0);
+    fn finally_cold(&mut self, key: usize, cb: &mut TakenFn, plain: bool) {
+        self.finally(key, cb, false, plain, 0);
     }
 
     /// [`fire`](Self::fire)'s `finally` after a deferred operation

@@ -349,7 +349,7 @@ impl Timer {
     /// An armed, unkept, plain timeout (not an interval): one comparison
     /// of the top seven bits (see `meta`), the timers pass's test for its
     /// specialized run
-    /// ([`EventLoop::fire_plain`](super::EventLoop)).
+    /// ([`EventLoop::fire_once`](super::EventLoop), plain).
     #[inline(always)]
     pub(super) fn is_plain_armed_timeout(&self) -> bool {
         self.meta.get() >> 57 == (SET | (State::Armed as u64) << STATE_SHIFT | PLAIN) >> 57
@@ -358,7 +358,7 @@ impl Timer {
     /// An armed, unkept timeout (not an interval) whose callback is not
     /// plain: [`is_plain_armed_timeout`](Self::is_plain_armed_timeout)'s
     /// test with the plain bit clear, the pass's second specialized run
-    /// ([`EventLoop::fire_owning`](super::EventLoop)).
+    /// ([`EventLoop::fire_once`](super::EventLoop), owning).
     #[inline(always)]
     pub(super) fn is_owning_armed_timeout(&self) -> bool {
         self.meta.get() >> 57 == (SET | (State::Armed as u64) << STATE_SHIFT) >> 57

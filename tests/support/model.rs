@@ -336,7 +336,7 @@ struct ImmM {
 struct Model {
     /// Timer callbacks capture only their index, and reach the model
     /// through [`MODEL`]: *plain* callbacks (one word, no drop glue),
-    /// which the timers pass runs on its `fire_plain` path with its
+    /// which the timers pass runs on its `fire_once::<true>` path with its
     /// unchecked lookups ([`exec_plain`]). Otherwise they capture the
     /// model's `Rc` and take the general path.
     plain: bool,
@@ -774,7 +774,7 @@ pub fn exec(ops: &[Op]) -> Result<(), String> {
 }
 
 /// [`exec`] with plain timer callbacks (see `Model::plain`), so that every
-/// unkept timeout fires on the timers pass's `fire_plain` path.
+/// unkept timeout fires on the timers pass's `fire_once::<true>` path.
 #[allow(dead_code)] // properties.rs runs it; hostile.rs and the fuzz target do not
 pub fn exec_plain(ops: &[Op]) -> Result<(), String> {
     exec_with(ops, true)
