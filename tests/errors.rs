@@ -766,8 +766,6 @@ fn block_on_then_a_deferred_panic_leaves_later_runs_whole() {
 /// depended on whether a task had been woken in that checkpoint.)
 #[test]
 fn after_a_fatal_failure_the_next_run_drains_first_with_or_without_a_handler() {
-    use std::future::poll_fn;
-    use std::task::{Poll, Waker};
     for (handler, woken) in [(false, false), (true, false), (true, true)] {
         let mut lp = EventLoop::with_virtual_clock();
         let log: Rc<RefCell<Vec<&str>>> = Rc::default();
@@ -787,23 +785,8 @@ fn after_a_fatal_failure_the_next_run_drains_first_with_or_without_a_handler() {
         if woken {
             // The failing microtask is queued by a task a wake in the same
             // checkpoint resumed.
-            let parked: Rc<RefCell<Option<Waker>>> = Rc::default();
-            let p = parked.clone();
-            lp.spawn(async move {
-                let mut first = true;
-                poll_fn(|cx| {
-                    if std::mem::take(&mut first) {
-                        *p.borrow_mut() = Some(cx.waker().clone());
-                        Poll::Pending
-                    } else {
-                        Poll::Ready(())
-                    }
-                })
-                .await;
+            spawn_woken_in_checkpoint(&mut lp, move || {
                 EventLoop::with_current(|lp| lp.queue_microtask(fail));
-            });
-            lp.spawn(async move {
-                parked.borrow_mut().take().expect("parked").wake();
             });
         } else {
             lp.queue_microtask(fail);

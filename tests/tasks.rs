@@ -489,24 +489,7 @@ fn loop_unwound_after_a_wake() -> EventLoop {
         let _g = PanicOnDrop;
         std::future::pending::<()>().await;
     });
-    let parked: Rc<RefCell<Option<Waker>>> = Rc::default();
-    let p = parked.clone();
-    lp.spawn(async move {
-        let mut first = true;
-        poll_fn(|cx| {
-            if std::mem::take(&mut first) {
-                *p.borrow_mut() = Some(cx.waker().clone());
-                Poll::Pending
-            } else {
-                Poll::Ready(())
-            }
-        })
-        .await;
-        u.abort();
-    });
-    lp.spawn(async move {
-        parked.borrow_mut().take().expect("T parked").wake();
-    });
+    spawn_woken_in_checkpoint(&mut lp, move || u.abort());
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lp.run()));
     assert!(r.is_err(), "the drop's panic leaves run");
     assert_eq!(lp.stats().microtasks, 0);

@@ -93,3 +93,30 @@ pub fn within<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'stat
         Err(_) => panic!("still running after {secs} s: the loop hangs"),
     }
 }
+
+/// Spawns a task that parks at its first poll and, polled again, calls
+/// `then`; and after it a task that wakes it. Run, both are polled in one
+/// microtask checkpoint, which the wake then extends: the parked task's
+/// second poll is a task woken inside a checkpoint.
+pub fn spawn_woken_in_checkpoint(lp: &mut EventLoop, then: impl FnOnce() + 'static) {
+    use std::future::poll_fn;
+    use std::task::{Poll, Waker};
+    let parked: Rc<RefCell<Option<Waker>>> = Rc::default();
+    let p = parked.clone();
+    lp.spawn(async move {
+        let mut first = true;
+        poll_fn(|cx| {
+            if std::mem::take(&mut first) {
+                *p.borrow_mut() = Some(cx.waker().clone());
+                Poll::Pending
+            } else {
+                Poll::Ready(())
+            }
+        })
+        .await;
+        then();
+    });
+    lp.spawn(async move {
+        parked.borrow_mut().take().expect("the task parked").wake();
+    });
+}
