@@ -19,18 +19,21 @@
 //! a million lists) 151 → 129 (1.19×). With unique keys, the arity cannot
 //! change which entry is the minimum.
 //!
-//! Only the primary word sits in the heap's entries, beside the id (16
-//! bytes an entry); the tie word is kept by id, apart, and read only when
-//! two primaries are equal. A sift then compares one word per child (the
-//! tie word is loaded only when primaries are equal), and moves 16 bytes
-//! instead of 24: an unpooled-start cancel
-//! (removing the root of up to a million lists) went 1,107 → 793
-//! instructions (callgrind).
+//! An entry is the primary word, the id and the tie word, 16 bytes: the
+//! tie word is 32 bits, in what would be the padding after the id. Until
+//! round 28 of issue 12 it was 64 bits, kept by id in a table of its own
+//! (8 bytes more for every id the heap had held, and a load of another
+//! line when two primaries tied); a million one-timer lists made 8% fewer
+//! page faults without it (`timers-insert-unpooled-start` 1.08×). Tie
+//! words come from a caller's counter (a list id, a start id), which
+//! runs out after 2^32 keys: before it would wrap, the caller has the
+//! heap [renumber](PriorityQueue::renumber) its live entries `0..n` in
+//! key order, which moves none, and goes on from `n`.
 //!
-//! The position and tie tables are indexed by id, so they span the
+//! The position table is indexed by id, so it spans the
 //! largest id inserted: ids should be dense. The heap of lists uses a
 //! list's duration-map slot id, dense where the map's pages are full and
-//! otherwise as sparse as they are (12 bytes per slot of a page, beside
+//! otherwise as sparse as they are (4 bytes per slot of a page, beside
 //! the page's own 16).
 //!
 //! An entry can also be *discarded* ([`PriorityQueue::discard_id`]): its id
@@ -55,7 +58,6 @@
 //! - keys are totally ordered and callers make them unique (a list id, a
 //!   start id), so the minimum is never ambiguous and the heap's shape can
 //!   never change which entry is seen first;
-//! - `tie[id]` is the tie word of `id`'s key while `id` is in the heap;
 //! - a dead entry's id is [`DEAD`]; `dead` counts them, and is at most
 //!   half the entries when a discard returns: more, and the discard
 //!   rebuilds the heap (an empty one is cleared);
@@ -73,17 +75,25 @@ const DEAD: u32 = ABSENT;
 const ARITY: usize = 8;
 
 /// A heap key: the primary word, then the tie word.
-pub type HeapKey = (u64, u64);
+pub type HeapKey = (u64, u32);
+
+/// A heap entry: 16 bytes, the tie word in what would be the padding
+/// after the id.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    primary: u64,
+    /// The entry's id, or [`DEAD`].
+    id: u32,
+    tie: u32,
+}
 
 /// An indexed 8-ary min-heap; see the [module docs](self).
 #[derive(Clone, Debug, Default)]
 pub struct PriorityQueue {
     /// `(primary, id)` in heap order.
-    heap: Vec<(u64, u32)>,
+    heap: Vec<Entry>,
     /// Heap position by id, or `ABSENT`.
     pos: Vec<u32>,
-    /// Tie word by id.
-    tie: Vec<u64>,
     /// Dead entries in `heap`.
     dead: usize,
 }
@@ -106,9 +116,8 @@ impl PriorityQueue {
         self.heap.len() - self.dead
     }
 
-    /// Entries it can hold without allocating (by id, the larger of its
-    /// tables; the tie table grows with the position table, step for
-    /// step).
+    /// Entries it can hold without allocating (by id, the larger of the
+    /// heap and the position table).
     pub fn capacity(&self) -> usize {
         self.heap.capacity().max(self.pos.capacity())
     }
@@ -133,24 +142,24 @@ impl PriorityQueue {
     /// (only when those are equal) by tie word, a dead entry before any
     /// live one.
     #[inline(always)]
-    fn before(&self, a: (u64, u32), b: (u64, u32)) -> bool {
-        a.0 < b.0 || (a.0 == b.0 && self.tie_before(a.1, b.1))
+    fn before(&self, a: Entry, b: Entry) -> bool {
+        a.primary < b.primary || (a.primary == b.primary && Self::tie_before(a, b))
     }
 
     /// [`before`](Self::before) for equal primaries.
     #[inline(always)]
-    fn tie_before(&self, a: u32, b: u32) -> bool {
-        if a == DEAD || b == DEAD {
-            return a == DEAD && b != DEAD;
+    fn tie_before(a: Entry, b: Entry) -> bool {
+        if a.id == DEAD || b.id == DEAD {
+            return a.id == DEAD && b.id != DEAD;
         }
-        self.tie[a as usize] < self.tie[b as usize]
+        a.tie < b.tie
     }
 
     /// The minimum entry as `(id, key)`, after clearing dead entries off
     /// the root.
     #[inline]
     pub fn peek(&mut self) -> Option<(usize, HeapKey)> {
-        if self.heap.first().is_some_and(|e| e.1 == DEAD) {
+        if self.heap.first().is_some_and(|e| e.id == DEAD) {
             self.clear_dead_root();
         }
         self.peek_live()
@@ -160,9 +169,10 @@ impl PriorityQueue {
     /// one nobody [discards](Self::discard_id) from, or just
     /// [peeked](Self::peek).
     pub fn peek_live(&self) -> Option<(usize, HeapKey)> {
-        let &(p, id) = self.heap.first()?;
-        // A dead root has no tie word: this panics rather than answer.
-        Some((id as usize, (p, self.tie[id as usize])))
+        let e = self.heap.first()?;
+        // A dead root has no key: this panics rather than answer.
+        assert!(e.id != DEAD, "peek_live found a dead root");
+        Some((e.id as usize, (e.primary, e.tie)))
     }
 
     /// Removes dead entries from the root until it is live (or the heap
@@ -170,7 +180,7 @@ impl PriorityQueue {
     #[cold]
     #[inline(never)]
     fn clear_dead_root(&mut self) {
-        while self.heap.first().is_some_and(|e| e.1 == DEAD) {
+        while self.heap.first().is_some_and(|e| e.id == DEAD) {
             self.dead -= 1;
             self.remove_at(0);
         }
@@ -186,14 +196,14 @@ impl PriorityQueue {
     /// The key of `id`, if it is in the heap.
     pub fn key(&self, id: usize) -> Option<HeapKey> {
         let at = self.position(id)?;
-        Some((self.heap[at].0, self.tie[id]))
+        Some((self.heap[at].primary, self.heap[at].tie))
     }
 
     /// The tie word of `id`'s key, if `id` is in the heap: for a caller
     /// whose tie words are unique (a list id), which entry `id` is now.
     #[inline]
-    pub fn tie_of(&self, id: usize) -> Option<u64> {
-        self.position(id).map(|_| self.tie[id])
+    pub fn tie_of(&self, id: usize) -> Option<u32> {
+        self.position(id).map(|at| self.heap[at].tie)
     }
 
     /// Inserts `id` with `key`. `id` must not be in the heap.
@@ -211,20 +221,18 @@ impl PriorityQueue {
         if room && id < self.pos.len() {
             debug_assert_eq!(self.pos[id], ABSENT, "id {id} inserted twice");
             self.pos[id] = at as u32;
-            self.tie[id] = key.1;
-        } else if room
-            && id == self.pos.len()
-            && id < self.pos.capacity()
-            && id < self.tie.capacity()
-        {
+        } else if room && id == self.pos.len() && id < self.pos.capacity() {
             // Ids mostly grow one at a time (list slots of durations made
             // in order, libuv start ids): a push, with room.
             self.pos.push(at as u32);
-            self.tie.push(key.1);
         } else {
             return self.insert_growing(id, key);
         }
-        self.heap.push((key.0, id32));
+        self.heap.push(Entry {
+            primary: key.0,
+            id: id32,
+            tie: key.1,
+        });
         // Most new entries stay where they land (a new list due after its
         // parent's): asked here, without a call.
         if self.belongs_above(at) {
@@ -241,11 +249,9 @@ impl PriorityQueue {
         self.heap.reserve(1);
         if id > self.pos.len() {
             self.pos.resize(id, ABSENT);
-            self.tie.resize(id, 0);
         }
         if id == self.pos.len() {
             self.pos.reserve(1);
-            self.tie.reserve(1);
         }
         self.insert(id, key);
     }
@@ -254,9 +260,10 @@ impl PriorityQueue {
     #[inline]
     pub fn remove(&mut self, id: usize) -> Option<HeapKey> {
         let at = self.position(id)?;
+        let tie = self.heap[at].tie;
         self.pos[id] = ABSENT;
         let primary = self.remove_at(at);
-        Some((primary, self.tie[id]))
+        Some((primary, tie))
     }
 
     /// Removes the entry at `at`, whose id's position is already cleared,
@@ -265,9 +272,9 @@ impl PriorityQueue {
     fn remove_at(&mut self, at: usize) -> u64 {
         // The last entry fills the hole (nothing to move if it is the one
         // removed: the newest list, say).
-        let (primary, _) = self.heap.swap_remove(at);
+        let primary = self.heap.swap_remove(at).primary;
         if at < self.heap.len() {
-            let filler = self.heap[at].1;
+            let filler = self.heap[at].id;
             if filler != DEAD {
                 self.pos[filler as usize] = at as u32;
             }
@@ -319,7 +326,7 @@ impl PriorityQueue {
     /// tests' form, checked against a model.
     #[cfg(test)]
     pub fn discard(&mut self, id: usize) -> Option<HeapKey> {
-        let tie = self.tie.get(id).copied();
+        let tie = self.position(id).map(|at| self.heap[at].tie);
         let primary = self.discard_entry(id)?;
         Some((primary, tie.expect("an id in the heap has a tie word")))
     }
@@ -329,7 +336,7 @@ impl PriorityQueue {
     fn discard_entry(&mut self, id: usize) -> Option<u64> {
         let at = self.position(id)?;
         self.pos[id] = ABSENT;
-        let primary = self.heap[at].0;
+        let primary = self.heap[at].primary;
         if ARITY * at + 1 >= self.heap.len() {
             // A leaf (seven entries in eight): removed at once, which costs
             // no sift down, and the filler mostly stays where it lands.
@@ -349,7 +356,7 @@ impl PriorityQueue {
         // Dead, it comes before the live entries of its primary, so it may
         // now belong above a parent of that primary: a decrease of its key
         // (most parents' primaries are smaller, and the root has none).
-        self.heap[at].1 = DEAD;
+        self.heap[at].id = DEAD;
         self.dead += 1;
         if self.belongs_above(at) {
             self.sift_up(at);
@@ -361,10 +368,10 @@ impl PriorityQueue {
     #[cold]
     #[inline(never)]
     fn rebuild(&mut self) {
-        self.heap.retain(|e| e.1 != DEAD);
+        self.heap.retain(|e| e.id != DEAD);
         self.dead = 0;
-        for (at, &(_, id)) in self.heap.iter().enumerate() {
-            self.pos[id as usize] = at as u32;
+        for (at, e) in self.heap.iter().enumerate() {
+            self.pos[e.id as usize] = at as u32;
         }
         if self.heap.len() > 1 {
             for at in (0..=(self.heap.len() - 2) / ARITY).rev() {
@@ -398,9 +405,9 @@ impl PriorityQueue {
         let Some(at) = self.position(id) else {
             return false;
         };
-        let old = (self.heap[at].0, self.tie[id]);
-        self.heap[at].0 = key.0;
-        self.tie[id] = key.1;
+        let e = &mut self.heap[at];
+        let old = (e.primary, e.tie);
+        (e.primary, e.tie) = key;
         // A key that went down can only rise, and one that went up can
         // only sink: one direction is asked, not both. (Re-arming the loop's
         // one timer handle earlier, a new earliest timer's every time, was
@@ -413,6 +420,33 @@ impl PriorityQueue {
             self.sift_down(at);
         }
         true
+    }
+
+    /// Gives the live entries the tie words `0..n`, in key order, and
+    /// returns `n`: for a caller whose tie words come from a 32-bit counter
+    /// (a list id, a start id) that is about to run out, and which goes on
+    /// from `n`. Every entry keeps its place in the order, among the live
+    /// and the dead, so none moves; a tie word given after is larger than
+    /// all of them. O(n log n), and only as often as the counter wraps.
+    ///
+    /// # Panics
+    ///
+    /// If `u32::MAX` or more entries are live (their ids would not fit).
+    #[cold]
+    #[inline(never)]
+    pub fn renumber(&mut self) -> u32 {
+        let heap = &mut self.heap;
+        let mut live: Vec<u32> = (0..heap.len() as u32)
+            .filter(|&at| heap[at as usize].id != DEAD)
+            .collect();
+        live.sort_unstable_by_key(|&at| (heap[at as usize].primary, heap[at as usize].tie));
+        for (rank, &at) in live.iter().enumerate() {
+            heap[at as usize].tie = rank as u32;
+        }
+        u32::try_from(live.len())
+            .ok()
+            .filter(|&n| n != u32::MAX)
+            .expect("fewer than u32::MAX live entries")
     }
 
     /// Whether the entry at `at` comes before its parent's.
@@ -457,7 +491,7 @@ impl PriorityQueue {
     /// The position of `at`'s least child and that child, if it has
     /// children.
     #[inline(always)]
-    fn least_child(&self, at: usize) -> Option<(usize, (u64, u32))> {
+    fn least_child(&self, at: usize) -> Option<(usize, Entry)> {
         let first = ARITY * at + 1;
         let len = self.heap.len();
         if first >= len {
@@ -473,7 +507,7 @@ impl PriorityQueue {
     /// Moves down the ancestors of the hole at `at`, up to `top`, that
     /// `entry` comes before; returns where `entry` belongs (not placed).
     #[inline(always)]
-    fn rise<const D: bool>(&mut self, entry: (u64, u32), mut at: usize, top: usize) -> usize {
+    fn rise<const D: bool>(&mut self, entry: Entry, mut at: usize, top: usize) -> usize {
         while at > top {
             let parent = (at - 1) / ARITY;
             if !self.before(entry, self.heap[parent]) {
@@ -492,8 +526,8 @@ impl PriorityQueue {
     /// in a row; a tournament (pairs, then pairs of winners) was slower
     /// (`baseline timerloop expire random 1e5`, 0.88×).
     #[inline(always)]
-    fn least_of_family(&self, first: usize) -> (usize, (u64, u32)) {
-        let g: &[(u64, u32); ARITY] = match self.heap[first..first + ARITY].try_into() {
+    fn least_of_family(&self, first: usize) -> (usize, Entry) {
+        let g: &[Entry; ARITY] = match self.heap[first..first + ARITY].try_into() {
             Ok(g) => g,
             Err(_) => unreachable!("a slice of ARITY entries"),
         };
@@ -522,9 +556,9 @@ impl PriorityQueue {
     /// dead entries, which have no position to note; a heap with none (the
     /// usual case, and always the libuv heap's) sifts without asking.
     #[inline(always)]
-    fn place<const D: bool>(&mut self, at: usize, entry: (u64, u32)) {
-        if !D || entry.1 != DEAD {
-            self.pos[entry.1 as usize] = at as u32;
+    fn place<const D: bool>(&mut self, at: usize, entry: Entry) {
+        if !D || entry.id != DEAD {
+            self.pos[entry.id as usize] = at as u32;
         }
         self.heap[at] = entry;
     }
@@ -672,7 +706,7 @@ mod tests {
     fn pops_in_key_order() {
         let mut q = PriorityQueue::new();
         for (id, key) in [(0, 5), (1, 3), (2, 9), (3, 1), (4, 7)] {
-            q.insert(id, (key, id as u64));
+            q.insert(id, (key, id as u32));
         }
         let order: Vec<usize> = std::iter::from_fn(|| q.pop().map(|(id, _)| id)).collect();
         assert_eq!(order, [3, 1, 0, 4, 2]);
@@ -719,9 +753,9 @@ mod tests {
     #[test]
     fn remove_and_rekey_anywhere_against_a_model() {
         let mut q = PriorityQueue::new();
-        let mut model: Vec<Option<(u64, u64)>> = vec![None; 64];
+        let mut model: Vec<Option<HeapKey>> = vec![None; 64];
         let mut s = 42;
-        let mut tick = 0_u64;
+        let mut tick = 0_u32;
         for _ in 0..20_000 {
             let id = (lcg(&mut s) % 64) as usize;
             // Few primaries, so that many keys tie on them; tie words
@@ -729,7 +763,7 @@ mod tests {
             // unrelated to the ids' or to the order they are given in, so
             // that an insert or a re-key may win a tie, not only lose it.
             tick += 1;
-            let key = (lcg(&mut s) % 100, tick.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let key = (lcg(&mut s) % 100, tick.wrapping_mul(0x9E37_79B9));
             match lcg(&mut s) % 4 {
                 0 | 1 => {
                     if model[id].is_none() {
@@ -773,7 +807,7 @@ mod tests {
     fn deep_removals_against_a_sorted_model() {
         let mut m = SortedModel::new(3000);
         let mut s = 7;
-        for step in 0..60_000_u64 {
+        for step in 0..60_000_u32 {
             let id = (lcg(&mut s) % 3000) as usize;
             let key = (lcg(&mut s) % 5000, step);
             let what = match lcg(&mut s) % 3 {
@@ -799,7 +833,7 @@ mod discard_tests {
 
     /// The key of `id` in [`in_order`]'s heaps: ids in key order.
     fn key_of(id: usize) -> HeapKey {
-        (id as u64 + 1, id as u64)
+        (id as u64 + 1, id as u32)
     }
 
     /// A heap of ids `0..n`, each with [`key_of`]'s key.
@@ -903,7 +937,7 @@ mod discard_tests {
     fn a_discarded_id_returns_beside_its_dead_entry() {
         let mut q = PriorityQueue::new();
         for id in 0..8 {
-            q.insert(id, (5, 100 - id as u64));
+            q.insert(id, (5, 100 - id as u32));
         }
         assert_eq!(q.discard(7), Some((5, 93)));
         assert_eq!(q.dead, 1, "the root, discarded, stays dead");
@@ -917,13 +951,62 @@ mod discard_tests {
         assert!(q.heap.is_empty());
     }
 
+    /// Renumbering gives the live entries `0..n` in key order, moves none
+    /// of them (dead ones included), and a key made after with the next
+    /// tie word comes after every equal primary: against a sorted model,
+    /// with ties on few primaries and tie words near the end of 32 bits.
+    #[test]
+    fn renumbering_keeps_the_order() {
+        let mut m = SortedModel::new(300);
+        let mut s: u64 = 5;
+        for step in 0..20_000_u32 {
+            let id = (lcg(&mut s) % 300) as usize;
+            // Tie words from a counter near the end of 32 bits.
+            let key = (lcg(&mut s) % 40, u32::MAX - 20_000 + step);
+            let what = match lcg(&mut s) % 4 {
+                0 => Step::Discard,
+                1 => Step::Rekey,
+                _ if step % 7 == 0 => Step::Pop,
+                _ => Step::Remove,
+            };
+            m.step(id, key, what);
+        }
+        assert!(m.q.dead > 0 && m.q.len() > 50, "dead and live entries");
+        let before: Vec<(u64, u32)> = m.q.heap.iter().map(|e| (e.primary, e.id)).collect();
+        let order: Vec<usize> = {
+            let mut q = m.q.clone();
+            std::iter::from_fn(|| q.pop().map(|(i, _)| i)).collect()
+        };
+        let n = m.q.renumber();
+        assert_eq!(n as usize, m.q.len());
+        let after: Vec<(u64, u32)> = m.q.heap.iter().map(|e| (e.primary, e.id)).collect();
+        assert_eq!(before, after, "no entry moved");
+        check(&m.q);
+        for (rank, &id) in order.iter().enumerate() {
+            assert_eq!(m.q.tie_of(id), Some(rank as u32));
+        }
+        // A new entry on the earliest primary, with the next tie word,
+        // comes out after every live entry that shares it.
+        let primary = m.q.peek().unwrap().1.0;
+        let newcomer = (0..300).find(|&i| !m.q.contains(i)).unwrap();
+        m.q.insert(newcomer, (primary, n));
+        check(&m.q);
+        let mut q = m.q.clone();
+        let popped: Vec<usize> = std::iter::from_fn(|| q.pop())
+            .take_while(|&(_, k)| k.0 == primary)
+            .map(|(i, _)| i)
+            .collect();
+        assert_eq!(popped.last(), Some(&newcomer));
+        assert_eq!(&popped[..popped.len() - 1], &order[..popped.len() - 1]);
+    }
+
     /// Random inserts, re-keys, removals, discards and pops of ids that
     /// return often, against a sorted model, checked whole every step.
     #[test]
     fn discards_against_a_sorted_model() {
         let mut m = SortedModel::new(200);
         let mut s: u64 = 99;
-        for step in 0..40_000_u64 {
+        for step in 0..40_000_u32 {
             let id = (lcg(&mut s) % 200) as usize;
             let key = (lcg(&mut s) % 50, step);
             let what = match lcg(&mut s) % 5 {
@@ -951,15 +1034,15 @@ mod removal_tests {
     use super::*;
 
     pub(super) fn check(q: &PriorityQueue) {
-        let dead = q.heap.iter().filter(|e| e.1 == DEAD).count();
+        let dead = q.heap.iter().filter(|e| e.id == DEAD).count();
         assert_eq!(q.dead, dead);
-        for (at, &(p, id)) in q.heap.iter().enumerate() {
-            if id != DEAD {
-                assert_eq!(q.pos[id as usize] as usize, at);
+        for (at, &e) in q.heap.iter().enumerate() {
+            if e.id != DEAD {
+                assert_eq!(q.pos[e.id as usize] as usize, at);
             }
             if at > 0 {
                 let parent = q.heap[(at - 1) / ARITY];
-                assert!(!q.before((p, id), parent), "heap order at {at}");
+                assert!(!q.before(e, parent), "heap order at {at}");
             }
         }
     }
@@ -978,7 +1061,7 @@ mod removal_tests {
                             1 => (n - id) as u64,
                             _ => (id as u64 * 37) % 101,
                         };
-                        q.insert(id, (k, id as u64));
+                        q.insert(id, (k, id as u32));
                     }
                     check(&q);
                     let at = q.pos[victim] as usize;

@@ -66,8 +66,17 @@ pub(super) struct Timers {
     /// Lists removed so far (wrapping): a pass running a list asks whether
     /// it is still there only after this moved.
     pub(super) list_removals: u64,
-    /// `timerListId`, bumped on list creation and on every reschedule.
-    next_list_id: u64,
+    /// `timerListId`, bumped on list creation and on every reschedule: a
+    /// list's tie word in the heap. Node's is a float that never runs
+    /// out; this one is 32 bits, to sit in the heap entry's padding, and
+    /// when it would reach [`NO_LIST_ID`] the lists are renumbered
+    /// ([`renumber_lists`](Self::renumber_lists)), in their order.
+    next_list_id: u32,
+    /// The list the timers pass is running (its slot) and its id when the
+    /// pass took it, to tell it from a later list in the same slot
+    /// ([`holds_running`](Self::holds_running)). Kept here, not by the
+    /// pass, so that a renumbering during the pass renumbers it too.
+    running: (SlotId, u32),
     /// `timeoutInfo[0]`: live, refed timeouts.
     ref_count: usize,
     pub(super) native: uv::Handle,
@@ -94,6 +103,10 @@ pub(super) struct Timers {
     /// A timers pass stopped by an unhandled failure.
     pub(super) interrupted: bool,
 }
+
+/// A list id no list has: the list ids are renumbered before the counter
+/// reaches it ([`Timers::next_list_id`]).
+pub(super) const NO_LIST_ID: u32 = u32::MAX;
 
 /// [`Timers::current`] when no timer callback is running.
 pub(super) const NO_TIMER: usize = usize::MAX;
@@ -126,6 +139,7 @@ impl Timers {
             queue: PriorityQueue::new(),
             list_removals: 0,
             next_list_id: 0,
+            running: (0, NO_LIST_ID),
             ref_count: 0,
             native,
             base,
@@ -268,10 +282,32 @@ impl Timers {
     }
 
     /// A new list id: lists created or rescheduled later lose ties (R2.3).
-    pub(super) fn next_list_id(&mut self) -> u64 {
+    #[inline(always)]
+    pub(super) fn next_list_id(&mut self) -> u32 {
+        if self.next_list_id == NO_LIST_ID {
+            self.renumber_lists();
+        }
         let id = self.next_list_id;
         self.next_list_id += 1;
         id
+    }
+
+    /// Gives the lists the ids `0..n` in their heap order, and the next
+    /// one `n`: the counter had run out of 32 bits. Ids only break ties
+    /// between lists due at the same time, so the order of every pair of
+    /// lists is what it was, and lists made later still lose ties. The
+    /// list the timers pass is running gets its new id, or, if it is gone,
+    /// [`NO_LIST_ID`], which no list has.
+    #[cold]
+    #[inline(never)]
+    fn renumber_lists(&mut self) {
+        let held = self.holds_running();
+        self.next_list_id = self.queue.renumber();
+        self.running.1 = if held {
+            self.list_id(self.running.0)
+        } else {
+            NO_LIST_ID
+        };
     }
 
     /// Drops the (empty) list in `slot`, the heap's root, from the heap and
@@ -329,17 +365,33 @@ impl Timers {
         }
     }
 
-    /// The id of the list in `slot` (which holds one), to tell it from a
-    /// later list in the same slot.
-    pub(super) fn list_id(&self, slot: SlotId) -> u64 {
+    /// The id of the list in `slot` (which holds one).
+    fn list_id(&self, slot: SlotId) -> u32 {
         let id = self.queue.tie_of(slot as usize);
         debug_assert!(id.is_some(), "no list in slot {slot}");
-        id.unwrap_or(u64::MAX)
+        id.unwrap_or(NO_LIST_ID)
     }
 
-    /// Whether `slot` still holds the list whose id is `id`.
-    pub(super) fn holds_list(&self, slot: SlotId, id: u64) -> bool {
+    /// Notes that the timers pass is about to run the list in `slot`
+    /// ([`holds_running`](Self::holds_running) asks about it).
+    #[inline(always)]
+    pub(super) fn start_running(&mut self, slot: SlotId) {
+        self.running = (slot, self.list_id(slot));
+    }
+
+    /// Whether the list the timers pass runs is still in its slot: not
+    /// removed (and maybe replaced by a later list of its duration, which
+    /// Node's `list === timerListMap[msecs]` tells apart by identity).
+    #[inline]
+    pub(super) fn holds_running(&self) -> bool {
+        let (slot, id) = self.running;
         self.queue.tie_of(slot as usize) == Some(id)
+    }
+
+    /// Sets the next list id: for tests of the renumbering.
+    #[cfg(test)]
+    pub(super) fn set_next_list_id(&mut self, id: u32) {
+        self.next_list_id = id;
     }
 }
 
@@ -514,5 +566,84 @@ impl EventLoop {
             wait = NATIVE_MAX_MS;
         }
         let _ = self.uv.timer_start(self.timers.native, wait, 0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    type Log = Rc<RefCell<Vec<String>>>;
+
+    fn logger(log: &Log, name: &'static str) -> impl FnMut(&mut EventLoop) + 'static {
+        let log = log.clone();
+        move |lp: &mut EventLoop| log.borrow_mut().push(format!("{name}@{}", lp.now()))
+    }
+
+    /// List ids are 32 bits, renumbered when they run out: lists due at
+    /// the same time still run in the order they were made (R2.3), whether
+    /// they were made before the renumbering or after.
+    #[test]
+    fn lists_due_together_keep_their_order_across_a_renumbering() {
+        let mut lp = EventLoop::with_virtual_clock();
+        let log = Log::default();
+        lp.timers.set_next_list_id(NO_LIST_ID - 4);
+        // Due at 20: a list of 20 ms made at 0, of 15 made at 5 (before
+        // the ids run out) and of 12 made at 8 (after).
+        lp.set_timeout(20, logger(&log, "a"));
+        let l = log.clone();
+        lp.set_timeout(5, move |lp: &mut EventLoop| {
+            lp.set_timeout(15, logger(&l, "b"));
+            // Three more lists use up the ids; the last is renumbered.
+            for ms in [100, 101, 102] {
+                lp.set_timeout(ms, |_: &mut EventLoop| {});
+            }
+        });
+        let l = log.clone();
+        lp.set_timeout(8, move |lp: &mut EventLoop| {
+            lp.set_timeout(12, logger(&l, "c"));
+        });
+        lp.run().unwrap();
+        assert!(lp.timers.next_list_id < 16, "renumbered");
+        assert_eq!(*log.borrow(), ["a@20", "b@20", "c@20"]);
+    }
+
+    /// The list a pass runs keeps being told from a later list in its slot
+    /// across a renumbering: it is still held if it is still there (with
+    /// its new id), and not if it was removed, whatever id its replacement
+    /// gets.
+    #[test]
+    fn the_running_list_is_renumbered_with_the_rest() {
+        let mut lp = EventLoop::with_virtual_clock();
+        let nothing = |_: &mut EventLoop| {};
+        lp.timers.set_next_list_id(NO_LIST_ID - 3);
+        let t5 = lp.set_timeout(5, nothing);
+        let t10 = lp.set_timeout(10, nothing);
+        let t30 = lp.set_timeout(30, nothing);
+        let slot = lp.timers.map.get(10).unwrap();
+        lp.timers.start_running(slot);
+        assert_eq!(lp.timers.running, (slot, NO_LIST_ID - 2));
+        // The ids run out at the fourth list: the three are renumbered.
+        let t20 = lp.set_timeout(20, nothing);
+        assert_eq!(lp.timers.next_list_id, 4);
+        assert_eq!(lp.timers.running, (slot, 1), "the second due, second");
+        assert!(lp.timers.holds_running());
+
+        // Removed, then replaced in its slot by a list that a renumbering
+        // gave the number it had.
+        for t in [t5, t10, t30, t20] {
+            lp.clear_timeout(t).unwrap();
+        }
+        lp.timers.set_next_list_id(NO_LIST_ID);
+        let t5 = lp.set_timeout(5, nothing);
+        let t10 = lp.set_timeout(10, nothing);
+        assert_eq!(lp.timers.map.get(10), Some(slot), "the same slot");
+        assert_eq!(lp.timers.list_id(slot), 1);
+        assert!(!lp.timers.holds_running());
+        for t in [t5, t10] {
+            lp.clear_timeout(t).unwrap();
+        }
     }
 }

@@ -150,7 +150,7 @@ impl EventLoop {
         // another in the same slot (a timer of its duration set by a
         // callback), which Node's `list === timerListMap[msecs]` tells
         // apart by object identity, and list ids by being unique.
-        let list_id = self.timers.list_id(slot);
+        self.timers.start_running(slot);
         // Whether this list is still there needs asking only after some
         // list was removed.
         let removals = self.timers.list_removals;
@@ -210,7 +210,7 @@ impl EventLoop {
             } else {
                 self.timers.current = NO_TIMER;
                 self.run_queued_ticks()?;
-                if self.timers.list_removals != removals && !self.timers.holds_list(slot, list_id) {
+                if self.timers.list_removals != removals && !self.timers.holds_running() {
                     return Ok(());
                 }
                 // A tick may have cleared the timer we peeked: gone, or
@@ -252,7 +252,7 @@ impl EventLoop {
                 self.destroyed(refed);
             }
             // Otherwise cleared by a tick, and kept: already destroyed.
-            if self.timers.list_removals != removals && !self.timers.holds_list(slot, list_id) {
+            if self.timers.list_removals != removals && !self.timers.holds_running() {
                 return Ok(());
             }
             quiet = ticks::nothing_to_tick(&self.ticks, &self.shared);
@@ -260,7 +260,7 @@ impl EventLoop {
         // Empty: drop the list, unless it was removed (and maybe recreated)
         // while it ran.
         let tm = &mut self.timers;
-        if tm.holds_list(slot, list_id) {
+        if tm.holds_running() {
             tm.remove_list(slot);
         }
         Ok(())

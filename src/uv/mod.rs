@@ -156,7 +156,6 @@ enum Kind<H> {
     Timer {
         timeout: u64,
         repeat: u64,
-        start_id: u64,
         started: bool,
         cb: Option<Cb<H>>,
     },
@@ -218,7 +217,10 @@ pub(crate) struct Loop<H> {
     handles: Arena<Rec<H>>,
     active_refed: usize,
     timer_heap: PriorityQueue,
-    timer_counter: u64,
+    /// The next start id: the tie word of a started timer's key. When it
+    /// would run out of 32 bits, the heap renumbers the started timers'
+    /// ([`PriorityQueue::renumber`]) and it goes on from their count.
+    timer_counter: u32,
     idle: Vec<usize>,
     prepare: Vec<usize>,
     check: Vec<usize>,

@@ -413,3 +413,32 @@ fn a_bare_idle_handle_closed_while_active_beside_another_idle() {
     assert_eq!(*h.log.borrow(), ["timer@100"]);
     assert!(h.uv.watcher_start(bare).is_err());
 }
+
+/// Start ids are 32 bits and renumbered before they wrap: timers due
+/// together still fire in the order they were started, across the wrap.
+#[test]
+fn timers_due_together_keep_their_start_order_across_a_renumbering() {
+    let (mut h, _c) = host();
+    h.uv.timer_counter = u32::MAX - 2;
+    for (name, ms) in [
+        ("a", 10),
+        ("b", 5),
+        ("c", 10),
+        ("d", 5),
+        ("e", 10),
+        ("f", 5),
+    ] {
+        let t = h.uv.timer_init(move |h: &mut Host0| log(h, name));
+        h.uv.timer_start(t, ms, 0).unwrap();
+    }
+    assert!(
+        h.uv.timer_counter < 10,
+        "renumbered: {}",
+        h.uv.timer_counter
+    );
+    assert!(!run(&mut h, RunMode::Default).unwrap());
+    assert_eq!(
+        *h.log.borrow(),
+        ["b@5", "d@5", "f@5", "a@10", "c@10", "e@10"]
+    );
+}

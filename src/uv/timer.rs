@@ -9,6 +9,22 @@
 //! - the most recently started idle, prepare or check handle runs first.
 
 use super::{Handle, Host, Kind, Loop, Phase, Rec, UvError, mark_active};
+use crate::collections::queue::PriorityQueue;
+
+/// A new start id from `counter`, larger than every started timer's in
+/// `heap`: libuv's `timer_counter`, which is 64 bits. This one is 32 (the
+/// tie word sits in the heap entry's padding), and before it would wrap the
+/// heap renumbers the started timers' ids, in their order, and the counter
+/// goes on from their count.
+#[inline]
+fn next_start_id(counter: &mut u32, heap: &mut PriorityQueue) -> u32 {
+    if *counter == u32::MAX {
+        *counter = heap.renumber();
+    }
+    let id = *counter;
+    *counter += 1;
+    id
+}
 
 impl<H: Host> Loop<H> {
     // ----- native timers ---------------------------------------------------
@@ -18,7 +34,6 @@ impl<H: Host> Loop<H> {
         self.insert(Kind::Timer {
             timeout: 0,
             repeat: 0,
-            start_id: 0,
             started: false,
             cb: Some(Box::new(cb)),
         })
@@ -41,19 +56,16 @@ impl<H: Host> Loop<H> {
         }
         let key = h.index();
         let due = self.time.saturating_add(timeout);
-        let start_id = self.timer_counter;
-        self.timer_counter += 1;
+        let start_id = next_start_id(&mut self.timer_counter, &mut self.timer_heap);
         match &mut r.kind {
             Kind::Timer {
                 timeout: t,
                 repeat: rp,
-                start_id: s,
                 started,
                 ..
             } => {
                 *t = due;
                 *rp = repeat;
-                *s = start_id;
                 *started = true;
             }
             _ => return Err(UvError::WrongKind),
