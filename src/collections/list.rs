@@ -139,6 +139,20 @@ impl List {
         }
     }
 
+    /// A value that no list has (its newest entry "not linked", which no
+    /// key is): for a store of lists to mark a place that holds none, in
+    /// the list's own 8 bytes.
+    pub const VACANT: List = List {
+        head: NIL,
+        tail: UNLINKED,
+    };
+
+    /// Whether this is [`List::VACANT`], not a list.
+    #[inline(always)]
+    pub fn is_vacant(&self) -> bool {
+        self.tail == UNLINKED
+    }
+
     /// Whether the list has no entries.
     pub fn is_empty(&self) -> bool {
         self.head == NIL

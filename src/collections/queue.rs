@@ -34,7 +34,7 @@
 //! largest id inserted: ids should be dense. The heap of lists uses a
 //! list's duration-map slot id, dense where the map's pages are full and
 //! otherwise as sparse as they are (4 bytes per slot of a page, beside
-//! the page's own 16).
+//! the page's own 8).
 //!
 //! An entry can also be *discarded* ([`PriorityQueue::discard_id`]): its id
 //! leaves at once (absent, free to be inserted again), but its entry stays

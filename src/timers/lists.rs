@@ -45,14 +45,15 @@ pub(super) struct Timers {
     /// appending to a list touches its tail's links in this dense array,
     /// not the tail timer: the cache miss of a random-duration insert).
     pub(super) links: Vec<Links>,
-    /// Duration -> its list, in one 16-byte slot (Node's `timerListMap`
+    /// Duration -> its list, in one 8-byte slot (Node's `timerListMap`
     /// and its `TimersList`s): appending to a random duration's list reads
     /// one line after the page directory, and a linked timer reaches its
-    /// list's timers by the slot's id (`Timer::list`). A list is known by
-    /// its slot id everywhere, the heap of lists included; its key there,
+    /// list's timers by the slot's id (`Timer::list`), its duration by
+    /// where the slot is ([`DurationMap::msecs`]). A list is known by its
+    /// slot id everywhere, the heap of lists included; its key there,
     /// `(expiry, id)`, is kept by the heap alone, and the list id (unique
-    /// over the loop's life) tells a list from a later one in the same
-    /// slot.
+    /// among the lists there are) tells a list from a later one in the
+    /// same slot.
     pub(super) map: DurationMap,
     /// The duration last appended to and its slot in `map` (duration 0,
     /// which no timer has, when none is remembered): a program's timers
@@ -177,9 +178,12 @@ impl Timers {
         }
         let timer = &mut self.slab[key];
         let slot = timer.list();
-        let list = self.map.slot_mut(slot);
-        list.list.remove(&mut self.links[..], key);
-        timer.set_unlinked(list.msecs);
+        let msecs = self.map.msecs(slot);
+        self.map
+            .slot_mut(slot)
+            .list
+            .remove(&mut self.links[..], key);
+        timer.set_unlinked(msecs);
         Some(slot)
     }
 
@@ -310,12 +314,15 @@ impl Timers {
         };
     }
 
-    /// Drops the (empty) list in `slot`, the heap's root, from the heap and
-    /// the map: the timers pass's, once a list has run out. O(log n) for
-    /// the heap, O(1) for the map (an index for durations below 70 min).
-    pub(super) fn remove_list(&mut self, slot: SlotId) {
+    /// Drops the (empty) list of `msecs` in `slot`, the heap's root, from
+    /// the heap and the map: the timers pass's, once a list has run out.
+    /// O(log n) for the heap, O(1) for the map (an index for durations
+    /// below 70 min).
+    pub(super) fn remove_list(&mut self, slot: SlotId, msecs: u64) {
         let removed = self.queue.remove(slot as usize);
-        self.forget_list(slot, removed.is_some());
+        debug_assert!(removed.is_some(), "list {slot} was not in the heap");
+        self.map.remove_at_of(slot, msecs);
+        self.list_unmapped();
     }
 
     /// [`remove_list`](Self::remove_list) for a cancel that empties its
@@ -425,7 +432,7 @@ impl EventLoop {
             // list leaves the map only when empty): it moves to that
             // list's end, with no lookup (a refresh of a pending timer).
             let slot = timer.list();
-            debug_assert_eq!(tm.map.get(tm.map.slot(slot).msecs), Some(slot));
+            debug_assert_eq!(tm.map.get(tm.map.msecs(slot)), Some(slot));
             let list = &mut tm.map.slot_mut(slot).list;
             list.move_to_back(&mut tm.links[..], key);
         } else {

@@ -145,7 +145,7 @@ impl EventLoop {
 
     /// [`list_on_timeout`](Self::list_on_timeout)'s body.
     fn run_list(&mut self, slot: SlotId, now: u64) -> Flow {
-        let msecs = self.timers.map.slot(slot).msecs;
+        let msecs = self.timers.map.msecs(slot);
         // Which list this is: one removed while it runs may be replaced by
         // another in the same slot (a timer of its duration set by a
         // callback), which Node's `list === timerListMap[msecs]` tells
@@ -261,7 +261,7 @@ impl EventLoop {
         // while it ran.
         let tm = &mut self.timers;
         if tm.holds_running() {
-            tm.remove_list(slot);
+            tm.remove_list(slot, msecs);
         }
         Ok(())
     }
