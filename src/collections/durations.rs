@@ -189,8 +189,10 @@ impl DurationMap {
     }
 
     /// The number of the page of the slot `id` (mapped), or `FAR_PAGE`:
-    /// one load, without a bounds test (a timer fired or cleared in 5 ns
-    /// has room for few).
+    /// one load, without a bounds test. With the test (its panic a call),
+    /// a cancel that empties its list ran at 0.891 of this speed
+    /// (`timers-cancel-unpooled-end`, eleven alternating pairs; 0.985
+    /// and 0.986 on cancel-unpooled-start and timeout-unpooled).
     #[inline(always)]
     fn page_number(&self, id: SlotId) -> u32 {
         let page = id as usize / PAGE;
