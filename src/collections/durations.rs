@@ -25,7 +25,9 @@
 //! touched 8 MiB more: without it, an unpooled insert is 1.05-1.06x
 //! faster, and a fired one-timer list 0.93-0.95x as fast (the pass loads
 //! the page's number to learn the duration, which it read from the
-//! slot's own line before). Every slot has a [`SlotId`], its position in the pool, which
+//! slot's own line before).
+//!
+//! Every slot has a [`SlotId`], its position in the pool, which
 //! stays the same while its duration is mapped: a linked timer keeps its
 //! list's slot id and reaches the FIFO with one index, and the heap of
 //! lists knows a list by its slot id. (Until round 16 a list was also an

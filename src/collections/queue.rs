@@ -24,7 +24,7 @@
 //! round 28 of issue 12 it was 64 bits, kept by id in a table of its own
 //! (8 bytes more for every id the heap had held, and a load of another
 //! line when two primaries tied); a million one-timer lists made 8% fewer
-//! page faults without it (`timers-insert-unpooled-start` 1.08×). Tie
+//! page faults without it (`timers-insert-unpooled-start` 1.07× in pairs). Tie
 //! words come from a caller's counter (a list id, a start id), which
 //! runs out after 2^32 keys: before it would wrap, the caller has the
 //! heap [renumber](PriorityQueue::renumber) its live entries `0..n` in
@@ -90,7 +90,7 @@ struct Entry {
 /// An indexed 8-ary min-heap; see the [module docs](self).
 #[derive(Clone, Debug, Default)]
 pub struct PriorityQueue {
-    /// `(primary, id)` in heap order.
+    /// The entries (primary, id, tie) in heap order.
     heap: Vec<Entry>,
     /// Heap position by id, or `ABSENT`.
     pos: Vec<u32>,
