@@ -101,6 +101,19 @@ pub(crate) struct DurationMap {
     inserts: u32,
 }
 
+/// What [`DurationMap::lookup`] found for a duration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Lookup {
+    /// Mapped, to this slot.
+    Mapped(SlotId),
+    /// Not mapped; a direct duration whose page exists, so this slot is
+    /// where it goes.
+    Vacant(SlotId),
+    /// Not mapped, and no slot is ready for it: a direct duration whose
+    /// page is not made yet, or a far one.
+    Absent,
+}
+
 impl DurationMap {
     /// The slot of `ms`, if `ms` is mapped.
     #[inline]
@@ -115,6 +128,33 @@ impl DurationMap {
             mapped.then_some(at * PAGE as u32 + s as u32)
         } else {
             self.far.get(&ms).copied()
+        }
+    }
+
+    /// Where `ms` is in the map, or would go: [`get`](Self::get) that also
+    /// tells a direct duration's vacant slot whose page exists, so that a
+    /// new list takes it ([`map_vacant`](Self::map_vacant)) with nothing
+    /// looked up again.
+    #[inline]
+    pub(crate) fn lookup(&self, ms: u64) -> Lookup {
+        if ms < DIRECT {
+            let (p, s) = split(ms);
+            match self.dir.get(p) {
+                Some(&at) if at != NO_PAGE => {
+                    let id = at * PAGE as u32 + s as u32;
+                    if self.pool[id as usize].list.is_vacant() {
+                        Lookup::Vacant(id)
+                    } else {
+                        Lookup::Mapped(id)
+                    }
+                }
+                _ => Lookup::Absent,
+            }
+        } else {
+            match self.far.get(&ms) {
+                Some(&id) => Lookup::Mapped(id),
+                None => Lookup::Absent,
+            }
         }
     }
 
@@ -244,10 +284,11 @@ impl DurationMap {
 
     /// [`insert`](Self::insert) of a direct duration whose page is not
     /// there yet (made, then the insert is made again, on its inlined
-    /// path), or of a far one.
+    /// path), or of a far one: a duration that [`lookup`](Self::lookup)
+    /// found [`Absent`](Lookup::Absent).
     #[cold]
     #[inline(never)]
-    fn insert_slow(&mut self, ms: u64) -> SlotId {
+    pub(crate) fn insert_slow(&mut self, ms: u64) -> SlotId {
         if ms < DIRECT {
             let (p, _) = split(ms);
             if self.dir.len() <= p {
@@ -272,10 +313,11 @@ impl DurationMap {
         self.map_vacant(id, ms)
     }
 
-    /// Maps `ms` to the vacant slot `id`, its duration's (a direct one's
-    /// place in its page, or a far one's slot, already in the hash map).
+    /// Maps `ms` to the vacant slot `id`, its duration's: a direct one's
+    /// place in its page ([`Lookup::Vacant`]), or a far one's slot,
+    /// already in the hash map.
     #[inline(always)]
-    fn map_vacant(&mut self, id: SlotId, ms: u64) -> SlotId {
+    pub(crate) fn map_vacant(&mut self, id: SlotId, ms: u64) -> SlotId {
         debug_assert!(ms != 0, "a list of duration 0");
         self.len += 1;
         self.inserts = self.inserts.wrapping_add(1);
@@ -461,11 +503,24 @@ mod tests {
             }
             .max(1);
             if let std::collections::hash_map::Entry::Vacant(e) = model.entry(k) {
-                let id = m.insert(k);
+                // Half through `insert`, half as the timers layer maps a
+                // new duration: `lookup`, then the vacant slot it found or
+                // `insert_slow`.
+                let id = if i % 2 == 0 {
+                    m.insert(k)
+                } else {
+                    match m.lookup(k) {
+                        Lookup::Vacant(id) => m.map_vacant(id, k),
+                        Lookup::Absent => m.insert_slow(k),
+                        Lookup::Mapped(id) => panic!("{k} unmapped, found at {id}"),
+                    }
+                };
+                assert_eq!(m.lookup(k), Lookup::Mapped(id));
                 m.slot_mut(id).list.append(&mut links, i);
                 e.insert(i);
             } else {
                 let id = m.get(k).unwrap();
+                assert_eq!(m.lookup(k), Lookup::Mapped(id));
                 let entry = model.remove(&k).unwrap();
                 assert_eq!(m.slot(id).list.peek(), Some(entry));
                 m.slot_mut(id).list.remove(&mut links, entry);
@@ -482,6 +537,35 @@ mod tests {
             assert_eq!(List::next_of(&links, v), None, "one entry");
         }
         assert!(m.far_free.len() < PAGE * 2, "far slots are reused");
+    }
+
+    /// `lookup` tells a mapped duration from an unmapped one whose slot is
+    /// ready (a direct duration whose page exists) and from one with no
+    /// slot yet (no page, or far); the vacant slot it gives is the one
+    /// `insert` would have taken.
+    #[test]
+    fn lookup_tells_mapped_from_vacant_from_absent() {
+        let mut m = DurationMap::default();
+        assert_eq!(m.lookup(5), Lookup::Absent, "no page yet");
+        assert_eq!(m.lookup(DIRECT), Lookup::Absent, "far");
+        let five = m.insert(5);
+        assert_eq!(m.lookup(5), Lookup::Mapped(five));
+        let Lookup::Vacant(six) = m.lookup(6) else {
+            panic!("6's page exists: {:?}", m.lookup(6));
+        };
+        assert_eq!(m.lookup(PAGE as u64 + 6), Lookup::Absent, "the next page");
+        let mut other = DurationMap::default();
+        other.insert(5);
+        assert_eq!(other.insert(6), six, "where insert puts it");
+        assert_eq!(m.map_vacant(six, 6), six);
+        assert_eq!(m.get(6), Some(six));
+        assert_eq!(m.msecs(six), 6);
+        assert_eq!(m.len(), 2);
+        let far = m.insert_slow(DIRECT + 3);
+        assert_eq!(m.lookup(DIRECT + 3), Lookup::Mapped(far));
+        assert_eq!(m.msecs(far), DIRECT + 3);
+        m.remove(6);
+        assert_eq!(m.lookup(6), Lookup::Vacant(six), "vacant again");
     }
 
     /// A slot is the list: its FIFO, 8 bytes.

@@ -29,7 +29,7 @@ use super::EventLoop;
 use super::coerce::NATIVE_MAX_MS;
 use super::timeout::{State, Timer};
 use crate::collections::arena::{Arena, Emptied};
-use crate::collections::durations::{DurationMap, SlotId};
+use crate::collections::durations::{DurationMap, Lookup, SlotId};
 use crate::collections::list::Links;
 use crate::collections::queue::PriorityQueue;
 use crate::uv;
@@ -450,9 +450,11 @@ impl EventLoop {
             debug_assert_eq!(tm.map.get(msecs), Some(tm.last.1));
             return tm.last.1;
         }
-        let slot = match tm.map.get(msecs) {
-            Some(slot) => slot,
-            None => self.new_list(msecs, start),
+        // One lookup: a missing duration's slot, found vacant, is mapped
+        // without another.
+        let slot = match tm.map.lookup(msecs) {
+            Lookup::Mapped(slot) => slot,
+            at => self.new_list(msecs, start, at),
         };
         self.timers.last = (msecs, slot);
         slot
@@ -469,13 +471,20 @@ impl EventLoop {
     }
 
     /// Creates and schedules the list for `msecs`, its first timer started
-    /// at `start`; returns its slot in the map.
+    /// at `start`, where the map's [`lookup`](DurationMap::lookup) found
+    /// `at` (not mapped); returns its slot in the map.
     #[inline(never)]
-    fn new_list(&mut self, msecs: u64, start: u64) -> SlotId {
+    fn new_list(&mut self, msecs: u64, start: u64, at: Lookup) -> SlotId {
         let tm = &mut self.timers;
         let expiry = start.saturating_add(msecs);
         let id = tm.next_list_id();
-        let slot = tm.map.insert(msecs);
+        let slot = match at {
+            Lookup::Vacant(slot) => tm.map.map_vacant(slot, msecs),
+            at => {
+                debug_assert_eq!(at, Lookup::Absent, "{msecs} is mapped already");
+                tm.map.insert_slow(msecs)
+            }
+        };
         tm.queue.insert(slot as usize, (expiry, id));
         self.sync_native(Arm::IfEarlier(expiry));
         slot
