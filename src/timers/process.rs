@@ -57,6 +57,9 @@ use crate::collections::list::Links;
 impl EventLoop {
     /// Node's `RunTimers` (R6.2): the native timer's callback.
     pub(super) fn run_timers(&mut self) {
+        // libuv stopped the native timer before calling this, and
+        // `resume_timers` stops it before calling this.
+        self.timers.native_due = 0;
         if self.stopping() {
             return;
         }
