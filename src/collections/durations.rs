@@ -118,16 +118,9 @@ impl DurationMap {
     /// The slot of `ms`, if `ms` is mapped.
     #[inline]
     pub(crate) fn get(&self, ms: u64) -> Option<SlotId> {
-        if ms < DIRECT {
-            let (p, s) = split(ms);
-            let &at = self.dir.get(p)?;
-            if at == NO_PAGE {
-                return None;
-            }
-            let mapped = !self.pool[at as usize * PAGE + s].list.is_vacant();
-            mapped.then_some(at * PAGE as u32 + s as u32)
-        } else {
-            self.far.get(&ms).copied()
+        match self.lookup(ms) {
+            Lookup::Mapped(id) => Some(id),
+            Lookup::Vacant(_) | Lookup::Absent => None,
         }
     }
 
@@ -319,6 +312,14 @@ impl DurationMap {
     #[inline(always)]
     pub(crate) fn map_vacant(&mut self, id: SlotId, ms: u64) -> SlotId {
         debug_assert!(ms != 0, "a list of duration 0");
+        debug_assert!(
+            if ms < DIRECT {
+                self.lookup(ms) == Lookup::Vacant(id)
+            } else {
+                self.far.get(&ms) == Some(&id)
+            },
+            "slot {id} is not {ms}'s"
+        );
         self.len += 1;
         self.inserts = self.inserts.wrapping_add(1);
         let slot = self.slot_mut(id);
