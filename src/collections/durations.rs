@@ -185,8 +185,8 @@ impl DurationMap {
         unsafe { self.pool.get_unchecked_mut(id as usize) }
     }
 
-    /// The slot `id` (from [`get`](Self::get) or [`insert`](Self::insert),
-    /// its duration still mapped).
+    /// The slot `id` (from [`get`](Self::get), [`lookup`](Self::lookup) or
+    /// a mapping, its duration still mapped).
     #[inline]
     pub(crate) fn slot(&self, id: SlotId) -> &Slot {
         &self.pool[id as usize]
@@ -255,42 +255,35 @@ impl DurationMap {
     }
 
     /// Maps `ms` (at least 1, and not mapped yet) to a new list with an
-    /// empty FIFO; returns its slot.
-    ///
-    /// Inlined where it is called (the timers layer's new list): a direct
-    /// duration whose page exists takes its slot with no call; a new
-    /// page, or a far duration's hash entry, is out of line
-    /// ([`insert_slow`](Self::insert_slow)).
-    #[inline]
+    /// empty FIFO; returns its slot. The timers layer does the same in two
+    /// steps, [`lookup`](Self::lookup) then [`map_vacant`](Self::map_vacant)
+    /// or [`insert_slow`](Self::insert_slow), with the lookup's answer
+    /// carried to where the list is made.
+    #[cfg(test)]
     pub(crate) fn insert(&mut self, ms: u64) -> SlotId {
-        debug_assert!(self.get(ms).is_none(), "{ms} is mapped already");
-        if ms < DIRECT {
-            let (p, s) = split(ms);
-            if let Some(&page) = self.dir.get(p)
-                && page != NO_PAGE
-            {
-                return self.map_vacant(page * PAGE as u32 + s as u32, ms);
-            }
+        match self.lookup(ms) {
+            Lookup::Vacant(id) => self.map_vacant(id, ms),
+            Lookup::Absent => self.insert_slow(ms),
+            Lookup::Mapped(id) => panic!("{ms} is mapped already, to slot {id}"),
         }
-        self.insert_slow(ms)
     }
 
-    /// [`insert`](Self::insert) of a direct duration whose page is not
-    /// there yet (made, then the insert is made again, on its inlined
-    /// path), or of a far one: a duration that [`lookup`](Self::lookup)
-    /// found [`Absent`](Lookup::Absent).
+    /// Maps `ms`, which [`lookup`](Self::lookup) found
+    /// [`Absent`](Lookup::Absent), to a new list with an empty FIFO: a
+    /// direct duration's page is made first, a far one's slot taken from
+    /// the far pages; returns its slot.
     #[cold]
     #[inline(never)]
     pub(crate) fn insert_slow(&mut self, ms: u64) -> SlotId {
         if ms < DIRECT {
-            let (p, _) = split(ms);
+            let (p, s) = split(ms);
             if self.dir.len() <= p {
                 self.dir.resize(p + 1, NO_PAGE);
             }
             if self.dir[p] == NO_PAGE {
                 self.dir[p] = self.new_page(p as u32);
             }
-            return self.insert(ms);
+            return self.map_vacant(self.dir[p] * PAGE as u32 + s as u32, ms);
         }
         let id = match self.far_free.pop() {
             Some(id) => id,
@@ -504,18 +497,9 @@ mod tests {
             }
             .max(1);
             if let std::collections::hash_map::Entry::Vacant(e) = model.entry(k) {
-                // Half through `insert`, half as the timers layer maps a
-                // new duration: `lookup`, then the vacant slot it found or
-                // `insert_slow`.
-                let id = if i % 2 == 0 {
-                    m.insert(k)
-                } else {
-                    match m.lookup(k) {
-                        Lookup::Vacant(id) => m.map_vacant(id, k),
-                        Lookup::Absent => m.insert_slow(k),
-                        Lookup::Mapped(id) => panic!("{k} unmapped, found at {id}"),
-                    }
-                };
+                // `insert` maps as the timers layer does: `lookup`, then
+                // the vacant slot it found or `insert_slow`.
+                let id = m.insert(k);
                 assert_eq!(m.lookup(k), Lookup::Mapped(id));
                 m.slot_mut(id).list.append(&mut links, i);
                 e.insert(i);
