@@ -68,7 +68,7 @@ const FAR_PAGE: u32 = u32::MAX;
 pub(crate) type SlotId = u32;
 
 /// What the map keeps for a duration: its list, 8 bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct Slot {
     /// The list's timers, oldest first; [`List::VACANT`] if no duration
     /// is mapped here.
@@ -316,7 +316,7 @@ impl DurationMap {
         self.len += 1;
         self.inserts = self.inserts.wrapping_add(1);
         let slot = self.slot_mut(id);
-        debug_assert_eq!(*slot, VACANT, "{ms} is mapped already");
+        debug_assert!(slot.list.is_vacant(), "{ms} is mapped already");
         slot.list = List::new();
         id
     }

@@ -15,6 +15,9 @@
 //! - [`List::append`] unlinks nothing: appending an entry that is already
 //!   linked is a caller bug, caught by a debug assertion;
 //! - removing an entry from a list it is not in is a caller bug too;
+//! - the list's newest key means nothing while the list is empty
+//!   (emptiness is its oldest key's to say): removing the oldest entry
+//!   writes the oldest key only, whether or not the list is then empty;
 //! - the oldest entry's `prev` means nothing (the list knows its head):
 //!   removing the oldest entry leaves the next one's `prev` as it was,
 //!   so popping or cancelling in FIFO order writes nothing but the list
@@ -98,11 +101,19 @@ impl<T: Linked> ListStore for Slab<T> {
 }
 
 /// A FIFO list threaded through the entries of a slab.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+///
+/// No `PartialEq`: an emptied list keeps its last `tail`, so two empty
+/// lists may differ in their bits; [`is_empty`](List::is_empty) is the
+/// question to ask.
+#[derive(Clone, Copy, Debug)]
 pub struct List {
-    /// Oldest entry.
+    /// Oldest entry; [`NIL`] when the list is empty.
     head: u32,
-    /// Newest entry.
+    /// Newest entry, while the list has one. Removing the oldest entry
+    /// never writes it, even when that empties the list: popping or
+    /// running a list from its oldest end writes only `head`, with no
+    /// branch on whether the list is now empty. An append to an empty
+    /// list asks `head`, not this.
     tail: u32,
 }
 
@@ -192,9 +203,10 @@ impl List {
             prev: tail,
             next: NIL,
         };
-        match opt(tail) {
-            Some(t) => slab.links_mut(t).next = k,
-            None => self.head = k,
+        if self.head == NIL {
+            self.head = k;
+        } else {
+            slab.links_mut(tail as usize).next = k;
         }
         self.tail = k;
     }
@@ -212,9 +224,10 @@ impl List {
     /// Appends `key`, whose links are [`List::tail_links`] as of now.
     pub fn append_linked<S: ListStore + ?Sized>(&mut self, slab: &mut S, key: usize) {
         let k = key32(key);
-        match opt(self.tail) {
-            Some(t) => slab.links_mut(t).next = k,
-            None => self.head = k,
+        if self.head == NIL {
+            self.head = k;
+        } else {
+            slab.links_mut(self.tail as usize).next = k;
         }
         self.tail = k;
     }
@@ -228,9 +241,6 @@ impl List {
     #[inline(always)]
     pub fn unlink_head(&mut self, links: Links) {
         self.head = links.next;
-        if links.next == NIL {
-            self.tail = NIL;
-        }
     }
 
     /// Whether `key` is the oldest entry.
@@ -377,14 +387,61 @@ mod tests {
         assert_eq!(list.pop_front(&mut slab), Some(keys[1]));
         assert_eq!(list.pop_front(&mut slab), None);
         assert!(list.is_empty());
-        assert_eq!(list, List::default());
+    }
+
+    /// An emptied list keeps its last newest key, and nothing follows it:
+    /// the next append (by either path) makes a new head, writes nothing
+    /// into the entry that key names, and the list reads back whole in
+    /// both directions. Emptied by a pop, by a removal and by the timers'
+    /// freeing removal.
+    #[test]
+    fn an_emptied_list_starts_afresh() {
+        type Empty = fn(&mut List, &mut Slab<E>, usize);
+        let ways: [Empty; 3] = [
+            |list, slab, _| assert!(list.pop_front(slab).is_some()),
+            |list, slab, k| list.remove(slab, k),
+            |list, slab, k| {
+                let links = std::mem::take(&mut slab[k].1);
+                assert!(list.remove_head_freeing(links));
+            },
+        ];
+        for (way, empty) in ways.into_iter().enumerate() {
+            for fresh in [false, true] {
+                let mut slab = Slab::new();
+                let a = slab.insert(E(0, Links::default()));
+                let b = slab.insert(E(1, Links::default()));
+                let c = slab.insert(E(2, Links::default()));
+                let mut list = List::new();
+                list.append(&mut slab, a);
+                empty(&mut list, &mut slab, a);
+                assert!(list.is_empty(), "way {way}");
+                let before = slab[a].1;
+                if fresh {
+                    list.append_fresh(&mut slab, b);
+                } else {
+                    list.append(&mut slab, b);
+                }
+                list.append(&mut slab, c);
+                assert_eq!(slab[a].1, before, "way {way}, fresh {fresh}");
+                assert_eq!(collect(&list, &slab), [1, 2], "way {way}, fresh {fresh}");
+                assert_eq!(
+                    collect_back(&list, &slab),
+                    [2, 1],
+                    "way {way}, fresh {fresh}"
+                );
+                assert_eq!(list.pop_front(&mut slab), Some(b));
+                assert_eq!(list.pop_front(&mut slab), Some(c));
+                assert_eq!(list.pop_front(&mut slab), None);
+            }
+        }
     }
 
     /// The entries from newest to oldest, through the `prev` links, which
-    /// end at the head (whose own `prev` means nothing).
+    /// end at the head (whose own `prev` means nothing). An empty list's
+    /// newest key means nothing either.
     fn collect_back(list: &List, slab: &Slab<E>) -> Vec<u32> {
         let mut out = vec![];
-        let mut cur = opt(list.tail);
+        let mut cur = opt(list.tail).filter(|_| !list.is_empty());
         while let Some(k) = cur {
             out.push(slab[k].0);
             cur = (k as u32 != list.head).then(|| slab[k].1.prev as usize);
