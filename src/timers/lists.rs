@@ -545,6 +545,14 @@ impl EventLoop {
 
     /// Refs the native timer exactly while refed timeouts live (R2.5,
     /// R6.4): the one place its ref state changes.
+    ///
+    /// Cold: the count crosses zero once a busy period, not once a timer.
+    /// Without the mark the compiler laid this call out on a fired
+    /// timer's straight line, and the common path jumped around it (one
+    /// more jump taken and two more instructions a fired timeout; 1.09×
+    /// and 1.12× on the timeout workloads with it: `docs/performance.md`,
+    /// round 30).
+    #[cold]
     pub(super) fn sync_ref(&mut self) {
         let native = self.timers.native;
         let _ = if self.timers.ref_count > 0 {
