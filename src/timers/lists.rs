@@ -549,9 +549,9 @@ impl EventLoop {
     /// Cold: the count crosses zero once a busy period, not once a timer.
     /// Without the mark the compiler laid this call out on a fired
     /// timer's straight line, and the common path jumped around it (one
-    /// more jump taken and two more instructions a fired timeout; 1.09×
-    /// and 1.12× on the timeout workloads with it: `docs/performance.md`,
-    /// round 30).
+    /// more jump taken and one more instruction a fired timeout; with the
+    /// mark the timeout workloads ran 1.08–1.12× in builds with every
+    /// function aligned: `docs/performance.md`, round 30).
     #[cold]
     pub(super) fn sync_ref(&mut self) {
         let native = self.timers.native;
