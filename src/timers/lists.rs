@@ -82,19 +82,32 @@ pub(super) struct Timers {
     ref_count: usize,
     pub(super) native: uv::Handle,
     /// When the native timer is due (loop time), 0 while it is stopped:
-    /// what `uv.timer_due(native)` answers, kept here so that a
-    /// new list asks one field, not the handle table (its lookup, its
-    /// generation and kind tests). The timer starts in one place,
-    /// [`EventLoop::arm_native`], which sets this; it stops only before
-    /// the timers pass ([`EventLoop::run_timers`]: libuv stops it before
-    /// calling the pass, [`EventLoop::resume_timers`] before resuming
-    /// one), which clears this first. [`EventLoop::sync_native`] checks
-    /// the copy against the handle in debug builds. No due time is 0: a
-    /// list is due at least 1 ms after its start, and the timer is armed
-    /// for a list's expiry or later. One word, not an `Option`: with 16
-    /// bytes here the compiler laid the loop's fields out anew, and
+    /// what `uv.timer_due(native)` answers once [`native_pending`] is
+    /// applied, kept here so that a new list asks one field, not the
+    /// handle table (its lookup, its generation and kind tests). The
+    /// timer is armed in one place, [`EventLoop::arm_native`], which sets
+    /// this; it stops only before the timers pass
+    /// ([`EventLoop::run_timers`]: libuv stops it before calling the
+    /// pass, [`EventLoop::resume_timers`] before resuming one), which
+    /// clears this first. [`EventLoop::sync_native`] checks the copy
+    /// against the handle in debug builds. No due time is 0: a list is due
+    /// at least 1 ms after its start, and the timer is armed for a list's
+    /// expiry or later. One word, not an `Option`: with 16 bytes here the
+    /// compiler laid the loop's fields out anew, and
     /// `timers-cancel-unpooled-end` ran at 0.94 of its speed.
+    ///
+    /// [`native_pending`]: Self::native_pending
     pub(super) native_due: u64,
+    /// `native_due` is not yet the handle's: [`EventLoop::arm_native`]
+    /// set it, and [`EventLoop::apply_native`] starts the handle for it
+    /// before the loop next reads its timers, its poll timeout or its
+    /// liveness ([`Host::sync_handles`](crate::uv::Host::sync_handles)),
+    /// the only places the handle's due time is observable. Node starts
+    /// its timer on every list due earlier than the last (`scheduleTimer`);
+    /// a program that sets ever shorter timeouts re-armed the handle on
+    /// each (its heap entry re-keyed: 56 instructions), where now it is
+    /// started once per turn of the loop.
+    pub(super) native_pending: bool,
     /// Loop time when the loop was made (Node's `timer_base`).
     base: u64,
     /// The slot of the timer whose callback is running (Node's `this`),
@@ -158,6 +171,7 @@ impl Timers {
             ref_count: 0,
             native,
             native_due: 0,
+            native_pending: false,
             base,
             current: NO_TIMER,
             timers_emptied: Emptied::default(),
@@ -567,9 +581,10 @@ impl EventLoop {
     /// [`count_ref`](Self::count_ref)'s: arming does not change it.)
     pub(super) fn sync_native(&mut self, arm: Arm) {
         let native = self.timers.native;
-        debug_assert_eq!(
-            Some(self.timers.native_due).filter(|&due| due != 0),
-            self.uv.timer_due(native),
+        debug_assert!(
+            self.timers.native_pending
+                || Some(self.timers.native_due).filter(|&due| due != 0)
+                    == self.uv.timer_due(native),
             "the native timer's due time, kept by the timers"
         );
         let due = match arm {
@@ -597,7 +612,10 @@ impl EventLoop {
         );
     }
 
-    /// Arms the native timer for loop time `due` (its ref unchanged).
+    /// Arms the native timer for loop time `due` (its ref unchanged): the
+    /// due time libuv's `uv_timer_start` would give it now, started on the
+    /// handle by [`apply_native`](Self::apply_native) before the loop
+    /// reads it.
     fn arm_native(&mut self, due: u64) {
         // The native timer counts from the cached loop time. On a real
         // clock it never reaches further than NATIVE_MAX_MS: a long timer
@@ -608,11 +626,37 @@ impl EventLoop {
         if wait > NATIVE_MAX_MS && !self.uv.clock().is_virtual() {
             wait = NATIVE_MAX_MS;
         }
-        if self.uv.timer_start(self.timers.native, wait, 0).is_ok() {
-            // libuv's due time: the cached loop time plus the wait.
-            self.timers.native_due = self.uv.now().saturating_add(wait);
-            debug_assert_ne!(self.timers.native_due, 0, "armed for time 0");
+        // libuv's due time: the cached loop time plus the wait.
+        self.timers.native_due = self.uv.now().saturating_add(wait);
+        self.timers.native_pending = true;
+        debug_assert_ne!(self.timers.native_due, 0, "armed for time 0");
+    }
+
+    /// Starts the native timer for the due time [`arm_native`] chose, if
+    /// it has not been: [`Host::sync_handles`](crate::uv::Host::sync_handles),
+    /// before the loop reads its timers, poll timeout or liveness.
+    ///
+    /// [`arm_native`]: Self::arm_native
+    #[inline]
+    pub(super) fn apply_native(&mut self) {
+        if self.timers.native_pending {
+            self.timers.native_pending = false;
+            let tm = &mut self.timers;
+            if self.uv.timer_start_at(tm.native, tm.native_due, 0).is_err() {
+                // Only a closing handle refuses (the loop is going away).
+                tm.native_due = 0;
+            }
         }
+    }
+
+    /// What [`is_alive`](Self::is_alive) adds to the loop's count of
+    /// active, refed handles for a native timer armed but not yet started
+    /// ([`apply_native`](Self::apply_native)): 1 if that start will make
+    /// it active and it is refed.
+    pub(super) fn native_delta(&self) -> isize {
+        let tm = &self.timers;
+        let starts = tm.native_pending && self.uv.is_active(tm.native) == Ok(false);
+        isize::from(starts && tm.ref_count > 0)
     }
 }
 
@@ -629,6 +673,35 @@ mod tests {
         move |lp: &mut EventLoop| log.borrow_mut().push(format!("{name}@{}", lp.now()))
     }
 
+    /// An arm the timers layer has not given the handle yet
+    /// (`Timers::native_pending`) is given before the loop reads its
+    /// timers: a timeout set by an immediate that then blocks past the
+    /// timeout's due time fires in the timers phase that ends that turn,
+    /// before the next turn's immediate, as Node orders them (B,
+    /// immediate2, A; checked on node v20). Without the sync before the
+    /// timers phase, the handle still said 100 ms there, and B ran after
+    /// immediate2. And `is_alive` counts a first arm not yet applied.
+    #[test]
+    fn a_lazily_armed_timer_is_started_before_the_timers_are_read() {
+        let log = Rc::new(RefCell::new(Vec::new()));
+        let mut lp = EventLoop::with_virtual_clock();
+        let l = log.clone();
+        lp.set_timeout(100, move |_| l.borrow_mut().push("A"));
+        assert!(lp.timers.native_pending, "armed lazily");
+        assert!(lp.is_alive(), "a first arm not applied yet counts");
+        let l = log.clone();
+        lp.set_immediate(move |lp: &mut EventLoop| {
+            let b = l.clone();
+            lp.set_timeout(1, move |_| b.borrow_mut().push("B"));
+            lp.block(5);
+            let i = l.clone();
+            lp.set_immediate(move |_| i.borrow_mut().push("immediate2"));
+        });
+        lp.run().unwrap();
+        assert_eq!(*log.borrow(), ["B", "immediate2", "A"]);
+        assert!(!lp.is_alive());
+    }
+
     /// The timers' copy of the native timer's due time
     /// (`Timers::native_due`) is what the handle says after everything
     /// that arms or stops it: a first list, an earlier one, a later one, a
@@ -637,15 +710,17 @@ mod tests {
     /// interrupted, and the run that resumes it.
     #[test]
     fn the_native_due_time_follows_the_handle() {
-        fn same(lp: &EventLoop) -> Option<u64> {
+        // As the loop reads the handle: after `sync_handles` applied an arm.
+        fn same(lp: &mut EventLoop) -> Option<u64> {
+            lp.apply_native();
             let due = lp.uv.timer_due(lp.timers.native);
             assert_eq!(Some(lp.timers.native_due).filter(|&d| d != 0), due);
             due
         }
         let mut lp = EventLoop::with_virtual_clock();
-        assert_eq!(same(&lp), None);
+        assert_eq!(same(&mut lp), None);
         lp.set_timeout(10, |_| {});
-        assert_eq!(same(&lp), Some(10));
+        assert_eq!(same(&mut lp), Some(10));
         lp.set_timeout(5, |lp: &mut EventLoop| {
             assert_eq!(same(lp), None, "stopped during the pass");
             lp.set_timeout(2, |_| {});
@@ -655,16 +730,16 @@ mod tests {
             lp.set_timeout(30, |_| {});
             assert_eq!(same(lp), Some(6));
         });
-        assert_eq!(same(&lp), Some(5), "an earlier list");
+        assert_eq!(same(&mut lp), Some(5), "an earlier list");
         lp.set_timeout(20, |_| {});
-        assert_eq!(same(&lp), Some(5), "a later list");
+        assert_eq!(same(&mut lp), Some(5), "a later list");
         lp.set_timeout(6, |_| Err::<(), _>("boom"));
         assert!(lp.run_once().is_ok());
-        assert_eq!(same(&lp), Some(6), "after the pass, the root");
+        assert_eq!(same(&mut lp), Some(6), "after the pass, the root");
         assert!(lp.run().is_err(), "the 6 ms timer fails");
-        assert_eq!(same(&lp), Some(6), "armed to resume the pass");
+        assert_eq!(same(&mut lp), Some(6), "armed to resume the pass");
         lp.run().unwrap();
-        assert_eq!(same(&lp), None, "nothing left");
+        assert_eq!(same(&mut lp), None, "nothing left");
         assert_eq!(lp.now(), 35);
     }
 

@@ -188,6 +188,7 @@ impl Host for EventLoop {
 
     fn sync_handles(&mut self) {
         self.sync_idle();
+        self.apply_native();
     }
 
     fn housekeep(&mut self, idle: bool) {
@@ -498,7 +499,8 @@ impl EventLoop {
     /// assert!(!lp.is_alive());
     /// ```
     pub fn is_alive(&self) -> bool {
-        self.uv.alive_adjusted(self.idle_delta())
+        self.uv
+            .alive_adjusted(self.idle_delta() + self.native_delta())
     }
 
     // ----- running -----------------------------------------------------

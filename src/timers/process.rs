@@ -58,8 +58,10 @@ impl EventLoop {
     /// Node's `RunTimers` (R6.2): the native timer's callback.
     pub(super) fn run_timers(&mut self) {
         // libuv stopped the native timer before calling this, and
-        // `resume_timers` stops it before calling this.
+        // `resume_timers` stops it before calling this (an arm that was
+        // not applied yet is dropped too: the pass arms it again).
         self.timers.native_due = 0;
+        self.timers.native_pending = false;
         if self.stopping() {
             return;
         }

@@ -72,10 +72,11 @@ pub trait Host: Sized + 'static {
     fn uv(&mut self) -> &mut Loop<Self>;
 
     /// Applies handle starts and stops the host deferred. [`run`] calls it
-    /// before every read of the loop's liveness, of its poll timeout and
-    /// of the idle watchers (the only places a watcher's state is
-    /// observable), so a host may toggle a handle lazily: a start and a
-    /// stop between two such reads cost nothing.
+    /// before every read of the loop's liveness, of its poll timeout, of
+    /// its timers and of the idle watchers (the only places a handle's
+    /// state is observable), so a host may toggle a handle lazily: a start
+    /// and a stop between two such reads cost nothing, and a timer
+    /// restarted many times between them is started once.
     fn sync_handles(&mut self) {}
 
     /// Does work that no callback waits for, such as giving back the

@@ -97,6 +97,10 @@ fn run_inner<H: Host>(host: &mut H, mode: RunMode) -> bool {
         phase!(run_watchers(host, Phase::Check));
         phase!(run_closing(host));
         host.uv().update_time();
+        // Handles toggled lazily since the poll phase (a timer armed by
+        // an I/O, check or close callback) are applied before the timers
+        // are read.
+        host.sync_handles();
         phase!(run_timers(host));
         host.sync_handles();
         r = host.uv().alive();

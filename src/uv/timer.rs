@@ -48,6 +48,20 @@ impl<H: Host> Loop<H> {
         timeout: u64,
         repeat: u64,
     ) -> Result<(), UvError> {
+        self.timer_start_at(h, self.time.saturating_add(timeout), repeat)
+    }
+
+    /// [`timer_start`](Self::timer_start) with the deadline `due` given
+    /// in loop time, not as a wait from the cached loop time: what
+    /// `timer_start` would have done when that time was `due - timeout`.
+    /// For a host that arms its timer lazily (`Host::sync_handles`) and
+    /// must not let the loop time that passed since move the deadline.
+    pub(crate) fn timer_start_at(
+        &mut self,
+        h: Handle,
+        due: u64,
+        repeat: u64,
+    ) -> Result<(), UvError> {
         // One lookup of the handle: the fields it borrows are apart from
         // the counter and the heap.
         let r = self.handles.get_mut(h).ok_or(UvError::StaleHandle)?;
@@ -55,7 +69,6 @@ impl<H: Host> Loop<H> {
             return Err(UvError::Closing);
         }
         let key = h.index();
-        let due = self.time.saturating_add(timeout);
         let start_id = next_start_id(&mut self.timer_counter, &mut self.timer_heap);
         match &mut r.kind {
             Kind::Timer {
