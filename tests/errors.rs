@@ -803,3 +803,58 @@ fn after_a_fatal_failure_the_next_run_drains_first_with_or_without_a_handler() {
         );
     }
 }
+
+/// Node v20 never finishes this program:
+///
+/// ```js
+/// process.on('uncaughtException', (e) => console.log('uncaught', e.message));
+/// let b;
+/// setImmediate(() => {
+///   Promise.resolve().then(() => {
+///     process.nextTick(() => { throw new Error('x4'); });
+///     clearImmediate(b);
+///   });
+/// });
+/// b = setImmediate(() => console.log('b'));
+/// ```
+///
+/// The microtask that runs between the two immediates clears `b` and
+/// queues a tick that throws, so `processImmediate` leaves with `b`, now
+/// destroyed, at the head of its outstanding queue. The next check phase
+/// finds it destroyed before any immediate has run, reads
+/// `prevImmediate._idleNext` of `undefined`, and throws; the handler takes
+/// that, and the next check phase does the same, forever (node v20.20.2
+/// prints `uncaught Cannot read properties of undefined (reading
+/// '_idleNext')` without end; the differential fuzzer found it, seed
+/// 220000082). timerloop skips the cleared immediate, as Node's loop means
+/// to, and the loop ends: `b` never runs, and the only failure is `x4`.
+#[test]
+fn a_cleared_immediate_left_first_by_a_failure_is_skipped_not_looped_on() {
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let mut lp = EventLoop::with_virtual_clock();
+    let s = seen.clone();
+    lp.set_uncaught_handler(move |lp, e| {
+        s.borrow_mut().push(format!("uncaught {}", e.message()));
+        // A loop that fails over and over, as Node's does, is stopped,
+        // so that the assertion below fails instead of the test hanging.
+        if s.borrow().len() >= 3 {
+            lp.stop();
+        }
+    });
+    let b = Rc::new(Cell::new(None));
+    let b2 = b.clone();
+    lp.set_immediate(move |lp: &mut EventLoop| {
+        let b = b2.clone();
+        lp.queue_microtask(move |lp: &mut EventLoop| {
+            lp.next_tick(|_| Err::<(), _>("x4"));
+            lp.clear_immediate(b.get().expect("b is set")).unwrap();
+        });
+    });
+    let s = seen.clone();
+    b.set(Some(
+        lp.set_immediate(move |_| s.borrow_mut().push("b".to_string())),
+    ));
+    lp.run().unwrap();
+    assert_eq!(*seen.borrow(), ["uncaught x4"]);
+    assert!(!lp.is_alive());
+}
