@@ -196,6 +196,7 @@ fn usage() -> ! {
          \x20      | memory [--same] [--count N] [--impl timerloop|delayqueue]\n\
          \x20      | lateness [--samples K]\n\
          \x20      | clock [--reads N]\n\
+         \x20      | sweep [--count N]\n\
          \x20      | rivals (tasks | semaphore | wake | timers-refresh-idle | all) [N] [--reps R])"
     );
     exit(2)
@@ -223,6 +224,7 @@ fn main() {
         "memory" => probes::memory(&args[1..]),
         "lateness" => probes::lateness(&args[1..]),
         "clock" => probes::clock(&args[1..]),
+        "sweep" => probes::sweep(&args[1..]),
         "rivals" => rivals::main(&args[1..]),
         "-h" | "--help" => usage(),
         name => {

@@ -7,12 +7,16 @@
 //!     -> timerloop lateness delay=D p50=X p99=Y
 //! clock [--reads N]
 //!     -> timerloop clock read ns=X
+//! sweep [--count N]
+//!     -> timerloop cancel sweep ns=X
 //! ```
 //!
 //! `clock` has no Node twin: it measures what every `set_timeout` and
 //! `refresh` pays before any timer work, one read of the system clock
 //! (`update_time`, which Node's `getLibuvNow` also makes, R1.3), as the
-//! median over five timed runs of N reads.
+//! median over five timed runs of N reads. Nor has `sweep`: the memory
+//! traffic alone of cancelling N pooled timers with timerloop's layout
+//! (see [`sweep`]).
 //!
 //! `memory` without `--impl` runs each implementation in a child process of
 //! its own (so one's freed pages cannot hide the other's growth) and
@@ -271,4 +275,75 @@ pub(crate) fn clock(args: &[String]) {
         .collect();
     per_read.sort_by(f64::total_cmp);
     println!("timerloop clock read ns={:.2}", per_read[2]);
+}
+
+// ---------------------------------------------------------------------------
+// sweep: the memory a cancel must touch, without any cancel logic.
+
+/// A slot's marker for a vacant one, in its first word (as the arena's
+/// free list marks them).
+const SWEEP_VACANT: u64 = 1 << 63;
+/// The no-link value of an intrusive list's link.
+const SWEEP_NIL: u32 = u32::MAX;
+
+/// `sweep [--count N]`: the least a cancel of N pooled timers in creation
+/// order (`timers-cancel-pooled`) could cost with timerloop's layout,
+/// whatever its code: for each timer, the 16-byte handle read from a
+/// `Vec`, the 32-byte slot's generation read and the slot marked vacant,
+/// the 8-byte links read and the successor's back link cleared. The same
+/// bytes as a cancel touches, in the same order, with no other work; the
+/// median over five runs, each on freshly built (and so already faulted
+/// in) arrays, of nanoseconds per timer. N defaults to the workload's
+/// 5,000,000, where every array is far larger than the caches and the
+/// sweep is bound by memory traffic: 56 bytes read and 40 written back
+/// per timer.
+pub(crate) fn sweep(args: &[String]) {
+    let n = match flag_value(args, "--count") {
+        Some(s) => parse_count(s).unwrap_or_else(|| die("bad --count")),
+        None => 5_000_000,
+    }
+    .clamp(1, u64::from(SWEEP_NIL - 1)) as usize;
+    // The suite's handle is timerloop's own: 16 bytes.
+    assert_eq!(std::mem::size_of::<(u64, u32)>(), 16);
+    let mut per_timer: Vec<f64> = (0..5)
+        .map(|run| {
+            let generation = |i: usize| (i as u64 + run) as u32;
+            let mut slots: Vec<[u64; 4]> = (0..n)
+                .map(|i| [i as u64, 0, 0, u64::from(generation(i)) << 32])
+                .collect();
+            let mut links: Vec<[u32; 2]> = (0..n)
+                .map(|i| {
+                    let prev = if i == 0 { SWEEP_NIL } else { i as u32 - 1 };
+                    let next = if i + 1 == n { SWEEP_NIL } else { i as u32 + 1 };
+                    [prev, next]
+                })
+                .collect();
+            let handles: Vec<(u64, u32)> = (0..n)
+                .map(|i| (i as u64 | u64::from(generation(i)) << 32, 1))
+                .collect();
+            let mut free = u64::from(SWEEP_NIL);
+            let mut stale = 0u64;
+            let t = Instant::now();
+            for &(key, _loop_id) in black_box(&handles) {
+                let index = key as u32 as usize;
+                let slot = &mut slots[index];
+                if (slot[3] >> 32) as u32 != (key >> 32) as u32 {
+                    stale += 1;
+                    continue;
+                }
+                let next = links[index][1];
+                if next != SWEEP_NIL {
+                    links[next as usize][0] = SWEEP_NIL;
+                }
+                slot[0] = SWEEP_VACANT | free;
+                free = index as u64;
+            }
+            let elapsed = t.elapsed();
+            black_box((free, &slots, &links));
+            assert_eq!(stale, 0, "every handle is live");
+            elapsed.as_nanos() as f64 / n as f64
+        })
+        .collect();
+    per_timer.sort_by(f64::total_cmp);
+    println!("timerloop cancel sweep ns={:.2}", per_timer[2]);
 }
