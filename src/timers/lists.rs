@@ -100,9 +100,12 @@ pub(super) struct Timers {
     pub(super) native_due: u64,
     /// `native_due` is not yet the handle's: [`EventLoop::arm_native`]
     /// set it, and [`EventLoop::apply_native`] starts the handle for it
-    /// before the loop next reads its timers, its poll timeout or its
-    /// liveness ([`Host::sync_handles`](crate::uv::Host::sync_handles)),
-    /// the only places the handle's due time is observable. Node starts
+    /// before the loop next reads its timers (libuv's timers loop reads
+    /// its heap again after every timer callback: an arm made in the
+    /// pass's callback scope may be due in that same phase), its poll
+    /// timeout or its liveness
+    /// ([`Host::sync_handles`](crate::uv::Host::sync_handles)), the only
+    /// places the handle's due time is observable. Node starts
     /// its timer on every list due earlier than the last (`scheduleTimer`);
     /// a program that sets ever shorter timeouts re-armed the handle on
     /// each (its heap entry re-keyed: 56 instructions), where now it is
@@ -700,6 +703,37 @@ mod tests {
         lp.run().unwrap();
         assert_eq!(*log.borrow(), ["B", "immediate2", "A"]);
         assert!(!lp.is_alive());
+    }
+
+    /// An arm made after a pass, in its callback scope, is given the handle
+    /// before libuv's timers loop reads its heap again. A microtask queued
+    /// by the last timer sets a 5 ms timeout (the native timer due at 30),
+    /// blocks 10 ms and sets another timeout, whose clock read moves the
+    /// loop's time to 35: the native timer is due, and libuv runs it again
+    /// in the same timers phase, so t0 runs before the check phase's
+    /// immediate (a, t0, imm, as on node v20). Without the sync after each
+    /// timer callback the heap was empty there, and imm ran first: the
+    /// difference the generated script seed 222000010 found.
+    #[test]
+    fn an_arm_made_in_the_pass_scope_runs_in_the_same_timers_phase() {
+        let log = Rc::new(RefCell::new(Vec::new()));
+        let mut lp = EventLoop::with_virtual_clock();
+        let l = log.clone();
+        lp.set_timeout(25, move |lp: &mut EventLoop| {
+            l.borrow_mut().push("a");
+            let l = l.clone();
+            lp.queue_microtask(move |lp: &mut EventLoop| {
+                let t = l.clone();
+                lp.set_timeout(5, move |_| t.borrow_mut().push("t0"));
+                lp.block(10);
+                let t = l.clone();
+                lp.set_timeout(100, move |_| t.borrow_mut().push("t1"));
+                let i = l.clone();
+                lp.set_immediate(move |_| i.borrow_mut().push("imm"));
+            });
+        });
+        lp.run().unwrap();
+        assert_eq!(*log.borrow(), ["a", "t0", "imm", "t1"]);
     }
 
     /// The timers' copy of the native timer's due time

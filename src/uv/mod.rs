@@ -73,7 +73,8 @@ pub trait Host: Sized + 'static {
 
     /// Applies handle starts and stops the host deferred. [`run`] calls it
     /// before every read of the loop's liveness, of its poll timeout, of
-    /// its timers and of the idle watchers (the only places a handle's
+    /// its timers (in the timers phase, again after each timer's
+    /// callback) and of the idle watchers (the only places a handle's
     /// state is observable), so a host may toggle a handle lazily: a start
     /// and a stop between two such reads cost nothing, and a timer
     /// restarted many times between them is started once.

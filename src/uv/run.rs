@@ -264,5 +264,11 @@ fn run_timers<H: Host>(host: &mut H) {
         if host.uv().halted {
             break;
         }
+        // A timer the callback armed lazily is started before the heap is
+        // read again: libuv's `uv_timer_start` puts it there at once, and
+        // a callback that also moved the loop's time past its due time
+        // (a later `set_timeout` reads the clock) has it run in this very
+        // phase.
+        host.sync_handles();
     }
 }
