@@ -7,8 +7,13 @@
 //! - a callback that halts the loop ([`Loop::halt`]) ends the iteration
 //!   right after it returns; the work not yet run stays queued, in order,
 //!   for the next run;
-//! - the loop time is refreshed at the start of a run, after the poll and
-//!   before the timers phase, never during a phase.
+//! - the loop itself refreshes its time only at the start of a run, after
+//!   the poll and before the timers phase; a host's callback may refresh
+//!   it too (Node's `getLibuvNow`), and the timers phase compares each
+//!   timer with the time as the previous callback left it;
+//! - a host that starts its handles lazily ([`Host::sync_handles`]) has
+//!   them applied before each read of the loop's liveness, poll timeout
+//!   or timers, in the timers phase again after every timer callback.
 
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
