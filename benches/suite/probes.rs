@@ -336,7 +336,9 @@ pub(crate) fn sweep(args: &[String]) {
                 }
                 // The list's oldest becomes the next; the next one's back
                 // link is left as it was (the list's rule for its oldest).
-                head = links[index][1];
+                // Every next is summed, so that no load of the links can
+                // be dropped as a value overwritten before it is used.
+                head = head.wrapping_add(links[index][1]);
                 slot[0] = SWEEP_VACANT | free;
                 free = index as u64;
             }
