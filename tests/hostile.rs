@@ -761,8 +761,9 @@ fn virtual_clock_refuses_to_go_backwards() {
 /// A timer due after that point can never be reached by the clock; the
 /// documented answer is that the saturated clock is the end of time: every
 /// deadline has passed, so the timer fires and `run()` returns, never
-/// spinning. (Ignored as a known bug until the timers kept one time base:
-/// loop time, which saturates where the clock does.)
+/// spinning. (It was ignored as a known bug until the timers kept one time
+/// base, loop time, which saturates where the clock does; it passes since
+/// 5404d15.)
 #[test]
 fn saturated_virtual_clock_does_not_hang() {
     let got = within(5, || {
