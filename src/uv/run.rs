@@ -102,10 +102,6 @@ fn run_inner<H: Host>(host: &mut H, mode: RunMode) -> bool {
         phase!(run_watchers(host, Phase::Check));
         phase!(run_closing(host));
         host.uv().update_time();
-        // Handles toggled lazily since the poll phase (a timer armed by
-        // an I/O, check or close callback) are applied before the timers
-        // are read.
-        host.sync_handles();
         phase!(run_timers(host));
         host.sync_handles();
         r = host.uv().alive();
@@ -253,6 +249,14 @@ fn run_closing_handles<H: Host>(host: &mut H) {
 
 fn run_timers<H: Host>(host: &mut H) {
     loop {
+        // Handles toggled lazily are applied before every read of the
+        // heap: since the poll phase (a timer armed by an I/O, check or
+        // close callback), and since the previous timer's callback, which
+        // libuv's `uv_timer_start` would have put in the heap at once (a
+        // callback that also moved the loop's time past its due time,
+        // as a later `set_timeout` reads the clock, has it run in this
+        // very phase).
+        host.sync_handles();
         let lp = host.uv();
         let Some((key, (due, _))) = lp.timer_heap.peek_live() else {
             break;
@@ -269,11 +273,5 @@ fn run_timers<H: Host>(host: &mut H) {
         if host.uv().halted {
             break;
         }
-        // A timer the callback armed lazily is started before the heap is
-        // read again: libuv's `uv_timer_start` puts it there at once, and
-        // a callback that also moved the loop's time past its due time
-        // (a later `set_timeout` reads the clock) has it run in this very
-        // phase.
-        host.sync_handles();
     }
 }
