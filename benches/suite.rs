@@ -168,6 +168,13 @@ impl SplitMix64 {
     }
 }
 
+/// The median of `v` (its upper one for an even count): the statistic
+/// every repeated measurement of the suite reports.
+pub(crate) fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
 /// Parses a count the way `Number()` + `Number.isSafeInteger` do for the
 /// values we accept: `5e6`, `1000000`, `1e7`.
 pub(crate) fn parse_count(s: &str) -> Option<u64> {

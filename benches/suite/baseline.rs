@@ -68,7 +68,7 @@ use list::{Linked, Links, List, ListStore};
 use timerloop::EventLoop;
 use tokio_util::time::DelayQueue;
 
-use crate::{SplitMix64, die, flag_value, parse_count};
+use crate::{SplitMix64, die, flag_value, median, parse_count};
 
 /// The intrusive list timerloop's duration lists are made of: the same
 /// source file, so that `floor` measures exactly that list. Not all of it
@@ -146,15 +146,14 @@ pub(crate) fn main(args: &[String]) {
                 if imp == "timerloop-real" && op == Op::Expire {
                     continue;
                 }
-                let mut rates: Vec<f64> = (0..reps)
+                let rates: Vec<f64> = (0..reps)
                     .map(|_| {
                         let secs = measure(imp, op, &delays).as_secs_f64();
                         count as f64 / secs
                     })
                     .collect();
-                rates.sort_by(f64::total_cmp);
-                let median = rates[rates.len() / 2];
-                println!("baseline {imp} {op_name} {dist} {count} ops/s={median:.1}");
+                let rate = median(rates);
+                println!("baseline {imp} {op_name} {dist} {count} ops/s={rate:.1}");
             }
         }
     }

@@ -103,12 +103,7 @@ use super::workloads::{
     IDLE_CONNS, IDLE_EVERY, IDLE_FIRED, IDLE_MS, IDLE_SLACK_MS, LINES_PER_ITERATION, Lines,
     idle_connections, refresh_lines,
 };
-use super::{die, flag_value, parse_count};
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
+use super::{die, flag_value, median, parse_count};
 
 fn timerloop_tasks(n: u64) -> f64 {
     let mut lp = timerloop::EventLoop::with_virtual_clock();
