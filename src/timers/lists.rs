@@ -676,6 +676,12 @@ mod tests {
         move |lp: &mut EventLoop| log.borrow_mut().push(format!("{name}@{}", lp.now()))
     }
 
+    /// A callback that logs `name` alone.
+    fn mark(log: &Log, name: &'static str) -> impl FnMut(&mut EventLoop) + 'static {
+        let log = log.clone();
+        move |_: &mut EventLoop| log.borrow_mut().push(name.to_string())
+    }
+
     /// An arm the timers layer has not given the handle yet
     /// (`Timers::native_pending`) is given before the loop reads its
     /// timers: a timeout set by an immediate that then blocks past the
@@ -686,19 +692,16 @@ mod tests {
     /// immediate2. And `is_alive` counts a first arm not yet applied.
     #[test]
     fn a_lazily_armed_timer_is_started_before_the_timers_are_read() {
-        let log = Rc::new(RefCell::new(Vec::new()));
+        let log = Log::default();
         let mut lp = EventLoop::with_virtual_clock();
-        let l = log.clone();
-        lp.set_timeout(100, move |_| l.borrow_mut().push("A"));
+        lp.set_timeout(100, mark(&log, "A"));
         assert!(lp.timers.native_pending, "armed lazily");
         assert!(lp.is_alive(), "a first arm not applied yet counts");
         let l = log.clone();
         lp.set_immediate(move |lp: &mut EventLoop| {
-            let b = l.clone();
-            lp.set_timeout(1, move |_| b.borrow_mut().push("B"));
+            lp.set_timeout(1, mark(&l, "B"));
             lp.block(5);
-            let i = l.clone();
-            lp.set_immediate(move |_| i.borrow_mut().push("immediate2"));
+            lp.set_immediate(mark(&l, "immediate2"));
         });
         lp.run().unwrap();
         assert_eq!(*log.borrow(), ["B", "immediate2", "A"]);
@@ -716,20 +719,17 @@ mod tests {
     /// difference the generated script seed 222000010 found.
     #[test]
     fn an_arm_made_in_the_pass_scope_runs_in_the_same_timers_phase() {
-        let log = Rc::new(RefCell::new(Vec::new()));
+        let log = Log::default();
         let mut lp = EventLoop::with_virtual_clock();
         let l = log.clone();
         lp.set_timeout(25, move |lp: &mut EventLoop| {
-            l.borrow_mut().push("a");
+            l.borrow_mut().push("a".to_string());
             let l = l.clone();
             lp.queue_microtask(move |lp: &mut EventLoop| {
-                let t = l.clone();
-                lp.set_timeout(5, move |_| t.borrow_mut().push("t0"));
+                lp.set_timeout(5, mark(&l, "t0"));
                 lp.block(10);
-                let t = l.clone();
-                lp.set_timeout(100, move |_| t.borrow_mut().push("t1"));
-                let i = l.clone();
-                lp.set_immediate(move |_| i.borrow_mut().push("imm"));
+                lp.set_timeout(100, mark(&l, "t1"));
+                lp.set_immediate(mark(&l, "imm"));
             });
         });
         lp.run().unwrap();
