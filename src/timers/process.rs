@@ -226,8 +226,19 @@ impl EventLoop {
                     quiet = ticks::nothing_to_tick(&self.ticks, &self.shared);
                     continue;
                 }
-                self.timers.unlink(key);
-                self.timers.slab.keyed_at_mut(key).1
+                let tm = &mut self.timers;
+                let list = &mut tm.map.slot_mut(slot).list;
+                if list.is_head(key) {
+                    // Still the list's oldest, the usual case (ticks ran,
+                    // but none cleared or refreshed it): unlinked as above,
+                    // without `unlink`'s lookups of its list and duration.
+                    let own = &mut tm.links[key];
+                    list.unlink_head(*own);
+                    *own = Links::default();
+                } else {
+                    tm.unlink(key);
+                }
+                tm.slab.keyed_at_mut(key).1
             };
             // The common case, one test: an armed, plain, unkept timeout.
             if timer.is_plain_armed_timeout() {
