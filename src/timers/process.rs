@@ -211,6 +211,7 @@ impl EventLoop {
                 // fewer a timer), and the links are reset with one store.
                 list.unlink_head(*own);
                 *own = Links::default();
+                debug_assert!(unlinked_in_place(timer.state()));
                 timer
             } else {
                 self.timers.current = NO_TIMER;
@@ -235,6 +236,7 @@ impl EventLoop {
                     let own = &mut tm.links[key];
                     list.unlink_head(*own);
                     *own = Links::default();
+                    debug_assert!(unlinked_in_place(tm.slab[key].state()));
                 } else {
                     tm.unlink(key);
                 }
@@ -507,6 +509,17 @@ impl EventLoop {
             other => unreachable!("a running timer cannot become {other:?}"),
         }
     }
+}
+
+/// Whether a timer in `state` may be unlinked in place by the pass
+/// (`List::unlink_head`), which leaves its list's slot where its
+/// duration goes: only a timer whose branch of the pass writes the
+/// duration back before anything reads it, an armed one
+/// ([`take_to_run`]) or a zombie (`Timer::set_unlinked`). A linked
+/// timer at its list's head is one of the two: a cleared one is not
+/// linked, and a running one is not listed until its `finally` has run.
+fn unlinked_in_place(state: State) -> bool {
+    matches!(state, State::Armed | State::Zombie)
 }
 
 /// Takes a due, armed timer's callback (and whether it is an interval,
