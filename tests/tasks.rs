@@ -531,3 +531,134 @@ fn a_panic_out_of_a_checkpoint_leaves_no_wake_to_drain_first() {
         );
     }
 }
+
+/// Counts the polls of a task that waits forever.
+fn pending_counting(polls: Rc<Cell<u32>>) -> impl Future<Output = ()> {
+    poll_fn(move |_| {
+        polls.set(polls.get() + 1);
+        Poll::Pending
+    })
+}
+
+/// A sleep's timer wakes the task that polled it last, and only through
+/// that task's own waker: a sleep handed from one task to another wakes
+/// the second; one left pending by a finished task wakes nobody, not even
+/// a new task in the finished task's arena slot (the loop queues a task
+/// directly only for its own waker, `Waker::will_wake`).
+#[test]
+fn a_sleep_wakes_the_task_that_polled_it_last() {
+    let mut lp = EventLoop::with_virtual_clock();
+    let log = new_log();
+    type Held = Rc<RefCell<Option<Pin<Box<time::Sleep>>>>>;
+    let handed: Held = Rc::default();
+    let left: Held = Rc::default();
+    let (h, l) = (handed.clone(), left.clone());
+    // A makes both sleeps and polls them once: each stores A's waker.
+    lp.spawn(async move {
+        let mut a = Box::pin(time::sleep(ms(5)));
+        let mut b = Box::pin(time::sleep(ms(7)));
+        poll_fn(|cx| {
+            assert!(a.as_mut().poll(cx).is_pending() && b.as_mut().poll(cx).is_pending());
+            Poll::Ready(())
+        })
+        .await;
+        *h.borrow_mut() = Some(a);
+        *l.borrow_mut() = Some(b);
+    });
+    lp.run_once().unwrap();
+    assert_eq!(lp.stats().tasks, 0, "A finished");
+    // C, spawned first after A finished, takes A's arena slot and waits
+    // forever; B takes the first sleep over.
+    let c_polls = Rc::new(Cell::new(0));
+    lp.spawn(pending_counting(c_polls.clone()));
+    let (h, lg) = (handed.clone(), log.clone());
+    lp.spawn(async move {
+        let s = h.borrow_mut().take().unwrap();
+        s.await;
+        push(&lg, "B woke");
+    });
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["B woke"]);
+    assert_eq!(lp.now(), 7, "the second sleep fired too");
+    assert!(left.borrow().as_ref().unwrap().is_elapsed());
+    assert_eq!(c_polls.get(), 1, "C was polled once, at its spawn");
+}
+
+/// A sleep polled inside a task with a waker that is not the task's (a
+/// combinator's own) wakes that waker, not the task.
+#[test]
+fn a_sleep_polled_with_a_foreign_waker_inside_a_task_wakes_that_waker() {
+    struct Count(std::sync::atomic::AtomicU32);
+    impl std::task::Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+    let count = Arc::new(Count(std::sync::atomic::AtomicU32::new(0)));
+    let foreign = Waker::from(count.clone());
+    let polls = Rc::new(Cell::new(0));
+    let mut lp = EventLoop::with_virtual_clock();
+    let p = polls.clone();
+    lp.spawn(async move {
+        let mut s = Box::pin(time::sleep(ms(5)));
+        let mut cx = Context::from_waker(&foreign);
+        assert!(s.as_mut().poll(&mut cx).is_pending());
+        // Kept pending past the sleep, by a later one of its own.
+        let mut own = Box::pin(time::sleep(ms(9)));
+        poll_fn(|cx| {
+            p.set(p.get() + 1);
+            own.as_mut().poll(cx)
+        })
+        .await;
+        assert!(s.is_elapsed());
+    });
+    lp.run().unwrap();
+    assert_eq!(count.0.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(polls.get(), 2, "polled at its start and by its own sleep");
+    assert_eq!(lp.now(), 9);
+}
+
+/// Lending follows the top frame: inside a task, a scope of the same loop
+/// (through `with_current`) lends it again and gives it back, so the
+/// task's next sleep and `with_current` work; a scope of another loop
+/// entered from the task makes that loop the current one until it
+/// returns, and work on the first loop's futures inside it waits for the
+/// first loop (a reset there lands when the first loop flushes it).
+#[test]
+fn lending_follows_the_top_frame_across_nested_scopes() {
+    let mut lp = EventLoop::with_virtual_clock();
+    let log = new_log();
+    let lg = log.clone();
+    lp.spawn(async move {
+        let inner = EventLoop::with_current(|lp| lp.scope(|| time::sleep(ms(4))));
+        let mut outer = Box::pin(time::sleep(ms(2)));
+        EventLoop::with_current(|lp| assert_eq!(lp.stats().timers, 2));
+        let mut other = EventLoop::with_virtual_clock();
+        other.scope(|| {
+            outer.as_mut().reset(time::Instant::now() + ms(50));
+            assert_eq!(time::Instant::now(), other_now_zero());
+        });
+        assert_eq!(
+            other.stats().timers,
+            0,
+            "the reset went to the sleep's loop"
+        );
+        inner.await;
+        push(
+            &lg,
+            format!("inner at {}", EventLoop::with_current(|lp| lp.now())),
+        );
+        outer.await;
+        push(
+            &lg,
+            format!("outer at {}", EventLoop::with_current(|lp| lp.now())),
+        );
+    });
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["inner at 4", "outer at 50"]);
+}
+
+/// `Instant::now()` inside a fresh virtual-clock loop's scope: its time 0.
+fn other_now_zero() -> time::Instant {
+    time::Instant::now()
+}

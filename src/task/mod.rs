@@ -408,10 +408,12 @@ impl EventLoop {
         };
         task.header.scheduled.begin_poll();
         let join = task.join;
+        let outer = self.shared.polling.replace(key.index() as u32);
         let r = self.lend_during(|| {
             let mut cx = Context::from_waker(&running.waker);
             catch_unwind(AssertUnwindSafe(|| running.future.as_mut().poll(&mut cx)))
         });
+        self.shared.polling.set(outer);
         let aborted = self.take_aborted(key);
         let mut running = Some(running);
         let done = match r {
@@ -443,6 +445,28 @@ impl EventLoop {
             }
         }
         self.flush_deferred();
+    }
+
+    /// Wakes the task at arena index `index` (a hint: any value) if
+    /// `waker` is its own waker, as [`Header::wake_by_ref`] would on the
+    /// loop's thread, and says whether it did: the caller wakes `waker`
+    /// the ordinary way if not. A waker is the task's own when it wakes
+    /// the same header through the same functions (`Waker::will_wake`).
+    pub(crate) fn wake_own_task(&mut self, index: u32, waker: &Waker) -> bool {
+        let Some(task) = self.tasks.slab.get_at(index as usize) else {
+            return false;
+        };
+        let Some(running) = &task.running else {
+            return false; // being polled: its waker is not at hand
+        };
+        if !running.waker.will_wake(waker) {
+            return false;
+        }
+        if task.header.scheduled.wake() {
+            self.shared.micro.push(Micro::Task(task.header.key));
+            self.shared.woke_task.set(true);
+        }
+        true
     }
 
     /// Drops an aborted task's future, unless it is being polled (then its

@@ -35,18 +35,23 @@
 //! This is one of the crate's three modules with hand-written `unsafe`
 //! (the others: `thin.rs` stores a timer's or an immediate's small
 //! closure inline, and `pool.rs` keeps the blocks of larger ones): a raw
-//! pointer
-//! to the loop, stored in the top frame while lending is allowed, turned
-//! into `&mut EventLoop` in one place, `lent`, for `with_current` and `run_or_defer`. The argument:
+//! pointer to the loop, stored in the loop's shared state
+//! (`LoopShared::lend`) while lending is allowed, turned into
+//! `&mut EventLoop` in one place, `lent`, for `with_current` and
+//! `run_or_defer`, and only while that loop's frame is the top one on the
+//! thread (`LoopShared::top`, kept by the frames' push and pop, so that
+//! asking costs no thread-local access). The argument:
 //!
 //! 1. The pointer is created from the `&mut EventLoop` of the function
 //!    that allows lending (`EventLoop::lend_during`, `EventLoop::scope`),
-//!    and is removed from the frame before that function uses its own
-//!    reference again (a guard removes it even on unwind). So while the
-//!    pointer is reachable, the only other live `&mut EventLoop` is that
-//!    function's, which is not used.
-//! 2. `with_current` and `run_or_defer` take the pointer out of the frame
-//!    (`take_lend`) for the duration of their closure, so two
+//!    and is removed from the shared state before that function uses its
+//!    own reference again (a guard removes it even on unwind). Whoever
+//!    pushes a frame for the loop holds `&mut EventLoop`, so the loop is
+//!    not lent then, nor when that frame is popped (debug assertions). So
+//!    while the pointer is reachable, the only
+//!    other live `&mut EventLoop` is that function's, which is not used.
+//! 2. `with_current` and `run_or_defer` take the pointer out of the shared
+//!    state (`take_lend`) for the duration of their closure, so two
 //!    `&mut EventLoop` made from it never coexist (a nested call finds
 //!    none: `with_current` panics, `run_or_defer` defers), and put it back
 //!    after, even on unwind.
@@ -166,6 +171,18 @@ pub(crate) struct LoopShared {
     /// aborted while it runs is not resumed, whether or not its handle
     /// (and so its join state) is still there.
     pub(crate) aborted: RefCell<Vec<Key>>,
+    /// The loop, while it may be lent (a task's poll, a scope); null
+    /// otherwise. Read only while [`top`](Self::top) is set: the loop's
+    /// frame is the top of its thread's stack (see the module docs).
+    lend: Cell<*mut EventLoop>,
+    /// The arena index of the task being polled, or
+    /// [`NO_TASK`](super::wakeup::NO_TASK): a hint a sleep stores with its
+    /// waker ([`Wakeup::task`](super::Wakeup::task)).
+    pub(crate) polling: Cell<u32>,
+    /// This loop's frame is the top one on its thread's stack: lending
+    /// it is allowed only then. Kept here so that code holding the shared
+    /// state (a sleep's, a task's poll) asks it without the thread-local.
+    top: Cell<bool>,
 }
 
 impl fmt::Debug for LoopShared {
@@ -179,14 +196,9 @@ impl fmt::Debug for LoopShared {
 thread_local! {
     /// The loops made on this thread, for same-thread wakers.
     static LOOPS: RefCell<Vec<(u32, Weak<LoopShared>)>> = const { RefCell::new(Vec::new()) };
-    /// The current loops, innermost last.
-    static STACK: RefCell<Vec<Frame>> = const { RefCell::new(Vec::new()) };
-}
-
-struct Frame {
-    shared: Rc<LoopShared>,
-    /// The loop, while it may be lent; null otherwise.
-    lend: Cell<*mut EventLoop>,
+    /// The current loops (each frame a loop's shared state), innermost
+    /// last. The top frame's loop has [`LoopShared::top`] set.
+    static STACK: RefCell<Vec<Rc<LoopShared>>> = const { RefCell::new(Vec::new()) };
 }
 
 impl LoopShared {
@@ -203,6 +215,9 @@ impl LoopShared {
             wakeups: RefCell::new(Vec::new()),
             closed: Cell::new(false),
             aborted: RefCell::new(Vec::new()),
+            lend: Cell::new(std::ptr::null_mut()),
+            polling: Cell::new(super::wakeup::NO_TASK),
+            top: Cell::new(false),
         });
         LOOPS.with(|l| {
             let mut l = l.borrow_mut();
@@ -252,8 +267,8 @@ impl LoopShared {
         if self.has_deferred.get() {
             return self.defer(f);
         }
-        match take_lend(Some(self)) {
-            Lendable::Yes(ptr) => lent(ptr, f),
+        match take_lend(self) {
+            Lendable::Yes(ptr) => lent(self, ptr, f),
             Lendable::NoLoop | Lendable::Lent => self.defer(f),
         }
     }
@@ -299,7 +314,7 @@ pub(crate) const WAKEUP_POOL: usize = 1024;
 /// If no loop is current on this thread.
 pub(crate) fn current_shared() -> Rc<LoopShared> {
     STACK
-        .with(|s| s.borrow().last().map(|f| f.shared.clone()))
+        .with(|s| s.borrow().last().cloned())
         .unwrap_or_else(|| {
             panic!(
                 "there is no current timerloop EventLoop on this thread: call this inside \
@@ -310,7 +325,7 @@ pub(crate) fn current_shared() -> Rc<LoopShared> {
 
 /// The shared state of the thread's current loop, if any.
 pub(crate) fn try_current_shared() -> Option<Rc<LoopShared>> {
-    STACK.with(|s| s.borrow().last().map(|f| f.shared.clone()))
+    STACK.with(|s| s.borrow().last().cloned())
 }
 
 /// While alive, a loop is current on this thread (its frame is on the
@@ -322,88 +337,85 @@ pub(crate) struct Entered {
 impl Drop for Entered {
     fn drop(&mut self) {
         STACK.with(|s| {
-            s.borrow_mut().pop();
+            let mut s = s.borrow_mut();
+            if let Some(me) = s.pop() {
+                debug_assert!(me.lend.get().is_null(), "a frame left with its loop lent");
+                me.top.set(false);
+            }
+            if let Some(below) = s.last() {
+                below.top.set(true);
+            }
         });
     }
 }
 
 /// What the top frame offers to lend.
 enum Lendable {
-    /// The loop, taken out of the frame (put it back with [`Lend`]).
+    /// The loop, taken out of its shared state (put it back with [`Lend`]).
     Yes(*mut EventLoop),
-    /// No loop is current, or (for [`take_lend`] with an id) the current
-    /// one is another loop.
+    /// The loop of `shared` is not the current one (no frame of it is the
+    /// top one).
     NoLoop,
     /// The current loop is lent already, or held by a callback.
     Lent,
 }
 
-/// Takes the lending pointer out of the top frame, if that frame is the
-/// loop of `shared` (any loop for `None`; compared by address, so even a
-/// wrapped-around loop id cannot match another loop) and the loop is
-/// lendable now.
-fn take_lend(shared: Option<&LoopShared>) -> Lendable {
-    STACK.with(|s| match s.borrow().last() {
-        Some(top) if shared.is_none_or(|sh| std::ptr::eq(sh, &*top.shared)) => {
-            let ptr = top.lend.replace(std::ptr::null_mut());
-            if ptr.is_null() {
-                Lendable::Lent
-            } else {
-                Lendable::Yes(ptr)
-            }
-        }
-        _ => Lendable::NoLoop,
-    })
+/// Takes the lending pointer out of `shared`, if its loop's frame is the
+/// top one on this thread and the loop is lendable now.
+fn take_lend(shared: &LoopShared) -> Lendable {
+    if !shared.top.get() {
+        return Lendable::NoLoop;
+    }
+    let ptr = shared.lend.replace(std::ptr::null_mut());
+    if ptr.is_null() {
+        Lendable::Lent
+    } else {
+        Lendable::Yes(ptr)
+    }
 }
 
-/// Runs `f` with the loop behind `ptr`, just taken out of the top frame by
+/// Runs `f` with the loop behind `ptr`, just taken out of `shared` by
 /// [`take_lend`]; puts the pointer back after, even on unwind.
-fn lent<R>(ptr: *mut EventLoop, f: impl FnOnce(&mut EventLoop) -> R) -> R {
-    let _restore = Lend { prev: ptr };
+fn lent<R>(shared: &LoopShared, ptr: *mut EventLoop, f: impl FnOnce(&mut EventLoop) -> R) -> R {
+    let _restore = Lend { shared, prev: ptr };
     // SAFETY: see the module docs. The pointer was made from a live
     // `&mut EventLoop` whose owner does not use it while the pointer is in
-    // the frame (point 1); it was taken out of the frame by `take_lend`, so
-    // no other reference is made from it until `_restore` puts it back
-    // (point 2); and nothing the loop stores is borrowed by the caller
-    // (point 3).
+    // the shared state (point 1); it was taken out of there by
+    // `take_lend`, so no other reference is made from it until `_restore`
+    // puts it back (point 2); and nothing the loop stores is borrowed by
+    // the caller (point 3).
     let lp = unsafe { &mut *ptr };
     f(lp)
 }
 
-/// Restores the top frame's lending pointer when dropped.
-struct Lend {
+/// Restores a loop's lending pointer when dropped.
+struct Lend<'a> {
+    shared: &'a LoopShared,
     prev: *mut EventLoop,
 }
 
-impl Drop for Lend {
+impl Drop for Lend<'_> {
     fn drop(&mut self) {
-        STACK.with(|s| {
-            if let Some(top) = s.borrow().last() {
-                top.lend.set(self.prev);
-            }
-        });
+        self.shared.lend.set(self.prev);
     }
-}
-
-fn set_lend(ptr: *mut EventLoop) -> Lend {
-    let prev = STACK.with(|s| {
-        s.borrow()
-            .last()
-            .map_or(std::ptr::null_mut(), |top| top.lend.replace(ptr))
-    });
-    Lend { prev }
 }
 
 impl EventLoop {
     /// Makes this loop the thread's current loop until the guard drops,
     /// with lending not allowed (a callback holds the loop).
     pub(crate) fn enter_current(&self) -> Entered {
+        let shared = &self.shared;
+        // Whoever enters holds `&mut EventLoop`, so the loop is not lent
+        // (point 1 of the module docs): the frame starts unlendable.
+        debug_assert!(shared.lend.get().is_null(), "entering a lent loop");
         STACK.with(|s| {
-            s.borrow_mut().push(Frame {
-                shared: self.shared.clone(),
-                lend: Cell::new(std::ptr::null_mut()),
-            })
+            let mut s = s.borrow_mut();
+            if let Some(below) = s.last() {
+                below.top.set(false);
+            }
+            s.push(shared.clone());
         });
+        shared.top.set(true);
         Entered {
             _not_send: PhantomData,
         }
@@ -414,13 +426,17 @@ impl EventLoop {
     /// loop's frame must be the top one.
     pub(crate) fn lend_during<R>(&mut self, f: impl FnOnce() -> R) -> R {
         debug_assert!(
-            STACK.with(|s| s.borrow().last().map(|f| f.shared.id)) == Some(self.id.get()),
+            self.shared.top.get(),
             "lending a loop that is not the current one"
         );
+        let shared = self.shared.clone();
         // Safety argument, point 1: the pointer comes from `self`, which
         // this function does not use until the guard has removed it.
         let ptr: *mut EventLoop = self;
-        let guard = set_lend(ptr);
+        let guard = Lend {
+            prev: shared.lend.replace(ptr),
+            shared: &shared,
+        };
         let r = f();
         drop(guard);
         r
@@ -478,15 +494,20 @@ impl EventLoop {
     /// holds the loop already (use its `&mut EventLoop`); and inside
     /// another `with_current`.
     pub fn with_current<R>(f: impl FnOnce(&mut EventLoop) -> R) -> R {
-        match take_lend(None) {
-            Lendable::Yes(ptr) => lent(ptr, |lp| {
+        let no_loop = || -> ! {
+            panic!(
+                "EventLoop::with_current: there is no current timerloop EventLoop on this \
+                 thread (call it inside a spawned task, block_on or EventLoop::scope)"
+            )
+        };
+        let top = try_current_shared().unwrap_or_else(|| no_loop());
+        match take_lend(&top) {
+            Lendable::Yes(ptr) => lent(&top, ptr, |lp| {
                 lp.flush_deferred();
                 f(lp)
             }),
-            Lendable::NoLoop => panic!(
-                "EventLoop::with_current: there is no current timerloop EventLoop on this \
-                 thread (call it inside a spawned task, block_on or EventLoop::scope)"
-            ),
+            // The top frame's loop is the current one: not reached.
+            Lendable::NoLoop => no_loop(),
             Lendable::Lent => panic!(
                 "EventLoop::with_current: the loop is already lent: inside a callback use its \
                  own `&mut EventLoop` argument; with_current does not nest"

@@ -50,7 +50,15 @@ pub(crate) struct Wakeup {
     pub(crate) waker: Cell<Option<Waker>>,
     /// The Node timeout, once the loop has created it.
     pub(crate) timer: Cell<Option<Timeout>>,
+    /// The arena index of the task whose poll stored `waker`
+    /// ([`NO_TASK`] if none): a hint, checked when the timer fires (the
+    /// waker must be that task's own), which lets the loop queue the task
+    /// itself instead of going through the waker's search for its loop.
+    pub(crate) task: Cell<u32>,
 }
+
+/// [`Wakeup::task`] when no task's poll stored the waker.
+pub(crate) const NO_TASK: u32 = u32::MAX;
 
 impl Wakeup {
     /// A refed wakeup for `deadline` (loop time), not yet armed: a
@@ -75,6 +83,7 @@ impl Wakeup {
             polled: Cell::new(false),
             waker: Cell::new(None),
             timer: Cell::new(None),
+            task: Cell::new(NO_TASK),
         })
     }
 
@@ -131,7 +140,12 @@ impl Wakeup {
         // that polls at once finds the cell free (it stores nothing: the
         // sleep is ready); a waker stored meanwhile wins.
         if let Some(w) = self.waker.take() {
-            w.wake_by_ref();
+            // A task's own waker, as it nearly always is, is woken by the
+            // loop at hand (the same queueing, without the waker finding
+            // its loop through the thread's list of loops).
+            if !lp.wake_own_task(self.task.get(), &w) {
+                w.wake_by_ref();
+            }
             if let Some(newer) = self.waker.replace(Some(w)) {
                 self.waker.set(Some(newer));
             }
@@ -145,6 +159,7 @@ impl Wakeup {
         crate::task::store_waker(&mut slot, waker);
         self.waker.set(slot);
         self.polled.set(true);
+        self.task.set(self.shared.polling.get());
     }
 
     /// Offers a finished sleep's state (`me`: the sleep's own reference,
