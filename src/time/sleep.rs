@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use super::Instant;
 use crate::task::{store_waker, wake_stored};
-use crate::timers::{LoopShared, Wakeup, current_shared};
+use crate::timers::{LoopShared, Wakeup, current_shared, with_current_shared};
 use crate::uv::ms_ceil;
 
 /// A future that completes at a deadline, on a Node timeout; made by
@@ -77,9 +77,8 @@ impl fmt::Debug for Sleep {
 ///
 /// If no loop is current on this thread.
 pub fn sleep(duration: Duration) -> Sleep {
-    let shared = current_shared();
-    let now = shared.now_ms();
-    Sleep::new(shared, now, now.saturating_add(ms_ceil(duration).max(1)))
+    let ms = ms_ceil(duration).max(1);
+    Sleep::new(|now| now.saturating_add(ms))
 }
 
 /// Waits until `deadline`; ready at once if it has passed (no timer).
@@ -105,14 +104,18 @@ pub fn sleep(duration: Duration) -> Sleep {
 ///
 /// If no loop is current on this thread.
 pub fn sleep_until(deadline: Instant) -> Sleep {
-    let shared = current_shared();
-    let now = shared.now_ms();
-    Sleep::new(shared, now, deadline.as_ms())
+    Sleep::new(|_| deadline.as_ms())
 }
 
 impl Sleep {
-    fn new(shared: Rc<LoopShared>, now: u64, deadline: u64) -> Sleep {
-        let entry = Wakeup::new(shared, deadline);
+    /// A sleep on the current loop until `deadline(now)` (loop time),
+    /// armed. Its state is made (or taken from the pool) while the current
+    /// loop's shared state is borrowed, not cloned; the clock, which may be
+    /// the user's, is read after.
+    fn new(deadline: impl FnOnce(u64) -> u64) -> Sleep {
+        let entry = with_current_shared(|shared| Wakeup::new(shared, 0));
+        let now = entry.shared.now_ms();
+        entry.deadline.set(deadline(now));
         entry.schedule(now);
         Sleep { entry }
     }

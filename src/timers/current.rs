@@ -16,19 +16,19 @@
 //!   duration's list exactly where a `set_timeout` made at that moment
 //!   would, with the start time read when it was created. Where the loop
 //!   could be lent and nothing is queued, such an operation runs at once
-//!   instead (`LoopShared::run_or_defer`): the same result, without the
+//!   instead (`LoopShared::run_now`): the same result, without the
 //!   queue.
 //! - **The current loop** is a per-thread stack of frames, one per loop
 //!   that is running or entered ([`EventLoop::scope`]) on the thread. Free
 //!   functions (`time::sleep`, `Instant::now`) use the top frame's shared
 //!   state, so they work wherever a loop is current: in callbacks, tasks,
 //!   `block_on` and scopes.
-//! - **Lending** ([`EventLoop::with_current`], and `run_or_defer` inside
-//!   the crate) hands out the loop itself, as `&mut EventLoop`, and only
+//! - **Lending** ([`EventLoop::with_current`], and `run_now` inside the
+//!   crate) hands out the loop itself, as `&mut EventLoop`, and only
 //!   where no other `&mut EventLoop` is in use: while a task is polled,
 //!   and inside [`EventLoop::scope`]. Inside a callback the loop is already
 //!   lent (to that callback's argument), so `with_current` panics there,
-//!   as it does when nested, and `run_or_defer` defers.
+//!   as it does when nested, and `run_now` declines (its caller defers).
 //!
 //! # Safety
 //!
@@ -38,7 +38,7 @@
 //! pointer to the loop, stored in the loop's shared state
 //! (`LoopShared::lend`) while lending is allowed, turned into
 //! `&mut EventLoop` in one place, `lent`, for `with_current` and
-//! `run_or_defer`, and only while that loop's frame is the top one on the
+//! `run_now`, and only while that loop's frame is the top one on the
 //! thread (`LoopShared::top`, kept by the frames' push and pop, so that
 //! asking costs no thread-local access). The argument:
 //!
@@ -50,10 +50,10 @@
 //!    not lent then, nor when that frame is popped (debug assertions). So
 //!    while the pointer is reachable, the only
 //!    other live `&mut EventLoop` is that function's, which is not used.
-//! 2. `with_current` and `run_or_defer` take the pointer out of the shared
+//! 2. `with_current` and `run_now` take the pointer out of the shared
 //!    state (`take_lend`) for the duration of their closure, so two
 //!    `&mut EventLoop` made from it never coexist (a nested call finds
-//!    none: `with_current` panics, `run_or_defer` defers), and put it back
+//!    none: `with_current` panics, `run_now` declines), and put it back
 //!    after, even on unwind.
 //! 3. What is polled while lending is allowed (a task's future, a scope's
 //!    closure) is not stored inside the loop: a task's future is moved out
@@ -254,22 +254,23 @@ impl LoopShared {
         made
     }
 
-    /// Runs `f` with the loop now if nothing is deferred and this loop can
-    /// be lent here (a task's poll, a scope); otherwise (an operation is
-    /// queued, or inside a callback, which holds the loop, or away from the
-    /// loop) defers it. On an empty queue, running first is exactly what
-    /// the flush would do, with nothing between: the same result as
-    /// [`defer`](Self::defer) without the queue's round trip. (With
-    /// operations queued it would not be: some read the loop's state when
-    /// they run, not when queued, so running them early, as a flush here
-    /// would, could reorder what they create.)
-    pub(crate) fn run_or_defer(&self, f: impl FnOnce(&mut EventLoop) + 'static) {
+    /// Runs `f` with the loop now, and returns its result, if nothing is
+    /// deferred and this loop can be lent here (a task's poll, a scope);
+    /// otherwise (an operation is queued, or inside a callback, which holds
+    /// the loop, or away from the loop) runs nothing and returns `None`:
+    /// the caller then [defers](Self::defer) the operation. On an empty
+    /// queue, running first is exactly what the flush would do, with
+    /// nothing between: the same result as deferring, without the queue's
+    /// round trip. (With operations queued it would not be: some read the
+    /// loop's state when they run, not when queued, so running them early,
+    /// as a flush here would, could reorder what they create.)
+    pub(crate) fn run_now<R>(&self, f: impl FnOnce(&mut EventLoop) -> R) -> Option<R> {
         if self.has_deferred.get() {
-            return self.defer(f);
+            return None;
         }
         match take_lend(self) {
-            Lendable::Yes(ptr) => lent(self, ptr, f),
-            Lendable::NoLoop | Lendable::Lent => self.defer(f),
+            Lendable::Yes(ptr) => Some(lent(self, ptr, f)),
+            Lendable::NoLoop | Lendable::Lent => None,
         }
     }
 
@@ -315,12 +316,30 @@ pub(crate) const WAKEUP_POOL: usize = 1024;
 pub(crate) fn current_shared() -> Rc<LoopShared> {
     STACK
         .with(|s| s.borrow().last().cloned())
-        .unwrap_or_else(|| {
-            panic!(
-                "there is no current timerloop EventLoop on this thread: call this inside \
-             EventLoop::run, block_on, a spawned task, a callback, or EventLoop::scope"
-            )
-        })
+        .unwrap_or_else(|| no_current_loop())
+}
+
+/// Runs `f` with the shared state of the thread's current loop, borrowed
+/// (no reference count taken). `f` must run no code of the user's (a
+/// clock, a drop): the thread's stack of loops is borrowed meanwhile, so
+/// entering a loop inside it would panic.
+///
+/// # Panics
+///
+/// If no loop is current on this thread.
+pub(crate) fn with_current_shared<R>(f: impl FnOnce(&Rc<LoopShared>) -> R) -> R {
+    STACK.with(|s| match s.borrow().last() {
+        Some(top) => f(top),
+        None => no_current_loop(),
+    })
+}
+
+#[cold]
+fn no_current_loop() -> ! {
+    panic!(
+        "there is no current timerloop EventLoop on this thread: call this inside \
+         EventLoop::run, block_on, a spawned task, a callback, or EventLoop::scope"
+    )
 }
 
 /// The shared state of the thread's current loop, if any.

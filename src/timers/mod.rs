@@ -100,7 +100,9 @@ pub use io::{InsertError, IoError, IoEvent, IoHandle, Remote};
 pub use timeout::Timeout;
 
 pub(crate) use coerce::coerce;
-pub(crate) use current::{LoopShared, Micro, current_shared, try_current_shared};
+pub(crate) use current::{
+    LoopShared, Micro, current_shared, try_current_shared, with_current_shared,
+};
 pub(crate) use error::panic_message;
 pub(crate) use scope::{Flow, OnceFn, Thrown};
 pub(crate) use wakeup::Wakeup;

@@ -63,7 +63,7 @@ pub(crate) const NO_TASK: u32 = u32::MAX;
 impl Wakeup {
     /// A refed wakeup for `deadline` (loop time), not yet armed: a
     /// finished sleep's state from the loop's pool if there is one.
-    pub(crate) fn new(shared: Rc<LoopShared>, deadline: u64) -> Rc<Wakeup> {
+    pub(crate) fn new(shared: &Rc<LoopShared>, deadline: u64) -> Rc<Wakeup> {
         let pooled = shared.wakeups.borrow_mut().pop();
         if let Some(w) = pooled {
             // Recycled only with no other reference and no timer (see
@@ -76,7 +76,7 @@ impl Wakeup {
             return w;
         }
         Rc::new(Wakeup {
-            shared,
+            shared: shared.clone(),
             deadline: Cell::new(deadline),
             fired: Cell::new(false),
             refed: Cell::new(true),
@@ -95,13 +95,15 @@ impl Wakeup {
             self.fired.set(true);
             return;
         }
-        let me = self.clone();
-        self.shared.run_or_defer(move |lp| me.arm(lp, now));
+        if self.shared.run_now(|lp| self.arm(lp, now)).is_none() {
+            let me = self.clone();
+            self.shared.defer(move |lp| me.arm(lp, now));
+        }
     }
 
     /// Arms the Node timeout for the time left until the deadline, counted
     /// from `start` (the loop time when the future asked for it).
-    fn arm(self: Rc<Self>, lp: &mut EventLoop, start: u64) {
+    fn arm(self: &Rc<Self>, lp: &mut EventLoop, start: u64) {
         let left = self
             .deadline
             .get()
@@ -128,7 +130,7 @@ impl Wakeup {
         let now = lp.loop_time();
         if now < self.deadline.get() {
             // A deadline beyond one timeout's reach: the next leg.
-            self.clone().arm(lp, now);
+            self.arm(lp, now);
             return;
         }
         self.fired.set(true);
