@@ -621,9 +621,9 @@ fn a_sleep_polled_with_a_foreign_waker_inside_a_task_wakes_that_waker() {
 /// Lending follows the top frame: inside a task, a scope of the same loop
 /// (through `with_current`) lends it again and gives it back, so the
 /// task's next sleep and `with_current` work; a scope of another loop
-/// entered from the task makes that loop the current one until it
-/// returns, and work on the first loop's futures inside it waits for the
-/// first loop (a reset there lands when the first loop flushes it).
+/// entered from the task makes that loop the current one (its sleeps, its
+/// `with_current`) until it returns, and work on the first loop's futures
+/// inside it goes to the first loop.
 #[test]
 fn lending_follows_the_top_frame_across_nested_scopes() {
     let mut lp = EventLoop::with_virtual_clock();
@@ -634,15 +634,16 @@ fn lending_follows_the_top_frame_across_nested_scopes() {
         let mut outer = Box::pin(time::sleep(ms(2)));
         EventLoop::with_current(|lp| assert_eq!(lp.stats().timers, 2));
         let mut other = EventLoop::with_virtual_clock();
-        other.scope(|| {
+        let theirs = other.scope(|| {
+            let theirs = time::sleep(ms(9));
             outer.as_mut().reset(time::Instant::now() + ms(50));
-            assert_eq!(time::Instant::now(), other_now_zero());
+            let lent = EventLoop::with_current(|b| b.stats().timers);
+            assert_eq!(lent, 1, "the other loop is the one lent");
+            theirs
         });
-        assert_eq!(
-            other.stats().timers,
-            0,
-            "the reset went to the sleep's loop"
-        );
+        assert_eq!(other.stats().timers, 1, "a sleep made in its scope");
+        EventLoop::with_current(|lp| assert_eq!(lp.stats().timers, 2, "inner and outer"));
+        drop(theirs);
         inner.await;
         push(
             &lg,
@@ -658,7 +659,227 @@ fn lending_follows_the_top_frame_across_nested_scopes() {
     assert_eq!(*log.borrow(), ["inner at 4", "outer at 50"]);
 }
 
-/// `Instant::now()` inside a fresh virtual-clock loop's scope: its time 0.
-fn other_now_zero() -> time::Instant {
-    time::Instant::now()
+/// The message of a caught panic.
+fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_default()
+}
+
+/// A loop moved out of the `&mut` lent to a task (`mem::replace`) and then
+/// entered is not lendable inside its own callback: `with_current` panics
+/// there as in any callback, and a sleep made there is armed on that loop
+/// (deferred to the callback's end), not on whatever the lent pointer now
+/// holds. Swapped back, the loop runs on and the sleep fires.
+#[test]
+fn a_loop_moved_out_of_its_lend_is_not_lent_in_its_own_callbacks() {
+    let mut lp = EventLoop::with_virtual_clock();
+    let log = new_log();
+    let lg = log.clone();
+    lp.spawn(async move {
+        let mut moved =
+            EventLoop::with_current(|lp| std::mem::replace(lp, EventLoop::with_virtual_clock()));
+        let made: Rc<RefCell<Option<time::Sleep>>> = Rc::default();
+        let (m, l2) = (made.clone(), lg.clone());
+        moved
+            .enter(move |_| {
+                let r = std::panic::catch_unwind(|| EventLoop::with_current(|x| x.now()));
+                push(&l2, panic_message(r.unwrap_err()));
+                *m.borrow_mut() = Some(time::sleep(ms(5)));
+            })
+            .unwrap();
+        assert_eq!(moved.stats().timers, 1, "armed on the moved loop");
+        EventLoop::with_current(|stand_in| {
+            assert_eq!(stand_in.stats().timers, 0);
+            std::mem::swap(stand_in, &mut moved);
+        });
+        let s = made.borrow_mut().take().unwrap();
+        s.await;
+        push(
+            &lg,
+            format!("slept to {}", EventLoop::with_current(|lp| lp.now())),
+        );
+    });
+    lp.run().unwrap();
+    let log = log.borrow();
+    assert!(log[0].contains("already lent"), "{log:?}");
+    assert_eq!(log[1], "slept to 5");
+}
+
+/// Frames of loops A, B, A: inside a task of A, a scope of B, and inside
+/// it a scope of A again. Each frame lends its own loop and makes its
+/// sleeps there; B is lent again once A's inner frame is gone.
+#[test]
+fn frames_of_a_b_and_a_again() {
+    let log = new_log();
+    let lg = log.clone();
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.spawn(async move {
+        let mut other = EventLoop::with_virtual_clock();
+        let inner = EventLoop::with_current(|a| {
+            other.scope(|| {
+                let b_sleep = time::sleep(ms(7));
+                let a_sleep = a.scope(|| {
+                    let s = time::sleep(ms(4));
+                    let n = EventLoop::with_current(|a2| a2.stats().timers);
+                    push(&lg, format!("A in A timers {n}"));
+                    s
+                });
+                let n = EventLoop::with_current(|b| b.stats().timers);
+                push(&lg, format!("B after A's scope timers {n}"));
+                drop(b_sleep);
+                a_sleep
+            })
+        });
+        push(&lg, format!("other timers {}", other.stats().timers));
+        let n = EventLoop::with_current(|a| a.stats().timers);
+        push(&lg, format!("A timers {n}"));
+        inner.await;
+        push(
+            &lg,
+            format!("woke at {}", EventLoop::with_current(|lp| lp.now())),
+        );
+    });
+    lp.run().unwrap();
+    assert_eq!(
+        *log.borrow(),
+        [
+            "A in A timers 1",
+            "B after A's scope timers 1",
+            "other timers 0",
+            "A timers 1",
+            "woke at 4"
+        ]
+    );
+}
+
+/// A task of loop A runs loop B's `block_on`: B's task polls one of A's
+/// sleeps with A's task's waker and another with its own. Back in A, A's
+/// sleeps arm and fire on A, and wake A's task.
+#[test]
+fn a_task_running_another_loops_block_on() {
+    let log = new_log();
+    let lg = log.clone();
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.spawn(async move {
+        let mut a_sleep = Box::pin(time::sleep(ms(3)));
+        let mut mine = Box::pin(time::sleep(ms(2)));
+        let my_waker: Waker = poll_fn(|cx| Poll::Ready(cx.waker().clone())).await;
+        let mut other = EventLoop::with_virtual_clock();
+        let l2 = lg.clone();
+        let (a_sleep, mine) = other
+            .block_on(async move {
+                let mut cx = Context::from_waker(&my_waker);
+                assert!(mine.as_mut().poll(&mut cx).is_pending());
+                poll_fn(|cx| {
+                    assert!(a_sleep.as_mut().poll(cx).is_pending());
+                    Poll::Ready(())
+                })
+                .await;
+                time::sleep(ms(1)).await;
+                let now = EventLoop::with_current(|b| b.now());
+                push(&l2, format!("B's task done at {now}"));
+                (a_sleep, mine)
+            })
+            .unwrap();
+        let n = EventLoop::with_current(|a| a.stats().timers);
+        push(&lg, format!("A timers {n}"));
+        mine.await;
+        push(
+            &lg,
+            format!("mine at {}", EventLoop::with_current(|a| a.now())),
+        );
+        a_sleep.await;
+        push(
+            &lg,
+            format!("a_sleep at {}", EventLoop::with_current(|a| a.now())),
+        );
+    });
+    lp.run().unwrap();
+    assert_eq!(
+        *log.borrow(),
+        [
+            "B's task done at 1",
+            "A timers 2",
+            "mine at 2",
+            "a_sleep at 3"
+        ]
+    );
+}
+
+/// A panic unwinding out of another loop's scope inside a task leaves the
+/// task's loop current and lendable: a sleep made after it arms at once,
+/// on the task's loop.
+#[test]
+fn unwinding_out_of_another_loops_scope_inside_a_task() {
+    let log = new_log();
+    let lg = log.clone();
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.spawn(async move {
+        let mut other = EventLoop::with_virtual_clock();
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            other.scope(|| {
+                let _s = time::sleep(ms(1));
+                EventLoop::with_current(|_| std::panic::resume_unwind(Box::new("inner")))
+            })
+        }));
+        push(&lg, format!("scope: {}", panic_message(r.unwrap_err())));
+        let s = time::sleep(ms(3));
+        let n = EventLoop::with_current(|lp| lp.stats().timers);
+        push(&lg, format!("timers {n}"));
+        s.await;
+        push(
+            &lg,
+            format!("woke at {}", EventLoop::with_current(|lp| lp.now())),
+        );
+    });
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["scope: inner", "timers 1", "woke at 3"]);
+}
+
+/// Polls nested in a poll: a task enters its own loop (through
+/// `with_current`), whose scope drains a task spawned there. The inner
+/// task's sleeps, the one it hands over included, wake the task that
+/// polled them last.
+#[test]
+fn polls_nested_in_a_poll_through_enter() {
+    let log = new_log();
+    let lg = log.clone();
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.spawn(async move {
+        let l2 = lg.clone();
+        let held: Rc<RefCell<Option<Pin<Box<time::Sleep>>>>> = Rc::default();
+        let h = held.clone();
+        EventLoop::with_current(|lp| {
+            lp.enter(move |lp| {
+                lp.spawn(async move {
+                    let mut s = Box::pin(time::sleep(ms(6)));
+                    poll_fn(|cx| {
+                        assert!(s.as_mut().poll(cx).is_pending());
+                        Poll::Ready(())
+                    })
+                    .await;
+                    *h.borrow_mut() = Some(s);
+                    time::sleep(ms(2)).await;
+                    let now = EventLoop::with_current(|l| l.now());
+                    push(&l2, format!("inner at {now}"));
+                });
+            })
+            .unwrap();
+        });
+        time::sleep(ms(4)).await;
+        push(
+            &lg,
+            format!("outer at {}", EventLoop::with_current(|l| l.now())),
+        );
+        let s = held.borrow_mut().take().unwrap();
+        s.await;
+        push(
+            &lg,
+            format!("handed at {}", EventLoop::with_current(|l| l.now())),
+        );
+    });
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["inner at 2", "outer at 4", "handed at 6"]);
 }

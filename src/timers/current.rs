@@ -45,11 +45,14 @@
 //! 1. The pointer is created from the `&mut EventLoop` of the function
 //!    that allows lending (`EventLoop::lend_during`, `EventLoop::scope`),
 //!    and is removed from the shared state before that function uses its
-//!    own reference again (a guard removes it even on unwind). Whoever
-//!    pushes a frame for the loop holds `&mut EventLoop`, so the loop is
-//!    not lent then, nor when that frame is popped (debug assertions). So
-//!    while the pointer is reachable, the only
-//!    other live `&mut EventLoop` is that function's, which is not used.
+//!    own reference again. Only three things change the pointer, each
+//!    undone by a guard, even on unwind, and the guards go last in, first
+//!    out: `lend_during` sets it (and puts back what it found),
+//!    `take_lend` takes it (and `lent` puts it back), and a frame's push
+//!    empties it (and its pop puts back what it found). So the pointer is
+//!    null or that of the innermost `lend_during` still running for the
+//!    loop, and while it is reachable the only other live `&mut EventLoop`
+//!    is that function's, which is not used.
 //! 2. `with_current` and `run_now` take the pointer out of the shared
 //!    state (`take_lend`) for the duration of their closure, so two
 //!    `&mut EventLoop` made from it never coexist (a nested call finds
@@ -69,7 +72,6 @@ use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::fmt;
-use std::marker::PhantomData;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::rc::{Rc, Weak};
 
@@ -350,7 +352,10 @@ pub(crate) fn try_current_shared() -> Option<Rc<LoopShared>> {
 /// While alive, a loop is current on this thread (its frame is on the
 /// stack). Not `Send`: it must be dropped on the thread that made it.
 pub(crate) struct Entered {
-    _not_send: PhantomData<*const ()>,
+    /// The loop's lending pointer when the frame was pushed, put back when
+    /// it is popped: each frame starts unlendable, as if the pointer were
+    /// the frame's own (see the module docs). Also makes the guard `!Send`.
+    prev: *mut EventLoop,
 }
 
 impl Drop for Entered {
@@ -358,7 +363,7 @@ impl Drop for Entered {
         STACK.with(|s| {
             let mut s = s.borrow_mut();
             if let Some(me) = s.pop() {
-                debug_assert!(me.lend.get().is_null(), "a frame left with its loop lent");
+                me.lend.set(self.prev);
                 me.top.set(false);
             }
             if let Some(below) = s.last() {
@@ -368,7 +373,7 @@ impl Drop for Entered {
     }
 }
 
-/// What the top frame offers to lend.
+/// What a loop's shared state offers to lend.
 enum Lendable {
     /// The loop, taken out of its shared state (put it back with [`Lend`]).
     Yes(*mut EventLoop),
@@ -424,9 +429,13 @@ impl EventLoop {
     /// with lending not allowed (a callback holds the loop).
     pub(crate) fn enter_current(&self) -> Entered {
         let shared = &self.shared;
-        // Whoever enters holds `&mut EventLoop`, so the loop is not lent
-        // (point 1 of the module docs): the frame starts unlendable.
-        debug_assert!(shared.lend.get().is_null(), "entering a lent loop");
+        // The frame starts unlendable. The pointer is nearly always null
+        // here already: whoever enters holds `&mut EventLoop`, which it got
+        // by lending (taking the pointer) or as the loop's owner. But a
+        // loop moved out of a lent `&mut` (`mem::replace`) leaves its old
+        // shared state holding the lent pointer; entering that state's
+        // loop must not lend it.
+        let prev = shared.lend.replace(std::ptr::null_mut());
         STACK.with(|s| {
             let mut s = s.borrow_mut();
             if let Some(below) = s.last() {
@@ -435,9 +444,7 @@ impl EventLoop {
             s.push(shared.clone());
         });
         shared.top.set(true);
-        Entered {
-            _not_send: PhantomData,
-        }
+        Entered { prev }
     }
 
     /// Runs `f` (which must not touch `self`: it gets no reference to it)
@@ -448,6 +455,9 @@ impl EventLoop {
             self.shared.top.get(),
             "lending a loop that is not the current one"
         );
+        // The guard holds its own reference to the shared state: a borrow
+        // of `self.shared` held across the lend would alias the lent
+        // `&mut EventLoop`.
         let shared = self.shared.clone();
         // Safety argument, point 1: the pointer comes from `self`, which
         // this function does not use until the guard has removed it.
@@ -598,6 +608,31 @@ impl EventLoop {
 mod tests {
     use super::*;
     use crate::collections::arena::Arena;
+
+    /// `run_now` lends a loop only while its frame is the top one: not
+    /// inside a scope of another loop, again once that scope is gone, and
+    /// not while it is lent already. (No caller in the crate asks for a
+    /// loop other than the top one today: a sleep's arming asks for the
+    /// current loop, and a reset defers its disarm first.)
+    #[test]
+    fn run_now_lends_only_the_top_frames_loop() {
+        let mut a = EventLoop::with_virtual_clock();
+        let mut b = EventLoop::with_virtual_clock();
+        let a_shared = a.shared.clone();
+        let b_shared = b.shared.clone();
+        a.scope(|| {
+            assert_eq!(a_shared.run_now(|lp| lp.id.get()), Some(a_shared.id));
+            b.scope(|| {
+                assert_eq!(a_shared.run_now(|_| ()), None, "A is not on top");
+                assert_eq!(b_shared.run_now(|lp| lp.id.get()), Some(b_shared.id));
+            });
+            assert_eq!(b_shared.run_now(|_| ()), None, "B has no frame");
+            let nested = a_shared.run_now(|_| a_shared.run_now(|_| ()));
+            assert_eq!(nested, Some(None), "lent already");
+            assert!(a_shared.run_now(|_| ()).is_some(), "given back");
+        });
+        assert_eq!(a_shared.run_now(|_| ()), None, "no frame");
+    }
 
     /// The length kept beside the queue follows every push, pop and take,
     /// and a pop from an empty queue answers `None` without a borrow.

@@ -23,6 +23,12 @@
 //!   sleep, fire and wake makes no atomic reference-count operation on the
 //!   task's waker. A stale waker is never woken: another task's poll
 //!   replaces it, and a timer that fires before any poll wakes nothing.
+//! - `task` is a hint: the arena index of the task whose poll stored
+//!   `waker`. At the deadline the loop queues that task itself, as the
+//!   waker would on the loop's thread, but only if the stored waker is
+//!   that task's own (`Waker::will_wake` against the task's waker): a
+//!   stale index (the task finished, another took its slot) or a foreign
+//!   waker (a combinator's) is woken the ordinary way.
 //! - A timeout that fires before the deadline (one beyond a single
 //!   timeout's reach, [`LONG_MAX_MS`]: it is reached in legs) arms the next
 //!   leg; at the deadline, `fired` is set and the stored waker woken.
