@@ -645,18 +645,19 @@ fn lending_follows_the_top_frame_across_nested_scopes() {
         EventLoop::with_current(|lp| assert_eq!(lp.stats().timers, 2, "inner and outer"));
         drop(theirs);
         inner.await;
-        push(
-            &lg,
-            format!("inner at {}", EventLoop::with_current(|lp| lp.now())),
-        );
+        log_with_now(&lg, "inner at");
         outer.await;
-        push(
-            &lg,
-            format!("outer at {}", EventLoop::with_current(|lp| lp.now())),
-        );
+        log_with_now(&lg, "outer at");
     });
     lp.run().unwrap();
     assert_eq!(*log.borrow(), ["inner at 4", "outer at 50"]);
+}
+
+/// Logs `what` followed by the current loop's time (`"woke at 4"`), from
+/// inside a task.
+fn log_with_now(log: &Log, what: &str) {
+    let now = EventLoop::with_current(|lp| lp.now());
+    push(log, format!("{what} {now}"));
 }
 
 /// The message of a caught panic.
@@ -696,10 +697,7 @@ fn a_loop_moved_out_of_its_lend_is_not_lent_in_its_own_callbacks() {
         });
         let s = made.borrow_mut().take().unwrap();
         s.await;
-        push(
-            &lg,
-            format!("slept to {}", EventLoop::with_current(|lp| lp.now())),
-        );
+        log_with_now(&lg, "slept to");
     });
     lp.run().unwrap();
     let log = log.borrow();
@@ -736,10 +734,7 @@ fn frames_of_a_b_and_a_again() {
         let n = EventLoop::with_current(|a| a.stats().timers);
         push(&lg, format!("A timers {n}"));
         inner.await;
-        push(
-            &lg,
-            format!("woke at {}", EventLoop::with_current(|lp| lp.now())),
-        );
+        log_with_now(&lg, "woke at");
     });
     lp.run().unwrap();
     assert_eq!(
@@ -778,23 +773,16 @@ fn a_task_running_another_loops_block_on() {
                 })
                 .await;
                 time::sleep(ms(1)).await;
-                let now = EventLoop::with_current(|b| b.now());
-                push(&l2, format!("B's task done at {now}"));
+                log_with_now(&l2, "B's task done at");
                 (a_sleep, mine)
             })
             .unwrap();
         let n = EventLoop::with_current(|a| a.stats().timers);
         push(&lg, format!("A timers {n}"));
         mine.await;
-        push(
-            &lg,
-            format!("mine at {}", EventLoop::with_current(|a| a.now())),
-        );
+        log_with_now(&lg, "mine at");
         a_sleep.await;
-        push(
-            &lg,
-            format!("a_sleep at {}", EventLoop::with_current(|a| a.now())),
-        );
+        log_with_now(&lg, "a_sleep at");
     });
     lp.run().unwrap();
     assert_eq!(
@@ -829,10 +817,7 @@ fn unwinding_out_of_another_loops_scope_inside_a_task() {
         let n = EventLoop::with_current(|lp| lp.stats().timers);
         push(&lg, format!("timers {n}"));
         s.await;
-        push(
-            &lg,
-            format!("woke at {}", EventLoop::with_current(|lp| lp.now())),
-        );
+        log_with_now(&lg, "woke at");
     });
     lp.run().unwrap();
     assert_eq!(*log.borrow(), ["scope: inner", "timers 1", "woke at 3"]);
@@ -862,23 +847,16 @@ fn polls_nested_in_a_poll_through_enter() {
                     .await;
                     *h.borrow_mut() = Some(s);
                     time::sleep(ms(2)).await;
-                    let now = EventLoop::with_current(|l| l.now());
-                    push(&l2, format!("inner at {now}"));
+                    log_with_now(&l2, "inner at");
                 });
             })
             .unwrap();
         });
         time::sleep(ms(4)).await;
-        push(
-            &lg,
-            format!("outer at {}", EventLoop::with_current(|l| l.now())),
-        );
+        log_with_now(&lg, "outer at");
         let s = held.borrow_mut().take().unwrap();
         s.await;
-        push(
-            &lg,
-            format!("handed at {}", EventLoop::with_current(|l| l.now())),
-        );
+        log_with_now(&lg, "handed at");
     });
     lp.run().unwrap();
     assert_eq!(*log.borrow(), ["inner at 2", "outer at 4", "handed at 6"]);
