@@ -71,7 +71,9 @@
 // unchecked, through `unsafe fn`s of collections/arena.rs and
 // collections/durations.rs, each invariant written beside its use, and
 // `clear_timeout`'s fast path (timers/timeout.rs, one function) looks up
-// the list and links of the timer it clears so;
+// the list and links of the timer it clears so (both rely on the loop not
+// having been replaced behind its `&mut` by user code: checked after user
+// code returns, `EventLoop::assert_not_replaced`);
 // everything else is safe code: denied here, and forbidden (no `allow` can
 // reopen it) in every module that stays safe.
 #![deny(unsafe_code)]

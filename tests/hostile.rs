@@ -33,6 +33,9 @@ mod model;
 /// still print each one).
 const BOOM: &str = "hostile:";
 
+/// How the panic of a run whose loop a callback replaced begins.
+const REPLACED: &str = "timerloop: a callback or task replaced the running EventLoop";
+
 /// Panics on purpose; returns `()` so that closures calling it are
 /// ordinary callbacks.
 fn boom(what: &str) {
@@ -50,7 +53,7 @@ fn quiet_deliberate_panics() {
                 .map(String::as_str)
                 .or_else(|| info.payload().downcast_ref::<&str>().copied())
                 .unwrap_or("");
-            if !msg.starts_with(BOOM) {
+            if !msg.starts_with(BOOM) && !msg.starts_with(REPLACED) {
                 default(info);
             }
         }));
@@ -423,6 +426,416 @@ fn running_the_loop_from_its_own_callbacks_is_reentrant() {
     lp.set_timeout(5, at(&log, "after"));
     lp.run().unwrap();
     assert_eq!(*log.borrow(), ["Err(true)", "after@5"]);
+}
+
+/// The message of a caught panic.
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_default()
+}
+
+/// Runs `lp` and returns the message it panicked with.
+fn run_panics(lp: &mut EventLoop) -> String {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lp.run())) {
+        Ok(r) => panic!("the run returned {r:?} instead of panicking"),
+        Err(p) => panic_text(&*p),
+    }
+}
+
+/// Moves the loop out of `lp`, leaving a fresh one, and keeps the old one
+/// in `moved`.
+fn replace_into(moved: &Rc<RefCell<Vec<EventLoop>>>) -> impl FnOnce(&mut EventLoop) + 'static {
+    let m = moved.clone();
+    move |lp: &mut EventLoop| {
+        let old = std::mem::replace(lp, EventLoop::with_virtual_clock());
+        m.borrow_mut().push(old);
+    }
+}
+
+/// Asserts that `lp` panicked as a replaced loop does, and that the loop in
+/// its place is the fresh one, untouched and runnable.
+fn assert_replaced(lp: &mut EventLoop, what: &str) {
+    let msg = run_panics(lp);
+    assert!(msg.starts_with(REPLACED), "{what}: {msg}");
+    assert_eq!(
+        lp.stats(),
+        Stats::default(),
+        "{what}: the new loop untouched"
+    );
+    let log = new_log();
+    lp.set_timeout(4, at(&log, "new loop"));
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["new loop@4"], "{what}");
+}
+
+/// A callback of any kind (timeout, interval, immediate, tick, microtask,
+/// I/O completion, a posted closure; the uncaught-error handler; `enter`'s
+/// closure; a task, through `with_current`; `scope`'s closure; `block_on`'s
+/// future; a .NET timer among others due with it; a Go `AfterFunc`) that
+/// moves the running loop out of its `&mut EventLoop` and leaves another
+/// loop in its place makes the run panic as soon as the callback returns,
+/// with a message that says so. The loop code above the callback goes no
+/// further: before this, the timers pass went on with the old loop's timer
+/// on the new loop's storage, without bounds checks (a segmentation fault
+/// in release builds), and a finished task removed the new loop's task in
+/// the same arena slot. The loop left in place is untouched and runs on.
+/// The loop moved out can be dropped; every run of it is `Reentrant` (it
+/// is frozen in the middle of the callback).
+#[test]
+fn replacing_the_running_loop_from_a_callback_panics() {
+    quiet_deliberate_panics();
+    let moved: Rc<RefCell<Vec<EventLoop>>> = Rc::default();
+    for kind in KINDS {
+        let mut lp = EventLoop::with_virtual_clock();
+        // Timers before and after it in the same list and in later lists,
+        // and immediates around it (a batch it is in the middle of).
+        for d in [1, 1, 2, 3] {
+            lp.set_timeout(d, |_| {});
+        }
+        lp.set_immediate(|_| {});
+        schedule_as(&mut lp, kind, replace_into(&moved));
+        lp.set_immediate(|_| {});
+        for d in [1, 2, 7] {
+            lp.set_timeout(d, |_| {});
+        }
+        assert_replaced(&mut lp, &format!("{kind:?}"));
+    }
+    for old in moved.borrow_mut().iter_mut() {
+        assert!(matches!(old.run(), Err(Error::Reentrant)));
+    }
+
+    // A closure posted from a `Remote`.
+    let mut lp = EventLoop::with_virtual_clock();
+    let remote = lp.remote();
+    remote
+        .post(|lp| drop(std::mem::replace(lp, EventLoop::with_virtual_clock())))
+        .unwrap();
+    remote.post(|_| boom("a later post ran")).unwrap();
+    drop(remote);
+    assert_replaced(&mut lp, "post");
+
+    // The uncaught-error handler.
+    let mut lp = EventLoop::with_virtual_clock();
+    let mut r = Some(replace_into(&moved));
+    lp.set_uncaught_handler(move |lp, _| {
+        if let Some(r) = r.take() {
+            r(lp);
+        }
+    });
+    lp.set_timeout(1, |_| Err::<(), _>("fails"));
+    lp.set_timeout(1, |_| {});
+    assert_replaced(&mut lp, "uncaught handler");
+
+    // `enter`'s closure, which runs as the main body.
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.set_timeout(1, |_| {});
+    let r = replace_into(&moved);
+    let p = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lp.enter(r)));
+    assert!(panic_text(&*p.unwrap_err()).starts_with(REPLACED));
+    assert_eq!(lp.stats(), Stats::default());
+
+    // `scope`'s closure, through `with_current`.
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.set_timeout(1, |_| {});
+    let r = replace_into(&moved);
+    let p = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        lp.scope(|| EventLoop::with_current(r))
+    }));
+    assert!(panic_text(&*p.unwrap_err()).starts_with(REPLACED));
+    assert_eq!(lp.stats(), Stats::default());
+
+    // A task, through `with_current`: the loop it ran on is dropped in the
+    // task, and the new loop has a task of its own at the same arena slot,
+    // which the old loop's bookkeeping of the finished task must not touch.
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.spawn(async {
+        EventLoop::with_current(|lp| {
+            let mut other = EventLoop::with_virtual_clock();
+            other.spawn(async {});
+            drop(std::mem::replace(lp, other));
+        });
+    });
+    assert!(run_panics(&mut lp).starts_with(REPLACED));
+    assert_eq!(
+        lp.stats().tasks,
+        1,
+        "the new loop's own task is still there"
+    );
+    lp.run().unwrap();
+    assert_eq!(lp.stats().tasks, 0);
+
+    // `block_on`'s future.
+    let mut lp = EventLoop::with_virtual_clock();
+    let r = replace_into(&moved);
+    let p = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        lp.block_on(async { EventLoop::with_current(r) })
+    }));
+    assert!(panic_text(&*p.unwrap_err()).starts_with(REPLACED));
+    assert_eq!(lp.stats(), Stats::default());
+
+    // .NET timers due together: the one after the replacing callback does
+    // not run, neither on the old loop nor on the new one.
+    let ran = Rc::new(Cell::new(false));
+    let mut lp = EventLoop::with_virtual_clock();
+    let (mut r, ran2) = (Some(replace_into(&moved)), ran.clone());
+    let _timers = lp.scope(|| {
+        use timerloop::time::dotnet::Timer;
+        let first = Timer::new(
+            move |lp, _| r.take().unwrap()(lp),
+            Some(Duration::from_millis(10)),
+            None,
+        );
+        let second = Timer::new(
+            move |lp, _| {
+                ran2.set(true);
+                lp.set_timeout(100, |_| {});
+            },
+            Some(Duration::from_millis(10)),
+            None,
+        );
+        (first, second)
+    });
+    assert_replaced(&mut lp, ".NET timer");
+    assert!(!ran.get(), "the second .NET timer did not run");
+
+    // A Go `AfterFunc`.
+    let mut lp = EventLoop::with_virtual_clock();
+    let mut r = Some(replace_into(&moved));
+    let _f = lp.scope(|| {
+        timerloop::time::go::after_func(Duration::from_millis(3), move |lp| r.take().unwrap()(lp))
+    });
+    lp.set_timeout(3, |_| {});
+    assert_replaced(&mut lp, "Go AfterFunc");
+
+    // The loops moved out, with the timers they held, drop cleanly.
+    moved.borrow_mut().clear();
+}
+
+/// Inside a task, a loop moved out through `with_current` and put back
+/// later in the same poll: a sleep made in between is armed on the task's
+/// own loop (deferred until the loop is back), not on the stand-in that
+/// was in its place, and it fires.
+#[test]
+fn a_sleep_made_while_the_loop_is_moved_out_is_the_loops_own() {
+    let log = new_log();
+    let l = log.clone();
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.spawn(async move {
+        let mut out =
+            EventLoop::with_current(|lp| std::mem::replace(lp, EventLoop::with_virtual_clock()));
+        let s = timerloop::time::sleep(Duration::from_millis(5));
+        let stand_in = EventLoop::with_current(|lp| lp.stats().timers);
+        push(&l, format!("stand-in timers {stand_in}"));
+        EventLoop::with_current(|lp| std::mem::swap(lp, &mut out));
+        drop(out);
+        s.await;
+        push(
+            &l,
+            format!("slept to {}", EventLoop::with_current(|lp| lp.now())),
+        );
+    });
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["stand-in timers 0", "slept to 5"]);
+    assert_eq!(lp.stats().tasks, 0);
+}
+
+/// A loop run inside a callback of another (here a loop made and run in a
+/// timeout of the outer one) whose own callback puts the outer loop back
+/// in its place: the nested run panics, and the outer loop, which was never
+/// replaced, keeps its state (its `stop`), sees the panic as its
+/// callback's failure and stays runnable.
+#[test]
+fn a_nested_loops_replacement_leaves_the_outer_loop_whole() {
+    quiet_deliberate_panics();
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    let l = log.clone();
+    lp.set_uncaught_handler(move |_, e| {
+        push(
+            &l,
+            format!("uncaught {}", e.message().starts_with(REPLACED)),
+        )
+    });
+    lp.set_timeout(1, move |lp| {
+        lp.stop();
+        let outer: Rc<RefCell<Option<EventLoop>>> = Rc::default();
+        *outer.borrow_mut() = Some(std::mem::replace(lp, EventLoop::with_virtual_clock()));
+        let o = outer.clone();
+        // `lp` is the nested loop now; its callback puts the outer one back.
+        lp.set_timeout(1, move |nested| {
+            let mut back = o.borrow_mut().take().unwrap();
+            std::mem::swap(nested, &mut back);
+            *o.borrow_mut() = Some(back);
+        });
+        let _ = lp.run();
+    });
+    lp.set_timeout(50, at(&log, "late"));
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["uncaught true"]);
+    assert_eq!(lp.now(), 1, "the outer loop's stop held");
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["uncaught true", "late@50"]);
+}
+
+/// A panic of a replaced loop that unwinds through a loop that was not
+/// replaced (a loop run and replaced inside a future's drop, which the
+/// outer loop runs after the callback that aborted the future) leaves the
+/// outer loop runnable, as any panic out of such a drop does.
+#[test]
+fn another_loops_replacement_panic_leaves_this_loop_runnable() {
+    quiet_deliberate_panics();
+    struct RunsAnotherLoop;
+    impl Drop for RunsAnotherLoop {
+        fn drop(&mut self) {
+            let mut other = EventLoop::with_virtual_clock();
+            other.set_timeout(1, |lp| {
+                drop(std::mem::replace(lp, EventLoop::with_virtual_clock()));
+            });
+            let _ = other.run();
+        }
+    }
+    let mut lp = EventLoop::with_virtual_clock();
+    let h = lp.spawn(async move {
+        let _g = RunsAnotherLoop;
+        std::future::pending::<()>().await
+    });
+    lp.set_timeout(5, move |_| h.abort());
+    lp.set_timeout(5, |_| {});
+    assert!(run_panics(&mut lp).starts_with(REPLACED));
+    let log = new_log();
+    lp.set_timeout(1, at(&log, "after"));
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["after@6"]);
+}
+
+/// A callback may move the loop out of its `&mut` and put it back before
+/// it returns (what `mem::swap` with a stand-in and back does): it is the
+/// same loop, and the run goes on, here with the rest of the timers pass.
+/// (This guards against a false alarm of the check above.)
+#[test]
+fn a_loop_swapped_out_and_back_by_its_callback_runs_on() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.set_timeout(1, at(&log, "a"));
+    let l = log.clone();
+    lp.set_timeout(1, move |lp| {
+        let mut stand_in = EventLoop::with_virtual_clock();
+        std::mem::swap(lp, &mut stand_in);
+        // `stand_in` is the running loop now, moved: add a timer to it.
+        stand_in.set_timeout(1, at(&l, "added while out"));
+        std::mem::swap(lp, &mut stand_in);
+        push(&l, format!("back, {} timers", lp.stats().timers));
+    });
+    lp.set_timeout(1, at(&log, "c"));
+    lp.set_timeout(2, at(&log, "d"));
+    lp.run().unwrap();
+    assert_eq!(
+        *log.borrow(),
+        // The 1 ms list, rescheduled for its new timer, loses the tie to
+        // the 2 ms list (R5.4), as on Node.
+        ["a@1", "back, 4 timers", "c@1", "d@2", "added while out@2"]
+    );
+}
+
+/// `enter` nested in a callback, whose closure replaces the loop: the
+/// loop in place does not inherit the old one's callback depth (it runs).
+#[test]
+fn a_nested_enter_that_replaces_the_loop_leaves_the_new_one_runnable() {
+    quiet_deliberate_panics();
+    let moved: Rc<RefCell<Vec<EventLoop>>> = Rc::default();
+    let m = moved.clone();
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.set_timeout(1, move |lp| {
+        let _ = lp.enter(replace_into(&m));
+    });
+    assert_replaced(&mut lp, "nested enter");
+    moved.borrow_mut().clear();
+}
+
+/// `block_on` inside a task of another `block_on`, on the stand-in the
+/// outer task put in its loop's place; the inner task puts the outer loop
+/// back. The inner `block_on` panics (caught), and the outer one keeps its
+/// main task: it returns as soon as that completes.
+#[test]
+fn a_nested_block_on_that_replaces_its_loop_leaves_the_outer_main_task() {
+    quiet_deliberate_panics();
+    let stash: Rc<RefCell<Vec<EventLoop>>> = Rc::default();
+    let st = stash.clone();
+    let mut x = EventLoop::with_virtual_clock();
+    x.set_timeout(100, |_| {});
+    let r = x.block_on(async move {
+        EventLoop::with_current(|lpx| {
+            let mut out = Some(std::mem::replace(lpx, EventLoop::with_virtual_clock()));
+            let st2 = st.clone();
+            let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                lpx.block_on(async move {
+                    EventLoop::with_current(|lpy| {
+                        let mut back = out.take().unwrap();
+                        std::mem::swap(lpy, &mut back);
+                        st2.borrow_mut().push(back);
+                    });
+                })
+            }));
+            assert!(panic_text(&*caught.unwrap_err()).starts_with(REPLACED));
+        });
+        5
+    });
+    assert_eq!(r.unwrap(), 5);
+    assert_eq!(
+        x.now(),
+        0,
+        "returned with its main task, not at the 100 ms timer"
+    );
+    stash.borrow_mut().clear();
+}
+
+/// A clock whose `drop` looks for the current loop.
+#[derive(Debug)]
+struct LooksAroundOnDrop(timerloop::VirtualClock, Log);
+
+impl Clock for LooksAroundOnDrop {
+    fn now(&self) -> Duration {
+        self.0.now()
+    }
+    fn wait_until(&self, d: Option<Duration>, w: bool) -> Option<Duration> {
+        self.0.wait_until(d, w)
+    }
+    fn block(&self, d: Duration) {
+        self.0.block(d)
+    }
+}
+
+impl Drop for LooksAroundOnDrop {
+    fn drop(&mut self) {
+        let r = std::panic::catch_unwind(|| EventLoop::with_current(|lp| lp.now()));
+        push(
+            &self.1,
+            r.map_or_else(|p| panic_text(&*p), |_| "lent".into()),
+        );
+    }
+}
+
+/// A loop dropped inside its own callback (replaced by another) drops its
+/// clock once the run has left it: the clock's `drop` finds no current
+/// loop, as after any loop's end, rather than the thread's stack of loops
+/// borrowed.
+#[test]
+fn a_loop_dropped_in_its_own_callback_drops_its_clock_outside_the_loop() {
+    quiet_deliberate_panics();
+    let log = new_log();
+    let mut lp = EventLoop::with_clock(LooksAroundOnDrop(
+        timerloop::VirtualClock::new(),
+        log.clone(),
+    ));
+    lp.set_timeout(1, |lp| {
+        drop(std::mem::replace(lp, EventLoop::with_virtual_clock()))
+    });
+    assert!(run_panics(&mut lp).starts_with(REPLACED));
+    let log = log.borrow();
+    assert_eq!(log.len(), 1, "{log:?}");
+    assert!(log[0].contains("no current timerloop"), "{log:?}");
 }
 
 // ----- panics -------------------------------------------------------------

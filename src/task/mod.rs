@@ -540,9 +540,18 @@ impl EventLoop {
         // A panic that leaves the run (a `Clock`'s, or a dropped future's)
         // leaves `future`'s task an ordinary, detached one: marked as the
         // main task, its completion would stop a later run early.
-        let ran = catch_unwind(AssertUnwindSafe(|| self.run()));
+        let instance = self.instance();
+        let ran = match catch_unwind(AssertUnwindSafe(|| self.run())) {
+            Ok(ran) => ran,
+            Err(payload) => {
+                // Unless a task replaced the loop: the one here is another.
+                if self.instance() == instance {
+                    self.tasks.main = None;
+                }
+                resume_unwind(payload)
+            }
+        };
         self.tasks.main = None;
-        let ran = ran.unwrap_or_else(|payload| resume_unwind(payload));
         let result = match handle.take_output() {
             Some(out) => out.map_err(|e| {
                 Error::Uncaught(CallbackError::new(

@@ -147,6 +147,7 @@ impl Queue {
         // brought back in line once this returns.
         let _resync = Resync(self.clone(), lp.shared.clone());
         let now = lp.loop_time();
+        let instance = lp.instance();
         // A snapshot: a timer scheduled by a callback of this run is not
         // due in it.
         let due: Vec<Key> = self
@@ -174,6 +175,11 @@ impl Queue {
                 self.insert(&state, now.saturating_add(next), now);
             }
             state.run(lp);
+            if lp.instance() != instance {
+                // The callback replaced the loop: the rest are not the new
+                // loop's (the run panics once this Node callback returns).
+                return;
+            }
         }
     }
 

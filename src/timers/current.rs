@@ -52,7 +52,12 @@
 //!    empties it (and its pop puts back what it found). So the pointer is
 //!    null or that of the innermost `lend_during` still running for the
 //!    loop, and while it is reachable the only other live `&mut EventLoop`
-//!    is that function's, which is not used.
+//!    is that function's, which is not used. The pointer is to a place:
+//!    user code lent it may move the loop out and leave another there, so
+//!    what it reaches is that function's loop or whatever took its place.
+//!    `run_now` lends only the shared state's own loop (crate operations
+//!    for one loop never run on another), and `lend_during` panics if the
+//!    place still holds another when the user code returns.
 //! 2. `with_current` and `run_now` take the pointer out of the shared
 //!    state (`take_lend`) for the duration of their closure, so two
 //!    `&mut EventLoop` made from it never coexist (a nested call finds
@@ -271,7 +276,12 @@ impl LoopShared {
             return None;
         }
         match take_lend(self) {
-            Lendable::Yes(ptr) => Some(lent(self, ptr, f)),
+            // Only this state's own loop: user code lent the loop may have
+            // moved it out and left another in its place, whose operations
+            // these are not (they are deferred to this loop then).
+            Lendable::Yes(ptr) => lent(self, ptr, |lp| {
+                std::ptr::eq(&*lp.shared, self).then(|| f(lp))
+            }),
             Lendable::NoLoop | Lendable::Lent => None,
         }
     }
@@ -360,16 +370,22 @@ pub(crate) struct Entered {
 
 impl Drop for Entered {
     fn drop(&mut self) {
-        STACK.with(|s| {
+        // The popped state is dropped after the stack's borrow ends: it may
+        // be the last reference to it (its loop was dropped inside its own
+        // callback), and its drop (a user's clock) may look at the stack.
+        let popped = STACK.with(|s| {
             let mut s = s.borrow_mut();
-            if let Some(me) = s.pop() {
+            let me = s.pop();
+            if let Some(me) = &me {
                 me.lend.set(self.prev);
                 me.top.set(false);
             }
             if let Some(below) = s.last() {
                 below.top.set(true);
             }
+            me
         });
+        drop(popped);
     }
 }
 
@@ -459,6 +475,8 @@ impl EventLoop {
         // of `self.shared` held across the lend would alias the lent
         // `&mut EventLoop`.
         let shared = self.shared.clone();
+        // Read before the lend: user code lent the loop may replace it.
+        let instance = self.instance();
         // Safety argument, point 1: the pointer comes from `self`, which
         // this function does not use until the guard has removed it.
         let ptr: *mut EventLoop = self;
@@ -468,7 +486,7 @@ impl EventLoop {
         };
         let r = f();
         drop(guard);
-        r
+        self.assert_not_replaced(instance, r)
     }
 
     /// Runs `f` with this loop as the thread's current loop, lendable: free
@@ -522,6 +540,14 @@ impl EventLoop {
     /// If no loop is current on this thread; inside a callback, which
     /// holds the loop already (use its `&mut EventLoop`); and inside
     /// another `with_current`.
+    ///
+    /// `f` may move the loop out of the `&mut` (`std::mem::replace`,
+    /// `std::mem::swap`) if it is put back before the task's poll (or the
+    /// `scope`) returns; meanwhile `with_current` lends what is in its
+    /// place, and timers futures made then wait for the loop itself. A
+    /// poll that returns with another loop in its place makes the run (or
+    /// the `block_on`) panic (see [`run`](Self::run)), and so does a
+    /// `scope` whose closure does.
     pub fn with_current<R>(f: impl FnOnce(&mut EventLoop) -> R) -> R {
         let no_loop = || -> ! {
             panic!(

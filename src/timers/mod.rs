@@ -120,6 +120,38 @@ type WarningHandler = Box<dyn FnMut(&Warning)>;
 
 static NEXT_LOOP_ID: AtomicU32 = AtomicU32::new(1);
 
+thread_local! {
+    /// The instance number the next loop made on this thread gets.
+    static NEXT_INSTANCE: std::cell::Cell<u64> = const { std::cell::Cell::new(1) };
+}
+
+/// A new loop's instance number: unique among the loops this thread ever
+/// makes (an `EventLoop` never leaves its thread), so that code holding
+/// the loop's `&mut` across a callback can tell whether the callback
+/// replaced the loop behind it ([`EventLoop::assert_not_replaced`]).
+fn next_instance() -> u64 {
+    NEXT_INSTANCE.with(|n| {
+        let i = n.get();
+        n.set(i + 1);
+        i
+    })
+}
+
+/// The panic of a run whose loop a callback replaced: see
+/// [`EventLoop::assert_not_replaced`]. Only the message: whether a frame
+/// unwinding with it touches the loop is decided by the loop's instance
+/// number, not by the payload (a nested loop's panic of this kind may
+/// unwind through a loop that was not replaced).
+pub(crate) const LOOP_REPLACED: &str = "timerloop: a callback or task replaced the running EventLoop \
+     (mem::replace or mem::swap on its &mut EventLoop) and did not put it back \
+     before returning; the run cannot go on";
+
+#[cold]
+#[inline(never)]
+fn loop_replaced() -> ! {
+    std::panic::panic_any(LOOP_REPLACED)
+}
+
 /// A new loop's id: never zero, so that a handle (a key and this id) has
 /// a niche and `Option<Timeout>` is no larger than `Timeout`. After 2^32
 /// loops the ids wrap around, skipping zero.
@@ -163,6 +195,8 @@ fn next_loop_id() -> NonZeroU32 {
 pub struct EventLoop {
     uv: Loop<EventLoop>,
     id: NonZeroU32,
+    /// Unique among this thread's loops ([`next_instance`]).
+    instance: u64,
     virtual_clock: Option<VirtualClock>,
     timers: lists::Timers,
     immediates: immediate::Immediates,
@@ -186,6 +220,10 @@ pub struct EventLoop {
 impl Host for EventLoop {
     fn uv(&mut self) -> &mut Loop<Self> {
         &mut self.uv
+    }
+
+    fn instance(&self) -> u64 {
+        self.instance
     }
 
     fn sync_handles(&mut self) {
@@ -384,6 +422,7 @@ impl EventLoop {
         Ok(EventLoop {
             uv,
             id,
+            instance: next_instance(),
             virtual_clock,
             timers: lists::Timers::new(native, timer_base),
             immediates: immediate::Immediates::new(idle),
@@ -530,6 +569,15 @@ impl EventLoop {
     /// failed too, its failure is not lost: the handler saw it, or the
     /// next `run` returns it.
     ///
+    /// A callback that moves the loop out of its `&mut EventLoop`
+    /// (`std::mem::replace`, `std::mem::swap`) and returns with another
+    /// loop in its place makes `run` panic as soon as it returns: the run
+    /// cannot go on with the other loop, which is left as the callback
+    /// left it. The loop moved out is frozen in the middle of the run: it
+    /// can be dropped, and every run of it returns [`Error::Reentrant`],
+    /// even put back in place. Swapped out and back before the callback
+    /// returns, the loop is the same one and runs on.
+    ///
     /// # Errors
     ///
     /// [`Error::Uncaught`] if a callback failed and no uncaught-error
@@ -597,6 +645,48 @@ impl EventLoop {
         self.uv.stop();
     }
 
+    /// This loop's instance number: what a caller saves before handing
+    /// the loop's `&mut` to user code, for
+    /// [`assert_not_replaced`](Self::assert_not_replaced).
+    #[inline(always)]
+    pub(crate) fn instance(&self) -> u64 {
+        self.instance
+    }
+
+    /// Panics, touching nothing, if the loop behind `&mut self` is no
+    /// longer the one numbered `instance`: user code given the loop's
+    /// `&mut` (a callback, a task's poll, the uncaught-error handler)
+    /// moved it out (`mem::replace`, `mem::swap`) and left another in its
+    /// place. Everything the caller knows of the loop (the running
+    /// timer's slot, the list it runs, the task it polls) is the old
+    /// loop's, and the timers pass reaches some of it without checks: it
+    /// must not go on. Called right after the user code returns, before
+    /// anything else reads the loop. A loop swapped out and back before
+    /// returning is the same loop, changed only through its public API,
+    /// as a callback may change it.
+    ///
+    /// A loop moved out of a run (by a callback, a task, `enter`'s closure)
+    /// is left as that user code saw it, in the middle of the run: it can
+    /// be dropped, and every run of it returns [`Error::Reentrant`].
+    /// Nothing undoes that, not even putting it back in place after
+    /// catching the panic. (One moved out of a `scope` outside any run is
+    /// whole.)
+    ///
+    /// Takes and gives back `r`, the user code's result, which a replaced
+    /// loop's panic leaks (a value the user code returned, a failure's
+    /// box): with nothing to drop on that path, the result
+    /// stays in registers on the common one (checked after it, a result
+    /// holding a box was stored to the stack for the unwinding's drop: 12
+    /// instructions more a fired timeout).
+    #[inline(always)]
+    pub(crate) fn assert_not_replaced<R>(&self, instance: u64, r: R) -> R {
+        if self.instance != instance {
+            std::mem::forget(r);
+            loop_replaced();
+        }
+        r
+    }
+
     /// Whether a run is under way, or a callback of this loop is running.
     pub(crate) fn is_running_or_nested(&self) -> bool {
         self.uv.is_running() || self.depth > 0
@@ -616,11 +706,18 @@ impl EventLoop {
         // The drop guard: a panic that escapes (only a panicking clock or a
         // bug can) leaves no callback scope open, so the next run is not
         // refused as reentrant.
+        let instance = self.instance;
         let r = catch_unwind(AssertUnwindSafe(|| self.run_guarded(mode)));
-        self.halting = false;
         match r {
-            Ok(r) => r,
+            Ok(r) => {
+                self.halting = false;
+                r
+            }
+            // A callback replaced the loop: the one here is another, and
+            // none of this run's bookkeeping is its.
+            Err(payload) if self.instance != instance => resume_unwind(payload),
             Err(payload) => {
+                self.halting = false;
                 self.depth = 0;
                 self.flushing = false;
                 self.timers.current = lists::NO_TIMER;

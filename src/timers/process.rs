@@ -37,6 +37,13 @@
 //!   running timer marks it (`RunningCleared`) and a release of it keeps
 //!   it; only the pass frees its slot, after the callback.
 //!
+//! All four are about the loop the pass started on, and hold across user
+//! code because the loop behind `&mut self` is still that loop: a
+//! callback, tick or task poll that moved it out (`mem::replace`,
+//! `mem::swap`) and left another in its place makes the run panic as it
+//! returns, before the pass reads anything
+//! (`EventLoop::assert_not_replaced`).
+//!
 //! A debug build asserts each promise at the lookup, so the test suite
 //! checks every one it reaches. What the checks cost, and the benchmark
 //! that justifies this, are in [`arena`](crate::collections::arena)'s
@@ -70,6 +77,7 @@ impl EventLoop {
         self.flush_deferred();
         self.depth += 1;
         let now = self.libuv_now();
+        let instance = self.instance();
         let pass = catch_unwind(AssertUnwindSafe(|| {
             while let Err(t) = self.process_timers(now) {
                 if !self.uncaught(t) {
@@ -91,6 +99,9 @@ impl EventLoop {
             // A panic that escaped a deferred operation (a future's drop)
             // leaves `run`, the timer it followed finished: the next run
             // finishes the pass first, as after an unhandled failure.
+            // A callback replaced the loop (`assert_not_replaced`): the pass
+            // is not the new loop's.
+            Err(payload) if self.instance() != instance => resume_unwind(payload),
             Err(payload) => {
                 self.interrupt_pass();
                 resume_unwind(payload);
@@ -174,7 +185,10 @@ impl EventLoop {
         let due_before = now.saturating_add(1).saturating_sub(msecs);
         // SAFETY (this one and the loop's next): the running list is live,
         // here as the caller peeked it, and at each turn after as checked
-        // at the end of the one before.
+        // at the end of the one before. The loop is the one the pass
+        // started on throughout: user code that replaced it behind `&mut`
+        // (a callback, a tick, a task's poll) made the run panic as it
+        // returned (`EventLoop::assert_not_replaced`).
         while let Some(key) = unsafe { self.timers.map.slot_unchecked(slot) }.list.peek() {
             // At the end of time (a saturated virtual clock) no time can
             // pass, so every listed timer counts as due. A timer started
@@ -369,7 +383,8 @@ impl EventLoop {
         }
         let tm = &mut self.timers;
         // SAFETY: the running timer is live until its `finally`, which
-        // this is, and every live timer has links.
+        // this is, and every live timer has links; the loop is still the
+        // pass's (`invoke_unflushed` panics if the callback replaced it).
         let timer = unsafe { tm.slab.at_unchecked_mut(key) };
         debug_assert!(key < tm.links.len());
         // SAFETY: as above.

@@ -142,9 +142,14 @@ impl EventLoop {
             return Err(Error::Uncaught(e));
         }
         let depth = self.depth;
+        let instance = self.instance();
         if let Err(payload) =
             catch_unwind(AssertUnwindSafe(|| self.once_scope(CallbackKind::Main, f)))
         {
+            if self.instance() != instance {
+                // `f` replaced the loop: this one is another.
+                resume_unwind(payload);
+            }
             self.depth = depth;
             if depth == 0 {
                 self.ticks.drain_first = true;
@@ -180,7 +185,9 @@ impl EventLoop {
         // store, a load that waits for the store to reach the cache
         // (set-immediate-breadth 47 → 38 M/s at fewer instructions;
         // `bench/perf-hot` put 55% of the check phase's samples on it).
+        let instance = self.instance();
         let r = catch_unwind(AssertUnwindSafe(|| f(self)));
+        let r = self.assert_not_replaced(instance, r);
         // Whatever the callback's futures asked of the loop happens now.
         if self.has_deferred() {
             return self.flush_after(kind, r);
@@ -231,7 +238,9 @@ impl EventLoop {
         &mut self,
         f: &mut dyn FnMut(&mut EventLoop) -> Result<(), BoxError>,
     ) -> Result<(), Cause> {
-        cause_of(catch_unwind(AssertUnwindSafe(|| f(self))))
+        let instance = self.instance();
+        let r = catch_unwind(AssertUnwindSafe(|| f(self)));
+        cause_of(self.assert_not_replaced(instance, r))
     }
 
     /// Calls a stored one-shot callback, turning a panic into a
@@ -342,7 +351,9 @@ impl EventLoop {
             return false;
         };
         self.depth += 1;
+        let instance = self.instance();
         let r = catch_unwind(AssertUnwindSafe(|| handler(self, err)));
+        let r = self.assert_not_replaced(instance, r);
         self.depth -= 1;
         if self.uncaught.is_none() {
             self.uncaught = Some(handler);

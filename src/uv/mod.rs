@@ -89,6 +89,16 @@ pub trait Host: Sized + 'static {
     /// is expected soon: the poll phase is about to wait with no deadline
     /// (only I/O or another thread can wake it), or the loop is done.
     fn housekeep(&mut self, _idle: bool) {}
+
+    /// A number no other host on this thread has. [`run`] reads it before
+    /// calling into the host and, if a panic unwinds with the number
+    /// changed (a callback moved the host out of its `&mut` and left
+    /// another in its place), lets the panic go on without touching the
+    /// host, whose loop the run is not. A host that cannot be replaced may
+    /// keep the default.
+    fn instance(&self) -> u64 {
+        0
+    }
 }
 
 /// How [`run`] runs the loop, as libuv's `uv_run_mode`.

@@ -40,9 +40,14 @@ pub(crate) fn run<H: Host>(host: &mut H, mode: RunMode) -> Result<bool, UvError>
     }
     lp.running = true;
     lp.halted = false;
+    let instance = host.instance();
     // The drop guard: whether run_inner returns or unwinds, the loop ends
-    // up not running and not stopped.
-    let r = catch_unwind(AssertUnwindSafe(|| run_inner(host, mode)));
+    // up not running and not stopped; unless a callback replaced the host,
+    // whose loop this run is not.
+    let r = match catch_unwind(AssertUnwindSafe(|| run_inner(host, mode))) {
+        Err(payload) if host.instance() != instance => resume_unwind(payload),
+        r => r,
+    };
     let lp = host.uv();
     lp.running = false;
     lp.stop_flag = false;
@@ -158,7 +163,12 @@ fn call_handle<H: Host>(host: &mut H, key: usize) {
         Kind::Io { .. } | Kind::Async => None,
     };
     let Some(mut cb) = cb else { return };
-    let r = catch_unwind(AssertUnwindSafe(|| cb(host)));
+    let instance = host.instance();
+    let r = match catch_unwind(AssertUnwindSafe(|| cb(host))) {
+        // A callback replaced the host: `handle` is not its new loop's.
+        Err(payload) if host.instance() != instance => resume_unwind(payload),
+        r => r,
+    };
     if let Some(rec) = host.uv().handles.get_mut(handle) {
         match &mut rec.kind {
             Kind::Timer { cb: slot, .. } | Kind::Watcher { cb: slot, .. } => *slot = Some(cb),
