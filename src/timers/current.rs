@@ -286,8 +286,15 @@ impl LoopShared {
         }
     }
 
-    /// Queues `f` to run with the loop at its next flush point.
+    /// Queues `f` to run with the loop at its next flush point; drops it
+    /// at once if the loop is gone (it would never run, and what it holds
+    /// may hold this state: a sleep's disarm holds its state, which holds
+    /// this one, a cycle nothing would break).
     pub(crate) fn defer(&self, f: impl FnOnce(&mut EventLoop) + 'static) {
+        if self.closed.get() {
+            drop(f);
+            return;
+        }
         self.deferred.borrow_mut().push_back(inline_once(f));
         self.has_deferred.set(true);
     }

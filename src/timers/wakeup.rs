@@ -228,6 +228,22 @@ mod tests {
         );
     }
 
+    /// A pending sleep dropped after its loop: its disarm, which would have
+    /// been deferred to the loop, is dropped instead, and with it the last
+    /// reference to the loop's shared state.
+    #[test]
+    fn a_pending_sleep_dropped_after_its_loop_leaves_nothing_behind() {
+        let mut lp = EventLoop::with_virtual_clock();
+        let s = lp.scope(|| time::sleep(Duration::from_millis(3)));
+        let shared = Rc::downgrade(&lp.shared);
+        drop(lp);
+        drop(s);
+        assert!(
+            shared.upgrade().is_none(),
+            "the loop's shared state is freed"
+        );
+    }
+
     /// While the loop lives, a finished sleep's state is pooled and taken
     /// by the next sleep.
     #[test]
