@@ -1,6 +1,7 @@
 //! Hostile inputs and misuse: absurd delays, handles that outlive their
 //! loop or belong to another, running the loop from its own callbacks,
-//! panicking callbacks of every kind, a virtual clock told to go
+//! replacing the running loop from its own callbacks, panicking
+//! callbacks of every kind, a virtual clock told to go
 //! backwards, and a million timers created and cleared. Each test's doc
 //! comment gives the documented answer. Virtual clock only.
 //!
@@ -8,7 +9,7 @@
 //! not have yet; run them with `cargo test --release --test hostile --
 //! --ignored`.
 //!
-//! One file of about 950 lines, on purpose: it is the catalogue of misuse
+//! One file of about 1,400 lines, on purpose: it is the catalogue of misuse
 //! and its documented answers, one test per answer, read top to bottom.
 
 use std::cell::{Cell, RefCell};
