@@ -531,8 +531,10 @@ impl EventLoop {
 /// duration goes: only a timer whose branch of the pass writes the
 /// duration back before anything reads it, an armed one
 /// ([`take_to_run`]) or a zombie (`Timer::set_unlinked`). A linked
-/// timer at its list's head is one of the two: a cleared one is not
-/// linked, and a running one is not listed until its `finally` has run.
+/// timer at its list's head is one of the two when the pass peeks it: a
+/// cleared one is not linked, and a running one (linked again if its own
+/// callback refreshed it) is settled by its `finally` before the pass
+/// peeks again, with no tick or turn in between.
 fn unlinked_in_place(state: State) -> bool {
     matches!(state, State::Armed | State::Zombie)
 }
