@@ -210,38 +210,29 @@ mod tests {
 
     use crate::{EventLoop, time};
 
-    /// A fired sleep dropped after its loop is not pooled: the pool would
-    /// hold the loop's shared state, which the pooled state holds (a cycle
-    /// nothing would break).
+    /// A sleep dropped after its loop leaves nothing of the loop behind.
+    /// A fired one is not pooled: the pool would hold the loop's shared
+    /// state, which the pooled state holds (a cycle nothing would break).
+    /// A pending one's disarm, which would have been deferred to the loop,
+    /// is dropped instead, and with it the last reference to the loop's
+    /// shared state.
     #[test]
     fn a_sleep_dropped_after_its_loop_leaves_nothing_behind() {
-        let mut lp = EventLoop::with_virtual_clock();
-        let s = lp.scope(|| time::sleep(Duration::from_millis(3)));
-        lp.run().unwrap();
-        assert!(s.is_elapsed());
-        let shared = Rc::downgrade(&lp.shared);
-        drop(lp);
-        drop(s);
-        assert!(
-            shared.upgrade().is_none(),
-            "the loop's shared state is freed"
-        );
-    }
-
-    /// A pending sleep dropped after its loop: its disarm, which would have
-    /// been deferred to the loop, is dropped instead, and with it the last
-    /// reference to the loop's shared state.
-    #[test]
-    fn a_pending_sleep_dropped_after_its_loop_leaves_nothing_behind() {
-        let mut lp = EventLoop::with_virtual_clock();
-        let s = lp.scope(|| time::sleep(Duration::from_millis(3)));
-        let shared = Rc::downgrade(&lp.shared);
-        drop(lp);
-        drop(s);
-        assert!(
-            shared.upgrade().is_none(),
-            "the loop's shared state is freed"
-        );
+        for fired in [true, false] {
+            let mut lp = EventLoop::with_virtual_clock();
+            let s = lp.scope(|| time::sleep(Duration::from_millis(3)));
+            if fired {
+                lp.run().unwrap();
+                assert!(s.is_elapsed());
+            }
+            let shared = Rc::downgrade(&lp.shared);
+            drop(lp);
+            drop(s);
+            assert!(
+                shared.upgrade().is_none(),
+                "the loop's shared state is freed (fired: {fired})"
+            );
+        }
     }
 
     /// While the loop lives, a finished sleep's state is pooled and taken
