@@ -540,14 +540,11 @@ impl EventLoop {
         // A panic that leaves the run (a `Clock`'s, or a dropped future's)
         // leaves `future`'s task an ordinary, detached one: marked as the
         // main task, its completion would stop a later run early.
-        let instance = self.instance();
-        let ran = match catch_unwind(AssertUnwindSafe(|| self.run())) {
+        // A task that replaced the loop unwinds on: the loop here is another.
+        let ran = match uv::catch_unless_replaced(self, |lp| lp.run()) {
             Ok(ran) => ran,
             Err(payload) => {
-                // Unless a task replaced the loop: the one here is another.
-                if self.instance() == instance {
-                    self.tasks.main = None;
-                }
+                self.tasks.main = None;
                 resume_unwind(payload)
             }
         };

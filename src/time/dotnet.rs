@@ -147,7 +147,7 @@ impl Queue {
         // brought back in line once this returns.
         let _resync = Resync(self.clone(), lp.shared.clone());
         let now = lp.loop_time();
-        let instance = lp.instance();
+        let instance = crate::uv::Host::instance(lp);
         // A snapshot: a timer scheduled by a callback of this run is not
         // due in it.
         let due: Vec<Key> = self
@@ -175,7 +175,7 @@ impl Queue {
                 self.insert(&state, now.saturating_add(next), now);
             }
             state.run(lp);
-            if lp.instance() != instance {
+            if crate::uv::Host::instance(lp) != instance {
                 // The callback replaced the loop: the rest are not the new
                 // loop's (the run panics once this Node callback returns).
                 return;

@@ -483,7 +483,7 @@ impl EventLoop {
         // `&mut EventLoop`.
         let shared = self.shared.clone();
         // Read before the lend: user code lent the loop may replace it.
-        let instance = self.instance();
+        let instance = self.instance;
         // Safety argument, point 1: the pointer comes from `self`, which
         // this function does not use until the guard has removed it.
         let ptr: *mut EventLoop = self;

@@ -109,7 +109,7 @@ pub(crate) use wakeup::Wakeup;
 
 use std::fmt;
 use std::num::NonZeroU32;
-use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::panic::resume_unwind;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -645,14 +645,6 @@ impl EventLoop {
         self.uv.stop();
     }
 
-    /// This loop's instance number: what a caller saves before handing
-    /// the loop's `&mut` to user code, for
-    /// [`assert_not_replaced`](Self::assert_not_replaced).
-    #[inline(always)]
-    pub(crate) fn instance(&self) -> u64 {
-        self.instance
-    }
-
     /// Panics, touching nothing, if the loop behind `&mut self` is no
     /// longer the one numbered `instance`: user code given the loop's
     /// `&mut` (a callback, a task's poll, the uncaught-error handler)
@@ -706,18 +698,13 @@ impl EventLoop {
         // The drop guard: a panic that escapes (only a panicking clock or a
         // bug can) leaves no callback scope open, so the next run is not
         // refused as reentrant.
-        let instance = self.instance;
-        let r = catch_unwind(AssertUnwindSafe(|| self.run_guarded(mode)));
+        // A callback that replaced the loop unwinds on: none of this run's
+        // bookkeeping is the new loop's.
+        let r = uv::catch_unless_replaced(self, |lp| lp.run_guarded(mode));
+        self.halting = false;
         match r {
-            Ok(r) => {
-                self.halting = false;
-                r
-            }
-            // A callback replaced the loop: the one here is another, and
-            // none of this run's bookkeeping is its.
-            Err(payload) if self.instance != instance => resume_unwind(payload),
+            Ok(r) => r,
             Err(payload) => {
-                self.halting = false;
                 self.depth = 0;
                 self.flushing = false;
                 self.timers.current = lists::NO_TIMER;

@@ -50,7 +50,7 @@
 //! module docs.
 #![allow(unsafe_code)]
 
-use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::panic::resume_unwind;
 
 use super::error::{CallbackError, CallbackKind, Cause};
 use super::lists::{Arm, NO_TIMER};
@@ -60,6 +60,7 @@ use super::timeout::{State, Timer};
 use super::{EventLoop, Flow, Thrown};
 use crate::collections::durations::SlotId;
 use crate::collections::list::Links;
+use crate::uv;
 
 impl EventLoop {
     /// Node's `RunTimers` (R6.2): the native timer's callback.
@@ -77,15 +78,16 @@ impl EventLoop {
         self.flush_deferred();
         self.depth += 1;
         let now = self.libuv_now();
-        let instance = self.instance();
-        let pass = catch_unwind(AssertUnwindSafe(|| {
-            while let Err(t) = self.process_timers(now) {
-                if !self.uncaught(t) {
+        // A callback that replaced the loop unwinds on: the pass is not the
+        // new loop's (`EventLoop::assert_not_replaced`).
+        let pass = uv::catch_unless_replaced(self, |lp| {
+            while let Err(t) = lp.process_timers(now) {
+                if !lp.uncaught(t) {
                     return false;
                 }
             }
             true
-        }));
+        });
         match pass {
             Ok(true) => {
                 self.sync_native(Arm::AfterPass);
@@ -99,9 +101,6 @@ impl EventLoop {
             // A panic that escaped a deferred operation (a future's drop)
             // leaves `run`, the timer it followed finished: the next run
             // finishes the pass first, as after an unhandled failure.
-            // A callback replaced the loop (`assert_not_replaced`): the pass
-            // is not the new loop's.
-            Err(payload) if self.instance() != instance => resume_unwind(payload),
             Err(payload) => {
                 self.interrupt_pass();
                 resume_unwind(payload);

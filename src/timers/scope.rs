@@ -18,6 +18,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use super::error::{self, BoxError, CallbackError, CallbackKind, CallbackResult, Cause, Error};
 use super::thin::ThinOnce;
 use super::{EventLoop, Warning};
+use crate::uv;
 
 /// How a failure travels up to the boundary that reports it (the C++ side
 /// of Node): either still to be reported, or already recorded as fatal.
@@ -142,14 +143,10 @@ impl EventLoop {
             return Err(Error::Uncaught(e));
         }
         let depth = self.depth;
-        let instance = self.instance();
+        // `f` replacing the loop unwinds on: the loop here is another.
         if let Err(payload) =
-            catch_unwind(AssertUnwindSafe(|| self.once_scope(CallbackKind::Main, f)))
+            uv::catch_unless_replaced(self, |lp| lp.once_scope(CallbackKind::Main, f))
         {
-            if self.instance() != instance {
-                // `f` replaced the loop: this one is another.
-                resume_unwind(payload);
-            }
             self.depth = depth;
             if depth == 0 {
                 self.ticks.drain_first = true;
@@ -185,9 +182,7 @@ impl EventLoop {
         // store, a load that waits for the store to reach the cache
         // (set-immediate-breadth 47 → 38 M/s at fewer instructions;
         // `bench/perf-hot` put 55% of the check phase's samples on it).
-        let instance = self.instance();
-        let r = catch_unwind(AssertUnwindSafe(|| f(self)));
-        let r = self.assert_not_replaced(instance, r);
+        let r = self.call_user(|lp| f(lp));
         // Whatever the callback's futures asked of the loop happens now.
         if self.has_deferred() {
             return self.flush_after(kind, r);
@@ -238,9 +233,18 @@ impl EventLoop {
         &mut self,
         f: &mut dyn FnMut(&mut EventLoop) -> Result<(), BoxError>,
     ) -> Result<(), Cause> {
-        let instance = self.instance();
+        cause_of(self.call_user(|lp| f(lp)))
+    }
+
+    /// `f` given the loop, its panic caught; a panic of its own if `f`
+    /// replaced the loop ([`assert_not_replaced`](Self::assert_not_replaced)),
+    /// before anything reads the loop again. Every callback and handler
+    /// runs through it.
+    #[inline(always)]
+    fn call_user<R>(&mut self, f: impl FnOnce(&mut EventLoop) -> R) -> std::thread::Result<R> {
+        let instance = self.instance;
         let r = catch_unwind(AssertUnwindSafe(|| f(self)));
-        cause_of(self.assert_not_replaced(instance, r))
+        self.assert_not_replaced(instance, r)
     }
 
     /// Calls a stored one-shot callback, turning a panic into a
@@ -351,9 +355,7 @@ impl EventLoop {
             return false;
         };
         self.depth += 1;
-        let instance = self.instance();
-        let r = catch_unwind(AssertUnwindSafe(|| handler(self, err)));
-        let r = self.assert_not_replaced(instance, r);
+        let r = self.call_user(|lp| handler(lp, err));
         self.depth -= 1;
         if self.uncaught.is_none() {
             self.uncaught = Some(handler);

@@ -56,7 +56,7 @@ pub use clock::{Clock, ClockError, SystemClock, VirtualClock};
 pub(crate) use clock::{MsCache, ms_ceil, ms_floor};
 pub use poll::{Completion, PostError, Readiness};
 pub(crate) use poll::{IoOpError, KeepAlive, OwnedSource, Remote, Sender};
-pub(crate) use run::run;
+pub(crate) use run::{catch_unless_replaced, run};
 
 use std::any::Any;
 use std::collections::VecDeque;

@@ -40,14 +40,10 @@ pub(crate) fn run<H: Host>(host: &mut H, mode: RunMode) -> Result<bool, UvError>
     }
     lp.running = true;
     lp.halted = false;
-    let instance = host.instance();
     // The drop guard: whether run_inner returns or unwinds, the loop ends
     // up not running and not stopped; unless a callback replaced the host,
     // whose loop this run is not.
-    let r = match catch_unwind(AssertUnwindSafe(|| run_inner(host, mode))) {
-        Err(payload) if host.instance() != instance => resume_unwind(payload),
-        r => r,
-    };
+    let r = catch_unless_replaced(host, |host| run_inner(host, mode));
     let lp = host.uv();
     lp.running = false;
     lp.stop_flag = false;
@@ -55,6 +51,22 @@ pub(crate) fn run<H: Host>(host: &mut H, mode: RunMode) -> Result<bool, UvError>
     match r {
         Ok(alive) => Ok(alive),
         Err(payload) => resume_unwind(payload),
+    }
+}
+
+/// `f(host)` with a panic caught, for a caller that puts `host` in order
+/// after one; unless the panic unwinds with another host in place (user
+/// code moved `host` out of its `&mut` and left another there, see
+/// [`Host::instance`]): then it goes on at once, and the caller touches
+/// nothing of a host whose run or callback this is not.
+pub(crate) fn catch_unless_replaced<H: Host, R>(
+    host: &mut H,
+    f: impl FnOnce(&mut H) -> R,
+) -> std::thread::Result<R> {
+    let instance = host.instance();
+    match catch_unwind(AssertUnwindSafe(|| f(host))) {
+        Err(payload) if host.instance() != instance => resume_unwind(payload),
+        r => r,
     }
 }
 
@@ -163,12 +175,9 @@ fn call_handle<H: Host>(host: &mut H, key: usize) {
         Kind::Io { .. } | Kind::Async => None,
     };
     let Some(mut cb) = cb else { return };
-    let instance = host.instance();
-    let r = match catch_unwind(AssertUnwindSafe(|| cb(host))) {
-        // A callback replaced the host: `handle` is not its new loop's.
-        Err(payload) if host.instance() != instance => resume_unwind(payload),
-        r => r,
-    };
+    // A callback that replaced the host unwinds on: `handle` is not its
+    // new loop's.
+    let r = catch_unless_replaced(host, |host| cb(host));
     if let Some(rec) = host.uv().handles.get_mut(handle) {
         match &mut rec.kind {
             Kind::Timer { cb: slot, .. } | Kind::Watcher { cb: slot, .. } => *slot = Some(cb),
