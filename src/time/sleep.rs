@@ -113,7 +113,7 @@ impl Sleep {
     /// loop's shared state is borrowed, not cloned; the clock, which may be
     /// the user's, is read after.
     fn new(deadline: impl FnOnce(u64) -> u64) -> Sleep {
-        let entry = with_current_shared(|shared| Wakeup::new(shared, 0));
+        let entry = with_current_shared(Wakeup::new);
         let now = entry.shared.now_ms();
         entry.deadline.set(deadline(now));
         entry.schedule(now);

@@ -1207,7 +1207,8 @@ mod tests {
             std::hint::black_box(word);
         });
         assert!(lp.timers.slab[plain.key.index()].plain());
-        let wake = Wakeup::new(&lp.shared, 1);
+        let wake = Wakeup::new(&lp.shared);
+        wake.deadline.set(1);
         let w = lp.wakeup_started_at(0, 1, wake.clone());
         assert!(!lp.timers.slab[w.key.index()].plain());
         assert_eq!(Rc::strong_count(&wake), 2);

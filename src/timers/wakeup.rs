@@ -67,15 +67,17 @@ pub(crate) struct Wakeup {
 pub(crate) const NO_TASK: u32 = u32::MAX;
 
 impl Wakeup {
-    /// A refed wakeup for `deadline` (loop time), not yet armed: a
-    /// finished sleep's state from the loop's pool if there is one.
-    pub(crate) fn new(shared: &Rc<LoopShared>, deadline: u64) -> Rc<Wakeup> {
+    /// A refed wakeup, not yet armed, its deadline for the caller to set
+    /// (the caller reads the clock only once this is made: a clock may be
+    /// the user's, and this is made while the thread's stack of loops is
+    /// borrowed): a finished sleep's state from the loop's pool if there
+    /// is one.
+    pub(crate) fn new(shared: &Rc<LoopShared>) -> Rc<Wakeup> {
         let pooled = shared.wakeups.borrow_mut().pop();
         if let Some(w) = pooled {
             // Recycled only with no other reference and no timer (see
             // `recycle`): only these need resetting. The waker stays, not
             // to be woken until a poll sets `polled` (module docs).
-            w.deadline.set(deadline);
             w.fired.set(false);
             w.refed.set(true);
             w.polled.set(false);
@@ -83,7 +85,7 @@ impl Wakeup {
         }
         Rc::new(Wakeup {
             shared: shared.clone(),
-            deadline: Cell::new(deadline),
+            deadline: Cell::new(0),
             fired: Cell::new(false),
             refed: Cell::new(true),
             polled: Cell::new(false),
