@@ -333,9 +333,7 @@ pub(crate) const WAKEUP_POOL: usize = 1024;
 ///
 /// If no loop is current on this thread.
 pub(crate) fn current_shared() -> Rc<LoopShared> {
-    STACK
-        .with(|s| s.borrow().last().cloned())
-        .unwrap_or_else(|| no_current_loop())
+    try_current_shared().unwrap_or_else(|| no_current_loop())
 }
 
 /// Runs `f` with the shared state of the thread's current loop, borrowed
