@@ -439,8 +439,13 @@ fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
 
 /// Runs `lp` and returns the message it panicked with.
 fn run_panics(lp: &mut EventLoop) -> String {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lp.run())) {
-        Ok(r) => panic!("the run returned {r:?} instead of panicking"),
+    panic_of(lp, EventLoop::run)
+}
+
+/// Calls `f` on `lp` and returns the message it panicked with.
+fn panic_of<R: std::fmt::Debug>(lp: &mut EventLoop, f: impl FnOnce(&mut EventLoop) -> R) -> String {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(lp))) {
+        Ok(r) => panic!("returned {r:?} instead of panicking"),
         Err(p) => panic_text(&*p),
     }
 }
@@ -533,18 +538,14 @@ fn replacing_the_running_loop_from_a_callback_panics() {
     let mut lp = EventLoop::with_virtual_clock();
     lp.set_timeout(1, |_| {});
     let r = replace_into(&moved);
-    let p = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lp.enter(r)));
-    assert!(panic_text(&*p.unwrap_err()).starts_with(REPLACED));
+    assert!(panic_of(&mut lp, |lp| lp.enter(r)).starts_with(REPLACED));
     assert_eq!(lp.stats(), Stats::default());
 
     // `scope`'s closure, through `with_current`.
     let mut lp = EventLoop::with_virtual_clock();
     lp.set_timeout(1, |_| {});
     let r = replace_into(&moved);
-    let p = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        lp.scope(|| EventLoop::with_current(r))
-    }));
-    assert!(panic_text(&*p.unwrap_err()).starts_with(REPLACED));
+    assert!(panic_of(&mut lp, |lp| lp.scope(|| EventLoop::with_current(r))).starts_with(REPLACED));
     assert_eq!(lp.stats(), Stats::default());
 
     // A task, through `with_current`: the loop it ran on is dropped in the
@@ -570,10 +571,10 @@ fn replacing_the_running_loop_from_a_callback_panics() {
     // `block_on`'s future.
     let mut lp = EventLoop::with_virtual_clock();
     let r = replace_into(&moved);
-    let p = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    let msg = panic_of(&mut lp, |lp| {
         lp.block_on(async { EventLoop::with_current(r) })
-    }));
-    assert!(panic_text(&*p.unwrap_err()).starts_with(REPLACED));
+    });
+    assert!(msg.starts_with(REPLACED));
     assert_eq!(lp.stats(), Stats::default());
 
     // .NET timers due together: the one after the replacing callback does
