@@ -840,6 +840,90 @@ fn a_loop_dropped_in_its_own_callback_drops_its_clock_outside_the_loop() {
     assert!(log[0].contains("no current timerloop"), "{log:?}");
 }
 
+/// What a loop does in a thread-local's destructor, once the crate's own
+/// thread-locals (the thread's stack of current loops among them) are
+/// gone: it can still be made, and timers set on it and cleared, but it
+/// cannot be made current, so `run`, `run_once`, `run_nowait`, `enter`
+/// and `block_on` return `Error::ThreadExiting` and run nothing (a panic
+/// there would abort the process). Before the fix, `run` panicked inside
+/// `LocalKey::with`, and the process aborted.
+#[test]
+fn a_loop_run_while_its_thread_exits_returns_thread_exiting() {
+    struct Late {
+        lp: Option<EventLoop>,
+        report: mpsc::Sender<Vec<String>>,
+    }
+    impl Drop for Late {
+        fn drop(&mut self) {
+            let mut r = Vec::new();
+            let fired = Rc::new(Cell::new(0));
+            let mut lp = self.lp.take().unwrap();
+            let f = fired.clone();
+            let t = lp.set_timeout(1, move |_| f.set(f.get() + 1));
+            r.push(format!("run: {:?}", lp.run()));
+            r.push(format!("run_once: {:?}", lp.run_once()));
+            r.push(format!("run_nowait: {:?}", lp.run_nowait()));
+            let f = fired.clone();
+            r.push(format!(
+                "enter: {:?}",
+                lp.enter(move |_| f.set(f.get() + 1))
+            ));
+            r.push(format!("block_on: {:?}", lp.block_on(async { 7 })));
+            r.push(format!("fired: {}", fired.get()));
+            r.push(format!("clear: {:?}", lp.clear_timeout(t)));
+            r.push(format!("timers: {}", lp.stats().timers));
+            // A loop made here, after the list of the thread's loops is
+            // gone, is made and answers the same.
+            let mut late = EventLoop::with_virtual_clock();
+            let f = fired.clone();
+            late.set_immediate(move |_| f.set(f.get() + 1));
+            r.push(format!("new loop's run: {:?}", late.run()));
+            r.push(format!("fired: {}", fired.get()));
+            r.push(format!("alive: {}", late.is_alive()));
+            drop(late);
+            drop(lp);
+            let _ = self.report.send(r);
+        }
+    }
+    thread_local! {
+        static LATE: RefCell<Option<Late>> = const { RefCell::new(None) };
+    }
+
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        // LATE's destructor is registered first, so it runs last: after
+        // those of the thread-locals the loop's first run registers.
+        LATE.with(|late| {
+            let mut lp = EventLoop::with_virtual_clock();
+            lp.set_timeout(1, |_| {});
+            lp.run().unwrap();
+            *late.borrow_mut() = Some(Late {
+                lp: Some(lp),
+                report: tx,
+            });
+        });
+    })
+    .join()
+    .expect("the thread exits without a panic");
+    let r = rx.recv_timeout(Duration::from_secs(30)).unwrap();
+    assert_eq!(
+        r,
+        [
+            "run: Err(ThreadExiting)",
+            "run_once: Err(ThreadExiting)",
+            "run_nowait: Err(ThreadExiting)",
+            "enter: Err(ThreadExiting)",
+            "block_on: Err(ThreadExiting)",
+            "fired: 0",
+            "clear: Ok(())",
+            "timers: 0",
+            "new loop's run: Err(ThreadExiting)",
+            "fired: 0",
+            "alive: true",
+        ]
+    );
+}
+
 // ----- panics -------------------------------------------------------------
 
 /// Schedules a callback of `kind` that panics with `hostile: <kind>`, and

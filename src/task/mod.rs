@@ -521,7 +521,10 @@ impl EventLoop {
     /// pending (Node exits with code 13 for an unsettled top-level await);
     /// [`Error::Uncaught`] if `future` panicked (kind
     /// [`CallbackKind::Task`]) or if a callback failed with no handler;
-    /// [`Error::Reentrant`] if called from inside the loop.
+    /// [`Error::Reentrant`] if called from inside the loop;
+    /// [`Error::ThreadExiting`] if called while the thread is exiting (see
+    /// [`run`](Self::run)). In the last two cases `future` is dropped
+    /// unpolled.
     ///
     /// # Nesting
     ///
@@ -534,6 +537,9 @@ impl EventLoop {
     {
         if self.is_running_or_nested() {
             return Err(Error::Reentrant);
+        }
+        if crate::timers::thread_exiting() {
+            return Err(Error::ThreadExiting);
         }
         let mut handle = self.spawn(future);
         self.tasks.main = Some(handle.key());

@@ -81,6 +81,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::rc::{Rc, Weak};
 
 use super::EventLoop;
+use super::error::Error;
 use super::inline::{InlineFn, inline_once};
 use super::scope::OnceFn;
 use crate::collections::arena::Key;
@@ -226,7 +227,9 @@ impl LoopShared {
             polling: Cell::new(super::wakeup::NO_TASK),
             top: Cell::new(false),
         });
-        LOOPS.with(|l| {
+        // Made in a thread-local's destructor after the list is gone, the
+        // loop is not listed: it could not be found by id anyway.
+        let _ = LOOPS.try_with(|l| {
             let mut l = l.borrow_mut();
             l.retain(|(_, w)| w.strong_count() > 0);
             l.push((id, Rc::downgrade(&shared)));
@@ -359,9 +362,19 @@ fn no_current_loop() -> ! {
     )
 }
 
+/// Whether this thread's stack of loops was destroyed: this is a
+/// thread-local's destructor at thread exit, and no loop can be entered.
+pub(crate) fn thread_exiting() -> bool {
+    STACK.try_with(|_| ()).is_err()
+}
+
 /// The shared state of the thread's current loop, if any.
 pub(crate) fn try_current_shared() -> Option<Rc<LoopShared>> {
-    STACK.with(|s| s.borrow().last().cloned())
+    // A thread tearing its thread-locals down has no current loop.
+    STACK
+        .try_with(|s| s.borrow().last().cloned())
+        .ok()
+        .flatten()
 }
 
 /// While alive, a loop is current on this thread (its frame is on the
@@ -448,8 +461,23 @@ impl Drop for Lend<'_> {
 impl EventLoop {
     /// Makes this loop the thread's current loop until the guard drops,
     /// with lending not allowed (a callback holds the loop).
-    pub(crate) fn enter_current(&self) -> Entered {
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ThreadExiting`] if the thread's stack of loops was
+    /// destroyed (this is a thread-local's destructor at thread exit);
+    /// nothing changed.
+    pub(crate) fn enter_current(&self) -> Result<Entered, Error> {
         let shared = &self.shared;
+        STACK
+            .try_with(|s| {
+                let mut s = s.borrow_mut();
+                if let Some(below) = s.last() {
+                    below.top.set(false);
+                }
+                s.push(shared.clone());
+            })
+            .map_err(|_| Error::ThreadExiting)?;
         // The frame starts unlendable. The pointer is nearly always null
         // here already: whoever enters holds `&mut EventLoop`, which it got
         // by lending (taking the pointer) or as the loop's owner. But a
@@ -457,15 +485,8 @@ impl EventLoop {
         // shared state holding the lent pointer; entering that state's
         // loop must not lend it.
         let prev = shared.lend.replace(std::ptr::null_mut());
-        STACK.with(|s| {
-            let mut s = s.borrow_mut();
-            if let Some(below) = s.last() {
-                below.top.set(false);
-            }
-            s.push(shared.clone());
-        });
         shared.top.set(true);
-        Entered { prev }
+        Ok(Entered { prev })
     }
 
     /// Runs `f` (which must not touch `self`: it gets no reference to it)
@@ -512,8 +533,17 @@ impl EventLoop {
     /// lp.scope(|| tokio_test::assert_ready!(sleep.poll()));
     /// assert_eq!(lp.now(), 10);
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// If the thread is exiting: called from a thread-local's destructor
+    /// after the crate's own thread-locals were destroyed, where
+    /// [`run`](Self::run) returns [`Error::ThreadExiting`]. `f` does not
+    /// run.
     pub fn scope<R>(&mut self, f: impl FnOnce() -> R) -> R {
-        let _entered = self.enter_current();
+        let _entered = self
+            .enter_current()
+            .unwrap_or_else(|e| panic!("EventLoop::scope: {e}"));
         let r = self.lend_during(f);
         self.flush_deferred();
         r

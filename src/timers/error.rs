@@ -279,6 +279,13 @@ pub enum Error {
     /// but nothing refed is left to wake it: the loop would wait forever
     /// (Node exits with code 13 for an unsettled top-level await).
     Stalled,
+    /// The loop was run (or [entered](crate::EventLoop::enter)) while its
+    /// thread is exiting, from a thread-local's destructor that runs after
+    /// the crate's own thread-locals were destroyed: the loop cannot be
+    /// made the thread's current loop, so nothing ran. Timers can still be
+    /// set on it, cleared, and dropped with it; a loop meant to finish its
+    /// work should be run before the thread ends.
+    ThreadExiting,
 }
 
 impl fmt::Display for Error {
@@ -293,6 +300,10 @@ impl fmt::Display for Error {
                 "block_on's future is still pending, but nothing refed is left to wake it \
                  (keep a refed timer, I/O source or Remote alive for what it waits on)",
             ),
+            Error::ThreadExiting => f.write_str(
+                "the thread is exiting (its thread-locals are being destroyed): the loop \
+                 cannot be made current, and nothing ran; run it before the thread ends",
+            ),
         }
     }
 }
@@ -301,7 +312,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Uncaught(e) => Some(e),
-            Error::Reentrant | Error::Stalled => None,
+            Error::Reentrant | Error::Stalled | Error::ThreadExiting => None,
         }
     }
 }
@@ -319,7 +330,7 @@ impl Error {
     pub fn into_callback_error(self) -> Option<CallbackError> {
         match self {
             Error::Uncaught(e) => Some(e),
-            Error::Reentrant | Error::Stalled => None,
+            Error::Reentrant | Error::Stalled | Error::ThreadExiting => None,
         }
     }
 }

@@ -101,7 +101,7 @@ pub use timeout::Timeout;
 
 pub(crate) use coerce::coerce;
 pub(crate) use current::{
-    LoopShared, Micro, current_shared, try_current_shared, with_current_shared,
+    LoopShared, Micro, current_shared, thread_exiting, try_current_shared, with_current_shared,
 };
 pub(crate) use error::panic_message;
 pub(crate) use scope::{Flow, OnceFn, Thrown};
@@ -582,7 +582,9 @@ impl EventLoop {
     ///
     /// [`Error::Uncaught`] if a callback failed and no uncaught-error
     /// handler is installed; [`Error::Reentrant`] if called from one of the
-    /// loop's own callbacks.
+    /// loop's own callbacks; [`Error::ThreadExiting`] if called from a
+    /// thread-local's destructor after the crate's own thread-locals were
+    /// destroyed. In the last two cases nothing ran.
     pub fn run(&mut self) -> Result<(), Error> {
         self.run_mode(RunMode::Default).map(|_| ())
     }
@@ -694,7 +696,7 @@ impl EventLoop {
         if self.is_running_or_nested() {
             return Err(Error::Reentrant);
         }
-        let _current = self.enter_current();
+        let _current = self.enter_current()?;
         // The drop guard: a panic that escapes (only a panicking clock or a
         // bug can) leaves no callback scope open, so the next run is not
         // refused as reentrant.

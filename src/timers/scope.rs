@@ -131,12 +131,13 @@ impl EventLoop {
     /// [`Error::Uncaught`] if `f` (or a tick or microtask it queued) failed
     /// and no handler is installed; or, without running `f`, if a failure
     /// was kept from an earlier run or entry that a panic left (see
-    /// [`Error::Uncaught`]).
+    /// [`Error::Uncaught`]); [`Error::ThreadExiting`], without running `f`,
+    /// if the thread is exiting (see [`run`](Self::run)).
     pub fn enter<R: CallbackResult>(
         &mut self,
         f: impl FnOnce(&mut EventLoop) -> R,
     ) -> Result<(), Error> {
-        let _current = self.enter_current();
+        let _current = self.enter_current()?;
         // A failure a panic carried out of the last run or entry comes
         // first (`report_unwinding`).
         if let Some(e) = self.fatal.take() {
