@@ -415,6 +415,68 @@ fn a_wake_between_runs_is_polled_by_the_next_run() {
     assert!(h.is_finished());
 }
 
+/// A wake from another thread while the loop is idle between runs, with
+/// nothing refed left, is work queued for the loop: the next run step
+/// (`run`, `run_once` or `run_nowait`) polls the task, and `block_on`
+/// returns the woken future's output, not `Error::Stalled`. Found by
+/// round 35's audit: the wake sat in the cross-thread queue, `run` found
+/// the loop dead and returned, and `block_on` aborted the woken future.
+#[test]
+fn a_wake_from_another_thread_between_runs_is_polled_by_the_next_run_step() {
+    /// Wakes `w` from another thread and waits until it has.
+    fn wake_elsewhere(w: Waker) {
+        std::thread::spawn(move || w.wake()).join().unwrap();
+    }
+    let steps: [(&str, fn(&mut EventLoop)); 3] = [
+        ("run", |lp| lp.run().unwrap()),
+        ("run_once", |lp| {
+            lp.run_once().unwrap();
+        }),
+        ("run_nowait", |lp| {
+            lp.run_nowait().unwrap();
+        }),
+    ];
+    for (what, step) in steps {
+        let slot: Rc<RefCell<Option<Waker>>> = Rc::default();
+        let polls = Rc::new(Cell::new(0));
+        let mut lp = EventLoop::with_virtual_clock();
+        let (s, p) = (slot.clone(), polls.clone());
+        let h = lp.spawn(poll_fn(move |cx| {
+            p.set(p.get() + 1);
+            *s.borrow_mut() = Some(cx.waker().clone());
+            if p.get() == 2 {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        }));
+        lp.run().unwrap();
+        assert_eq!(polls.get(), 1, "{what}");
+        assert!(!lp.is_alive(), "{what}: nothing refed");
+        wake_elsewhere(slot.borrow_mut().take().unwrap());
+        assert!(lp.is_alive(), "{what}: the queued wake keeps it alive");
+        step(&mut lp);
+        assert_eq!(polls.get(), 2, "{what}: woken elsewhere, polled by it");
+        assert!(h.is_finished(), "{what}");
+        assert!(!lp.is_alive(), "{what}: the wake's hold is let go");
+    }
+
+    // block_on: the first poll hands its waker to a thread and waits for
+    // the wake to be queued before it returns Pending.
+    let mut lp = EventLoop::new();
+    let mut first = true;
+    let r = lp.block_on(poll_fn(move |cx| {
+        if std::mem::take(&mut first) {
+            wake_elsewhere(cx.waker().clone());
+            Poll::Pending
+        } else {
+            Poll::Ready(42)
+        }
+    }));
+    assert_eq!(r.unwrap(), 42);
+    assert!(!lp.is_alive());
+}
+
 /// Dropping the loop drops its tasks' futures (and what they hold).
 #[test]
 fn dropping_the_loop_drops_task_futures() {

@@ -160,11 +160,18 @@ impl Wake for Header {
             shared.woke_task.set(true);
         } else {
             let key = self.key;
+            // A queued wake is work: the loop stays alive until it has
+            // queued the task (a task woken between runs, with nothing
+            // refed left, is polled by the next run step, not dropped by a
+            // `block_on` that finds the loop dead). The guard is let go on
+            // the loop's thread, which sends no message.
+            let alive = self.sender.keep_alive();
             // As an I/O callback: its scope closes after it, and the
             // microtask queue, the task in it, drains. A loop that is gone
             // has nothing left to wake.
             let _ = self.sender.send(move |lp: &mut EventLoop| {
                 lp.once_scope(CallbackKind::Io, move |lp| lp.queue_task(key));
+                drop(alive);
             });
         }
     }
