@@ -83,6 +83,27 @@ fn zero_due_fires_in_the_next_timers_phase_not_inline() {
     assert_eq!(*log.borrow(), ["changed", "zero@12"]);
 }
 
+/// Due zero is 1 ms on even when the queue is already armed for the
+/// current loop time. Found by round 35's audit: the change's deadline
+/// was `now`, so the queue's native timeout, armed for `now`, ran the
+/// timer in the same timers phase (`Y@10`); and a timer so keyed
+/// `(now, now, id)` while in a firing run's snapshot could be changed to
+/// zero again under the same key and run twice in that run.
+#[test]
+fn zero_due_is_one_ms_on_when_the_queue_is_armed_for_now() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    let y = logging(&mut lp, &log, "Y", None, None);
+    let (y2, l) = (y.clone(), log.clone());
+    lp.set_timeout(10, move |lp| {
+        push(&l, format!("cb@{}", lp.now()));
+        y2.change(Some(Duration::ZERO), None);
+    });
+    let _x = logging(&mut lp, &log, "X", Some(ms(10)), None);
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["cb@10", "X@10", "Y@11"]);
+}
+
 /// A period of zero or `None` (infinite) is one-shot.
 #[test]
 fn zero_or_infinite_period_is_one_shot() {

@@ -321,8 +321,10 @@ impl Timer {
     /// assert_eq!(fired.get(), 30);
     /// ```
     ///
-    /// [`Duration::MAX`] as `due` or `period` is the longest timer (its
-    /// deadline saturates at the end of loop time), never an overflow.
+    /// [`Duration::MAX`] as `due` or `period` is the longest timer, never
+    /// an overflow: a due time or period is kept up to
+    /// [`LONG_MAX_MS`](crate::LONG_MAX_MS) (2^53 − 1 ms, about 285,000
+    /// years), and a deadline beyond the end of loop time saturates there.
     ///
     /// # Panics
     ///
@@ -388,7 +390,11 @@ impl Timer {
             let now = st.shared.now_ms();
             st.start.set(now);
             st.due.set(due);
-            q.insert(st, now.saturating_add(due), now);
+            // Due zero is 1 ms on, as the native timeout would be: its
+            // deadline is never `now`, so a queue already armed for `now`
+            // (or firing at `now`, with this timer in its snapshot under
+            // the same key) does not run it in this timers phase.
+            q.insert(st, now.saturating_add(due.max(1)), now);
         }
         q.request_sync(&st.shared);
         true
