@@ -424,6 +424,33 @@ fn tick_is_cancel_safe() {
     assert_eq!(poll_ticks(&mut lp, &mut i, start), [300]);
 }
 
+/// An interval polled or reset away from its loop (with no loop current,
+/// or inside another loop's scope) reads its own loop's time, as its
+/// sleep does. Found by round 35's audit: it read the current loop's, so
+/// it panicked with none, and another loop's time would have set its grid.
+#[test]
+fn an_interval_away_from_its_loop_reads_its_own_loop() {
+    let (mut lp, c, mut i, start) = interval_with(MissedTickBehavior::Delay);
+    let ready = |i: &mut Spawn<Interval>| i.enter(|cx, mut iv| iv.poll_tick(cx));
+    assert_eq!(ready(&mut i), Poll::Ready(start), "no loop current");
+    let (mut other, oc) = setup();
+    advance(&mut other, &oc, 5000);
+    advance(&mut lp, &c, 100);
+    other.scope(|| i.reset_after(ms(50)));
+    advance(&mut lp, &c, 49);
+    assert!(poll_ticks(&mut lp, &mut i, start).is_empty());
+    advance(&mut lp, &c, 1);
+    assert_eq!(poll_ticks(&mut lp, &mut i, start), [150]);
+    other.scope(|| i.reset_immediately());
+    assert_eq!(ready(&mut i), Poll::Ready(start + ms(150)));
+    i.reset();
+    advance(&mut lp, &c, 299);
+    assert!(poll_ticks(&mut lp, &mut i, start).is_empty());
+    advance(&mut lp, &c, 1);
+    assert_eq!(poll_ticks(&mut lp, &mut i, start), [450]);
+    assert_eq!(other.now(), 5000);
+}
+
 #[test]
 #[should_panic(expected = "`period` must be non-zero.")]
 fn interval_of_zero_panics() {

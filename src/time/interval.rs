@@ -167,7 +167,7 @@ impl Interval {
             return Poll::Pending;
         }
         let timeout = self.delay.deadline().as_ms();
-        let now = Instant::now().as_ms();
+        let now = self.now_ms();
         let next = if now > timeout.saturating_add(MISSED_AFTER_MS) {
             self.missed_tick_behavior
                 .next_timeout(timeout, now, self.period)
@@ -176,6 +176,13 @@ impl Interval {
         };
         Pin::new(&mut self.delay).reset(Instant::from_ms(next));
         Poll::Ready(Instant::from_ms(timeout))
+    }
+
+    /// The time of the interval's own loop (not the thread's current one:
+    /// an interval polled or reset away from its loop, by hand or on
+    /// another executor, reads the loop it was made on, as its sleep does).
+    fn now_ms(&self) -> u64 {
+        self.delay.entry.shared.now_ms()
     }
 
     /// Restarts the period from now: the next tick is one period away.
@@ -195,7 +202,7 @@ impl Interval {
     /// assert_eq!(lp.now(), 14);
     /// ```
     pub fn reset(&mut self) {
-        let next = Instant::now().as_ms().saturating_add(self.period);
+        let next = self.now_ms().saturating_add(self.period);
         self.reset_to(next);
     }
 
@@ -215,7 +222,7 @@ impl Interval {
     /// assert_eq!(lp.now(), 0);
     /// ```
     pub fn reset_immediately(&mut self) {
-        self.reset_to(Instant::now().as_ms());
+        self.reset_to(self.now_ms());
     }
 
     /// The next tick is `after` from now.
@@ -234,7 +241,7 @@ impl Interval {
     /// assert_eq!(lp.now(), 3);
     /// ```
     pub fn reset_after(&mut self, after: Duration) {
-        let next = Instant::now().as_ms().saturating_add(ms_ceil(after));
+        let next = self.now_ms().saturating_add(ms_ceil(after));
         self.reset_to(next);
     }
 

@@ -167,9 +167,8 @@ impl Sleep {
     /// assert_eq!(lp.now(), 50);
     /// ```
     ///
-    /// # Panics
-    ///
-    /// If no loop is current on this thread.
+    /// Like polling, it works away from the sleep's loop too: it reads and
+    /// re-arms the loop the sleep was made on.
     pub fn reset(self: Pin<&mut Self>, deadline: Instant) {
         let e = &self.entry;
         let now = e.shared.now_ms();
