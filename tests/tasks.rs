@@ -198,6 +198,37 @@ fn block_on_errors() {
     assert_eq!(e.message(), "main failed");
 }
 
+/// A JoinHandle polled again after it returned its output panics with a
+/// message, as tokio's does, instead of pending forever (a `block_on`
+/// then reported `Stalled`; with a timeout, the timeout elapsed). Found
+/// by round 35's audit.
+#[test]
+fn a_join_handle_polled_after_completion_panics() {
+    let mut lp = EventLoop::with_virtual_clock();
+    let mut h = lp.spawn(async { 5 });
+    lp.run().unwrap();
+    let mut cx = Context::from_waker(Waker::noop());
+    assert_eq!(Pin::new(&mut h).poll(&mut cx), Poll::Ready(Ok(5)));
+    let again = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = Pin::new(&mut h).poll(&mut cx);
+    }));
+    let payload = again.unwrap_err();
+    let msg = payload.downcast_ref::<&str>().copied().unwrap_or_default();
+    assert!(msg.contains("polled after it completed"), "{msg}");
+
+    // Inside a task: the task fails with that panic, not a stall.
+    let err = lp
+        .block_on(async {
+            let mut h = task::spawn(async { 5 });
+            assert_eq!((&mut h).await, Ok(5));
+            let _ = time::timeout(Duration::from_millis(10), &mut h).await;
+        })
+        .unwrap_err();
+    let err = err.into_callback_error().expect("the task's panic");
+    assert!(err.message().contains("polled after it completed"), "{err}");
+    assert_eq!(lp.now(), 0, "it did not wait for the timeout");
+}
+
 /// A JoinHandle completes with the output, a panic, or cancellation.
 #[test]
 fn join_handles() {

@@ -206,6 +206,12 @@ fn cancelled() -> Result<Box<dyn Any>, JoinError> {
 /// let h = lp.spawn(async { "done" });
 /// assert_eq!(lp.block_on(h).unwrap(), Ok("done"));
 /// ```
+///
+/// # Panics
+///
+/// Polled again after it returned `Ready` (awaited through `&mut` a
+/// second time), as tokio's `JoinHandle` does: its output was handed out,
+/// and pending instead would wait forever.
 pub struct JoinHandle<T> {
     joins: Rc<Joins>,
     /// Its join state.
@@ -326,10 +332,20 @@ impl<T: 'static> Future for JoinHandle<T> {
         }
         let mut states = self.joins.states.borrow_mut();
         if let Some(st) = states.get_mut(self.join) {
+            if st.done {
+                // Done and its output taken: by an earlier poll's `Ready`.
+                drop(states);
+                polled_after_completion();
+            }
             super::store_waker(&mut st.waker, cx.waker());
         }
         Poll::Pending
     }
+}
+
+#[cold]
+fn polled_after_completion() -> ! {
+    panic!("a JoinHandle was polled after it completed (its output was already returned)")
 }
 
 #[cfg(test)]
