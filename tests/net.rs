@@ -72,6 +72,55 @@ fn idle_timeout_server_on_the_virtual_clock() {
     );
 }
 
+/// Sockets whose loop was dropped: what they can do at once they do
+/// (buffered bytes are read, a queued connection is accepted, even after
+/// a short read), and what would wait for readiness, which only their
+/// own loop could report, fails with `ErrorKind::Other` instead of
+/// pending forever. Found by round 35's audit: the second read and the
+/// accept never returned.
+#[test]
+fn sockets_whose_loop_was_dropped_fail_instead_of_waiting() {
+    let mut a = EventLoop::new();
+    let (l, c, s) = a
+        .block_on(async {
+            let l = TcpListener::bind("127.0.0.1:0").await?;
+            let c = TcpStream::connect(l.local_addr()?).await?;
+            let (s, _) = l.accept().await?;
+            std::io::Result::Ok((l, c, s))
+        })
+        .unwrap()
+        .unwrap();
+    drop(a);
+    let mut b = EventLoop::new();
+    let got = b.block_on(async move {
+        let (mut c, mut s) = (c, s);
+        let gone = |r: std::io::Result<usize>| match r {
+            Err(e) if e.kind() == std::io::ErrorKind::Other => {
+                assert!(e.to_string().contains("dropped"), "{e}");
+                "gone".to_owned()
+            }
+            other => format!("{other:?}"),
+        };
+        let mut log = Vec::new();
+        let mut buf = [0; 64];
+        c.write_all(b"hi").await.unwrap();
+        time::sleep(Duration::from_millis(50)).await;
+        log.push(format!("{:?}", s.read(&mut buf).await.map_err(|_| ())));
+        c.write_all(b"x").await.unwrap();
+        time::sleep(Duration::from_millis(50)).await;
+        log.push(format!("{:?}", s.read(&mut buf).await.map_err(|_| ())));
+        log.push(gone(s.read(&mut buf).await));
+        log.push(gone(l.accept().await.map(|_| 0)));
+        let addr = l.local_addr().unwrap();
+        let _peer = std::net::TcpStream::connect(addr).unwrap();
+        time::sleep(Duration::from_millis(50)).await;
+        log.push(format!("accepted: {}", l.accept().await.is_ok()));
+        log
+    });
+    let got = got.expect("no stall: every operation returns");
+    assert_eq!(got, ["Ok(2)", "Ok(1)", "gone", "gone", "accepted: true"]);
+}
+
 /// A slow reader back-pressures `write_all` (no busy loop, no lost
 /// bytes): 8 MiB arrive intact, read 4 KiB at a time with pauses.
 #[test]

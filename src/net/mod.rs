@@ -13,6 +13,10 @@
 //! - **Nothing is lost**: an operation is tried first, and only a
 //!   `WouldBlock` waits for the next readiness event; a read or write that
 //!   is dropped before it completes has transferred nothing.
+//! - **Never a wait that cannot end**: readiness comes only from the loop
+//!   that made the socket, so once that loop is dropped, an operation that
+//!   would wait fails instead ([`io::ErrorKind::Other`]); one the socket
+//!   can still do at once (data already buffered) succeeds.
 //! - Sockets can be made wherever a loop is current (tasks, `block_on`,
 //!   callbacks, [`EventLoop::scope`](crate::EventLoop::scope)): the loop
 //!   registers them at its next flush point, before it polls.
@@ -56,6 +60,16 @@ use crate::EventLoop;
 use crate::task::{store_waker, wake_stored};
 use crate::timers::{CallbackKind, LoopShared, current_shared};
 use crate::uv::{self, Readiness};
+
+/// The error of an operation that would wait for readiness on a socket
+/// whose loop was dropped.
+#[cold]
+fn loop_gone() -> io::Error {
+    io::Error::other(
+        "the socket's EventLoop was dropped: no readiness can come (a socket is \
+         polled by the loop that made it)",
+    )
+}
 
 /// A mio source registered with the current loop for a future's use: the
 /// source, its readiness as last reported, and the tasks waiting on it.
@@ -127,6 +141,19 @@ impl<S: mio::event::Source + 'static> Registration<S> {
         };
         loop {
             if !ready.get() {
+                if i.shared.closed.get() {
+                    // Only the loop's poll phase could report readiness:
+                    // ask the socket itself, and fail rather than wait.
+                    return Poll::Ready(loop {
+                        match op(&mut i.source.borrow_mut()) {
+                            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                                break Err(loop_gone());
+                            }
+                            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                            r => break r,
+                        }
+                    });
+                }
                 store_waker(&mut waker.borrow_mut(), cx.waker());
                 return Poll::Pending;
             }

@@ -127,7 +127,8 @@ impl TcpListener {
     /// # Errors
     ///
     /// The OS error of `accept` (running out of descriptors, for one); the
-    /// listener stays usable.
+    /// listener stays usable. [`io::ErrorKind::Other`] if it would wait and
+    /// the listener's loop was dropped (see the [module docs](super)).
     ///
     /// # Examples
     ///
@@ -335,7 +336,9 @@ impl TcpStream {
     ///
     /// # Errors
     ///
-    /// The OS error (reset by the peer, for one).
+    /// The OS error (reset by the peer, for one); [`io::ErrorKind::Other`]
+    /// if it would wait and the stream's loop was dropped (see the
+    /// [module docs](super)).
     ///
     /// # Examples
     ///
@@ -396,7 +399,9 @@ impl TcpStream {
     ///
     /// # Errors
     ///
-    /// The OS error (a broken pipe, for one).
+    /// The OS error (a broken pipe, for one); [`io::ErrorKind::Other`] if it
+    /// would wait and the stream's loop was dropped (see the
+    /// [module docs](super)).
     ///
     /// # Examples
     ///
