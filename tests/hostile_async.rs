@@ -87,8 +87,9 @@ fn semaphore_of_size_zero() {
         assert!(sem.try_acquire(1).is_none());
         assert_eq!(
             sem.release(1).unwrap_err().to_string(),
-            "semaphore: released more than held (1 released, 0 held); nothing was released: \
-             release only tokens taken without a permit (a dropped Permit gives its own back)"
+            "semaphore: released more than held (1 released, 0 held without a permit); nothing \
+             was released: release only the tokens of forgotten permits (a live Permit gives \
+             its own back when dropped)"
         );
         let mut lp = EventLoop::with_virtual_clock();
         let s = sem.clone();

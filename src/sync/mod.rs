@@ -32,8 +32,11 @@
 //!   dropped ([`Permit::forget`] keeps them taken);
 //!   [`release`](Semaphore::release) gives tokens back by hand, and
 //!   releasing more than is held is a [`ReleaseError`] that changes
-//!   nothing (Go panics with "semaphore: released more than held"). The
-//!   count never wraps: held + available = size, always.
+//!   nothing (Go panics with "semaphore: released more than held"). What
+//!   `release` may give back is only what forgotten permits hold, so a
+//!   live permit's tokens cannot be released twice (once by hand, once by
+//!   its drop) or stranded. The count never wraps: held + available =
+//!   size, always.
 //! - **A waiting acquire keeps its loop alive**, as a listening
 //!   `MessagePort` keeps Node alive: its permit may come from another
 //!   thread. While queued, an acquire polled where a loop is current (in a

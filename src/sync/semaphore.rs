@@ -4,7 +4,9 @@
 //! # State
 //!
 //! One mutex guards `taken` (Go's `cur`: tokens held by permits, forgotten
-//! permits and granted waiters), a slab of waiters, and the FIFO queue
+//! permits and granted waiters), `unowned` (the part of `taken` that
+//! forgotten permits left: the only tokens [`Semaphore::release`] may give
+//! back), a slab of waiters, and the FIFO queue
 //! threaded through that slab (an intrusive list whose links are slab
 //! keys). A waiter is in one of two states, told apart by whether it is
 //! linked into the queue:
@@ -20,7 +22,9 @@
 //!
 //! Invariants, whenever the lock is free and no grant is under way (a
 //! grant that wakes many waiters unlocks between batches of wakes):
-//! `taken <= size`; the head of the queue does not fit
+//! `unowned <= taken <= size`, and `taken - unowned` is what live permits
+//! and granted waiters hold, so a permit's drop always finds its tokens
+//! in `taken`; the head of the queue does not fit
 //! (`size - taken < head.n`), else it would have been granted; and a
 //! queued waiter holds the waker of its latest poll.
 //!
@@ -65,6 +69,8 @@ pub struct Semaphore {
 /// What the lock guards; see the module docs.
 struct State {
     taken: u64,
+    /// Tokens of forgotten permits, not yet released by hand.
+    unowned: u64,
     waiters: Slab<Waiter>,
     queue: List,
 }
@@ -134,6 +140,7 @@ impl State {
     const fn new() -> State {
         State {
             taken: 0,
+            unowned: 0,
             waiters: Slab::new(),
             queue: List::new(),
         }
@@ -336,7 +343,8 @@ impl Semaphore {
 
     /// Gives back `n` tokens taken without a permit (one that was
     /// [forgotten](Permit::forget)), and grants the waiters that then fit,
-    /// in order.
+    /// in order. This is Go's `Release`; a live permit's tokens are not
+    /// its to give back (the permit's drop does that).
     ///
     /// ```
     /// use timerloop::sync::Semaphore;
@@ -347,23 +355,47 @@ impl Semaphore {
     /// let err = sem.release(2).unwrap_err(); // only 1 is held
     /// assert_eq!(sem.available(), 3, "nothing was released");
     /// assert!(err.to_string().starts_with("semaphore: released more than held"));
+    /// let p = sem.try_acquire(2).unwrap();
+    /// assert!(sem.release(2).is_err(), "a live permit's tokens are its own");
+    /// drop(p);
+    /// assert_eq!(sem.available(), 3);
     /// ```
     ///
     /// # Errors
     ///
-    /// [`ReleaseError`] if `n` is more than is held (Go panics with
-    /// "semaphore: released more than held"); nothing changes then.
+    /// [`ReleaseError`] if `n` is more than the tokens forgotten permits
+    /// hold (Go panics with "semaphore: released more than held"); nothing
+    /// changes then.
     pub fn release(&self, n: u64) -> Result<(), ReleaseError> {
         let mut st = self.lock();
-        if n > st.taken {
+        if n > st.unowned {
             return Err(ReleaseError {
                 released: n,
-                held: st.taken,
+                held: st.unowned,
             });
         }
+        st.unowned -= n;
         st.taken -= n;
         self.grant_and_unlock(st);
         Ok(())
+    }
+
+    /// A permit of `n` tokens was forgotten: they are the caller's to
+    /// [`release`](Self::release) by hand now.
+    fn disown(&self, n: u64) {
+        if n > 0 {
+            self.lock().unowned += n;
+        }
+    }
+
+    /// Gives back a permit's `n` tokens (its drop), then grants the
+    /// waiters that fit. They are in `taken`: a hand-made
+    /// [`release`](Self::release) gives back only forgotten permits'.
+    fn give_back(&self, n: u64) {
+        let mut st = self.lock();
+        debug_assert!(n <= st.taken - st.unowned, "a permit's tokens are taken");
+        st.taken -= n.min(st.taken);
+        self.grant_and_unlock(st);
     }
 
     /// The lock; a panic while it was held (which only a bug of this
@@ -440,11 +472,11 @@ impl Semaphore {
             // itself.
             was_head
         } else {
-            // Its tokens are in `taken`, unless a hand-made `release`
-            // already gave them back: then, as for a permit, nothing more.
-            if let Some(t) = st.taken.checked_sub(st.waiters[key].n) {
-                st.taken = t;
-            }
+            // Its tokens are in `taken`, not `unowned`: a hand-made
+            // `release` cannot have given them back.
+            let n = st.waiters[key].n;
+            debug_assert!(n <= st.taken - st.unowned, "a grant's tokens are taken");
+            st.taken -= n.min(st.taken);
             true
         };
         let waiter = st.waiters.remove(key);
@@ -475,16 +507,18 @@ impl fmt::Debug for Semaphore {
     }
 }
 
-/// Releasing more tokens than are held: what [`Semaphore::release`]
-/// returns instead of Go's panic. Nothing was released.
+/// Releasing more tokens than forgotten permits hold: what
+/// [`Semaphore::release`] returns instead of Go's panic. Nothing was
+/// released.
 ///
 /// ```
 /// use timerloop::sync::Semaphore;
 /// let err = Semaphore::new(1).release(1).unwrap_err();
 /// assert_eq!(
 ///     err.to_string(),
-///     "semaphore: released more than held (1 released, 0 held); nothing was released: \
-///      release only tokens taken without a permit (a dropped Permit gives its own back)"
+///     "semaphore: released more than held (1 released, 0 held without a permit); nothing \
+///      was released: release only the tokens of forgotten permits (a live Permit gives \
+///      its own back when dropped)"
 /// );
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -497,8 +531,9 @@ impl fmt::Display for ReleaseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "semaphore: released more than held ({} released, {} held); nothing was released: \
-             release only tokens taken without a permit (a dropped Permit gives its own back)",
+            "semaphore: released more than held ({} released, {} held without a permit); \
+             nothing was released: release only the tokens of forgotten permits (a live \
+             Permit gives its own back when dropped)",
             self.released, self.held
         )
     }
@@ -510,9 +545,10 @@ impl std::error::Error for ReleaseError {}
 /// [forgotten](Self::forget). Made by [`Semaphore::acquire`] and
 /// [`Semaphore::try_acquire`].
 ///
-/// If the tokens were already given back by hand
-/// ([`Semaphore::release`] of tokens this permit holds), the drop gives back
-/// nothing more: it never takes the count below zero.
+/// Its tokens are its own: [`Semaphore::release`] gives back only the
+/// tokens of [forgotten](Self::forget) permits, so a live permit's drop
+/// always finds them to give back, and no token is given back twice or
+/// stranded.
 ///
 /// ```
 /// use timerloop::sync::Semaphore;
@@ -546,15 +582,14 @@ impl<'a> Permit<'a> {
     /// assert_eq!(sem.available(), 3);
     /// ```
     pub fn forget(mut self) {
-        self.n = 0;
+        self.sem.disown(std::mem::take(&mut self.n));
     }
 }
 
 impl Drop for Permit<'_> {
     fn drop(&mut self) {
         if self.n > 0 {
-            // An error means the tokens were given back by hand already.
-            let _ = self.sem.release(self.n);
+            self.sem.give_back(self.n);
         }
     }
 }
@@ -599,14 +634,14 @@ impl OwnedPermit {
     /// assert_eq!(sem.available(), 0);
     /// ```
     pub fn forget(mut self) {
-        self.n = 0;
+        self.sem.disown(std::mem::take(&mut self.n));
     }
 }
 
 impl Drop for OwnedPermit {
     fn drop(&mut self) {
         if self.n > 0 {
-            let _ = self.sem.release(self.n);
+            self.sem.give_back(self.n);
         }
     }
 }

@@ -60,7 +60,8 @@ pub enum SemOp {
     /// `release` of part of the forgotten tokens (this value mod
     /// forgotten + 1).
     Release(u8),
-    /// `release` of more than is taken (taken + 1 + this): an error.
+    /// `release` of more than forgotten permits hold (forgotten + 1 + this
+    /// mod 4; live permits' tokens count for nothing): an error.
     OverRelease(u8),
 }
 
@@ -400,10 +401,15 @@ impl Run {
                 }
             }
             SemOp::OverRelease(i) => {
-                let k = self.taken.saturating_add(1 + u64::from(i % 4));
+                // Beyond what forgotten permits hold: live permits' tokens
+                // (when `k <= taken`) are not the caller's to release.
+                let k = self.forgotten.saturating_add(1 + u64::from(i % 4));
                 let before = self.sem.available();
                 match self.sem.release(k) {
-                    Ok(()) => self.err(format!("release({k}) with {} taken succeeded", self.taken)),
+                    Ok(()) => self.err(format!(
+                        "release({k}) with {} forgotten ({} taken) succeeded",
+                        self.forgotten, self.taken
+                    )),
                     Err(e) => {
                         if !e
                             .to_string()
