@@ -72,6 +72,29 @@ fn idle_timeout_server_on_the_virtual_clock() {
     );
 }
 
+/// A read into an empty buffer returns 0 at once, with no data waiting
+/// and no wait for any (before, it waited for bytes it could not take and
+/// then returned the 0 that means end of stream); the stream reads on.
+#[test]
+fn a_read_into_an_empty_buffer_returns_0_at_once() {
+    let mut lp = EventLoop::new();
+    let got = lp
+        .block_on(async {
+            let l = TcpListener::bind("127.0.0.1:0").await?;
+            let mut c = TcpStream::connect(l.local_addr()?).await?;
+            let (mut s, _) = l.accept().await?;
+            let empty = time::timeout(Duration::from_secs(5), s.read(&mut [])).await;
+            c.write_all(b"a").await?;
+            let mut buf = [0; 4];
+            let n = s.read(&mut buf).await?;
+            let empty = empty.expect("no wait")?;
+            std::io::Result::Ok((empty, buf[..n].to_vec()))
+        })
+        .unwrap()
+        .unwrap();
+    assert_eq!(got, (0, b"a".to_vec()));
+}
+
 /// Sockets whose loop was dropped: what they can do at once they do
 /// (buffered bytes are read, a queued connection is accepted, even after
 /// a short read), and what would wait for readiness, which only their

@@ -332,7 +332,9 @@ impl TcpStream {
         Ok(TcpStream::from_mio(mio::net::TcpStream::from_std(stream)))
     }
 
-    /// Reads into `buf`: the number of bytes read, 0 at end of stream.
+    /// Reads into `buf`: the number of bytes read, 0 at end of stream (or
+    /// at once, with no system call, if `buf` is empty, as std's `Read`
+    /// allows).
     ///
     /// # Errors
     ///
@@ -389,6 +391,12 @@ impl TcpStream {
     /// .unwrap();
     /// ```
     pub fn poll_read(&mut self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        if buf.is_empty() {
+            // Nothing to read into: no system call, and no wait for bytes
+            // it could not take (the kernel would say `WouldBlock`, then
+            // 0 once bytes came, which reads as the end of the stream).
+            return Poll::Ready(Ok(0));
+        }
         self.io
             .poll_bytes(cx, Dir::Read, buf.len(), |s| s.read(buf))
     }

@@ -275,7 +275,16 @@ impl Semaphore {
     /// semaphore of size 0) never completes and keeps no loop alive: awaited
     /// alone in [`EventLoop::block_on`](crate::EventLoop::block_on) it is
     /// [`Error::Stalled`](crate::Error::Stalled), not a hang; bound it with
-    /// [`time::timeout`](crate::time::timeout).
+    /// [`time::timeout`](crate::time::timeout). A task that waits for
+    /// tokens it holds itself (two acquires of a semaphore of 1, say)
+    /// waits forever, and its loop with it: a waiting acquire keeps its
+    /// loop alive, since its tokens may come from another thread (see the
+    /// [module docs](super)); Go's runtime would report the deadlock.
+    ///
+    /// # Panics
+    ///
+    /// The future, polled again after it completed (it returned its
+    /// permit).
     pub fn acquire(&self, n: u64) -> Acquire<'_> {
         Acquire::new(self, n)
     }
