@@ -458,7 +458,8 @@ fn a_wake_from_another_thread_between_runs_is_polled_by_the_next_run_step() {
     fn wake_elsewhere(w: Waker) {
         std::thread::spawn(move || w.wake()).join().unwrap();
     }
-    let steps: [(&str, fn(&mut EventLoop)); 3] = [
+    type Step = (&'static str, fn(&mut EventLoop));
+    let steps: [Step; 3] = [
         ("run", |lp| lp.run().unwrap()),
         ("run_once", |lp| {
             lp.run_once().unwrap();
