@@ -419,6 +419,24 @@ impl<E: Engine> Host<E> {
         });
     }
 
+    /// Takes an async id for a resource JavaScript makes with no loop
+    /// handle behind it (`queueMicrotask`'s `AsyncResource` in Node), from
+    /// the counter Timeouts, Immediates and ticks draw from: the ids a
+    /// program reads off its Timeouts stay Node's.
+    ///
+    /// ```
+    /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// let src = "globalThis.gap = (() => { const a = +setTimeout(() => {}, 1); \
+    ///            queueMicrotask(() => {}); return +setTimeout(() => {}, 1) - a; })()";
+    /// host.eval_main(&mut lp, "main.js", src).unwrap();
+    /// let gap: u32 = host.context().with(|c| c.globals().get("gap")).unwrap();
+    /// assert_eq!(gap, 2);
+    /// ```
+    pub fn async_id(&self) -> u32 {
+        self.new_id()
+    }
+
     /// `fs.stat`: an I/O request, completed at once, so its callback runs
     /// in the next poll phase, in the order of the calls, as Node's warm
     /// thread pool at rest completes a stat by then (the stat itself is

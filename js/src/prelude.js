@@ -15,11 +15,16 @@
   'use strict';
   const timers = new Map();
   const immediates = new Map();
-  const known = new Map(); // ids handed out by [Symbol.toPrimitive]
+  // Ids handed out by [Symbol.toPrimitive], keyed as Node's
+  // `knownTimersById` object is: by the property key, `String(id)`.
+  const known = new Map();
   const ticks = [];
   const TIMEOUT_MAX = 2 ** 31 - 1;
+  // Captured before user code runs, as Node's primordials are: a
+  // callback's own `apply` property is not what calls it.
+  const ReflectApply = Reflect.apply;
 
-  const queueMicrotask = globalThis.queueMicrotask;
+  const enqueueMicrotask = globalThis.queueMicrotask;
   const released = new FinalizationRegistry((id) => host.release(id));
 
   class Timeout {
@@ -36,6 +41,7 @@
       this._onTimeout = cb;
       this._timerArgs = args;
       this._repeat = repeat ? after : null;
+      this._destroyed = false;
       this._id = host.timer(after, !!repeat);
       timers.set(this._id, this);
       released.register(this, this._id);
@@ -44,15 +50,20 @@
     unref() { host.unref(this._id); return this; }
     hasRef() { return host.hasRef(this._id); }
     // The loop decides what a refresh does to a cleared or fired timer
-    // (as Node: a timeout cleared after it fired runs again, empty).
+    // (as Node: a timeout cleared after it fired runs again, empty). The
+    // fields follow Node's: a cleared timer (`_idleTimeout` -1) stays
+    // destroyed; a fired one is pending again.
     refresh() {
-      if (this._onTimeout !== null) timers.set(this._id, this);
+      if (this._idleTimeout !== -1) {
+        if (this._onTimeout !== null) timers.set(this._id, this);
+        this._destroyed = false;
+      }
       host.refresh(this._id);
       return this;
     }
     close() { clearTimeout(this); return this; }
     [Symbol.toPrimitive]() {
-      known.set(this._id, this);
+      known.set(String(this._id), this);
       return this._id;
     }
   }
@@ -94,6 +105,9 @@
     checkCallback(cb);
     return new Timeout(cb, after * 1, args, true);
   }
+  // Node's `clearTimeout`: an object with a callback is cleared, whatever
+  // it is; a number or string is looked up as a property key (' 7 ' is
+  // not 7).
   function clearTimeout(timer) {
     if (timer && timer._onTimeout) {
       timer._onTimeout = null;
@@ -101,23 +115,46 @@
       return;
     }
     if (typeof timer === 'number' || typeof timer === 'string') {
-      const t = known.get(Number(timer));
-      if (t !== undefined) unenroll(t);
+      const t = known.get(String(timer));
+      if (t !== undefined) {
+        t._onTimeout = null;
+        unenroll(t);
+      }
     }
   }
+  // Node's `unenroll` (its fields; the loop does the rest). Only this
+  // file's Timeouts reach the loop: a look-alike object's `_id` is not an
+  // id of ours.
   function unenroll(t) {
-    timers.delete(t._id);
-    known.delete(t._id);
-    host.clear(t._id);
+    if (!t._destroyed) {
+      t._destroyed = true;
+      t._idleTimeout = -1;
+    }
+    if (t instanceof Timeout) {
+      timers.delete(t._id);
+      known.delete(String(t._id));
+      host.clear(t._id);
+    }
   }
   function setImmediate(cb, ...args) {
     checkCallback(cb);
     return new Immediate(cb, args);
   }
+  // Node's `clearImmediate` writes its fields on whatever it is given: a
+  // truthy primitive throws (its module is strict), an object is marked
+  // destroyed. Only this file's Immediates reach the loop. (Node also
+  // takes one from its count of pending immediates for any such value,
+  // and unlinks a Timeout given to it from its timer list: state it then
+  // gets wrong, not copied here.)
   function clearImmediate(im) {
-    if (!im || im._destroyed || !(im instanceof Immediate)) return;
+    if (!im || im._destroyed) return;
+    if ((typeof im !== 'object' && typeof im !== 'function')) {
+      throw new TypeError("Cannot create property '_destroyed' on " + typeof im +
+        " '" + String(im) + "'");
+    }
     im._destroyed = true;
     im._onImmediate = null;
+    if (!(im instanceof Immediate)) return;
     immediates.delete(im._id);
     host.clearImmediate(im._id);
   }
@@ -126,18 +163,33 @@
     ticks.push([cb, args]);
     host.tick();
   }
+  // Node's: the callback checked, an async id taken (its AsyncResource),
+  // and the callback called with no `this`.
+  function queueMicrotask(callback) {
+    checkCallback(callback);
+    host.asyncId();
+    enqueueMicrotask(() => { callback(); });
+  }
 
   // Called by the loop: 0 a timeout or interval, 1 an immediate, 2 a tick.
   function dispatch(kind, id) {
     if (kind === 0) {
       const t = timers.get(id);
       if (t === undefined || t._onTimeout === null) return;
-      // As Node: a fired timeout's id no longer works with clearTimeout.
-      if (t._repeat === null) {
-        timers.delete(id);
-        known.delete(id);
+      const once = t._repeat === null;
+      if (once) timers.delete(id);
+      try {
+        ReflectApply(t._onTimeout, t, t._timerArgs);
+      } finally {
+        // As Node's `listOnTimeout`: a timeout its callback did not make
+        // pending again (refresh) is destroyed, and its id no longer
+        // works with clearTimeout; until then (inside the callback) it
+        // does.
+        if (once && !timers.has(id) && !t._destroyed) {
+          t._destroyed = true;
+          known.delete(String(id));
+        }
       }
-      t._onTimeout.apply(t, t._timerArgs);
     } else if (kind === 1) {
       const im = immediates.get(id);
       if (im === undefined) return;
@@ -145,7 +197,7 @@
       im._destroyed = true;
       const cb = im._onImmediate;
       im._onImmediate = null;
-      cb.apply(im, im._argv);
+      ReflectApply(cb, im, im._argv);
     } else if (kind === 3) {
       const [cb, path] = io.get(id);
       io.delete(id);
@@ -154,7 +206,7 @@
       else cb(null, stats(r));
     } else {
       const [cb, args] = ticks.shift();
-      cb.apply(undefined, args);
+      ReflectApply(cb, undefined, args);
     }
   }
 
@@ -319,7 +371,7 @@
   }
   function emit(name, ...args) {
     const l = listeners(name);
-    for (const fn of l) fn.apply(process, args);
+    for (const fn of l) ReflectApply(fn, process, args);
     return l.length > 0;
   }
   let exiting = false;
@@ -352,7 +404,7 @@
     on, addListener: on, off, removeListener: off, emit,
     once(name, fn) {
       checkCallback(fn);
-      const once = (...a) => { off(name, once); fn.apply(process, a); };
+      const once = (...a) => { off(name, once); ReflectApply(fn, process, a); };
       return on(name, once);
     },
     listenerCount: (name) => listeners(name).length,

@@ -235,6 +235,10 @@ fn install_prelude<'js>(
     })?;
     let h = w.clone();
     native(ctx, &o, "stat", move || up(&h).map_or(0, |h| h.stat()))?;
+    let h = w.clone();
+    native(ctx, &o, "asyncId", move || {
+        up(&h).map_or(0, |h| h.async_id())
+    })?;
     native(ctx, &o, "statSync", |path: String| fs_result(stat(&path)))?;
     native(ctx, &o, "readFile", |path: String| {
         fs_result(std::fs::read_to_string(&path).map(|s| vec![s]))
