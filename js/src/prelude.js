@@ -375,8 +375,54 @@
     return l.length > 0;
   }
   let exiting = false;
+  // process.exitCode as Node 20 keeps it: the value as set (what the
+  // getter returns) and, once validated, its int32 (Node's
+  // fields[kExitCode], what the status and a normal end's `exit` event
+  // get). An integer string is accepted; anything else that is not a safe
+  // integer throws at the assignment.
+  let exitCodeValue;
+  let exitCodeSet = false;
+  let exitCodeInt = 0;
+  function setExitCode(code) {
+    if (code !== null && code !== undefined) {
+      let value = code;
+      if (typeof code === 'string' && code !== '' && Number.isNaN(value = Number(code))) value = code;
+      validateInteger(value, 'code');
+      exitCodeInt = value | 0;
+      exitCodeSet = true;
+      host.setExitStatus(exitCodeInt);
+    } else {
+      exitCodeSet = false;
+      host.setExitStatus(null);
+    }
+    exitCodeValue = code;
+  }
   function exitCode() {
-    return process.exitCode === undefined ? 0 : process.exitCode | 0;
+    return exitCodeSet ? exitCodeInt : 0;
+  }
+  function validateInteger(value, name) {
+    if (typeof value !== 'number') throw argTypeError(name, 'of type number', value);
+    if (!Number.isInteger(value)) throw outOfRange(name, 'an integer', value);
+    if (value < Number.MIN_SAFE_INTEGER || value > Number.MAX_SAFE_INTEGER) {
+      throw outOfRange(name, '>= ' + Number.MIN_SAFE_INTEGER + ' && <= ' + Number.MAX_SAFE_INTEGER, value);
+    }
+  }
+  // Node's ERR_OUT_OF_RANGE (for numbers).
+  function outOfRange(name, range, v) {
+    let received;
+    if (Number.isInteger(v) && Math.abs(v) > 2 ** 32) {
+      const s = String(v);
+      const start = s[0] === '-' ? 1 : 0;
+      let i = s.length, res = '';
+      for (; i >= start + 4; i -= 3) res = '_' + s.slice(i - 3, i) + res;
+      received = s.slice(0, i) + res;
+    } else {
+      received = inspect(v, 0);
+    }
+    const e = new RangeError('The value of "' + name + '" is out of range. It must be ' + range +
+      '. Received ' + received);
+    e.code = 'ERR_OUT_OF_RANGE';
+    return e;
   }
   // Called by the host when the loop is done ('exit') or empty ('beforeExit').
   // An exit already under way keeps its code (Node's uncaught-exception
@@ -397,7 +443,6 @@
 
   const process = {
     argv: host.argv(),
-    exitCode: undefined,
     pid: host.pid(),
     _exiting: false,
     nextTick,
@@ -428,8 +473,14 @@
       });
     },
     exit(code) {
-      if (code !== undefined) process.exitCode = code;
-      emitExit('exit');
+      // Node's: `process.exit(undefined)` clears exitCode too; the `exit`
+      // event gets the value as set (`process.exitCode || 0`).
+      if (arguments.length !== 0) process.exitCode = code;
+      if (!process._exiting) {
+        exiting = true;
+        process._exiting = true;
+        emit('exit', process.exitCode || 0);
+      }
       host.exit(exitCode());
       // Only in an embedding does host.exit return: the engine's interrupt
       // handler, which now answers yes, ends this script here (uncatchable).
@@ -445,6 +496,12 @@
     env: {},
   };
   process.hrtime.bigint = () => BigInt(host.hrtime());
+  Object.defineProperty(process, 'exitCode', {
+    get() { return exitCodeValue; },
+    set: setExitCode,
+    enumerable: true,
+    configurable: false,
+  });
 
   const g = globalThis;
   Object.assign(g, {

@@ -65,6 +65,10 @@ pub struct QuickJs {
     emit_uncaught: Option<Persistent<Function<'static>>>,
     emit_rejection: Option<Persistent<Function<'static>>>,
     emit_handled: Option<Persistent<Function<'static>>>,
+    /// `process.exitCode` as the status takes it: validated and truncated
+    /// to int32 by the prelude's setter (Node's `fields[kExitCode]`), `None`
+    /// when unset.
+    exit_status: std::cell::Cell<Option<i32>>,
     /// The exception most recently reported, for `uncaughtException`.
     last_thrown: RefCell<Option<Persistent<Value<'static>>>>,
     /// The heap limit set by [`Options::max_memory`].
@@ -252,6 +256,12 @@ fn install_prelude<'js>(
         }
     })?;
     native(ctx, &o, "argv", move || argv.clone())?;
+    let h = w.clone();
+    native(ctx, &o, "setExitStatus", move |code: Option<i32>| {
+        if let Some(h) = up(&h) {
+            h.engine().exit_status.set(code);
+        }
+    })?;
     let prelude: Function = ctx.eval_with_options(PRELUDE, options("node:internal/tljs", true))?;
     prelude.call((o,))
 }
@@ -376,6 +386,7 @@ pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Throw
             emit_uncaught,
             emit_rejection,
             emit_handled,
+            exit_status: std::cell::Cell::new(None),
             last_thrown: RefCell::new(None),
             max_memory,
             last_was_rejection: std::cell::Cell::new(false),
@@ -739,14 +750,10 @@ impl Engine for QuickJs {
     }
 
     fn exit_code(&self) -> Option<i32> {
-        self.ctx.with(|c| {
-            c.globals()
-                .get::<_, Object>("process")
-                .and_then(|p| p.get::<_, Option<f64>>("exitCode"))
-                .ok()
-                .flatten()
-                .map(|n| n as i32)
-        })
+        // What the prelude's setter recorded, not a read of
+        // `process.exitCode`: the value was validated and truncated to
+        // int32 as Node does (`2 ** 31` is -2147483648, status 0).
+        self.exit_status.get()
     }
 }
 
