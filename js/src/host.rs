@@ -325,11 +325,44 @@ impl<E: Engine> Host<E> {
             return code;
         }
         let code = match r {
-            Ok(()) => self.engine.exit_code().unwrap_or(0),
+            Ok(()) => self.after_exit_listeners(lp),
             Err(t) => self.exit_listener_threw(lp, &t),
         };
+        if let Some(code) = self.exited() {
+            return code;
+        }
         self.exited.set(Some(code));
         code
+    }
+
+    /// The `exit` listeners returned at the normal end. Node emits `exit`
+    /// through `MakeCallback`, whose scope, as it closes, runs the
+    /// microtasks the listeners queued and checks for unhandled rejections
+    /// (`nextTick` is a no-op by then): a microtask's or a rejection's
+    /// error is an uncaught exception (`uncaughtException` listeners may
+    /// take it, else it is printed and the status is `process.exitCode`,
+    /// else 1), and a microtask may still set `process.exitCode` or call
+    /// `process.exit`.
+    fn after_exit_listeners(self: &Rc<Self>, lp: &mut EventLoop) -> i32 {
+        let h = self.clone();
+        let r = lp.enter(move |lp| {
+            h.after_js(lp);
+            Ok::<(), BoxError>(())
+        });
+        if let Some(code) = self.exited() {
+            return code;
+        }
+        match r {
+            Ok(()) => self.engine.exit_code().unwrap_or(0),
+            Err(timerloop::Error::Uncaught(e)) => {
+                eprintln!("{}\n\nNode.js v20 (tljs)", e.message());
+                self.engine.exit_code().unwrap_or(1)
+            }
+            Err(e) => {
+                eprintln!("tljs: {e}");
+                70
+            }
+        }
     }
 
     /// An `exit` listener threw at the normal end: as in Node, an uncaught

@@ -160,6 +160,7 @@
   }
   function nextTick(cb, ...args) {
     checkCallback(cb);
+    if (process._exiting) return; // as Node's: no ticks once `exit` is emitted
     ticks.push([cb, args]);
     host.tick();
   }
