@@ -438,7 +438,9 @@ impl<E: Engine> Host<E> {
                     Ok(true) => return,
                     Ok(false) => h.die(lp, &message, 1),
                     Err(t) => {
-                        let _ = h.die(lp, &t.0, 7);
+                        // Node's kExceptionInFatalExceptionHandler: the
+                        // process ends at once, with no `exit` event.
+                        eprintln!("{t}");
                         7
                     }
                 };
