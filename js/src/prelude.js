@@ -341,11 +341,17 @@
     return args.map((a) => inspect(a, 0, true)).join(' ') + '\n';
   }
 
+  // Node's console writes through the stream with a callback of its own,
+  // so a console call ends a run of same-callback writes (see `writer`).
+  function consoleWrite(fd, args) {
+    host.write(fd, format(args));
+    streamState[fd].after = null;
+  }
   const console = {
-    log: (...a) => host.write(1, format(a)),
-    info: (...a) => host.write(1, format(a)),
-    error: (...a) => host.write(2, format(a)),
-    warn: (...a) => host.write(2, format(a)),
+    log: (...a) => consoleWrite(1, a),
+    info: (...a) => consoleWrite(1, a),
+    error: (...a) => consoleWrite(2, a),
+    warn: (...a) => consoleWrite(2, a),
   };
 
   // process as a small EventEmitter: on/addListener/once/off/
@@ -438,8 +444,89 @@
     emit(name, exitCode());
   }
   let warned = false;
+  // process.stdout/stderr as Node's synchronous streams (a file's
+  // SyncWriteStream): the chunk is written at once and the callback runs
+  // from a tick queued by the write; consecutive writes with the same
+  // callback share one tick, as Writable's afterWriteTickInfo does (a
+  // console.log, whose own callback is another function, ends the run).
+  const streamState = { 1: { after: null }, 2: { after: null } };
+  const encodings = /^(utf-?8|ucs-?2|utf-?16le|latin1|binary|base64|base64url|hex|ascii)$/i;
+  // A string in a Buffer encoding, as the text its bytes are in UTF-8
+  // (exact when they are valid UTF-8; the host writes text).
+  function encodeString(str, enc) {
+    let bytes;
+    if (enc === 'hex') {
+      bytes = [];
+      for (let i = 0; i + 1 < str.length; i += 2) {
+        const pair = str.slice(i, i + 2);
+        if (!/^[0-9a-f]{2}$/i.test(pair)) break; // Node stops at the first bad pair
+        bytes.push(parseInt(pair, 16));
+      }
+    } else if (enc === 'base64' || enc === 'base64url') {
+      const abc = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+      bytes = [];
+      let acc = 0, bits = 0;
+      for (const ch of str) {
+        let v = abc.indexOf(ch);
+        if (v < 0) v = ch === '+' || ch === '-' ? 62 : ch === '/' || ch === '_' ? 63 : -1;
+        if (ch === '=') break;
+        if (v < 0) continue;
+        acc = (acc << 6 | v) & 0xffffff;
+        bits += 6;
+        if (bits >= 8) { bits -= 8; bytes.push(acc >> bits & 255); }
+      }
+    } else if (enc === 'latin1' || enc === 'binary' || enc === 'ascii') {
+      bytes = Array.from(str, (c) => c.charCodeAt(0) & 255);
+    } else if (/^(ucs-?2|utf-?16le)$/.test(enc)) {
+      bytes = [];
+      for (let i = 0; i < str.length; i++) bytes.push(str.charCodeAt(i) & 255, str.charCodeAt(i) >> 8);
+    } else {
+      return str;
+    }
+    return decodeUtf8(bytes);
+  }
+  function afterWriteTick(state, info) {
+    state.after = null;
+    for (let n = info.count; n > 0; n--) info.cb(null);
+  }
   function writer(fd) {
-    return { write(s) { host.write(fd, typeof s === 'string' ? s : decodeUtf8(s)); return true; }, fd };
+    const state = streamState[fd];
+    function write(chunk, encoding, cb) {
+      if (chunk === null) {
+        const e = new TypeError('May not write null values to stream');
+        e.code = 'ERR_STREAM_NULL_VALUES';
+        throw e;
+      }
+      if (typeof encoding === 'function') {
+        cb = encoding;
+      } else {
+        if (encoding && encoding !== 'buffer' && !(typeof encoding === 'string' && encodings.test(encoding))) {
+          const e = new TypeError('Unknown encoding: ' + encoding);
+          e.code = 'ERR_UNKNOWN_ENCODING';
+          throw e;
+        }
+        if (typeof cb !== 'function') cb = null;
+      }
+      let text;
+      if (typeof chunk === 'string') {
+        text = typeof encoding === 'string' ? encodeString(chunk, encoding.toLowerCase()) : chunk;
+      } else if (ArrayBuffer.isView(chunk)) {
+        text = decodeUtf8(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+      } else {
+        throw argTypeError('chunk', 'of type string or an instance of Buffer, TypedArray, or DataView', chunk);
+      }
+      host.write(fd, text);
+      if (cb !== null) {
+        if (state.after !== null && state.after.cb === cb) {
+          state.after.count++;
+        } else {
+          const info = state.after = { cb, count: 1 };
+          nextTick(afterWriteTick, state, info);
+        }
+      }
+      return true;
+    }
+    return { write, fd };
   }
 
   const process = {
