@@ -33,6 +33,10 @@ use crate::host::{Host, Thrown};
 
 const PRELUDE: &str = include_str!("prelude.js");
 
+/// The largest stack limit rquickjs passes on to QuickJS (above it, it
+/// sets none); [`Options::max_stack`] is clamped to it.
+const MAX_STACK: usize = 1 << 24;
+
 /// A rejected promise with no handler: the promise, its reason, its id.
 type Rejection = (Persistent<Value<'static>>, Persistent<Value<'static>>, u32);
 
@@ -294,9 +298,38 @@ pub struct Options {
     /// an allocation past it throws `InternalError: out of memory`, an
     /// uncaught exception like any other. `None`: no limit.
     pub max_memory: Option<usize>,
-    /// The engine's stack limit in bytes (QuickJS's default is 256 KiB);
-    /// deeper recursion throws `RangeError: Maximum call stack size
-    /// exceeded`.
+    /// The engine's stack limit in bytes (QuickJS's default is 1 MiB,
+    /// about 1,600 frames of a small function); deeper recursion throws
+    /// `RangeError: Maximum call stack size exceeded`.
+    ///
+    /// QuickJS measures it down from where the host enters JavaScript, so
+    /// the thread that runs the host needs this much stack and a margin
+    /// more (1 MiB is ample for the host's own frames); a limit past the
+    /// thread's stack overflows it, and Rust aborts the process. The main
+    /// thread usually has 8 MiB (`ulimit -s`), a Rust thread 2 MiB unless
+    /// made with [`std::thread::Builder::stack_size`] (as `tljs` does). The
+    /// value is clamped to 1 byte ..= 16 MiB: rquickjs takes a larger
+    /// one, or 0, as no limit at all.
+    ///
+    /// ```
+    /// use timerloop_js::{Options, QuickJsHost};
+    /// // 16 MiB of engine stack (1 << 40 is clamped to it, not "no limit"),
+    /// // on a thread that has that and a margin.
+    /// let depth = std::thread::Builder::new()
+    ///     .stack_size(20 << 20)
+    ///     .spawn(|| {
+    ///         let options = Options { max_stack: Some(1 << 40), ..Default::default() };
+    ///         let host = QuickJsHost::create_with(options).unwrap();
+    ///         let mut lp = timerloop::EventLoop::with_virtual_clock();
+    ///         let src = "globalThis.depth = 0; function f() { depth++; f() } try { f() } catch (e) {}";
+    ///         host.eval_main(&mut lp, "deep.js", src).unwrap();
+    ///         host.context().with(|c| c.globals().get::<_, u32>("depth")).unwrap()
+    ///     })
+    ///     .unwrap()
+    ///     .join()
+    ///     .unwrap();
+    /// assert!(depth > 10_000, "{depth}");
+    /// ```
     pub max_stack: Option<usize>,
 }
 
@@ -339,7 +372,8 @@ pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Throw
         rt.set_memory_limit(bytes);
     }
     if let Some(bytes) = options.max_stack {
-        rt.set_max_stack_size(bytes);
+        // rquickjs sets no limit at all for 0 or for more than 16 MiB.
+        rt.set_max_stack_size(bytes.clamp(1, MAX_STACK));
     }
     let argv = options.argv;
     let max_memory = options.max_memory;
