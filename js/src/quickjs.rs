@@ -673,10 +673,16 @@ impl Engine for QuickJs {
                     let module = Object::new(c.clone())?;
                     let exports = Object::new(c.clone())?;
                     module.set("exports", exports.clone())?;
+                    module.set("id", ".")?;
+                    module.set("filename", name)?;
+                    // As Node's: the entry module is `require.main`, and
+                    // the wrapper is called with `this` = module.exports.
+                    require.set("main", module.clone())?;
                     let dir = std::path::Path::new(name)
                         .parent()
                         .map_or(String::from("."), |p| p.display().to_string());
-                    f.call::<_, ()>((exports, require, module, name, dir))
+                    let this = rquickjs::function::This(exports.clone());
+                    f.call::<_, ()>((this, exports, require, module, name, dir))
                 };
                 run().map_err(|e| self.report(&c, e))
             })
