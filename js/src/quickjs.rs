@@ -82,8 +82,9 @@ pub struct QuickJs {
     /// Rejected promises with no handler yet, and their reasons, in the
     /// order they were rejected (Node's `pendingUnhandledRejections`).
     unhandled: RefCell<Vec<Rejection>>,
-    /// Rejections given to `unhandledRejection` listeners (Node's
-    /// `warned`): one that gets a handler later is `rejectionHandled`.
+    /// Rejections reported, to `unhandledRejection` listeners or as an
+    /// uncaught exception (Node's `warned`): one that gets a handler later
+    /// is `rejectionHandled`.
     reported: RefCell<Vec<(Persistent<Value<'static>>, u32)>>,
     /// Reported rejections handled since, with their ids, for the next
     /// check (Node's `asyncHandledRejections`).
@@ -817,6 +818,10 @@ impl QuickJs {
                     return Ok(true);
                 }
             }
+            // Reported either way (Node marks it `warned` before it
+            // dispatches): handled later, after an `uncaughtException`
+            // listener took it, it is a `rejectionHandled`.
+            self.reported.borrow_mut().push((promise, id));
             Err(self.rejection_error(&c, reason))
         })
     }
