@@ -323,7 +323,7 @@ impl Timer {
     ///
     /// [`Duration::MAX`] as `due` or `period` is the longest timer, never
     /// an overflow: a due time or period is kept up to
-    /// [`LONG_MAX_MS`](crate::LONG_MAX_MS) (2^53 − 1 ms, about 285,000
+    /// [`LONG_MAX_MS`] (2^53 − 1 ms, about 285,000
     /// years), and a deadline beyond the end of loop time saturates there.
     ///
     /// # Panics
