@@ -314,22 +314,25 @@ pub struct Options {
     ///
     /// ```
     /// use timerloop_js::{Options, QuickJsHost};
+    /// // How deep a function recurses before its RangeError.
+    /// fn depth(max_stack: Option<usize>) -> u32 {
+    ///     let options = Options { max_stack, ..Default::default() };
+    ///     let host = QuickJsHost::create_with(options).unwrap();
+    ///     let mut lp = timerloop::EventLoop::with_virtual_clock();
+    ///     let src = "globalThis.depth = 0; function f() { depth++; f() } try { f() } catch (e) {}";
+    ///     host.eval_main(&mut lp, "deep.js", src).unwrap();
+    ///     host.context().with(|c| c.globals().get::<_, u32>("depth")).unwrap()
+    /// }
     /// // 16 MiB of engine stack (1 << 40 is clamped to it, not "no limit"),
-    /// // on a thread that has that and a margin.
-    /// let depth = std::thread::Builder::new()
+    /// // on a thread that has that and a margin: 16 times QuickJS's default
+    /// // (how many frames that is depends on how QuickJS was compiled).
+    /// let (default, large) = std::thread::Builder::new()
     ///     .stack_size(20 << 20)
-    ///     .spawn(|| {
-    ///         let options = Options { max_stack: Some(1 << 40), ..Default::default() };
-    ///         let host = QuickJsHost::create_with(options).unwrap();
-    ///         let mut lp = timerloop::EventLoop::with_virtual_clock();
-    ///         let src = "globalThis.depth = 0; function f() { depth++; f() } try { f() } catch (e) {}";
-    ///         host.eval_main(&mut lp, "deep.js", src).unwrap();
-    ///         host.context().with(|c| c.globals().get::<_, u32>("depth")).unwrap()
-    ///     })
+    ///     .spawn(|| (depth(None), depth(Some(1 << 40))))
     ///     .unwrap()
     ///     .join()
     ///     .unwrap();
-    /// assert!(depth > 10_000, "{depth}");
+    /// assert!(large > 8 * default, "{large} frames, {default} by default");
     /// ```
     pub max_stack: Option<usize>,
 }
