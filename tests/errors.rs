@@ -232,6 +232,32 @@ fn unhandled_timeout_error_stops_and_resumes() {
     assert_eq!(lp.stats(), Stats::default());
 }
 
+/// §7 without a handler: a pass interrupted by a failing timeout whose
+/// tick fails too. The second run returns the tick's failure before it
+/// resumes the pass; the third resumes it, the rest of the timers due and
+/// later ones. Found by round 35's audit: the second run had taken the
+/// pass's resume and dropped it (the native timer stopped, the pass not
+/// marked), so the third returned at once and the timers were lost with
+/// the loop not alive and two refed timers pending.
+#[test]
+fn a_pass_whose_resume_is_refused_by_a_failing_tick_is_resumed_later() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.set_timeout(5, |lp| {
+        lp.next_tick(|_| Err::<(), _>("tick failed"));
+        Err::<(), _>("a failed")
+    });
+    lp.set_timeout(5, at(&log, "b"));
+    lp.set_timeout(8, at(&log, "c"));
+    assert_eq!(uncaught(lp.run()).message(), "a failed");
+    assert_eq!(uncaught(lp.run()).message(), "tick failed");
+    assert!(log.borrow().is_empty());
+    assert!(lp.is_alive(), "two refed timers are pending");
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["b@5", "c@8"]);
+    assert_eq!(lp.stats(), Stats::default());
+}
+
 /// §7 without a handler, a panicking timeout: the panic is caught and
 /// reported as such.
 #[test]

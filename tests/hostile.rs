@@ -1135,6 +1135,103 @@ fn a_panicking_clock_unwinds_out_of_run_and_leaves_the_loop_runnable() {
     assert_eq!(lp.stats(), Stats::default());
 }
 
+/// A user clock that panics at any one of its reads (the k-th, for every
+/// k that a run of this program reaches) loses nothing: each panic
+/// unwinds out of `run`, and running again until a run returns runs every
+/// timer, tick and immediate exactly once. Found by round 35's audit: a
+/// panic at the timers pass's own clock read (k = 6 here) happened after
+/// the native timer was stopped and before the pass was marked
+/// interrupted, so two refed timers were never run and the loop was not
+/// alive.
+#[test]
+fn a_clock_panicking_at_any_read_loses_nothing() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    #[derive(Debug)]
+    struct PanicsAt {
+        reads: Arc<AtomicU64>,
+        at: Arc<AtomicU64>,
+    }
+    impl Clock for PanicsAt {
+        fn now(&self) -> Duration {
+            let n = self.reads.fetch_add(1, Ordering::SeqCst);
+            if n == self.at.load(Ordering::SeqCst) {
+                boom("clock");
+            }
+            Duration::from_millis(n)
+        }
+        fn wait_until(&self, _: Option<Duration>, _: bool) -> Option<Duration> {
+            Some(Duration::ZERO)
+        }
+        fn block(&self, _: Duration) {}
+    }
+
+    quiet_deliberate_panics();
+    let mut want = vec!["imm", "t1", "t2", "t3", "t3", "t7"];
+    want.extend(["tick"; 4]);
+    want.sort_unstable();
+    let mut reached = 0;
+    for k in 1..=40 {
+        let (reads, at) = (
+            Arc::new(AtomicU64::new(0)),
+            Arc::new(AtomicU64::new(u64::MAX)),
+        );
+        let mut lp = EventLoop::with_clock(PanicsAt {
+            reads: reads.clone(),
+            at: at.clone(),
+        });
+        let ran = Rc::new(RefCell::new(Vec::new()));
+        for (d, name) in [(1, "t1"), (3, "t3"), (3, "t3"), (7, "t7")] {
+            let r = ran.clone();
+            lp.set_timeout(d, move |lp| {
+                r.borrow_mut().push(name);
+                let r = r.clone();
+                lp.next_tick(move |_| r.borrow_mut().push("tick"));
+            });
+        }
+        let r = ran.clone();
+        lp.set_immediate(move |lp| {
+            r.borrow_mut().push("imm");
+            let r = r.clone();
+            lp.set_timeout(2, move |_| r.borrow_mut().push("t2"));
+        });
+        at.store(reads.load(Ordering::SeqCst) + k, Ordering::SeqCst);
+        // A read inside a callback (the immediate's `set_timeout`) fails
+        // that callback instead: its timer is not made.
+        let (mut panics, mut failed) = (0, false);
+        loop {
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| lp.run())) {
+                Ok(Ok(())) => break,
+                Ok(Err(Error::Uncaught(e))) if e.message() == format!("{BOOM} clock") => {
+                    assert!(!failed, "k = {k}: one failure");
+                    failed = true;
+                }
+                Ok(Err(e)) => panic!("k = {k}: {e}"),
+                Err(_) => panics += 1,
+            }
+            assert!(
+                panics + usize::from(failed) < 2,
+                "k = {k}: one panic, then runs that end"
+            );
+        }
+        let mut got = ran.borrow().clone();
+        got.sort_unstable();
+        let want: Vec<_> = want
+            .iter()
+            .filter(|&&w| !(failed && w == "t2"))
+            .copied()
+            .collect();
+        assert_eq!(got, want, "k = {k}");
+        assert_eq!(lp.stats(), Stats::default(), "k = {k}");
+        reached += panics;
+    }
+    assert!(
+        reached >= 4,
+        "the panics unwound from {reached} reads of a run"
+    );
+}
+
 /// An immediate that fails (returns `Err` or panics) with no uncaught-error
 /// handler, or with one that panics, when it is the last pending
 /// immediate: `run()` returns `Error::Uncaught`, and then the loop holds

@@ -229,6 +229,35 @@ fn a_join_handle_polled_after_completion_panics() {
     assert_eq!(lp.now(), 0, "it did not wait for the timeout");
 }
 
+/// A `block_on` whose task completes in the middle of a timers pass leaves
+/// the rest of the pass to a later run, even when the next run is another
+/// `block_on` whose future completes before any phase. Found by round
+/// 35's audit: that second `block_on` took the pass's resume and dropped
+/// it, and the timeout left in the pass never ran (the loop not alive,
+/// one refed timer pending).
+#[test]
+fn a_pass_interrupted_by_block_on_survives_the_next_block_on() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    let l = log.clone();
+    let first = lp.block_on(async move {
+        let s = time::sleep(ms(5));
+        EventLoop::with_current(|lp| lp.set_timeout(5, at(&l, "b")));
+        s.await;
+        5
+    });
+    assert_eq!(first.unwrap(), 5);
+    assert!(
+        log.borrow().is_empty(),
+        "the task completed before b's turn"
+    );
+    assert_eq!(lp.block_on(async { 7 }).unwrap(), 7);
+    assert!(lp.is_alive(), "b is pending");
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["b@5"]);
+    assert_eq!(lp.stats(), Stats::default());
+}
+
 /// A JoinHandle completes with the output, a panic, or cancellation.
 #[test]
 fn join_handles() {

@@ -71,16 +71,27 @@ impl EventLoop {
         self.timers.native_due = 0;
         self.timers.native_pending = false;
         if self.stopping() {
+            // The run is stopping before this pass (a failure it returns,
+            // `block_on`'s task done, both possible before a resumed
+            // pass): the pass is left whole for the next run, as an
+            // interrupted one is. Returning without it dropped it: the
+            // native timer stopped, its timers were never run.
+            self.interrupt_pass(self.depth);
             return;
         }
-        // Timers futures created since the last flush are older than this
-        // pass: they are in their lists before it looks.
-        self.flush_deferred();
-        self.depth += 1;
-        let now = self.libuv_now();
+        let depth = self.depth;
         // A callback that replaced the loop unwinds on: the pass is not the
-        // new loop's (`EventLoop::assert_not_replaced`).
+        // new loop's (`EventLoop::assert_not_replaced`). What the pass does
+        // before its first timer (the flush, the clock's read) is inside
+        // the guard too: a panic there (a deferred future's drop, a
+        // `Clock` of the user's) leaves the pass for the next run, as a
+        // panic after a timer does.
         let pass = uv::catch_unless_replaced(self, |lp| {
+            // Timers futures created since the last flush are older than
+            // this pass: they are in their lists before it looks.
+            lp.flush_deferred();
+            lp.depth += 1;
+            let now = lp.libuv_now();
             while let Err(t) = lp.process_timers(now) {
                 if !lp.uncaught(t) {
                     return false;
@@ -91,26 +102,28 @@ impl EventLoop {
         match pass {
             Ok(true) => {
                 self.sync_native(Arm::AfterPass);
-                self.depth -= 1;
+                self.depth = depth;
                 self.close_scope();
             }
             // No handler: `run` returns the error. The next run finishes
             // this pass first, even if nothing refed is left (the pass was
             // running anyway).
-            Ok(false) => self.interrupt_pass(),
+            Ok(false) => self.interrupt_pass(depth),
             // A panic that escaped a deferred operation (a future's drop)
-            // leaves `run`, the timer it followed finished: the next run
-            // finishes the pass first, as after an unhandled failure.
+            // or the clock leaves `run`: the next run finishes the pass
+            // first, as after an unhandled failure.
             Err(payload) => {
-                self.interrupt_pass();
+                self.interrupt_pass(depth);
                 resume_unwind(payload);
             }
         }
     }
 
-    /// Leaves a pass for the next run to finish ([`resume_timers`](Self::resume_timers)).
-    fn interrupt_pass(&mut self) {
-        self.depth -= 1;
+    /// Leaves a pass for the next run to finish
+    /// ([`resume_timers`](Self::resume_timers)), with the callback depth
+    /// it started at.
+    fn interrupt_pass(&mut self, depth: u32) {
+        self.depth = depth;
         self.timers.interrupted = true;
         self.sync_native(Arm::Resume);
     }
