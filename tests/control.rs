@@ -414,3 +414,64 @@ fn loop_liveness_tracks_refed_timers() {
     assert_eq!(lp.now(), 5);
     assert_eq!(lp.stats(), Stats::default());
 }
+
+/// `stop()` from the work a run does before its first iteration (a tick or
+/// microtask of the main body, the uncaught handler for one of them, a
+/// timer of a pass a failure interrupted and the run resumes) makes that
+/// run return before its first iteration, the rest queued; `stop()` where
+/// no run is under way does nothing. Found by round 35's audit: the run
+/// forgot every stop made before its first iteration, so such a stop was
+/// lost (with an interval pending, the run never returned).
+#[test]
+fn stop_from_the_work_before_the_first_iteration_ends_the_run() {
+    type Stopper = fn(&mut EventLoop);
+    let stoppers: [(&str, Stopper); 3] = [
+        ("tick", |lp| lp.next_tick(|lp| lp.stop())),
+        ("microtask", |lp| lp.queue_microtask(|lp| lp.stop())),
+        ("uncaught handler", |lp| {
+            lp.set_uncaught_handler(|lp, _| lp.stop());
+            lp.next_tick(|_| Err::<(), _>("tick failed"));
+        }),
+    ];
+    for (what, stopper) in stoppers {
+        let log = new_log();
+        let mut lp = EventLoop::with_virtual_clock();
+        lp.set_timeout(10, at(&log, "t"));
+        stopper(&mut lp);
+        lp.run().unwrap();
+        assert_eq!(lp.now(), 0, "{what}: returned before the first iteration");
+        assert!(log.borrow().is_empty(), "{what}");
+        lp.run().unwrap();
+        assert_eq!(*log.borrow(), ["t@10"], "{what}: the next run goes on");
+    }
+
+    // A timer of a resumed pass.
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.set_timeout(5, |_| Err::<(), _>("failed"));
+    lp.set_timeout(5, |lp| lp.stop());
+    lp.set_timeout(5, at(&log, "a"));
+    lp.set_timeout(10, at(&log, "b"));
+    assert!(lp.run().is_err());
+    lp.run().unwrap();
+    assert_eq!(
+        *log.borrow(),
+        ["a@5"],
+        "the pass finished, then the run returned"
+    );
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["a@5", "b@10"]);
+
+    // Where no run is under way.
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.set_timeout(5, at(&log, "c"));
+    lp.stop();
+    lp.enter(|lp| lp.stop()).unwrap();
+    lp.run().unwrap();
+    assert_eq!(
+        *log.borrow(),
+        ["c@5"],
+        "a stop from before the run is not its own"
+    );
+}

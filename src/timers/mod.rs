@@ -633,7 +633,11 @@ impl EventLoop {
 
     /// Makes the running [`run`](Self::run) return at the end of the
     /// current loop iteration (`uv_stop`); pending work stays queued for the
-    /// next run.
+    /// next run. Called from work a run does before its first iteration
+    /// (ticks and microtasks queued before the run, a phase a failure
+    /// interrupted and the run finishes), it makes the run return before
+    /// that iteration. Called where no run is under way (before `run`, or
+    /// in [`enter`](Self::enter)), it does nothing.
     ///
     /// ```
     /// use timerloop::EventLoop;
@@ -697,6 +701,9 @@ impl EventLoop {
             return Err(Error::Reentrant);
         }
         let _current = self.enter_current()?;
+        // A `stop` from before this run (no run was under way) is not
+        // this run's.
+        self.uv.forget_stop();
         // The drop guard: a panic that escapes (only a panicking clock or a
         // bug can) leaves no callback scope open, so the next run is not
         // refused as reentrant.
@@ -704,6 +711,10 @@ impl EventLoop {
         // bookkeeping is the new loop's.
         let r = uv::catch_unless_replaced(self, |lp| lp.run_guarded(mode));
         self.halting = false;
+        // A `stop` from this run's own work before its first iteration
+        // ended it there (see `run_guarded`), or it returned before that:
+        // either way the stop was this run's.
+        self.uv.forget_stop();
         match r {
             Ok(r) => r,
             Err(payload) => {
@@ -755,7 +766,11 @@ impl EventLoop {
         // or not anything refed is left: it was running anyway.
         self.resume_timers();
         self.resume_immediates();
-        // A failure there halted a loop that was not running yet.
+        // A failure there halted a loop that was not running yet: that
+        // halt is forgotten. A `stop` called there (by a tick of the main
+        // body, a resumed timer, the uncaught handler) is kept: the run
+        // returns at once, its first iteration not started, as `uv_run`
+        // after `uv_stop`.
         self.uv.reset_stop();
         if let Some(e) = self.fatal.take() {
             self.housekeep_if_done();

@@ -243,6 +243,9 @@ pub(crate) struct Loop<H> {
     io: poll::Io<H>,
     stop_flag: bool,
     halted: bool,
+    /// [`Loop::stop`] was called (not only [`Loop::halt`]): kept by
+    /// [`Loop::reset_stop`].
+    user_stop: bool,
     running: bool,
 }
 
@@ -287,6 +290,7 @@ impl<H: Host> Loop<H> {
             io,
             stop_flag: false,
             halted: false,
+            user_stop: false,
             running: false,
         })
     }
@@ -356,6 +360,7 @@ impl<H: Host> Loop<H> {
     /// (`uv_stop`); the poll phase of that iteration does not block.
     pub(crate) fn stop(&mut self) {
         self.stop_flag = true;
+        self.user_stop = true;
     }
 
     /// Like [`Loop::stop`], but no further callback runs in this iteration:
@@ -367,12 +372,25 @@ impl<H: Host> Loop<H> {
         self.halted = true;
     }
 
-    /// Forgets a [`Loop::stop`] or [`Loop::halt`] made while [`run`] was
-    /// not running (the Node layer finishes interrupted work outside it).
+    /// Forgets a [`Loop::halt`] made while [`run`] was not running (the
+    /// Node layer finishes interrupted work outside it, and a failure
+    /// there halts). A [`Loop::stop`] stays: the next [`run`] returns at
+    /// once, as `uv_run` after `uv_stop`.
     pub(crate) fn reset_stop(&mut self) {
+        if !self.running {
+            self.stop_flag = self.user_stop;
+            self.halted = false;
+        }
+    }
+
+    /// Forgets a [`Loop::stop`] or [`Loop::halt`] made while [`run`] was
+    /// not running: the Node layer's run ignores a stop from before it
+    /// started, and one its own work before [`run`] made ends with it.
+    pub(crate) fn forget_stop(&mut self) {
         if !self.running {
             self.stop_flag = false;
             self.halted = false;
+            self.user_stop = false;
         }
     }
 

@@ -46,8 +46,7 @@ pub(crate) fn run<H: Host>(host: &mut H, mode: RunMode) -> Result<bool, UvError>
     let r = catch_unless_replaced(host, |host| run_inner(host, mode));
     let lp = host.uv();
     lp.running = false;
-    lp.stop_flag = false;
-    lp.halted = false;
+    lp.forget_stop();
     match r {
         Ok(alive) => Ok(alive),
         Err(payload) => resume_unwind(payload),
