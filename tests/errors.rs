@@ -103,6 +103,44 @@ fn handled_timer_error_runs_next_timer_before_ticks() {
     assert_eq!(lp.stats(), Stats::default());
 }
 
+/// A handler that removes itself handles the failure it was called for
+/// and no later one, as a Node listener that removes itself: the next
+/// failure is fatal. One that replaces itself hands the next failure to
+/// the new handler. Found by round 35's audit: a handler's
+/// `clear_uncaught_handler` was undone as it returned, so it kept
+/// handling every failure.
+#[test]
+fn a_handler_that_removes_or_replaces_itself_stays_removed_or_replaced() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    let l = log.clone();
+    lp.set_uncaught_handler(move |lp, e| {
+        push(&l, format!("once:{}", e.message()));
+        lp.clear_uncaught_handler();
+    });
+    lp.set_timeout(2, |_| Err::<(), _>("t2"));
+    lp.set_timeout(3, |_| Err::<(), _>("t3"));
+    lp.set_timeout(4, at(&log, "t4"));
+    assert_eq!(uncaught(lp.run()).message(), "t3");
+    assert_eq!(*log.borrow(), ["once:t2"]);
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["once:t2", "t4@4"]);
+
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    let l = log.clone();
+    lp.set_uncaught_handler(move |lp, e| {
+        push(&l, format!("first:{}", e.message()));
+        let l = l.clone();
+        lp.set_uncaught_handler(move |_, e| push(&l, format!("second:{}", e.message())));
+    });
+    lp.set_timeout(2, |_| Err::<(), _>("t2"));
+    lp.set_timeout(3, |_| Err::<(), _>("t3"));
+    lp.set_timeout(4, |_| Err::<(), _>("t4"));
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["first:t2", "second:t3", "second:t4"]);
+}
+
 /// R7.3 (verified): after a handled throw in an immediate, the rest of the
 /// batch runs in the same check phase, the next immediate before the
 /// thrower's ticks; immediates queued by the batch wait. Node:

@@ -204,6 +204,9 @@ pub struct EventLoop {
     /// Nesting of callback scopes (Node's InternalCallbackScope).
     depth: u32,
     uncaught: Option<UncaughtHandler>,
+    /// The handler was set or cleared (while it runs, it is taken out:
+    /// this tells its own `clear_uncaught_handler` from no change).
+    uncaught_changed: bool,
     warn: Option<WarningHandler>,
     /// What wakers and futures reach without the loop (`current.rs`).
     pub(crate) shared: Rc<LoopShared>,
@@ -429,6 +432,7 @@ impl EventLoop {
             ticks: ticks::Ticks::default(),
             depth: 0,
             uncaught: None,
+            uncaught_changed: false,
             warn: None,
             fatal: None,
             shared,

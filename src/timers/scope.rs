@@ -60,9 +60,12 @@ impl EventLoop {
         handler: impl FnMut(&mut EventLoop, CallbackError) + 'static,
     ) {
         self.uncaught = Some(Box::new(handler));
+        self.uncaught_changed = true;
     }
 
-    /// Removes the uncaught-error handler.
+    /// Removes the uncaught-error handler. Called by the handler itself,
+    /// it handles no later failure (as a listener that removes itself in
+    /// Node: the next exception is fatal).
     ///
     /// ```
     /// use timerloop::EventLoop;
@@ -74,6 +77,7 @@ impl EventLoop {
     /// ```
     pub fn clear_uncaught_handler(&mut self) {
         self.uncaught = None;
+        self.uncaught_changed = true;
     }
 
     /// Installs the warning handler, which receives warnings such as
@@ -355,10 +359,12 @@ impl EventLoop {
             self.ticks.drain_first = true;
             return false;
         };
+        self.uncaught_changed = false;
         self.depth += 1;
         let r = self.call_user(|lp| handler(lp, err));
         self.depth -= 1;
-        if self.uncaught.is_none() {
+        // Put back, unless the handler set another or cleared itself.
+        if !self.uncaught_changed {
             self.uncaught = Some(handler);
         }
         if let Err(payload) = r {
