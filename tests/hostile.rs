@@ -1135,6 +1135,58 @@ fn a_panicking_clock_unwinds_out_of_run_and_leaves_the_loop_runnable() {
     assert_eq!(lp.stats(), Stats::default());
 }
 
+/// A callback that panics with a payload whose own `Drop` panics: the
+/// failure is reported (to the handler, or by `run`, which then resumes),
+/// and the second panic does not unwind out of `run`; a task that does the
+/// same fails as a task. Found by round 35's audit: the payload was
+/// dropped outside any guard, so its panic left `run` and the callback's
+/// failure was lost.
+#[test]
+fn a_panic_payload_that_panics_on_drop_loses_no_failure() {
+    struct PanicsOnDrop;
+    impl Drop for PanicsOnDrop {
+        fn drop(&mut self) {
+            boom("payload dropped");
+        }
+    }
+    fn hostile(_: &mut EventLoop) {
+        std::panic::panic_any(PanicsOnDrop);
+    }
+    quiet_deliberate_panics();
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    let l = log.clone();
+    lp.set_uncaught_handler(move |_, e| {
+        push(&l, format!("handled {:?}: {}", e.kind(), e.message()))
+    });
+    lp.set_timeout(5, hostile);
+    lp.set_timeout(6, at(&log, "after"));
+    lp.run().unwrap();
+    assert_eq!(
+        *log.borrow(),
+        [
+            "handled Timeout: panic with a non-string payload",
+            "after@6"
+        ]
+    );
+
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.set_immediate(hostile);
+    lp.set_timeout(1, at(&log, "after"));
+    let e = lp.run().unwrap_err().into_callback_error().unwrap();
+    assert_eq!((e.kind(), e.is_panic()), (CallbackKind::Immediate, true));
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["after@1"]);
+
+    let e = lp
+        .block_on(async { std::panic::panic_any(PanicsOnDrop) })
+        .unwrap_err()
+        .into_callback_error()
+        .unwrap();
+    assert_eq!(e.kind(), CallbackKind::Task);
+}
+
 /// A user clock that panics at any one of its reads (the k-th, for every
 /// k that a run of this program reaches) loses nothing: each panic
 /// unwinds out of `run`, and running again until a run returns runs every

@@ -432,9 +432,12 @@ impl EventLoop {
             }
             Ok(_) => true,
             // An aborted task's handle already completed cancelled.
-            Err(_) if aborted => true,
+            Err(payload) if aborted => {
+                crate::timers::discard_payload(payload);
+                true
+            }
             Err(payload) => {
-                let msg = crate::timers::panic_message(&*payload);
+                let msg = crate::timers::panic_message_of(payload);
                 if let Some(rejected) = self.tasks.joins.fail(join, msg) {
                     self.reject(CallbackError::new(
                         CallbackKind::Task,

@@ -240,6 +240,27 @@ impl std::error::Error for CallbackError {
     }
 }
 
+/// A caught panic's message, its payload dropped: see
+/// [`discard_payload`].
+pub(crate) fn panic_message_of(payload: Box<dyn Any + Send>) -> String {
+    let msg = panic_message(&*payload);
+    discard_payload(payload);
+    msg
+}
+
+/// Drops a caught panic's payload. Its own `Drop` may panic (std's warning
+/// for `catch_unwind`): that panic is caught and its payload leaked, so
+/// the failure the first panic was is reported, not lost to a second one
+/// unwinding out of the loop.
+#[cold]
+#[inline(never)]
+pub(crate) fn discard_payload(payload: Box<dyn Any + Send>) {
+    let dropped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(payload)));
+    if let Err(again) = dropped {
+        std::mem::forget(again);
+    }
+}
+
 pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_owned()

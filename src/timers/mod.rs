@@ -103,7 +103,7 @@ pub(crate) use coerce::coerce;
 pub(crate) use current::{
     LoopShared, Micro, current_shared, thread_exiting, try_current_shared, with_current_shared,
 };
-pub(crate) use error::panic_message;
+pub(crate) use error::{discard_payload, panic_message_of};
 pub(crate) use scope::{Flow, OnceFn, Thrown};
 pub(crate) use wakeup::Wakeup;
 

@@ -369,7 +369,7 @@ impl EventLoop {
         }
         if let Err(payload) = r {
             // A panicking handler is fatal, as a throwing one is in Node.
-            let msg = error::panic_message(&*payload);
+            let msg = error::panic_message_of(payload);
             self.fatal = Some(CallbackError::new(
                 CallbackKind::UncaughtHandler,
                 Cause::Panic(msg),
@@ -393,6 +393,6 @@ fn cause_of(r: std::thread::Result<Result<(), BoxError>>) -> Result<(), Cause> {
     match r {
         Ok(Ok(())) => Ok(()),
         Ok(Err(e)) => Err(Cause::Error(e)),
-        Err(payload) => Err(Cause::Panic(error::panic_message(&*payload))),
+        Err(payload) => Err(Cause::Panic(error::panic_message_of(payload))),
     }
 }
