@@ -258,6 +258,25 @@ fn a_pass_interrupted_by_block_on_survives_the_next_block_on() {
     assert_eq!(lp.stats(), Stats::default());
 }
 
+/// `stop()` inside `block_on` does not end it: the future still pending
+/// (a refed sleep keeps the loop alive), `block_on` runs on and returns
+/// the future's output. Found by round 35's audit: the stopped run was
+/// taken for a stall, `block_on` returned `Error::Stalled` and aborted the
+/// task with its sleep.
+#[test]
+fn stop_inside_block_on_does_not_end_it() {
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.set_timeout(10, |lp| lp.stop());
+    lp.set_interval(20, |lp| lp.stop());
+    let out = lp.block_on(async {
+        time::sleep(ms(30)).await;
+        42
+    });
+    assert_eq!(out.unwrap(), 42);
+    assert_eq!(lp.now(), 30);
+    assert_eq!(lp.stats().tasks, 0);
+}
+
 /// A JoinHandle completes with the output, a panic, or cancellation.
 #[test]
 fn join_handles() {

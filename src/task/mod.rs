@@ -536,6 +536,10 @@ impl EventLoop {
     /// [`run`](Self::run)). In the last two cases `future` is dropped
     /// unpolled.
     ///
+    /// A [`stop`](Self::stop) inside `block_on` ends the current run's
+    /// iteration, and `block_on` goes on with the next: it returns when
+    /// its future completes, fails or stalls.
+    ///
     /// # Nesting
     ///
     /// A `block_on` inside the loop (from a task through
@@ -557,11 +561,19 @@ impl EventLoop {
         // leaves `future`'s task an ordinary, detached one: marked as the
         // main task, its completion would stop a later run early.
         // A task that replaced the loop unwinds on: the loop here is another.
-        let ran = match uv::catch_unless_replaced(self, |lp| lp.run()) {
-            Ok(ran) => ran,
-            Err(payload) => {
-                self.tasks.main = None;
-                resume_unwind(payload)
+        let ran = loop {
+            let ran = match uv::catch_unless_replaced(self, |lp| lp.run()) {
+                Ok(ran) => ran,
+                Err(payload) => {
+                    self.tasks.main = None;
+                    resume_unwind(payload)
+                }
+            };
+            // A run that a `stop()` ended, the future pending and the
+            // loop alive: `block_on` is not over (its future's output is
+            // what it returns), so it runs on.
+            if ran.is_err() || handle.is_finished() || !self.is_alive() {
+                break ran;
             }
         };
         self.tasks.main = None;
