@@ -924,6 +924,97 @@ fn a_loop_run_while_its_thread_exits_returns_thread_exiting() {
     );
 }
 
+/// The script runner under misuse. Found by round 35's audit:
+/// - a plain run's callback that outlives its run (an unrefed interval)
+///   ran, in a later plain run on the same loop, that run's callback of
+///   the same index: the wrong body, silently;
+/// - `run` from inside a callback printed the script's top level,
+///   scheduled its timers and replaced the loop's uncaught handler before
+///   it returned `Reentrant`;
+/// - a `Script` built by hand (its fields are public) with a name index
+///   past its names, or an await outside a task, panicked out of the
+///   runner or failed with "index out of bounds" / "unreachable".
+#[test]
+fn the_script_runner_under_misuse() {
+    use timerloop::script::parse::{Script, Stmt};
+    use timerloop::script::run::{Callbacks, run, run_with};
+
+    fn lines() -> (Log, impl FnMut(&str) + 'static) {
+        let log = new_log();
+        let l = log.clone();
+        (log, move |s: &str| push(&l, s))
+    }
+
+    for c in [Callbacks::Owned, Callbacks::Plain] {
+        let mut lp = EventLoop::with_virtual_clock();
+        let (first, out) = lines();
+        let s1 = parse("1.tl", "interval a 10 { log a-fired } unref a").unwrap();
+        run_with(&s1, &mut lp, out, c).unwrap();
+        let (second, out) = lines();
+        let s2 = parse("2.tl", "timeout b 25 { log b-fired }").unwrap();
+        run_with(&s2, &mut lp, out, c).unwrap();
+        let ended = "uncaught the script's run has ended";
+        let (want_first, want_second): (&[&str], &[&str]) = match c {
+            // The interval's closure owns its body: it runs it, at 10 and
+            // 20, before b at 25.
+            Callbacks::Owned => (&["a-fired", "a-fired"], &["b-fired"]),
+            // Its table went with its run: it fails, and the handler the
+            // second run installed reports it.
+            _ => (&[], &[ended, ended, "b-fired"]),
+        };
+        assert_eq!(*first.borrow(), want_first, "{c:?}");
+        assert_eq!(*second.borrow(), want_second, "{c:?}");
+    }
+
+    // `run` from inside a callback: refused before anything happens.
+    let mut lp = EventLoop::with_virtual_clock();
+    let handled = new_log();
+    let h = handled.clone();
+    lp.set_uncaught_handler(move |_, e| push(&h, e.message()));
+    let (printed, out) = lines();
+    let mut out = Some(out);
+    let script = parse("x.tl", "log top timeout t 5 { log t-fired }").unwrap();
+    let refused = Rc::new(RefCell::new(None));
+    let r = refused.clone();
+    lp.set_timeout(1, move |lp| {
+        let out = out.take().expect("runs once");
+        *r.borrow_mut() = Some(run(&script, lp, out).map_err(|e| e.to_string()));
+        Err::<(), _>("later")
+    });
+    lp.run().unwrap();
+    assert!(matches!(*refused.borrow(), Some(Err(ref e)) if e.contains("already running")));
+    assert!(printed.borrow().is_empty(), "nothing ran");
+    assert_eq!(*handled.borrow(), ["later"], "the loop's own handler kept");
+    assert_eq!(lp.now(), 1, "nothing was scheduled");
+
+    // Hand-built scripts: a clear failure of the statement, no panic.
+    for c in [Callbacks::Owned, Callbacks::Plain] {
+        for (stmt, want) in [
+            (Stmt::Refresh(5), vec![]),
+            (Stmt::Clear(3), vec![]),
+            (Stmt::HasRef(0), vec!["hasref #0 unbound"]),
+            (
+                Stmt::Sleep(1),
+                vec!["uncaught an await (sleep, yield, check) outside a task body"],
+            ),
+            (
+                Stmt::Yield,
+                vec!["uncaught an await (sleep, yield, check) outside a task body"],
+            ),
+        ] {
+            let script = Script {
+                body: vec![stmt.clone()].into(),
+                names: vec![],
+                virtual_only: false,
+            };
+            let mut lp = EventLoop::with_virtual_clock();
+            let (log, out) = lines();
+            run_with(&script, &mut lp, out, c).unwrap();
+            assert_eq!(*log.borrow(), want, "{c:?} {stmt:?}");
+        }
+    }
+}
+
 // ----- panics -------------------------------------------------------------
 
 /// Schedules a callback of `kind` that panics with `hostile: <kind>`, and

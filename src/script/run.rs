@@ -111,6 +111,10 @@ struct PlainEntry {
 
 /// A plain run's callbacks and state.
 struct PlainTable {
+    /// Which plain run this is, of the thread's: a callback of another run
+    /// (one that outlived its run, unrefed, and runs in a later one on the
+    /// same loop) finds another number here, not its own entry.
+    run: u32,
     state: Shared,
     entries: Vec<PlainEntry>,
 }
@@ -118,6 +122,8 @@ struct PlainTable {
 thread_local! {
     /// The plain run on this thread, if any (see [`Callbacks::Plain`]).
     static PLAIN: RefCell<Option<PlainTable>> = const { RefCell::new(None) };
+    /// The number of the thread's next plain run.
+    static PLAIN_RUNS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
 /// Puts back the plain table that was there before a run, when it ends.
@@ -196,20 +202,38 @@ pub fn run_with(
     out: impl FnMut(&str) + 'static,
     callbacks: Callbacks,
 ) -> Result<(), Error> {
+    // Nothing is touched, no line printed, if the loop runs already.
+    if lp.is_running_or_nested() {
+        return Err(Error::Reentrant);
+    }
     let plain = callbacks == Callbacks::Plain;
-    let mut keep = vec![false; script.names.len()];
+    // A name a statement uses past the script's list (a `Script` built by
+    // hand, not by `parse`) gets a slot too, shown as `#N`.
+    let slots = script
+        .names
+        .len()
+        .max(max_name(&script.body).map_or(0, |n| n + 1));
+    let mut keep = vec![false; slots];
     if plain {
         mark_kept(&script.body, &mut keep);
     }
+    let mut display: Vec<String> = script.names.iter().map(|n| n.name.clone()).collect();
+    display.extend((display.len()..slots).map(|i| format!("#{i}")));
     let state: Shared = Rc::new(RefCell::new(State {
-        names: vec![None; script.names.len()],
-        display: script.names.iter().map(|n| n.name.clone()).collect(),
+        names: vec![None; slots],
+        display,
         out: Box::new(out),
         plain,
         keep,
     }));
     let _restore = plain.then(|| {
+        let run = PLAIN_RUNS.with(|n| {
+            let run = n.get();
+            n.set(run.wrapping_add(1));
+            run
+        });
         let table = PlainTable {
+            run,
             state: state.clone(),
             entries: Vec::new(),
         };
@@ -300,30 +324,32 @@ fn callback(
     }
 }
 
-/// A plain run's callback (see [`Callbacks::Plain`]): the index of its
-/// entry, one word with no drop glue.
+/// A plain run's callback (see [`Callbacks::Plain`]): its run's number
+/// and the index of its entry, one word with no drop glue.
 fn plain_callback(
     body: &super::parse::Body,
 ) -> impl FnMut(&mut EventLoop) -> Result<(), BoxError> + Copy + 'static {
-    let index = PLAIN.with(|p| {
+    let (run, index) = PLAIN.with(|p| {
         let mut p = p.borrow_mut();
         let table = p.as_mut().expect("a plain run's table");
         table.entries.push(PlainEntry {
             body: body.clone(),
             runs: 0,
         });
-        u32::try_from(table.entries.len() - 1).expect("fewer than 2^32 callbacks")
+        let index = u32::try_from(table.entries.len() - 1).expect("fewer than 2^32 callbacks");
+        (table.run, index)
     });
-    move |lp| run_plain(index, lp)
+    move |lp| run_plain(run, index, lp)
 }
 
-/// Runs the plain callback `index`: counts the run, then executes its
-/// body with no borrow of the table held (the body may make callbacks).
-fn run_plain(index: u32, lp: &mut EventLoop) -> Result<(), BoxError> {
+/// Runs the plain callback `index` of run `run`: counts the run, then
+/// executes its body with no borrow of the table held (the body may make
+/// callbacks). Its run over (no table, or another run's), it fails.
+fn run_plain(run: u32, index: u32, lp: &mut EventLoop) -> Result<(), BoxError> {
     let taken = PLAIN.with(|p| {
         let mut p = p.borrow_mut();
-        let table = p.as_mut()?;
-        let entry = &mut table.entries[index as usize];
+        let table = p.as_mut().filter(|t| t.run == run)?;
+        let entry = table.entries.get_mut(index as usize)?;
         entry.runs += 1;
         Some((entry.body.clone(), entry.runs, table.state.clone()))
     });
@@ -331,6 +357,27 @@ fn run_plain(index: u32, lp: &mut EventLoop) -> Result<(), BoxError> {
         return Err("the script's run has ended".into());
     };
     exec(&body, runs, lp, &state)
+}
+
+/// The largest name index a statement of `body` (or of a body inside it)
+/// uses, if any.
+fn max_name(body: &[Stmt]) -> Option<usize> {
+    body.iter()
+        .filter_map(|stmt| {
+            let own = match stmt {
+                Stmt::Timeout { name, .. }
+                | Stmt::Interval { name, .. }
+                | Stmt::Immediate { name, .. }
+                | Stmt::Clear(name)
+                | Stmt::Refresh(name)
+                | Stmt::Ref(name)
+                | Stmt::Unref(name)
+                | Stmt::HasRef(name) => Some(*name),
+                _ => None,
+            };
+            own.max(stmt.body().and_then(|b| max_name(b)))
+        })
+        .max()
 }
 
 /// Marks the names a `refresh` or `hasref` mentions, in `body` and every
@@ -502,9 +549,10 @@ fn step(stmt: &Stmt, runs: u64, lp: &mut EventLoop, state: &Shared) -> Result<()
         Stmt::Task(body) => {
             lp.spawn(task(body.clone(), state.clone()));
         }
-        // The parser allows these only in task bodies, which `task` runs.
+        // The parser allows these only in task bodies, which `task` runs;
+        // a `Script` built by hand may have them anywhere.
         Stmt::Sleep(_) | Stmt::Yield | Stmt::Check => {
-            unreachable!("an await outside a task body is a parse error")
+            return Err("an await (sleep, yield, check) outside a task body".into());
         }
     }
     Ok(())
