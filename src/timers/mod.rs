@@ -567,11 +567,13 @@ impl EventLoop {
     /// Panics in callbacks are caught and reported (see
     /// [`set_uncaught_handler`](Self::set_uncaught_handler)). A panic the
     /// loop cannot catch unwinds out of `run`, and the loop is left
-    /// runnable: one from a [`Clock`] of your own, or from the `drop` of
-    /// a future that a callback let go of (a task it aborted, say), which
-    /// the loop drops right after that callback. If the callback had
-    /// failed too, its failure is not lost: the handler saw it, or the
-    /// next `run` returns it.
+    /// runnable, nothing lost: one from a [`Clock`] of your own, from the
+    /// `drop` of a future that a callback let go of (a task it aborted,
+    /// say), which the loop drops right after that callback, or from the
+    /// `drop` of what a callback captured, when the loop lets go of it
+    /// (after a one-shot callback ran). If the callback had failed too,
+    /// its failure is not lost: the handler saw it, or the next `run`
+    /// returns it.
     ///
     /// A callback that moves the loop out of its `&mut EventLoop`
     /// (`std::mem::replace`, `std::mem::swap`) and returns with another
@@ -613,7 +615,9 @@ impl EventLoop {
     }
 
     /// Runs one iteration of the loop without waiting. Returns whether the
-    /// loop is still alive.
+    /// loop is still alive. On a virtual clock, which moves only when the
+    /// loop waits, a loop of `run_nowait` calls never reaches a pending
+    /// timer (use [`run_once`](Self::run_once), or move the clock).
     ///
     /// ```
     /// use std::{cell::Cell, rc::Rc};
