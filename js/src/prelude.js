@@ -13,19 +13,39 @@
 //   starting at 2, which is what Node's async ids give a plain script.
 (function (host) {
   'use strict';
-  const timers = new Map();
-  const immediates = new Map();
+  // Builtins the timer and tick paths use, captured before user code runs,
+  // as Node's internals use primordials: a program that replaces
+  // `Map.prototype.get`, `Array.prototype.shift`, `String` or a
+  // callback's own `apply` cannot hijack or stop its timers.
+  const ReflectApply = Reflect.apply;
+  const StringOf = String;
+  const { get: MapGet, set: MapSet, delete: MapDelete, has: MapHas } = Map.prototype;
+  // A Map whose methods are its own properties (looked up before the
+  // prototype's), for this file's private stores.
+  function SafeMap() {
+    const m = new Map();
+    m.get = MapGet;
+    m.set = MapSet;
+    m.delete = MapDelete;
+    m.has = MapHas;
+    return m;
+  }
+  const timers = SafeMap();
+  const immediates = SafeMap();
   // Ids handed out by [Symbol.toPrimitive], keyed as Node's
   // `knownTimersById` object is: by the property key, `String(id)`.
-  const known = new Map();
-  const ticks = [];
+  const known = SafeMap();
+  // The tick queue: slots of a null-prototype object, from `tickHead` to
+  // `tickTail` (no array method, no setter a program defines on
+  // `Array.prototype`, on its path).
+  const ticks = { __proto__: null };
+  let tickHead = 0;
+  let tickTail = 0;
   const TIMEOUT_MAX = 2 ** 31 - 1;
-  // Captured before user code runs, as Node's primordials are: a
-  // callback's own `apply` property is not what calls it.
-  const ReflectApply = Reflect.apply;
 
   const enqueueMicrotask = globalThis.queueMicrotask;
   const released = new FinalizationRegistry((id) => host.release(id));
+  released.register = FinalizationRegistry.prototype.register;
 
   class Timeout {
     constructor(cb, after, args, repeat) {
@@ -63,7 +83,7 @@
     }
     close() { clearTimeout(this); return this; }
     [Symbol.toPrimitive]() {
-      known.set(String(this._id), this);
+      known.set(StringOf(this._id), this);
       return this._id;
     }
   }
@@ -115,7 +135,7 @@
       return;
     }
     if (typeof timer === 'number' || typeof timer === 'string') {
-      const t = known.get(String(timer));
+      const t = known.get(StringOf(timer));
       if (t !== undefined) {
         t._onTimeout = null;
         unenroll(t);
@@ -132,7 +152,7 @@
     }
     if (t instanceof Timeout) {
       timers.delete(t._id);
-      known.delete(String(t._id));
+      known.delete(StringOf(t._id));
       host.clear(t._id);
     }
   }
@@ -161,7 +181,7 @@
   function nextTick(cb, ...args) {
     checkCallback(cb);
     if (process._exiting) return; // as Node's: no ticks once `exit` is emitted
-    ticks.push([cb, args]);
+    ticks[tickTail++] = { cb, args };
     host.tick();
   }
   // Node's: the callback checked, an async id taken (its AsyncResource),
@@ -188,7 +208,7 @@
         // does.
         if (once && !timers.has(id) && !t._destroyed) {
           t._destroyed = true;
-          known.delete(String(id));
+          known.delete(StringOf(id));
         }
       }
     } else if (kind === 1) {
@@ -200,13 +220,14 @@
       im._onImmediate = null;
       ReflectApply(cb, im, im._argv);
     } else if (kind === 3) {
-      const [cb, path] = io.get(id);
+      const { cb, path } = io.get(id);
       io.delete(id);
       const r = host.statSync(path);
       if (r[0] !== 'ok') cb(fsError(r, 'stat', path));
       else cb(null, stats(r));
     } else {
-      const [cb, args] = ticks.shift();
+      const { cb, args } = ticks[tickHead];
+      delete ticks[tickHead++];
       ReflectApply(cb, undefined, args);
     }
   }
@@ -256,7 +277,7 @@
 
   // fs: readFileSync, writeSync, and stat, whose callback runs as an I/O
   // completion in the loop's poll phase.
-  const io = new Map();
+  const io = SafeMap();
   function fsError(r, syscall, path) {
     const e = new Error(r[0] + ': ' + r[1] + ", " + syscall + " '" + path + "'");
     e.code = r[0];
@@ -291,7 +312,7 @@
     },
     stat(path, cb) {
       checkCallback(cb);
-      io.set(host.stat(), [cb, String(path)]);
+      io.set(host.stat(), { cb, path: StringOf(path) });
     },
     statSync(path) {
       const r = host.statSync(String(path));
