@@ -144,6 +144,54 @@ fn sockets_whose_loop_was_dropped_fail_instead_of_waiting() {
     assert_eq!(got, ["Ok(2)", "Ok(1)", "gone", "gone", "accepted: true"]);
 }
 
+/// An operation already waiting on a socket when the socket's loop is
+/// dropped is woken and fails (`ErrorKind::Other`), instead of waiting
+/// forever: what could report its readiness is gone. Found by round 35's
+/// review of the fix above, which covered only operations polled after
+/// the loop was gone.
+#[test]
+fn an_operation_waiting_when_its_sockets_loop_is_dropped_fails() {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    let mut a = EventLoop::new();
+    let (l, c, s) = a
+        .block_on(async {
+            let l = TcpListener::bind("127.0.0.1:0").await?;
+            let c = TcpStream::connect(l.local_addr()?).await?;
+            let (s, _) = l.accept().await?;
+            std::io::Result::Ok((l, c, s))
+        })
+        .unwrap()
+        .unwrap();
+    let a = Rc::new(RefCell::new(Some(a)));
+    let mut b = EventLoop::new();
+    let got = b
+        .block_on(async move {
+            let _client = c;
+            let reader = task::spawn(async move {
+                let mut s = s;
+                let mut buf = [0; 8];
+                s.read(&mut buf).await.map_err(|e| e.kind())
+            });
+            let accepter =
+                task::spawn(async move { l.accept().await.map(|_| ()).map_err(|e| e.kind()) });
+            time::sleep(Duration::from_millis(20)).await;
+            drop(a.borrow_mut().take()); // the sockets' loop goes
+            let r = time::timeout(Duration::from_secs(10), reader).await;
+            let l = time::timeout(Duration::from_secs(10), accepter).await;
+            (r.map(Result::unwrap), l.map(Result::unwrap))
+        })
+        .unwrap();
+    let (read, accept) = got;
+    let other = std::io::ErrorKind::Other;
+    assert_eq!(read.ok(), Some(Err(other)), "the read woken, and failed");
+    assert_eq!(
+        accept.ok(),
+        Some(Err(other)),
+        "the accept woken, and failed"
+    );
+}
+
 /// A slow reader back-pressures `write_all` (no busy loop, no lost
 /// bytes): 8 MiB arrive intact, read 4 KiB at a time with pauses.
 #[test]

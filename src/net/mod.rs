@@ -53,13 +53,36 @@ pub use tcp::{TcpListener, TcpStream};
 use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::io;
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 use std::task::{Context, Poll, Waker};
 
 use crate::EventLoop;
 use crate::task::{store_waker, wake_stored};
 use crate::timers::{CallbackKind, LoopShared, current_shared};
 use crate::uv::{self, Readiness};
+
+/// Wakes the operations waiting on a socket when what could report its
+/// readiness is let go of: the loop's callback for it (the loop dropped,
+/// or the socket deregistered), or its registration, queued and dropped
+/// unrun with the loop. A waiting operation then polls again, finds the
+/// loop gone and fails ([`loop_gone`]) instead of waiting forever.
+struct WakeWhenReleased<S>(Weak<Inner<S>>);
+
+impl<S> WakeWhenReleased<S> {
+    /// The registration ran: nothing to wake for.
+    fn disarm(mut self) {
+        self.0 = Weak::new();
+    }
+}
+
+impl<S> Drop for WakeWhenReleased<S> {
+    fn drop(&mut self) {
+        if let Some(i) = self.0.upgrade() {
+            wake_stored(&i.read_waker);
+            wake_stored(&i.write_waker);
+        }
+    }
+}
 
 /// The error of an operation that would wait for readiness on a socket
 /// whose loop was dropped.
@@ -115,7 +138,11 @@ impl<S: mio::event::Source + 'static> Registration<S> {
             write_waker: RefCell::new(None),
         });
         let me = inner.clone();
-        shared.defer(move |lp| me.register(lp));
+        let unrun = WakeWhenReleased(Rc::downgrade(&inner));
+        shared.defer(move |lp| {
+            me.register(lp);
+            unrun.disarm();
+        });
         Registration { inner }
     }
 
@@ -218,9 +245,11 @@ impl<S: mio::event::Source + 'static> Inner<S> {
         if self.dropped.get() {
             return;
         }
-        let me = Rc::downgrade(self);
+        // Dropped with the callback, when the loop lets go of it (the
+        // socket deregistered, or the loop dropped): wakes what waits.
+        let me = WakeWhenReleased(Rc::downgrade(self));
         let cb: uv::IoCb<EventLoop> = Box::new(move |lp, _, _, r| {
-            if let Some(me) = me.upgrade() {
+            if let Some(me) = me.0.upgrade() {
                 lp.callback_scope(CallbackKind::Io, &mut |_| {
                     me.on_ready(r);
                     Ok(())
