@@ -296,6 +296,31 @@ fn a_pass_whose_resume_is_refused_by_a_failing_tick_is_resumed_later() {
     assert_eq!(lp.stats(), Stats::default());
 }
 
+/// The same with several runs in a row that stop before the resume: each
+/// returns the next failing tick the pass's failure left queued, and the
+/// pass, refused by each, still runs once, whole, after them.
+#[test]
+fn a_pass_refused_by_several_runs_in_a_row_runs_once_after_them() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.set_timeout(5, |lp| {
+        for t in ["t1", "t2", "t3"] {
+            lp.next_tick(move |_| Err::<(), _>(t));
+        }
+        Err::<(), _>("a")
+    });
+    lp.set_timeout(5, at(&log, "b"));
+    lp.set_timeout(7, at(&log, "c"));
+    for want in ["a", "t1", "t2", "t3"] {
+        assert_eq!(uncaught(lp.run()).message(), want);
+        assert!(log.borrow().is_empty());
+        assert!(lp.is_alive());
+    }
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["b@5", "c@7"]);
+    assert_eq!(lp.stats(), Stats::default());
+}
+
 /// §7 without a handler, a panicking timeout: the panic is caught and
 /// reported as such.
 #[test]

@@ -229,6 +229,80 @@ fn a_live_permits_tokens_cannot_be_released_by_hand() {
     assert_eq!(sem.available(), 10, "every token is back");
 }
 
+/// Forgets and hand releases across threads: four threads take permits
+/// (owned and borrowed), forget some and send their counts to a fifth,
+/// which releases them; others are dropped, some on another thread. No
+/// release is refused (each gives back only forgotten tokens), none is
+/// counted twice, and every token is back at the end. The review of round
+/// 35's `unowned` count asked for this beside the loom models, which race
+/// two threads over a handful of steps.
+#[test]
+fn forgets_and_releases_across_threads_conserve_every_token() {
+    const SIZE: u64 = 6;
+    let sem = Arc::new(Semaphore::new(SIZE));
+    let (forgotten, to_release) = std::sync::mpsc::channel::<u64>();
+    let releaser = {
+        let sem = sem.clone();
+        std::thread::spawn(move || {
+            let mut released = 0;
+            for n in to_release {
+                sem.release(n).expect("only forgotten tokens are released");
+                released += n;
+            }
+            released
+        })
+    };
+    let (dropped, to_drop) = std::sync::mpsc::channel::<OwnedPermit>();
+    let dropper = std::thread::spawn(move || to_drop.into_iter().count());
+    let takers: Vec<_> = (0..4u64)
+        .map(|t| {
+            let (sem, forgotten, dropped) = (sem.clone(), forgotten.clone(), dropped.clone());
+            std::thread::spawn(move || {
+                // Each thread takes 2,000 permits, whatever the others do
+                // (a refused try waits its turn).
+                let mut taken = 0u64;
+                let mut i = t;
+                while taken < 2_000 {
+                    let n = 1 + i % 3;
+                    let got = match i % 4 {
+                        0 => sem.try_acquire(n).map(|p| {
+                            p.forget();
+                            forgotten.send(n).unwrap();
+                        }),
+                        1 => sem.clone().try_acquire_owned(n).map(|p| {
+                            p.forget();
+                            forgotten.send(n).unwrap();
+                        }),
+                        2 => sem
+                            .clone()
+                            .try_acquire_owned(n)
+                            .map(|p| dropped.send(p).unwrap()),
+                        _ => sem.try_acquire(n).map(drop),
+                    };
+                    match got {
+                        Some(()) => {
+                            taken += 1;
+                            i += 1;
+                        }
+                        None => std::thread::yield_now(),
+                    }
+                }
+                taken
+            })
+        })
+        .collect();
+    drop((forgotten, dropped));
+    let taken: u64 = takers.into_iter().map(|t| t.join().unwrap()).sum();
+    let released = releaser.join().unwrap();
+    dropper.join().unwrap();
+    assert!(
+        taken > 100 && released > 0,
+        "{taken} taken, {released} released"
+    );
+    assert_eq!(sem.available(), SIZE, "every token is back");
+    assert!(sem.release(1).is_err(), "and none is held without a permit");
+}
+
 /// `TestWeightedTryAcquire`: `[true, false, true, false]`.
 #[test]
 fn try_acquire_go_sequence() {
