@@ -101,10 +101,10 @@
     hasRef() { return !this._destroyed && host.immediateHasRef(this._id); }
   }
 
-  function checkCallback(cb) {
+  function checkCallback(cb, name = 'callback') {
     if (typeof cb !== 'function') {
       const e = new TypeError(
-        'The "callback" argument must be of type function. Received ' + describe(cb));
+        'The "' + name + '" argument must be of type function. Received ' + describe(cb));
       e.code = 'ERR_INVALID_ARG_TYPE';
       throw e;
     }
@@ -384,15 +384,26 @@
   function changed(name) {
     if (name === 'uncaughtException') host.catchUncaught(listeners(name).length > 0);
   }
-  function on(name, fn) {
-    checkCallback(fn);
-    events.set(name, [...listeners(name), fn]);
+  // As Node's EventEmitter: the listener is checked, and a `once`
+  // listener is a wrapper whose `listener` is the function given, so that
+  // removing that function removes it.
+  function on(name, fn, prepend = false) {
+    checkCallback(fn, 'listener');
+    events.set(name, prepend ? [fn, ...listeners(name)] : [...listeners(name), fn]);
     changed(name);
     return process;
   }
+  function onceWrapper(name, fn) {
+    checkCallback(fn, 'listener');
+    const once = (...a) => { off(name, once); ReflectApply(fn, process, a); };
+    once.listener = fn;
+    return once;
+  }
   function off(name, fn) {
+    checkCallback(fn, 'listener');
     const l = listeners(name);
-    const i = l.lastIndexOf(fn);
+    let i = l.length - 1;
+    while (i >= 0 && l[i] !== fn && l[i].listener !== fn) i--;
     if (i >= 0) events.set(name, l.slice(0, i).concat(l.slice(i + 1)));
     changed(name);
     return process;
@@ -555,14 +566,16 @@
     pid: host.pid(),
     _exiting: false,
     nextTick,
-    on, addListener: on, off, removeListener: off, emit,
-    once(name, fn) {
-      checkCallback(fn);
-      const once = (...a) => { off(name, once); ReflectApply(fn, process, a); };
-      return on(name, once);
-    },
+    on: (name, fn) => on(name, fn),
+    addListener: (name, fn) => on(name, fn),
+    prependListener: (name, fn) => on(name, fn, true),
+    off,
+    removeListener: off,
+    emit,
+    once: (name, fn) => on(name, onceWrapper(name, fn)),
+    prependOnceListener: (name, fn) => on(name, onceWrapper(name, fn), true),
     listenerCount: (name) => listeners(name).length,
-    listeners: (name) => listeners(name).slice(),
+    listeners: (name) => listeners(name).map((f) => f.listener || f),
     removeAllListeners(name) { events.delete(name); changed(name); return process; },
     stdout: writer(1),
     stderr: writer(2),
