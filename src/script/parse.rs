@@ -177,6 +177,32 @@ impl Stmt {
             _ => None,
         }
     }
+
+    /// The index in [`Script::names`] of the name a statement makes or
+    /// acts on, if it has one: a `timeout`'s, `interval`'s or
+    /// `immediate`'s, or the one a `clear`, `refresh`, `ref`, `unref` or
+    /// `hasref` names.
+    ///
+    /// ```
+    /// use timerloop::script::parse::parse;
+    /// let s = parse("x.tl", "timeout t 1 { log a }\nclear t\nlog c\n").unwrap();
+    /// let t = s.name_index("t");
+    /// assert_eq!((s.body[0].name(), s.body[1].name()), (t, t));
+    /// assert!(s.body[2].name().is_none());
+    /// ```
+    pub fn name(&self) -> Option<usize> {
+        match self {
+            Stmt::Timeout { name, .. }
+            | Stmt::Interval { name, .. }
+            | Stmt::Immediate { name, .. }
+            | Stmt::Clear(name)
+            | Stmt::Refresh(name)
+            | Stmt::Ref(name)
+            | Stmt::Unref(name)
+            | Stmt::HasRef(name) => Some(*name),
+            _ => None,
+        }
+    }
 }
 
 /// The kind of body a statement is directly in; a body takes its kind

@@ -363,20 +363,7 @@ fn run_plain(run: u32, index: u32, lp: &mut EventLoop) -> Result<(), BoxError> {
 /// uses, if any.
 fn max_name(body: &[Stmt]) -> Option<usize> {
     body.iter()
-        .filter_map(|stmt| {
-            let own = match stmt {
-                Stmt::Timeout { name, .. }
-                | Stmt::Interval { name, .. }
-                | Stmt::Immediate { name, .. }
-                | Stmt::Clear(name)
-                | Stmt::Refresh(name)
-                | Stmt::Ref(name)
-                | Stmt::Unref(name)
-                | Stmt::HasRef(name) => Some(*name),
-                _ => None,
-            };
-            own.max(stmt.body().and_then(|b| max_name(b)))
-        })
+        .filter_map(|stmt| stmt.name().max(stmt.body().and_then(|b| max_name(b))))
         .max()
 }
 
