@@ -72,6 +72,15 @@ fn idle_timeout_server_on_the_virtual_clock() {
     );
 }
 
+/// A listener on loopback, a client connected to it and the server's end
+/// of that connection, made on the current loop.
+async fn connected() -> std::io::Result<(TcpListener, TcpStream, TcpStream)> {
+    let l = TcpListener::bind("127.0.0.1:0").await?;
+    let c = TcpStream::connect(l.local_addr()?).await?;
+    let (s, _) = l.accept().await?;
+    Ok((l, c, s))
+}
+
 /// A read into an empty buffer returns 0 at once, with no data waiting
 /// and no wait for any (before, it waited for bytes it could not take and
 /// then returned the 0 that means end of stream); the stream reads on.
@@ -80,9 +89,7 @@ fn a_read_into_an_empty_buffer_returns_0_at_once() {
     let mut lp = EventLoop::new();
     let got = lp
         .block_on(async {
-            let l = TcpListener::bind("127.0.0.1:0").await?;
-            let mut c = TcpStream::connect(l.local_addr()?).await?;
-            let (mut s, _) = l.accept().await?;
+            let (_l, mut c, mut s) = connected().await?;
             let empty = time::timeout(Duration::from_secs(5), s.read(&mut [])).await;
             c.write_all(b"a").await?;
             let mut buf = [0; 4];
@@ -104,15 +111,7 @@ fn a_read_into_an_empty_buffer_returns_0_at_once() {
 #[test]
 fn sockets_whose_loop_was_dropped_fail_instead_of_waiting() {
     let mut a = EventLoop::new();
-    let (l, c, s) = a
-        .block_on(async {
-            let l = TcpListener::bind("127.0.0.1:0").await?;
-            let c = TcpStream::connect(l.local_addr()?).await?;
-            let (s, _) = l.accept().await?;
-            std::io::Result::Ok((l, c, s))
-        })
-        .unwrap()
-        .unwrap();
+    let (l, c, s) = a.block_on(connected()).unwrap().unwrap();
     drop(a);
     let mut b = EventLoop::new();
     let got = b.block_on(async move {
@@ -154,15 +153,7 @@ fn an_operation_waiting_when_its_sockets_loop_is_dropped_fails() {
     use std::cell::RefCell;
     use std::rc::Rc;
     let mut a = EventLoop::new();
-    let (l, c, s) = a
-        .block_on(async {
-            let l = TcpListener::bind("127.0.0.1:0").await?;
-            let c = TcpStream::connect(l.local_addr()?).await?;
-            let (s, _) = l.accept().await?;
-            std::io::Result::Ok((l, c, s))
-        })
-        .unwrap()
-        .unwrap();
+    let (l, c, s) = a.block_on(connected()).unwrap().unwrap();
     let a = Rc::new(RefCell::new(Some(a)));
     let mut b = EventLoop::new();
     let got = b

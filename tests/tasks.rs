@@ -461,6 +461,30 @@ fn a_wake_from_another_thread() {
     assert!(start.elapsed() >= ms(25));
 }
 
+/// Where a test keeps the waker of a task's latest poll.
+type WakerSlot = Rc<RefCell<Option<Waker>>>;
+
+/// Spawns a task that counts its polls and keeps the waker of the latest
+/// in the slot returned, completing on poll `ready_at`.
+fn spawn_keeping_waker(
+    lp: &mut EventLoop,
+    ready_at: u32,
+) -> (WakerSlot, Rc<Cell<u32>>, task::JoinHandle<()>) {
+    let slot: WakerSlot = Rc::default();
+    let polls = Rc::new(Cell::new(0));
+    let (s, p) = (slot.clone(), polls.clone());
+    let h = lp.spawn(poll_fn(move |cx| {
+        p.set(p.get() + 1);
+        *s.borrow_mut() = Some(cx.waker().clone());
+        if p.get() == ready_at {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }));
+    (slot, polls, h)
+}
+
 /// A waker called on the loop's thread while the loop is not running
 /// (between two runs, or in `EventLoop::scope`) queues the task as main-body
 /// work: the next run polls it even when nothing else keeps the loop alive.
@@ -469,19 +493,8 @@ fn a_wake_from_another_thread() {
 /// microtask had been queued from outside, so the task stayed unpolled.
 #[test]
 fn a_wake_between_runs_is_polled_by_the_next_run() {
-    let slot: Rc<RefCell<Option<Waker>>> = Rc::default();
-    let polls = Rc::new(Cell::new(0));
     let mut lp = EventLoop::with_virtual_clock();
-    let (s, p) = (slot.clone(), polls.clone());
-    let h = lp.spawn(poll_fn(move |cx| {
-        p.set(p.get() + 1);
-        *s.borrow_mut() = Some(cx.waker().clone());
-        if p.get() == 3 {
-            Poll::Ready(())
-        } else {
-            Poll::Pending
-        }
-    }));
+    let (slot, polls, h) = spawn_keeping_waker(&mut lp, 3);
     lp.run().unwrap();
     assert_eq!(polls.get(), 1);
     slot.borrow_mut().take().unwrap().wake();
@@ -517,19 +530,8 @@ fn a_wake_from_another_thread_between_runs_is_polled_by_the_next_run_step() {
         }),
     ];
     for (what, step) in steps {
-        let slot: Rc<RefCell<Option<Waker>>> = Rc::default();
-        let polls = Rc::new(Cell::new(0));
         let mut lp = EventLoop::with_virtual_clock();
-        let (s, p) = (slot.clone(), polls.clone());
-        let h = lp.spawn(poll_fn(move |cx| {
-            p.set(p.get() + 1);
-            *s.borrow_mut() = Some(cx.waker().clone());
-            if p.get() == 2 {
-                Poll::Ready(())
-            } else {
-                Poll::Pending
-            }
-        }));
+        let (slot, polls, h) = spawn_keeping_waker(&mut lp, 2);
         lp.run().unwrap();
         assert_eq!(polls.get(), 1, "{what}");
         assert!(!lp.is_alive(), "{what}: nothing refed");
