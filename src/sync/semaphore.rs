@@ -169,6 +169,17 @@ impl State {
         false
     }
 
+    /// Gives back `n` tokens a permit or a granted waiter held: they are in
+    /// `taken` and not `unowned` (a hand-made `release` gives back only
+    /// forgotten permits'), so the count never goes below zero.
+    fn untake(&mut self, n: u64) {
+        debug_assert!(
+            n <= self.taken - self.unowned,
+            "a holder's tokens are taken"
+        );
+        self.taken -= n.min(self.taken);
+    }
+
     /// Takes `n` if nobody waits and `n` fits: the fast path of `acquire`
     /// and all of `try_acquire`.
     fn try_take(&mut self, size: u64, n: u64) -> bool {
@@ -398,12 +409,10 @@ impl Semaphore {
     }
 
     /// Gives back a permit's `n` tokens (its drop), then grants the
-    /// waiters that fit. They are in `taken`: a hand-made
-    /// [`release`](Self::release) gives back only forgotten permits'.
+    /// waiters that fit.
     fn give_back(&self, n: u64) {
         let mut st = self.lock();
-        debug_assert!(n <= st.taken - st.unowned, "a permit's tokens are taken");
-        st.taken -= n.min(st.taken);
+        st.untake(n);
         self.grant_and_unlock(st);
     }
 
@@ -481,11 +490,8 @@ impl Semaphore {
             // itself.
             was_head
         } else {
-            // Its tokens are in `taken`, not `unowned`: a hand-made
-            // `release` cannot have given them back.
             let n = st.waiters[key].n;
-            debug_assert!(n <= st.taken - st.unowned, "a grant's tokens are taken");
-            st.taken -= n.min(st.taken);
+            st.untake(n);
             true
         };
         let waiter = st.waiters.remove(key);
