@@ -166,25 +166,18 @@ impl<S: mio::event::Source + 'static> Registration<S> {
             Dir::Read => (&i.readable, &i.read_waker),
             Dir::Write => (&i.writable, &i.write_waker),
         };
+        // Only the loop's poll phase reports readiness: with the loop gone,
+        // the socket itself is asked every time, and what would wait fails.
+        let gone = i.shared.closed.get();
         loop {
-            if !ready.get() {
-                if i.shared.closed.get() {
-                    // Only the loop's poll phase could report readiness:
-                    // ask the socket itself, and fail rather than wait.
-                    return Poll::Ready(loop {
-                        match op(&mut i.source.borrow_mut()) {
-                            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                                break Err(loop_gone());
-                            }
-                            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                            r => break r,
-                        }
-                    });
-                }
+            if !ready.get() && !gone {
                 store_waker(&mut waker.borrow_mut(), cx.waker());
                 return Poll::Pending;
             }
             match op(&mut i.source.borrow_mut()) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock && gone => {
+                    return Poll::Ready(Err(loop_gone()));
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => ready.set(false),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 r => return Poll::Ready(r),
