@@ -1517,6 +1517,61 @@ fn saturated_virtual_clock_does_not_hang() {
     assert_eq!(got, (true, true));
 }
 
+/// An interval at the end of time (a saturated virtual clock) fires once a
+/// timers pass, as a `set_interval(1)` does on a busy loop, instead of
+/// without end in one pass: re-armed, it is due again at once there (its
+/// next start plus its period saturates), and `run_once` never returned
+/// (found by the Go audit of round 36: `go::Ticker::new(Duration::MAX)`,
+/// or `set_interval` of 600 years).
+#[test]
+fn an_interval_at_the_end_of_time_fires_once_a_pass() {
+    let got = within(10, || {
+        let mut lp = EventLoop::with_virtual_clock();
+        let n = Rc::new(Cell::new(0_u32));
+        let c = n.clone();
+        // 600 years: past the end of the virtual clock (about 584 years).
+        let years_600 = Duration::from_secs(600 * 365 * 24 * 3600);
+        lp.set_interval(years_600, move |_| c.set(c.get() + 1));
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            lp.run_once().unwrap();
+            seen.push(n.get());
+        }
+        // Two intervals and a timeout at the end of time, set before the
+        // pass, in two lists: each runs once a pass, in Node's order.
+        let mut lp2 = EventLoop::with_virtual_clock();
+        lp2.block(u64::MAX);
+        let log = Rc::new(RefCell::new(Vec::new()));
+        let (a, b, t) = (log.clone(), log.clone(), log.clone());
+        lp2.set_interval(3, move |_| a.borrow_mut().push("a"));
+        lp2.set_interval(5, move |_| b.borrow_mut().push("b"));
+        lp2.set_timeout(3, move |_| t.borrow_mut().push("t"));
+        lp2.run_once().unwrap();
+        let first = log.borrow().join(" ");
+        lp2.run_once().unwrap();
+        let second = log.borrow().join(" ");
+        // An interval that clears itself on its third run: `run` returns.
+        let mut lp3 = EventLoop::with_virtual_clock();
+        lp3.block(u64::MAX);
+        let k = Rc::new(Cell::new(0_u32));
+        let kk = k.clone();
+        lp3.set_interval(years_600, move |lp| {
+            kk.set(kk.get() + 1);
+            if kk.get() == 3 {
+                let me = lp.current_timeout().unwrap();
+                lp.clear_interval(me).unwrap();
+            }
+        });
+        lp3.run().unwrap();
+        (seen, first, second, k.get(), lp3.stats())
+    });
+    assert_eq!(got.0, [1, 2, 3], "once a pass");
+    assert_eq!(got.1, "a t b");
+    assert_eq!(got.2, "a t b a b");
+    assert_eq!(got.3, 3);
+    assert_eq!(got.4, Stats::default());
+}
+
 // ----- a million timers ---------------------------------------------------
 
 /// Resident set size in bytes, from `/proc/self/statm` (x86-64 Linux pages

@@ -176,7 +176,6 @@ impl List {
 
     /// The entry after `key` (towards the newest end), in a dense array
     /// of links.
-    #[cfg(test)]
     pub fn next_of(links: &[Links], key: usize) -> Option<usize> {
         opt(links[key].next)
     }
@@ -463,7 +462,7 @@ mod tests {
         let mut list = List::new();
         let mut model: VecDeque<u32> = VecDeque::new();
         let mut s: u64 = 5;
-        for step in 0..20_000 {
+        for step in 0..crate::test_steps(20_000) {
             s = s
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);

@@ -45,7 +45,9 @@ pub const TIMEOUT_MAX: f64 = 2_147_483_647.0;
 /// Longer ones are this long. Either is beyond any clock's end (a
 /// [`VirtualClock`](crate::VirtualClock) saturates after about 584 years):
 /// on a virtual clock with nothing else to do, the loop jumps to the end of
-/// time, where every timer counts as due, and fires it there.
+/// time, where every timer counts as due, and fires it there. An interval
+/// there fires once a timers pass (each pass runs only the timers queued
+/// when it began), as a 1 ms interval does on a loop that never sleeps.
 ///
 /// # Examples
 ///

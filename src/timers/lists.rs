@@ -30,7 +30,7 @@ use super::coerce::NATIVE_MAX_MS;
 use super::timeout::{State, Timer};
 use crate::collections::arena::{Arena, Emptied};
 use crate::collections::durations::{DurationMap, Lookup, SlotId};
-use crate::collections::list::Links;
+use crate::collections::list::{Links, List};
 use crate::collections::queue::PriorityQueue;
 use crate::uv;
 
@@ -315,6 +315,21 @@ impl Timers {
                 self.queue = PriorityQueue::new();
             }
         }
+    }
+
+    /// How many timers of the list in `slot` started at `from` or later.
+    /// A walk, for the end of time only (the timers pass's `end_of_time_turn`).
+    #[cold]
+    pub(super) fn count_started_from(&self, slot: SlotId, from: u64) -> usize {
+        let mut n = 0;
+        let mut at = self.map.slot(slot).list.peek();
+        while let Some(key) = at {
+            if self.slab[key].start >= from {
+                n += 1;
+            }
+            at = List::next_of(&self.links, key);
+        }
+        n
     }
 
     /// A new list id: lists created or rescheduled later lose ties (R2.3).

@@ -142,9 +142,26 @@ impl EventLoop {
     /// the caller, from the heap's root.
     fn process_timers(&mut self, now: u64) -> Flow {
         let mut ran_list = false;
+        // At the end of time (a saturated virtual clock) a list rescheduled
+        // by this pass is due again at once: `now + 1` saturates. The pass
+        // runs at most as many lists as were queued when it began (those
+        // first: a rescheduled list takes a new, later id), and the rest
+        // wait for the next pass, so that an interval fires once a pass
+        // there instead of without end in this one.
+        let mut lists_left = if now == u64::MAX {
+            self.timers.queue.len()
+        } else {
+            usize::MAX
+        };
         while let Some((slot, key)) = self.timers.queue.peek() {
             if key.0 > now {
                 break;
+            }
+            if now == u64::MAX {
+                if lists_left == 0 {
+                    break;
+                }
+                lists_left -= 1;
             }
             if ran_list {
                 self.run_next_ticks()?;
@@ -195,6 +212,15 @@ impl EventLoop {
         // time (`now` saturated) the bound is one short, and every timer
         // counts as due anyway (below).
         let due_before = now.saturating_add(1).saturating_sub(msecs);
+        // At the end of time (a saturated virtual clock, where no time can
+        // pass), every timer the list holds now counts as due, however
+        // recently it started: this counts the ones R5.3 calls not due
+        // ([`end_of_time_turn`]).
+        let mut end_budget = if now == u64::MAX {
+            Some(self.timers.count_started_from(slot, due_before))
+        } else {
+            None
+        };
         // SAFETY (this one and the loop's next): the running list is live,
         // here as the caller peeked it, and at each turn after as checked
         // at the end of the one before. The loop is the one the pass
@@ -202,9 +228,8 @@ impl EventLoop {
         // (a callback, a tick, a task's poll) made the run panic as it
         // returned (`EventLoop::assert_not_replaced`).
         while let Some(key) = unsafe { self.timers.map.slot_unchecked(slot) }.list.peek() {
-            // At the end of time (a saturated virtual clock) no time can
-            // pass, so every listed timer counts as due. A timer started
-            // during this pass has `start > now`: not due (R5.3).
+            // A timer started during this pass has `start > now`: not due
+            // (R5.3), but at the end of time (below).
             let tm = &mut self.timers;
             // SAFETY: a linked timer is live, and `key` heads a list.
             let (handle, timer) = unsafe { tm.slab.keyed_at_unchecked_mut(key) };
@@ -212,7 +237,7 @@ impl EventLoop {
             debug_assert!(
                 now == u64::MAX || (start >= due_before) == (now.saturating_sub(start) < msecs)
             );
-            if start >= due_before && self.uv.now() != u64::MAX {
+            if start >= due_before && !end_of_time_turn(&mut end_budget) {
                 // R5.4: rescheduled, with a new id, so it loses ties.
                 let expiry = start.saturating_add(msecs).max(now.saturating_add(1));
                 let id = tm.next_list_id();
@@ -572,4 +597,21 @@ fn thrown(cause: Cause, repeat: bool) -> Thrown {
         CallbackKind::Timeout
     };
     Thrown::Error(CallbackError::new(kind, cause))
+}
+
+/// Whether a timer that started too recently to be due by R5.3 runs anyway:
+/// only at the end of time (`budget` is then the count of such timers the
+/// list held when its run began), and only for those, not for the ones
+/// appended after them (an interval re-armed by this run, due again at
+/// once there), which wait for the next pass. Without the count such an
+/// interval ran without end in one pass.
+#[cold]
+fn end_of_time_turn(budget: &mut Option<usize>) -> bool {
+    match budget {
+        Some(left) if *left > 0 => {
+            *left -= 1;
+            true
+        }
+        _ => false,
+    }
 }
