@@ -273,6 +273,144 @@ fn reset_to_zero_is_due_now() {
     assert_eq!(t.try_recv().map(|v| rel(start, v)), Some(7));
 }
 
+/// A reset to zero hands the value to a task already waiting in `recv`,
+/// as Go's runtime hands it to a goroutine blocked on `t.C` (`Reset(0)`
+/// from another goroutine: the receiver gets the value at once). There is
+/// no Node timeout to wake it, so `reset` wakes it; it was never woken, and
+/// `block_on` gave up with `Stalled` with the value due (found by checking
+/// against Go 1.23.5 in round 36).
+#[test]
+fn a_reset_to_zero_wakes_a_waiting_receiver() {
+    for stop_first in [false, true] {
+        let (mut lp, start) = setup();
+        let t = Rc::new(RefCell::new(lp.scope(|| go::Timer::new(ms(3_600_000)))));
+        let got = Rc::new(Cell::new(None));
+        let (t2, g) = (t.clone(), got.clone());
+        lp.spawn(async move {
+            let v = std::future::poll_fn(|cx| t2.borrow_mut().poll_recv(cx)).await;
+            g.set(Some((rel(start, v), since(start))));
+        });
+        let t3 = t.clone();
+        let reset = lp
+            .block_on(async move {
+                time::sleep(ms(50)).await;
+                let mut t = t3.borrow_mut();
+                if stop_first {
+                    t.stop();
+                }
+                t.reset(Duration::ZERO)
+            })
+            .unwrap();
+        assert_eq!(reset, !stop_first, "active unless stopped first");
+        lp.run().unwrap();
+        assert_eq!(got.get(), Some((50, 50)), "stop_first={stop_first}");
+    }
+}
+
+/// Go's timers wait at least `d` (Go: "after at least duration d"). A
+/// deadline counts from the loop's clock rounded **up** to the
+/// millisecond, where a Node timeout counts from it rounded down: made
+/// 0.7 ms into the loop's first millisecond, a 1 ms timer, ticker or
+/// `AfterFunc` is due at 2 ms, not at 1 ms (0.3 ms later), while
+/// `set_timeout(1)` fires at 1 ms, as Node's does. Values came up to 1 ms
+/// early on the real clock (round 36's check against Go 1.23.5: about half
+/// of 200 one-millisecond timers).
+#[test]
+fn a_go_timer_is_never_due_before_its_duration_has_passed() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    let start = lp.scope(Instant::now);
+    lp.virtual_clock()
+        .unwrap()
+        .advance(Duration::from_micros(700));
+    let mut t = lp.scope(|| go::Timer::new(ms(1)));
+    let mut tk = lp.scope(|| go::Ticker::new(ms(1)).unwrap());
+    lp.scope(|| go::after_func(ms(1), at(&log, "func")));
+    lp.scope(|| go::after_func(Duration::ZERO, at(&log, "func0")));
+    lp.set_timeout(1, at(&log, "node"));
+    // At 1.0 ms: 0.3 ms have passed, nothing of Go's is due.
+    lp.virtual_clock()
+        .unwrap()
+        .advance(Duration::from_micros(300));
+    lp.run_once().unwrap();
+    assert_eq!(lp.now(), 1);
+    assert_eq!(*log.borrow(), ["func0@1", "node@1"]);
+    assert_eq!((t.try_recv(), tk.try_recv()), (None, None));
+    // At 1.9 ms, 1.2 ms after: whole milliseconds of loop time, due at 2.
+    lp.virtual_clock()
+        .unwrap()
+        .advance(Duration::from_micros(900));
+    assert_eq!((t.try_recv(), tk.try_recv()), (None, None));
+    lp.run_once().unwrap();
+    assert_eq!(lp.now(), 2);
+    assert_eq!(t.try_recv().map(|v| rel(start, v)), Some(2));
+    assert_eq!(tk.try_recv().map(|v| rel(start, v)), Some(2));
+    assert_eq!(*log.borrow(), ["func0@1", "node@1", "func@2"]);
+    // The ticker's grid goes on from 2 ms; `reset` counts from the clock
+    // rounded up as well (at 2.9 ms: due at 4 ms).
+    lp.virtual_clock()
+        .unwrap()
+        .advance(Duration::from_micros(900));
+    assert!(!lp.scope(|| t.reset(ms(1))), "received: expired");
+    lp.virtual_clock()
+        .unwrap()
+        .advance(Duration::from_micros(100));
+    assert_eq!(tk.try_recv().map(|v| rel(start, v)), Some(3));
+    assert_eq!(t.try_recv(), None, "1.0 ms after the reset, at 3.0");
+    lp.virtual_clock()
+        .unwrap()
+        .advance(Duration::from_millis(1));
+    assert_eq!(t.try_recv().map(|v| rel(start, v)), Some(4));
+}
+
+/// On the real clock, no value of a Go timer, ticker or `AfterFunc` comes
+/// before its duration has passed, measured with `std::time::Instant`
+/// (the margin, 0.1 ms, allows for the two clocks' calibrations; before
+/// round 36 the shortest 1 ms wait took 0.44 ms).
+#[test]
+fn on_the_real_clock_no_go_value_is_early() {
+    let mut lp = EventLoop::new();
+    for i in 0..60 {
+        let d = ms(1 + i % 3);
+        let waited = lp
+            .block_on(async move {
+                // Somewhere inside a millisecond: the loop woke at the
+                // start of one (the last timer's), where a timer made at
+                // once loses almost nothing to the rounding down.
+                let offset = std::time::Instant::now();
+                while offset.elapsed() < Duration::from_micros(i * 337 % 1000) {
+                    std::hint::spin_loop();
+                }
+                let begun = std::time::Instant::now();
+                match i % 3 {
+                    0 => {
+                        go::Timer::new(d).recv().await;
+                        begun.elapsed()
+                    }
+                    1 => {
+                        go::Ticker::new(d).unwrap().recv().await;
+                        begun.elapsed()
+                    }
+                    _ => {
+                        let at = Rc::new(Cell::new(None));
+                        let a = at.clone();
+                        go::after_func(d, move |_| a.set(Some(begun.elapsed())));
+                        while at.get().is_none() {
+                            time::sleep(ms(1)).await;
+                        }
+                        at.get().unwrap()
+                    }
+                }
+            })
+            .unwrap();
+        assert!(
+            waited + Duration::from_micros(100) >= d,
+            "waited {waited:?} for {d:?} ({})",
+            ["Timer", "Ticker", "AfterFunc"][i as usize % 3]
+        );
+    }
+}
+
 /// golang/go#80760 cannot happen on one thread: a stop that returns true,
 /// made while the deadline is being processed in the same timers pass, is
 /// followed by a reset that returns false.
@@ -539,6 +677,61 @@ fn ticker_stop_then_reset() {
         tk.recv().await // never "closed": blocks forever
     });
     assert!(matches!(r, Err(Error::Stalled)), "{r:?}");
+}
+
+/// The virtual clock's last whole millisecond: it saturates at `u64::MAX`
+/// ns, the end of loop time (`u64::MAX` ms).
+const END: u64 = u64::MAX / 1_000_000;
+
+/// At the end of loop time (a saturated virtual clock, about 584 years)
+/// a ticker's grid ends: its last tick is the one at the end, and it then
+/// stops, as `stop` would, instead of giving that instant without end
+/// (a `recv` loop never waited) or re-arming at it in one timers pass
+/// without end (`run_once` never returned; round 36's Go check).
+#[test]
+fn a_ticker_stops_at_the_end_of_loop_time() {
+    let got = within(10, || {
+        // A period past the end: one tick, at the end, then none.
+        let (mut lp, start) = setup();
+        let mut tk = lp.scope(|| go::Ticker::new(Duration::MAX).unwrap());
+        lp.run_once().unwrap();
+        let first = (lp.now(), tk.try_recv().map(|v| rel(start, v)));
+        let then = tk.try_recv();
+        let idle = lp.run().is_ok() && lp.stats().timers == 0;
+        // A short period near the end: the grid up to the end, then none.
+        // The clock's last whole millisecond is `END` (u64::MAX ns); the
+        // tick after 3 ms past `END - 4` is beyond it, at the end itself.
+        let (mut lp, start) = setup();
+        lp.block(END - 10);
+        let mut tk = lp.scope(|| go::Ticker::new(ms(3)).unwrap());
+        let mut ticks = Vec::new();
+        for _ in 0..6 {
+            lp.block(3);
+            ticks.push(tk.try_recv().map(|v| rel(start, v) as i64 - END as i64));
+        }
+        // A task receiving in a loop gets the same ticks, then waits for
+        // good: the loop has nothing left, and `run` returns.
+        let (mut lp2, start) = setup();
+        lp2.block(END - 10);
+        let seen = Rc::new(RefCell::new(Vec::new()));
+        let s = seen.clone();
+        lp2.spawn(async move {
+            let mut tk = go::Ticker::new(ms(3)).unwrap();
+            loop {
+                let v = tk.recv().await;
+                s.borrow_mut().push(rel(start, v) as i64 - END as i64);
+            }
+        });
+        let ran = lp2.run().is_ok();
+        let seen = seen.borrow().clone();
+        (first, then, idle, ticks, ran, seen)
+    });
+    assert_eq!(got.0, (u64::MAX, Some(u64::MAX)));
+    assert_eq!(got.1, None);
+    assert!(got.2, "stopped: nothing keeps the loop alive");
+    assert_eq!(got.3, [Some(-7), Some(-4), Some(-1), Some(2), None, None]);
+    assert!(got.4);
+    assert_eq!(got.5, [-7, -4, -1, 2]);
 }
 
 /// G6: a zero period is an error (Go panics), for `new` and for `reset`;

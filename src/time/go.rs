@@ -11,6 +11,16 @@
 //!   is stopped. A deadline that has passed but whose value nobody
 //!   received leaves it active: [`stop`](Timer::stop) and
 //!   [`reset`](Timer::reset) return `true` and the value is discarded.
+//!   Received means taken by a receive ([`recv`](Timer::recv)'s poll,
+//!   [`poll_recv`](Timer::poll_recv), [`try_recv`](Timer::try_recv)). A
+//!   task waiting in `recv` takes the value when it is next polled, after
+//!   the timers phase has woken it; Go's runtime hands the value to a
+//!   goroutine blocked on `t.C` at the deadline itself. So where the loop
+//!   is busy past a deadline (a callback or task that runs on) and the
+//!   same callback then stops or resets a timer another task waits on
+//!   (both sharing it through a `RefCell`), `stop` and `reset` return
+//!   `true` here where Go's return `false`, and the waiting task does not
+//!   get the old value.
 //!   After a receive or a stop, `stop` returns `false` and a receive pends
 //!   forever (Go blocks forever; a [`block_on`](EventLoop::block_on) that
 //!   waits for nothing else reports [`Error::Stalled`](crate::Error::Stalled)).
@@ -26,16 +36,33 @@
 //!   tick stays on the original grid: a tick scheduled at `when` and
 //!   received at `now` makes the next one `when + p*(1 + (now-when)/p)`
 //!   (Go's `unlockAndRun`).
-//! - **Node timeouts, in Node's order.** A timer or [`AfterFunc`] of
-//!   duration `d` is a Node timeout of `d` rounded up to whole
-//!   milliseconds, made when it is created or reset, so it is FIFO with
+//! - **Never before `d`** (Go: "after at least duration d"). A deadline
+//!   is the loop's clock rounded **up** to the millisecond, plus `d`
+//!   rounded up to whole milliseconds; a Node timeout counts from the
+//!   clock rounded down, and may fire up to 1 ms short of its delay in
+//!   real time, as Node's does.
+//! - **Node timeouts, in Node's order.** A timer or [`AfterFunc`] is a
+//!   Node timeout made when it is created or reset, for the time left to
+//!   its deadline. On a virtual clock at a whole millisecond (where the
+//!   two roundings agree) a timer of `d` is a timeout of `d`, FIFO with
 //!   the [`set_timeout`](EventLoop::set_timeout)s of that duration made
-//!   around it. A [`Timer`] of [`Duration::ZERO`] is due at once: its
-//!   value is available immediately and it has no Node timeout. An
-//!   `AfterFunc` of zero is a 1 ms timeout (Node coerces 0 to 1). A
-//!   running ticker has one Node timeout armed for its next tick.
-//! - **Loop time.** Durations round **up** to whole milliseconds and
-//!   values are [`Instant`]s of the loop's clock (real or virtual).
+//!   around it; a fraction of a millisecond into one, it is 1 ms longer.
+//!   A [`Timer`] of [`Duration::ZERO`] is due at once: its value is
+//!   available immediately and it has no Node timeout. An `AfterFunc` of
+//!   zero is a 1 ms timeout (Node coerces 0 to 1). A running ticker has
+//!   one Node timeout armed for its next tick.
+//! - **Loop time.** Values are [`Instant`]s of the loop's clock (real or
+//!   virtual), in whole milliseconds. At the end of loop time (a
+//!   saturated virtual clock, about 584 years) every deadline has passed:
+//!   a timer longer than that is due there, and a ticker's grid ends
+//!   there, with a last tick, after which it is stopped.
+//! - **One receiver at a time.** Only the task that polled last is woken
+//!   ([`Timer::poll_recv`]); `recv` borrows the timer mutably, so two
+//!   tasks can wait on one only by sharing it through a `RefCell` and
+//!   polling it in turn, and then the first to wait is not woken again.
+//!   Go serves the goroutines blocked on one channel in turn (a pool of
+//!   workers ranging over one ticker); here give each worker its own
+//!   ticker, or hand the ticks on through a queue.
 //! - **Keeping the loop alive.** A pending timer, a running ticker and an
 //!   `AfterFunc` not yet dispatched keep the loop alive, as a refed timeout
 //!   does (`set_ref(false)` opts out, Node's `unref()`). A stopped timer, a
@@ -128,7 +155,7 @@ use std::time::Duration;
 use super::{Instant, InvalidPeriod};
 use crate::task::{store_waker, wake_stored};
 use crate::timers::{LONG_MAX_MS, LoopShared, current_shared};
-use crate::uv::ms_ceil;
+use crate::uv::{ms_ceil, ms_floor};
 use crate::{EventLoop, Timeout};
 
 /// The longest one timeout can be (a long timer, as `sleep`'s); a
@@ -185,6 +212,18 @@ impl Core {
 
     fn now(&self) -> u64 {
         self.shared.now_ms()
+    }
+
+    /// One read of the loop's clock, in whole milliseconds rounded down
+    /// (the loop's time, which a Node timeout counts from) and rounded up
+    /// (what a Go deadline counts from, so that it is never before `d`
+    /// has passed: Go's "after at least duration d").
+    fn now_down_up(&self) -> (u64, u64) {
+        let t = self.shared.clock.now();
+        let down = ms_floor(t);
+        // The end of time (a saturated clock) stays the end of time.
+        let up = if down == u64::MAX { down } else { ms_ceil(t) };
+        (down, up)
     }
 
     /// Whether the value is due: active, and its time has come on the
@@ -354,10 +393,13 @@ impl fmt::Debug for Timer {
 }
 
 impl Timer {
-    /// A timer whose value is due `d` from now (Go's `time.NewTimer`).
+    /// A timer whose value is due `d` from now (Go's `time.NewTimer`),
+    /// never before `d` has passed.
     ///
-    /// `d` rounds up to whole milliseconds. A non-zero `d` is a Node
-    /// timeout made now, FIFO with the `set_timeout`s of that duration;
+    /// `d` rounds up to whole milliseconds, counted from the loop's clock
+    /// rounded up (see the [module docs](self)). A non-zero `d` is a Node
+    /// timeout made now; on a virtual clock at a whole millisecond it is a
+    /// timeout of `d`, FIFO with the `set_timeout`s of that duration.
     /// [`Duration::ZERO`] is due at once (its value can be received
     /// immediately) and makes no timeout.
     ///
@@ -393,13 +435,18 @@ impl Timer {
     /// A new generation due `d` from now.
     fn start(&self, d: Duration) {
         let c = &self.entry.core;
-        let now = c.now();
+        let (now, up) = c.now_down_up();
         let ms = ms_ceil(d);
-        let when = now.saturating_add(ms);
+        let when = if ms == 0 { now } else { up.saturating_add(ms) };
         c.restart(when);
         retire(&self.entry);
         if ms > 0 {
             schedule(&self.entry, now, when);
+        } else {
+            // Due at once, with no Node timeout to wake a task already
+            // waiting in `recv` (a reset of a timer it waits on): woken
+            // here, as Go hands the value to a blocked receiver.
+            wake_stored(&self.entry.waker);
         }
     }
 
@@ -431,7 +478,8 @@ impl Timer {
     /// state: returns `true` if it was active (a value not yet received is
     /// discarded), `false` if its value was received or it was stopped.
     /// The new Node timeout is made now, at the back of its duration's
-    /// list.
+    /// list. A reset to [`Duration::ZERO`] makes the value due at once and
+    /// wakes a task waiting in [`recv`](Self::recv).
     ///
     /// ```
     /// use std::time::Duration;
@@ -673,11 +721,15 @@ struct TickerEntry {
 
 impl TickerEntry {
     /// The tick after one scheduled at `when` and taken at `now`: on the
-    /// grid, after `now` (Go's `when + period*(1 + delay/period)`).
-    fn next_after(&self, when: u64, now: u64) -> u64 {
+    /// grid, after `now` (Go's `when + period*(1 + delay/period)`). `None`
+    /// at the end of loop time (a saturated virtual clock, about 584
+    /// years): the grid has no point after it, and the ticker stops there
+    /// instead of ticking at the same instant without end.
+    fn next_after(&self, when: u64, now: u64) -> Option<u64> {
         let p = self.period.get();
         let skipped = 1 + now.saturating_sub(when) / p;
-        when.saturating_add(p.saturating_mul(skipped))
+        let next = when.saturating_add(p.saturating_mul(skipped));
+        (next > now).then_some(next)
     }
 }
 
@@ -698,9 +750,13 @@ impl Fire for TickerEntry {
             self.next_after(when, now)
         } else {
             // Taken early by a receive (the next tick moved on): wait for it.
-            when
+            Some(when)
         };
-        arm(self, lp, now, next, c.generation.get());
+        // At the end of loop time the grid ends: nothing to arm, and the
+        // pending tick stays until received.
+        if let Some(next) = next {
+            arm(self, lp, now, next, c.generation.get());
+        }
     }
 }
 
@@ -758,7 +814,9 @@ impl fmt::Debug for Ticker {
 impl Ticker {
     /// A ticker whose first tick is `period` from now, then one every
     /// `period` (Go's `time.NewTicker`). The period rounds up to whole
-    /// milliseconds.
+    /// milliseconds, and the first tick counts from the loop's clock
+    /// rounded up (never before `period` has passed: the
+    /// [module docs](self)).
     ///
     /// ```
     /// use std::time::Duration;
@@ -791,8 +849,8 @@ impl Ticker {
 
     fn start(&self, ms: u64) {
         let e = &self.entry;
-        let now = e.core.now();
-        let when = now.saturating_add(ms);
+        let (now, up) = e.core.now_down_up();
+        let when = up.saturating_add(ms);
         e.period.set(ms);
         e.core.restart(when);
         retire(e);
@@ -920,7 +978,16 @@ impl Ticker {
         if !e.core.active.get() || now < when {
             return None;
         }
-        e.core.when.set(e.next_after(when, now));
+        match e.next_after(when, now) {
+            Some(next) => e.core.when.set(next),
+            None => {
+                // The last tick of a grid that reached the end of loop
+                // time: the ticker stops, as `stop` would.
+                e.core.active.set(false);
+                e.core.bump();
+                retire(e);
+            }
+        }
         e.waker.borrow_mut().take();
         Some(Instant::from_ms(when))
     }
@@ -1001,8 +1068,9 @@ impl Fire for FuncEntry {
 impl FuncEntry {
     fn start(self: &Rc<Self>, d: Duration) {
         let c = &self.core;
-        let now = c.now();
-        let when = now.saturating_add(ms_ceil(d).max(1));
+        let (now, up) = c.now_down_up();
+        // At least 1 ms from the loop's time, as Node coerces zero.
+        let when = up.saturating_add(ms_ceil(d)).max(now.saturating_add(1));
         c.restart(when);
         retire(self);
         schedule(self, now, when);
@@ -1010,9 +1078,11 @@ impl FuncEntry {
 }
 
 /// Calls `f` once `d` has passed (Go's `time.AfterFunc`), as a loop
-/// callback: a Node timeout of `d` rounded up to whole milliseconds (zero
-/// is 1 ms, as Node coerces it), made now, FIFO with the `set_timeout`s of
-/// that duration. The handle stops or reschedules the call.
+/// callback: a Node timeout made now, for `d` rounded up to whole
+/// milliseconds and counted from the loop's clock rounded up, so never
+/// before `d` has passed (zero is 1 ms, as Node coerces it); on a virtual
+/// clock at a whole millisecond, FIFO with the `set_timeout`s of that
+/// duration. The handle stops or reschedules the call.
 ///
 /// A panic in `f` is the loop's to report, as for any timer callback.
 /// Dropping every handle does not cancel the call (as in Go). If `f` needs
