@@ -111,6 +111,105 @@ fn reset_moves_the_deadline() {
     assert_eq!(lp.stats(), Stats::default());
 }
 
+/// A reset to a deadline already reached wakes the task waiting on the
+/// sleep, as tokio's does: made by the task that polled it (a mock task
+/// here), by another task, or by a callback. There is no timeout to fire
+/// for it; before round 36 nothing woke the task, and `run` returned with
+/// it still pending (found by checking against tokio 1.54's paused clock).
+#[test]
+fn a_reset_to_a_reached_deadline_wakes_the_waiting_task() {
+    // A mock task: woken by the reset itself, ready at its next poll.
+    for back in [0, 1] {
+        let (mut lp, clock) = setup();
+        let mut s = lp.scope(|| spawn(time::sleep(ms(100))));
+        lp.scope(|| assert_pending!(s.poll()));
+        advance(&mut lp, &clock, 10);
+        lp.scope(|| {
+            let at = Instant::now() - ms(back);
+            s.enter(|_, sleep| sleep.reset(at));
+        });
+        assert!(s.is_woken(), "reset to now - {back} ms");
+        lp.scope(|| assert_ready!(s.poll()));
+    }
+    // Another task, and a callback: the waiting task runs, at 10 ms.
+    for from_callback in [false, true] {
+        let mut lp = EventLoop::with_virtual_clock();
+        let shared = std::rc::Rc::new(std::cell::RefCell::new(Box::pin(
+            lp.scope(|| time::sleep(ms(100))),
+        )));
+        let woke = std::rc::Rc::new(std::cell::Cell::new(None));
+        let (s, w) = (shared.clone(), woke.clone());
+        lp.spawn(async move {
+            std::future::poll_fn(|cx| s.borrow_mut().as_mut().poll(cx)).await;
+            w.set(Some(EventLoop::with_current(|lp| lp.now())));
+        });
+        let s = shared.clone();
+        let reset = move || {
+            let now = Instant::now();
+            s.borrow_mut().as_mut().reset(now);
+        };
+        if from_callback {
+            lp.set_timeout(10, move |_| reset());
+        } else {
+            lp.spawn(async move {
+                time::sleep(ms(10)).await;
+                reset();
+            });
+        }
+        lp.run().unwrap();
+        assert_eq!(woke.get(), Some(10), "from_callback={from_callback}");
+    }
+}
+
+/// The same for an `Interval` whose `tick` a task waits on: a reset to now
+/// from another task gives it a tick at once.
+#[test]
+fn an_interval_reset_to_now_wakes_the_waiting_task() {
+    for how in ["reset_immediately", "reset_at"] {
+        let mut lp = EventLoop::with_virtual_clock();
+        let i = std::rc::Rc::new(std::cell::RefCell::new(
+            lp.scope(|| time::interval(ms(100))),
+        ));
+        let ticks = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let (i2, t) = (i.clone(), ticks.clone());
+        lp.spawn(async move {
+            let start = Instant::now();
+            for _ in 0..2 {
+                let at = std::future::poll_fn(|cx| i2.borrow_mut().poll_tick(cx)).await;
+                t.borrow_mut().push((at - start).as_millis());
+            }
+        });
+        let i3 = i.clone();
+        lp.spawn(async move {
+            time::sleep(ms(10)).await;
+            let mut i = i3.borrow_mut();
+            if how == "reset_at" {
+                i.reset_at(Instant::now() - ms(5));
+            } else {
+                i.reset_immediately();
+            }
+        });
+        lp.run_once().unwrap(); // the first tick, at 0
+        let ran = within_loop(&mut lp, 50);
+        assert!(ran);
+        assert_eq!(ticks.borrow()[0], 0, "{how}");
+        assert_eq!(ticks.borrow().len(), 2, "{how}: {:?}", ticks.borrow());
+        let want = if how == "reset_at" { 5 } else { 10 };
+        assert_eq!(ticks.borrow()[1], want, "{how}");
+    }
+}
+
+/// Runs `lp` until `ms` of virtual time have passed (an interval keeps it
+/// alive for good): whether it got there.
+fn within_loop(lp: &mut EventLoop, ms: u64) -> bool {
+    while lp.now() < ms {
+        if !lp.run_once().unwrap() {
+            return false;
+        }
+    }
+    true
+}
+
 /// `timeout` polls the inner future first: ready at once wins, even at
 /// zero; a slow one loses at the deadline.
 #[test]

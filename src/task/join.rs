@@ -268,6 +268,11 @@ impl<T> JoinHandle<T> {
     /// returns, and the handle completes with a cancelled [`JoinError`].
     /// Aborting a finished task does nothing.
     ///
+    /// The handle completes at once, in this call: a task that aborts its
+    /// own handle and then returns a value in the same poll ends
+    /// cancelled (tokio allows either answer and most often gives the
+    /// value).
+    ///
     /// ```
     /// use std::{cell::Cell, rc::Rc, time::Duration};
     /// use timerloop::{EventLoop, time};
@@ -293,7 +298,10 @@ impl<T> JoinHandle<T> {
         self.shared.defer(move |lp| lp.abort_task(key));
     }
 
-    /// Whether the task is over: completed, panicked or aborted.
+    /// Whether the task is over: completed, panicked or aborted. True as
+    /// soon as [`abort`](Self::abort) returns, though the task's future is
+    /// dropped only at the loop's next flush point (tokio's stays false
+    /// until the runtime has dropped it).
     ///
     /// ```
     /// use timerloop::EventLoop;

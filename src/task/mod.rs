@@ -282,6 +282,13 @@ impl Future for YieldNow {
 /// Yields to the microtasks queued before this task's wake-up: one
 /// microtask hop (`await null`).
 ///
+/// Unlike tokio's, it does not let the loop's phases run: timers, I/O
+/// and immediates wait until the microtask queue is empty, so a task that
+/// spins on `yield_now` until a timer or a socket sets a flag never ends
+/// (as a Node `while (!flag) await null;` never does). To give the loop
+/// a turn, await [`time::immediate`](crate::time::immediate) (Node's
+/// `await setImmediate()`: one loop iteration).
+///
 /// ```
 /// use std::{cell::RefCell, rc::Rc};
 /// use timerloop::{EventLoop, task};

@@ -174,7 +174,9 @@ impl Interval {
         } else {
             timeout.saturating_add(self.period)
         };
-        Pin::new(&mut self.delay).reset(Instant::from_ms(next));
+        // The caller is the task to wake: no wake (the next tick is due
+        // at once after a missed one, under `Burst`).
+        Pin::new(&mut self.delay).reset_waking(Instant::from_ms(next), false);
         Poll::Ready(Instant::from_ms(timeout))
     }
 

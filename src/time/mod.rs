@@ -91,7 +91,10 @@ use crate::uv::ms_ceil;
 
 /// A point in the current loop's time, in whole milliseconds (real or
 /// virtual): `Copy + Ord`, with `Add`/`Sub` of [`Duration`] (rounded up to
-/// whole milliseconds, so adding never lands early).
+/// whole milliseconds, so adding never lands early). `+` and `-` saturate,
+/// at the end of loop time and at zero, where tokio's panic on overflow;
+/// [`checked_add`](Instant::checked_add) and
+/// [`checked_sub`](Instant::checked_sub) tell.
 ///
 /// ```
 /// use std::time::Duration;
@@ -323,6 +326,15 @@ pin_project_lite::pin_project! {
     /// its output is the inner future's, or [`Elapsed`] if the deadline
     /// came first. The inner future is polled first, so one that is ready
     /// at once wins even against a zero duration.
+    ///
+    /// A future that gets ready at the deadline itself, through a timer it
+    /// made after the timeout's (`timeout(d, async { sleep(d).await })`, or
+    /// sleeps that add up to `d`), loses: both timers are Node timeouts due
+    /// at the same millisecond, the timeout's is older and fires first,
+    /// and the task then finds the deadline passed and its future pending,
+    /// as Node's `Promise.race` of the two resolves to the older one.
+    /// tokio fires every due timer before it polls, and returns the value.
+    /// A future whose timer was made before the timeout's wins the tie.
     ///
     /// # Examples
     ///

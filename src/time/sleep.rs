@@ -135,7 +135,9 @@ impl Sleep {
         Instant::from_ms(self.entry.deadline.get())
     }
 
-    /// Whether the deadline has been reached (the timer fired).
+    /// Whether the deadline has been reached (the timer fired). A sleep
+    /// made (or reset) with its deadline already reached is elapsed from
+    /// the start, before any poll (tokio's is not until polled).
     ///
     /// ```
     /// use std::time::Duration;
@@ -152,7 +154,10 @@ impl Sleep {
 
     /// Moves the deadline to `deadline`, counted from now: the old timer is
     /// cleared and a new one made (at the back of its duration's list).
-    /// Works on an elapsed `Sleep` too.
+    /// Works on an elapsed `Sleep` too. A deadline already reached makes
+    /// the sleep elapsed at once and wakes the task waiting on it, if one
+    /// polled it (it may be another task, sharing the sleep), as tokio's
+    /// `reset` does.
     ///
     /// ```
     /// use std::{pin::pin, time::Duration};
@@ -170,6 +175,16 @@ impl Sleep {
     /// Like polling, it works away from the sleep's loop too: it reads and
     /// re-arms the loop the sleep was made on.
     pub fn reset(self: Pin<&mut Self>, deadline: Instant) {
+        self.reset_waking(deadline, true);
+    }
+
+    /// [`reset`](Self::reset). `wake`: a deadline already reached wakes
+    /// the task waiting on the sleep (its latest poll's), as tokio's
+    /// `reset` does: the sleep may be shared, and another task or a
+    /// callback reset it. Off where the caller is that poll itself
+    /// ([`Interval`](super::Interval)'s next tick; tokio's
+    /// `reset_without_reregister`).
+    pub(crate) fn reset_waking(self: Pin<&mut Self>, deadline: Instant, wake: bool) {
         let e = &self.entry;
         let now = e.shared.now_ms();
         e.deadline.set(deadline.as_ms());
@@ -177,6 +192,9 @@ impl Sleep {
         let old = e.clone();
         e.shared.defer(move |lp| old.disarm(lp));
         e.schedule(now);
+        if wake {
+            e.wake_if_reached();
+        }
     }
 
     /// Whether the sleep keeps the loop alive while pending (by default it

@@ -162,6 +162,21 @@ impl Wakeup {
         }
     }
 
+    /// After a reset to a deadline already reached (no timeout to fire
+    /// and wake it): wakes the task whose poll stored the waker, if the
+    /// current sleep was polled, as the timeout would have. Kept, as there.
+    pub(crate) fn wake_if_reached(&self) {
+        if !(self.fired.get() && self.polled.get()) {
+            return;
+        }
+        if let Some(w) = self.waker.take() {
+            w.wake_by_ref();
+            if let Some(newer) = self.waker.replace(Some(w)) {
+                self.waker.set(Some(newer));
+            }
+        }
+    }
+
     /// A poll of the current sleep: `waker` is the one to wake (cloned
     /// only if the stored one would not wake the same task).
     pub(crate) fn store_waker(&self, waker: &Waker) {
