@@ -67,6 +67,11 @@ pub(super) struct Timers {
     /// Lists removed so far (wrapping): a pass running a list asks whether
     /// it is still there only after this moved.
     pub(super) list_removals: u64,
+    /// At the end of time, how many more of the running list's timers
+    /// that R5.3 calls not due may run in its run: the ones it held when
+    /// the run began ([`take_end_turn`](Self::take_end_turn)). Zero
+    /// elsewhere, set at every list's run.
+    pub(super) end_budget: usize,
     /// `timerListId`, bumped on list creation and on every reschedule: a
     /// list's tie word in the heap. Node's is a float that never runs
     /// out; this one is 32 bits, to sit in the heap entry's padding, and
@@ -169,6 +174,7 @@ impl Timers {
             last: (0, 0),
             queue: PriorityQueue::new(),
             list_removals: 0,
+            end_budget: 0,
             next_list_id: 0,
             running: (0, NO_LIST_ID),
             ref_count: 0,
@@ -317,8 +323,26 @@ impl Timers {
         }
     }
 
+    /// Whether a timer that started too recently to be due by R5.3 runs
+    /// anyway: only at the end of time (a saturated virtual clock, where
+    /// no time can pass, so every listed timer counts as due), and only
+    /// for the timers its list held when its run began, not the ones
+    /// appended after them (an interval re-armed by this run, due again at
+    /// once there), which wait for the next pass. Without the count such
+    /// an interval ran without end in one pass.
+    /// (A function of the field, not a method, so that the pass can call
+    /// it while it holds a timer of the same `Timers`.)
+    #[inline(always)]
+    pub(super) fn take_end_turn(end_budget: &mut usize) -> bool {
+        if *end_budget == 0 {
+            return false;
+        }
+        *end_budget -= 1;
+        true
+    }
+
     /// How many timers of the list in `slot` started at `from` or later.
-    /// A walk, for the end of time only (the timers pass's `end_of_time_turn`).
+    /// A walk, for the end of time only.
     #[cold]
     pub(super) fn count_started_from(&self, slot: SlotId, from: u64) -> usize {
         let mut n = 0;
