@@ -90,6 +90,14 @@ pub mod time;
 mod timers;
 mod uv;
 
+/// How many steps a unit test's randomized model loop takes: `n`, or a
+/// fiftieth of it under Miri (`cargo +nightly miri test --lib`), which
+/// interprets every instruction and checks every access.
+#[cfg(test)]
+pub(crate) const fn test_steps(n: usize) -> usize {
+    if cfg!(miri) { n / 50 } else { n }
+}
+
 pub use timers::{
     BoxError, CallbackError, CallbackKind, CallbackResult, Cause, Delay, Error, EventLoop,
     Immediate, InsertError, IoError, IoEvent, IoHandle, LONG_MAX_MS, NATIVE_MAX_MS, Remote, Stats,

@@ -486,7 +486,7 @@ mod tests {
         let mut model = std::collections::HashMap::new();
         let mut links = vec![Links::default(); 20_000];
         let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-        for i in 0..20_000usize {
+        for i in 0..crate::test_steps(20_000) {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;

@@ -756,7 +756,7 @@ mod tests {
         let mut model: Vec<Option<HeapKey>> = vec![None; 64];
         let mut s = 42;
         let mut tick = 0_u32;
-        for _ in 0..20_000 {
+        for _ in 0..crate::test_steps(20_000) {
             let id = (lcg(&mut s) % 64) as usize;
             // Few primaries, so that many keys tie on them; tie words
             // unique (a counter times an odd constant) but in an order
@@ -807,7 +807,7 @@ mod tests {
     fn deep_removals_against_a_sorted_model() {
         let mut m = SortedModel::new(3000);
         let mut s = 7;
-        for step in 0..60_000_u32 {
+        for step in 0..crate::test_steps(60_000) as u32 {
             let id = (lcg(&mut s) % 3000) as usize;
             let key = (lcg(&mut s) % 5000, step);
             let what = match lcg(&mut s) % 3 {
@@ -959,7 +959,7 @@ mod discard_tests {
     fn renumbering_keeps_the_order() {
         let mut m = SortedModel::new(300);
         let mut s: u64 = 5;
-        for step in 0..20_000_u32 {
+        for step in 0..crate::test_steps(20_000) as u32 {
             let id = (lcg(&mut s) % 300) as usize;
             // Tie words from a counter near the end of 32 bits.
             let key = (lcg(&mut s) % 40, u32::MAX - 20_000 + step);
@@ -1006,7 +1006,7 @@ mod discard_tests {
     fn discards_against_a_sorted_model() {
         let mut m = SortedModel::new(200);
         let mut s: u64 = 99;
-        for step in 0..40_000_u32 {
+        for step in 0..crate::test_steps(40_000) as u32 {
             let id = (lcg(&mut s) % 200) as usize;
             let key = (lcg(&mut s) % 50, step);
             let what = match lcg(&mut s) % 5 {
@@ -1051,7 +1051,7 @@ mod removal_tests {
     /// families, up to four levels), keys ascending, descending and mixed.
     #[test]
     fn remove_at_every_position() {
-        for n in 1..=90usize {
+        for n in 1..=if cfg!(miri) { 10 } else { 90_usize } {
             for order in 0..3 {
                 for victim in 0..n {
                     let mut q = PriorityQueue::new();
