@@ -1049,3 +1049,54 @@ proptest! {
         check(size, &ops)?;
     }
 }
+
+/// A waker that panics (another executor's, or a hand-made one) does not
+/// cut a grant short: the release wakes every waiter it granted and grants
+/// every one that fits, past the first batch of eight wakes, and only then
+/// resumes the panic. Before round 36 the panic left the waiters granted
+/// with the hostile one unwoken (holding their tokens) and the ones of the
+/// next batch queued at a head that fit (found by round 36's check against
+/// Go's x/sync/semaphore).
+#[test]
+fn a_panicking_waker_does_not_cut_a_grant_short() {
+    struct W(usize, Arc<Mutex<Vec<usize>>>);
+    impl std::task::Wake for W {
+        fn wake(self: Arc<Self>) {
+            self.1.lock().unwrap().push(self.0);
+            if self.0 == 0 || self.0 == 9 {
+                panic!("hostile waker {}", self.0);
+            }
+        }
+    }
+    let sem = Semaphore::new(20);
+    sem.try_acquire(20).unwrap().forget();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let mut futs = Vec::new();
+    for i in 0..12 {
+        let waker = Waker::from(Arc::new(W(i, log.clone())));
+        let mut f = Box::pin(sem.acquire(1));
+        assert!(
+            f.as_mut()
+                .poll(&mut Context::from_waker(&waker))
+                .is_pending()
+        );
+        futs.push((f, waker));
+    }
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sem.release(12)));
+    let payload = r.expect_err("the first waker's panic, resumed");
+    assert_eq!(payload.downcast_ref::<String>().unwrap(), "hostile waker 0");
+    assert_eq!(
+        *log.lock().unwrap(),
+        (0..12).collect::<Vec<_>>(),
+        "all woken"
+    );
+    assert_eq!(sem.available(), 0, "all twelve granted");
+    for (i, (f, w)) in futs.iter_mut().enumerate() {
+        match f.as_mut().poll(&mut Context::from_waker(w)) {
+            Poll::Ready(p) => p.forget(),
+            Poll::Pending => panic!("waiter {i} was granted"),
+        }
+    }
+    assert!(sem.release(20).is_ok(), "every token accounted for");
+    assert_eq!(sem.available(), 20);
+}

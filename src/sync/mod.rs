@@ -65,6 +65,7 @@
 //! | ctx cancelled while waiting | drop the [`Acquire`] future (in `select!`, or by aborting its task) |
 //! | `context.WithTimeout(ctx, d)` | [`time::timeout(d, sem.acquire(n))`](crate::time::timeout) |
 //! | ctx already done: fails even if tokens are free | no counterpart: do not start the acquire; a [`time::timeout`](crate::time::timeout) polls the acquire first, so free tokens win even a zero timeout |
+//! | the head waiter cancelled while no token is free: nobody is woken, so zero-weight waiters behind it wait for the next `Release` (even `Release(0)`) | the waiters behind it are granted what fits at once: zero-weight ones now |
 //!
 //! ```
 //! use std::{sync::Arc, time::Duration};

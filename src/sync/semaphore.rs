@@ -30,9 +30,16 @@
 //!
 //! Every function that can make room ends in [`Semaphore::grant_and_unlock`]:
 //! it grants from the head while the head fits, collects the wakers of
-//! those it granted, and calls them after the lock is released.
+//! those it granted, and calls them after the lock is released. A waker
+//! that panics (another executor's, or a hand-made one) does not stop
+//! it: every waker granted is called and every batch granted, then the
+//! first panic resumes. A panic that cut it short had left the waiters
+//! granted with it unwoken, holding their tokens, and the ones behind
+//! them queued at a head that fit.
 
+use std::any::Any;
 use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::{Arc, PoisonError};
 use std::task::Waker;
 
@@ -41,6 +48,7 @@ use slab::Slab;
 use super::acquire::{Acquire, AcquireOwned};
 use crate::collections::list::{Linked, Links, List};
 use crate::prim::{Mutex, MutexGuard};
+use crate::timers::discard_payload;
 
 /// A weighted, FIFO, all-or-nothing semaphore: Go's
 /// `x/sync/semaphore.Weighted`, `Send + Sync`, for tasks of any loop or
@@ -127,10 +135,19 @@ impl WakeList {
         self.len += 1;
     }
 
-    fn wake_all(mut self) {
+    /// Calls every waker, even after one panics: the others' waiters were
+    /// granted and must run. Keeps the first panic in `panicked`, for the
+    /// caller to resume once its grants are done; a later one's payload is
+    /// dropped (under a guard: it may panic too).
+    fn wake_all(mut self, panicked: &mut Option<Box<dyn Any + Send>>) {
         for w in self.wakers[..self.len].iter_mut() {
-            if let Some(w) = w.take() {
-                w.wake();
+            if let Some(w) = w.take()
+                && let Err(payload) = catch_unwind(AssertUnwindSafe(|| w.wake()))
+            {
+                match panicked {
+                    None => *panicked = Some(payload),
+                    Some(_) => discard_payload(payload),
+                }
             }
         }
     }
@@ -290,7 +307,11 @@ impl Semaphore {
     /// tokens it holds itself (two acquires of a semaphore of 1, say)
     /// waits forever, and its loop with it: a waiting acquire keeps its
     /// loop alive, since its tokens may come from another thread (see the
-    /// [module docs](super)); Go's runtime would report the deadlock.
+    /// [module docs](super)); Go's runtime would report the deadlock. An
+    /// `Acquire` passed to [`mem::forget`](std::mem::forget) while it
+    /// waits is never dropped: once granted, its tokens are taken for good
+    /// (not a forgotten permit's, so [`release`](Self::release) refuses
+    /// them), as with tokio's semaphore.
     ///
     /// # Panics
     ///
@@ -386,6 +407,13 @@ impl Semaphore {
     /// [`ReleaseError`] if `n` is more than the tokens forgotten permits
     /// hold (Go panics with "semaphore: released more than held"); nothing
     /// changes then.
+    ///
+    /// # Panics
+    ///
+    /// If the waker of a waiter it grants panics (a waker of another
+    /// executor's, or a hand-made one): after the release is done, every
+    /// waiter it granted woken and every waiter that fits granted, with
+    /// the first such panic.
     pub fn release(&self, n: u64) -> Result<(), ReleaseError> {
         let mut st = self.lock();
         if n > st.unowned {
@@ -431,15 +459,19 @@ impl Semaphore {
         if st.queue.is_empty() {
             return; // the uncontended release: nobody to grant
         }
+        let mut panicked = None;
         loop {
             let mut woken = WakeList::new();
             let more = st.grant(self.size, &mut woken);
             drop(st);
-            woken.wake_all();
+            woken.wake_all(&mut panicked);
             if !more {
-                return;
+                break;
             }
             st = self.lock();
+        }
+        if let Some(payload) = panicked {
+            resume_unwind(payload);
         }
     }
 
