@@ -592,3 +592,37 @@ fn a_sleep_between_a_dotnet_timer_and_its_change_keeps_the_deferred_order() {
     assert_eq!(orders(false), ["dotnet@50", "sleep@50"]);
     assert_eq!(orders(true), orders(false));
 }
+
+/// At the end of loop time (a saturated virtual clock) a periodic timer
+/// runs once a pass, as an interval does there, until it is disposed; a
+/// `PeriodicTimer` of `Duration::MAX` ticks there each time it is waited
+/// on. The queue had looked for timers due before `now + 1`, which
+/// saturates there: a timer due at the end was never found, and the loop
+/// spun without end (found by round 36's check against .NET's source).
+#[test]
+fn timers_due_at_the_end_of_loop_time_run() {
+    let got = within(10, || {
+        let mut lp = EventLoop::with_virtual_clock();
+        let n = Rc::new(Cell::new(0_u32));
+        let c = n.clone();
+        let _t = lp.scope(|| {
+            Timer::new(
+                move |_, me| {
+                    c.set(c.get() + 1);
+                    if c.get() == 4 {
+                        me.dispose();
+                    }
+                },
+                Some(ms(10)),
+                Some(Duration::MAX),
+            )
+        });
+        let ran = lp.run().is_ok();
+        let ticks = lp.block_on(async {
+            let mut t = PeriodicTimer::new(Duration::MAX).unwrap();
+            (t.wait_for_next_tick().await, t.wait_for_next_tick().await)
+        });
+        (ran, n.get(), lp.now(), ticks.ok())
+    });
+    assert_eq!(got, (true, 4, u64::MAX, Some((true, true))));
+}

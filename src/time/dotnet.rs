@@ -44,6 +44,15 @@
 //! | a second concurrent `WaitForNextTickAsync` (`InvalidOperationException`) | impossible: it borrows the timer mutably |
 //! | `t.Period = p` | [`PeriodicTimer::set_period`] |
 //! | `FakeTimeProvider.Advance(d)` | a [`VirtualClock`](crate::VirtualClock): the loop jumps from deadline to deadline |
+//! | fractions of a millisecond truncated (a 500 µs period is no period, 1.5 ms is 1 ms) | rounded up, as every `Duration` here (500 µs is 1 ms, 1.5 ms is 2 ms): never early |
+//! | `Change` or `Period` after `Dispose`: `ObjectDisposedException` | [`Timer::change`] returns `false` (as `FakeTimeProvider`'s), [`PeriodicTimer::set_period`] `Ok` |
+//! | `Dispose` completes a pending `WaitForNextTickAsync` with `false` | the wait borrows the timer mutably: drop the wait's future (or its task) to end it |
+//! | a callback's `Change` of another timer due at the same instant: that run, already queued, still happens | it is cancelled: nothing of the old schedule runs after `change` returns |
+//!
+//! A periodic timer whose own callback runs past its next deadline fires
+//! up to 1 ms later than .NET's would: the queue's timeout is armed after
+//! the callbacks, at least 1 ms on. At the end of loop time (a saturated
+//! virtual clock) a periodic timer runs once a timers pass.
 //!
 //! The loop's time never goes backwards, so when several deadlines passed
 //! while the loop was blocked, their callbacks all see the time at which
@@ -153,7 +162,7 @@ impl Queue {
         let due: Vec<Key> = self
             .entries
             .borrow()
-            .range(..(now.saturating_add(1), 0, 0))
+            .range(..=(now, u64::MAX, u64::MAX))
             .map(|(k, _)| *k)
             .collect();
         for key in due {
