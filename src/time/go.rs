@@ -305,14 +305,21 @@ fn retire<E: Fire>(me: &Rc<E>) {
     });
 }
 
-/// What dropping a `Timer` or `Ticker` does: it is no longer active, no
-/// armed timeout of it fires, nothing is woken, and its timeout goes.
-fn close<E: Fire>(me: &Rc<E>, waker: &RefCell<Option<Waker>>) {
+/// Stops `me`: no longer active, no armed timeout or queued arming of it
+/// fires, and its timeout goes. Whether it was active (Go's `Stop`).
+fn halt<E: Fire>(me: &Rc<E>) -> bool {
     let c = me.core();
-    c.active.set(false);
+    let was = c.active.replace(false);
     c.bump();
-    waker.borrow_mut().take();
     retire(me);
+    was
+}
+
+/// What dropping a `Timer` or `Ticker` does: [`halt`], and nothing is
+/// woken.
+fn close<E: Fire>(me: &Rc<E>, waker: &RefCell<Option<Waker>>) {
+    halt(me);
+    waker.borrow_mut().take();
 }
 
 fn set_ref<E: Fire>(me: &Rc<E>, refed: bool) {
@@ -467,11 +474,7 @@ impl Timer {
     /// assert_eq!(lp.scope(|| t.try_recv()), None, "no stale value");
     /// ```
     pub fn stop(&mut self) -> bool {
-        let c = &self.entry.core;
-        let was = c.active.replace(false);
-        c.bump();
-        retire(&self.entry);
-        was
+        halt(&self.entry)
     }
 
     /// Makes the timer due `d` from now (Go's `t.Reset(d)`), whatever its
@@ -872,10 +875,7 @@ impl Ticker {
     /// lp.run().unwrap(); // nothing keeps the loop alive
     /// ```
     pub fn stop(&mut self) {
-        let c = &self.entry.core;
-        c.active.set(false);
-        c.bump();
-        retire(&self.entry);
+        halt(&self.entry);
     }
 
     /// Restarts the ticker with a new period (Go's `tk.Reset(d)`): the next
@@ -982,10 +982,8 @@ impl Ticker {
             Some(next) => e.core.when.set(next),
             None => {
                 // The last tick of a grid that reached the end of loop
-                // time: the ticker stops, as `stop` would.
-                e.core.active.set(false);
-                e.core.bump();
-                retire(e);
+                // time: the ticker stops.
+                halt(e);
             }
         }
         e.waker.borrow_mut().take();
@@ -1162,11 +1160,7 @@ impl AfterFunc {
     /// assert!(!f.stop(), "f already ran");
     /// ```
     pub fn stop(&self) -> bool {
-        let c = &self.entry.core;
-        let was = c.active.replace(false);
-        c.bump();
-        retire(&self.entry);
-        was
+        halt(&self.entry)
     }
 
     /// Reschedules the call for `d` from now (Go's `Reset`): `true` if a
