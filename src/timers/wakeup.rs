@@ -145,32 +145,34 @@ impl Wakeup {
         if !self.polled.get() {
             return; // no poll yet: nobody to wake
         }
-        // Woken by reference and kept, for the next sleep of the same task
-        // (module docs). Taken out of its cell for the wake, so a wake
-        // that polls at once finds the cell free (it stores nothing: the
-        // sleep is ready); a waker stored meanwhile wins.
-        if let Some(w) = self.waker.take() {
-            // A task's own waker, as it nearly always is, is woken by the
-            // loop at hand (the same queueing, without the waker finding
-            // its loop through the thread's list of loops).
-            if !lp.wake_own_task(self.task.get(), &w) {
+        // A task's own waker, as it nearly always is, is woken by the loop
+        // at hand (the same queueing, without the waker finding its loop
+        // through the thread's list of loops).
+        self.wake_kept(|w| {
+            if !lp.wake_own_task(self.task.get(), w) {
                 w.wake_by_ref();
             }
-            if let Some(newer) = self.waker.replace(Some(w)) {
-                self.waker.set(Some(newer));
-            }
-        }
+        });
     }
 
     /// After a reset to a deadline already reached (no timeout to fire
     /// and wake it): wakes the task whose poll stored the waker, if the
-    /// current sleep was polled, as the timeout would have. Kept, as there.
+    /// current sleep was polled, as the timeout would have.
     pub(crate) fn wake_if_reached(&self) {
-        if !(self.fired.get() && self.polled.get()) {
-            return;
+        if self.fired.get() && self.polled.get() {
+            self.wake_kept(Waker::wake_by_ref);
         }
+    }
+
+    /// Wakes the stored waker with `wake`, by reference, and keeps it, for
+    /// the next sleep of the same task (module docs). Taken out of its
+    /// cell for the wake, so a wake that polls at once finds the cell free
+    /// (it stores nothing: the sleep is ready); a waker stored meanwhile
+    /// wins.
+    #[inline(always)]
+    fn wake_kept(&self, wake: impl FnOnce(&Waker)) {
         if let Some(w) = self.waker.take() {
-            w.wake_by_ref();
+            wake(&w);
             if let Some(newer) = self.waker.replace(Some(w)) {
                 self.waker.set(Some(newer));
             }
