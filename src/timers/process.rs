@@ -148,11 +148,7 @@ impl EventLoop {
         // first: a rescheduled list takes a new, later id), and the rest
         // wait for the next pass, so that an interval fires once a pass
         // there instead of without end in this one.
-        let mut lists_left = if now == u64::MAX {
-            self.timers.queue.len()
-        } else {
-            usize::MAX
-        };
+        let mut lists_left = self.timers.queue.len();
         while let Some((slot, key)) = self.timers.queue.peek() {
             if key.0 > now {
                 break;
