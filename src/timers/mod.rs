@@ -218,6 +218,10 @@ pub struct EventLoop {
     /// but with nothing to report.
     halting: bool,
     fatal: Option<CallbackError>,
+    /// [`run_until`](EventLoop::run_until)'s native timer, made at its
+    /// first call and stopped between calls (a stopped handle keeps
+    /// nothing alive).
+    until: Option<uv::Handle>,
 }
 
 impl Host for EventLoop {
@@ -439,6 +443,7 @@ impl EventLoop {
             flushing: false,
             tasks: crate::task::Tasks::default(),
             halting: false,
+            until: None,
         })
     }
 
@@ -637,6 +642,66 @@ impl EventLoop {
     /// As [`EventLoop::run`].
     pub fn run_nowait(&mut self) -> Result<bool, Error> {
         self.run_mode(RunMode::NoWait)
+    }
+
+    /// Runs the loop until loop time `ms`: every timer due by then fires
+    /// at its own deadline, in Node's order, and on a virtual clock the
+    /// loop ends at `ms` exactly, even with nothing left to run (Node's
+    /// `mock.timers.tick`, sinon's `clock.tick`, .NET's
+    /// `FakeTimeProvider.Advance`). So a timer that a callback sets is
+    /// counted from its callback's time, not from `ms`, which moving the
+    /// clock by hand and running once would do. On the system clock it
+    /// runs until that time has passed.
+    ///
+    /// The run ends as a [`stop`](Self::stop) at `ms` ends it: after the
+    /// timers due at `ms` and their ticks and microtasks; immediates they
+    /// queued run in the next run. A `ms` already reached runs the timers
+    /// due now and returns. The run returns earlier on a `stop` or an
+    /// error, as [`run`](Self::run) does.
+    ///
+    /// ```
+    /// use std::{cell::RefCell, rc::Rc};
+    /// use timerloop::EventLoop;
+    /// let log = Rc::new(RefCell::new(Vec::new()));
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let l = log.clone();
+    /// // a retry every 20 ms, each set from the last one's callback
+    /// fn retry(lp: &mut EventLoop, l: Rc<RefCell<Vec<u64>>>) {
+    ///     lp.set_timeout(20, move |lp| {
+    ///         l.borrow_mut().push(lp.now());
+    ///         retry(lp, l.clone());
+    ///     });
+    /// }
+    /// retry(&mut lp, l);
+    /// lp.run_until(69).unwrap();
+    /// assert_eq!(*log.borrow(), [20, 40, 60]); // each at its own time
+    /// assert_eq!(lp.now(), 69);
+    /// lp.run_until(100).unwrap();
+    /// assert_eq!(*log.borrow(), [20, 40, 60, 80, 100]);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`EventLoop::run`].
+    pub fn run_until(&mut self, ms: u64) -> Result<(), Error> {
+        if self.is_running_or_nested() {
+            return Err(Error::Reentrant);
+        }
+        let h = match self.until {
+            Some(h) => h,
+            None => {
+                let h = self.uv.timer_init(|lp: &mut EventLoop| lp.uv.stop());
+                self.until = Some(h);
+                h
+            }
+        };
+        self.uv
+            .timer_start_at(h, ms, 0)
+            .expect("run_until's own timer handle is never closed");
+        let r = self.run_mode(RunMode::Default);
+        // Stopped whatever ended the run, so it keeps nothing alive.
+        let _ = self.uv.timer_stop(h);
+        r.map(|_| ())
     }
 
     /// Makes the running [`run`](Self::run) return at the end of the
