@@ -24,8 +24,39 @@ pub enum MissedTickBehavior {
     /// Fire the missed ticks back to back, then keep the original grid
     /// (tokio's default).
     Burst,
-    /// The next tick is one period after the late one (Node's
-    /// `setInterval`; the default here).
+    /// The next tick is one period after the late one (the default here).
+    /// This is Node's `setInterval` rule for a tick that counts as missed,
+    /// more than 5 ms late (tokio's threshold); a tick 5 ms late or less
+    /// keeps the grid, where Node's `setInterval` always counts its next
+    /// run from the late one. For Node's rule exactly, use
+    /// [`EventLoop::set_interval`](crate::EventLoop::set_interval).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{EventLoop, time};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let ms = Duration::from_millis;
+    /// let at = lp
+    ///     .block_on(async move {
+    ///         let mut iv = time::interval(ms(10));
+    ///         let mut at = Vec::new();
+    ///         let now = || time::Instant::now().as_millis();
+    ///         iv.tick().await; // at once, at 0
+    ///         time::sleep(ms(13)).await; // busy: the tick due at 10 is 3 ms late
+    ///         iv.tick().await;
+    ///         at.push(now());
+    ///         iv.tick().await; // not missed: the grid holds
+    ///         at.push(now());
+    ///         time::sleep(ms(16)).await; // busy: the tick due at 30 is 6 ms late
+    ///         iv.tick().await;
+    ///         at.push(now());
+    ///         iv.tick().await; // missed: one period after the late tick
+    ///         at.push(now());
+    ///         at
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(at, [13, 20, 36, 46]);
+    /// ```
     #[default]
     Delay,
     /// Drop the missed ticks; the next tick is on the original grid (like
@@ -309,5 +340,50 @@ impl Interval {
     /// ```
     pub fn period(&self) -> Duration {
         Duration::from_millis(self.period)
+    }
+
+    /// Whether the interval keeps the loop alive while it waits for its
+    /// next tick (by default it does, as Node's `setInterval`).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{EventLoop, time};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let iv = lp.scope(|| time::interval(Duration::from_millis(10)));
+    /// assert!(iv.has_ref());
+    /// ```
+    pub fn has_ref(&self) -> bool {
+        self.delay.has_ref()
+    }
+
+    /// Makes the interval keep the loop alive (`true`, the default) or not
+    /// (`false`: Node's `interval.unref()`, or `timers/promises`'
+    /// `setInterval(ms, value, { ref: false })`). The choice holds for
+    /// every tick that follows, across resets, until changed again. A task
+    /// waiting on an unrefed interval does not keep the loop running: the
+    /// loop returns once nothing refed is left, as Node's process exits.
+    ///
+    /// ```
+    /// use std::{cell::RefCell, rc::Rc, time::Duration};
+    /// use timerloop::{EventLoop, time};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let ticks = Rc::new(RefCell::new(Vec::new()));
+    /// let t = ticks.clone();
+    /// lp.spawn(async move {
+    ///     // housekeeping that must not keep the program alive
+    ///     let mut iv = time::interval(Duration::from_millis(10));
+    ///     iv.set_ref(false);
+    ///     loop {
+    ///         iv.tick().await;
+    ///         t.borrow_mut().push(time::Instant::now().as_millis());
+    ///     }
+    /// });
+    /// lp.set_timeout(35, |_| {}); // the program's real work
+    /// lp.run().unwrap();
+    /// assert_eq!(*ticks.borrow(), [0, 10, 20, 30]);
+    /// assert_eq!(lp.now(), 35); // the interval did not keep it running
+    /// ```
+    pub fn set_ref(&self, refed: bool) {
+        self.delay.set_ref(refed);
     }
 }

@@ -35,12 +35,15 @@
 //! [`Interval`] follows tokio's rules exactly (first tick at once; a tick
 //! is *missed* when it is more than 5 ms late; a zero period panics), but
 //! its default [`MissedTickBehavior`] is `Delay`, which is what Node's
-//! `setInterval` does:
+//! `setInterval` does with a missed tick. A tick 5 ms late or less is not
+//! missed and keeps the grid, where Node's `setInterval` counts every next
+//! run from the late one; [`EventLoop::set_interval`](crate::EventLoop::set_interval)
+//! has Node's rule exactly.
 //!
 //! | behaviour | after a late tick | who does this |
 //! |---|---|---|
 //! | `Burst` | the missed ticks fire back to back, then the original grid | tokio's default |
-//! | `Delay` (default) | the next tick is one period after the late one | Node's `setInterval` |
+//! | `Delay` (default) | the next tick is one period after the late one | Node's `setInterval` (for a tick more than 5 ms late) |
 //! | `Skip` | the missed ticks are dropped; the next is on the original grid | Go's `Ticker`, .NET's `PeriodicTimer` (alike) |
 //!
 //! ```text
@@ -143,6 +146,41 @@ impl Instant {
     }
 
     pub(crate) fn as_ms(self) -> u64 {
+        self.ms
+    }
+
+    /// The instant at loop time `ms`: the milliseconds since the loop's
+    /// clock began, as [`EventLoop::now`](crate::EventLoop::now) counts
+    /// them. Callback code keeps time in those; this and
+    /// [`as_millis`](Instant::as_millis) carry it to and from task code.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{EventLoop, time::{self, Instant}};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// lp.block(7);
+    /// let due = Instant::from_millis(lp.now() + 5); // from a callback's clock
+    /// let woke = lp.block_on(async move {
+    ///     time::sleep_until(due).await;
+    ///     Instant::now()
+    /// });
+    /// assert_eq!(woke.unwrap(), due);
+    /// assert_eq!(due.as_millis(), 12);
+    /// ```
+    pub fn from_millis(ms: u64) -> Instant {
+        Instant { ms }
+    }
+
+    /// This instant's loop time: milliseconds since the loop's clock
+    /// began, comparable with [`EventLoop::now`](crate::EventLoop::now).
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, time::Instant};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// lp.block(3);
+    /// assert_eq!(lp.scope(Instant::now).as_millis(), lp.now());
+    /// ```
+    pub fn as_millis(&self) -> u64 {
         self.ms
     }
 
