@@ -30,6 +30,24 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// let err = lp.run().unwrap_err();
 /// assert_eq!(err.to_string(), "uncaught error in a timeout callback: went wrong");
 /// ```
+///
+/// A closure that never returns (it ends in `panic!`, `todo!` or
+/// `std::process::exit`) needs its return type written. Rust 2024 gives
+/// such a closure the never type, `!`, which stable Rust cannot make a
+/// `CallbackResult`:
+///
+/// ```compile_fail
+/// # use timerloop::EventLoop;
+/// let mut lp = EventLoop::with_virtual_clock();
+/// lp.set_timeout(1, |_| std::process::exit(2)); // error: `!` is not a CallbackResult
+/// ```
+///
+/// ```
+/// # use timerloop::EventLoop;
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let t = lp.set_timeout(1000, |_| -> () { std::process::exit(2) });
+/// # lp.clear_timeout(t).unwrap();
+/// ```
 pub trait CallbackResult {
     /// Converts the callback's return value into a result.
     ///
@@ -314,8 +332,9 @@ impl fmt::Display for Error {
         match self {
             Error::Uncaught(e) => e.fmt(f),
             Error::Reentrant => f.write_str(
-                "the loop is already running: run() cannot be called from one of its callbacks; \
-                 schedule the work with set_immediate or next_tick instead",
+                "the loop is already running: run(), block_on() and their siblings cannot be called \
+                 from inside its callbacks or tasks; schedule the work with set_immediate or \
+                 next_tick instead",
             ),
             Error::Stalled => f.write_str(
                 "block_on's future is still pending, but nothing refed is left to wake it \

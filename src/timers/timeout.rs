@@ -585,6 +585,15 @@ impl EventLoop {
     /// timer joins the list of the truncated duration, so 1.5 ms fires with
     /// the 1 ms timers. A [`Duration`](std::time::Duration) is rounded **up**
     /// to whole milliseconds, so it never fires early: 1.5 ms is 2 ms.
+    /// A `Duration` beyond [`TIMEOUT_MAX`] is not coerced: it waits its
+    /// full length. So for a long timer (35 days, say) pass a `Duration`:
+    /// the same number of milliseconds as a number fires after 1 ms, and
+    /// its warning reaches only a [warning
+    /// handler](Self::set_warning_handler), if one is set (the library
+    /// prints nothing itself).
+    ///
+    /// `f` returns `()` or a `Result` ([`CallbackResult`]); a closure
+    /// that never returns needs `-> ()` written (see there).
     ///
     /// [`TIMEOUT_MAX`]: super::TIMEOUT_MAX
     ///
@@ -901,7 +910,9 @@ impl EventLoop {
     /// of its duration. A timeout that already fired fires again, if it was
     /// [kept](Self::keep_timeout). Refreshing an interval from inside its
     /// own callback has no effect: the next run stays on its grid (R8.5).
-    /// Refreshing a cleared timer does nothing, as in Node.
+    /// Refreshing a cleared timer does nothing, as in Node: a
+    /// [kept](Self::keep_timeout) one answers `Ok(())`, and one that was
+    /// not kept is gone, so its handle is stale ([`TimerError::Stale`]).
     ///
     /// ```
     /// use std::{cell::RefCell, rc::Rc};
