@@ -43,6 +43,194 @@
   let tickTail = 0;
   const TIMEOUT_MAX = 2 ** 31 - 1;
 
+  // --- err.stack as V8 shapes it -----------------------------------------
+  // QuickJS's own `stack` is the frames alone. V8's is `${name}: ${message}`
+  // (Error.prototype.toString) and then the frames, an own property of the
+  // error defined before `message`, formatted on its first read (a name or
+  // message set after construction shows). QuickJS calls the native slot
+  // of `Error.prepareStackTrace` with the call sites whenever it makes an
+  // error (and for `Error.captureStackTrace`): that slot holds `onError`,
+  // which installs such a property; the frames keep QuickJS's text. The
+  // `Error.prepareStackTrace` a program sees is Node's default at first,
+  // and a program's own is called with the call sites as V8 calls it, on
+  // the first read.
+  const ErrorCtor = Error;
+  const ErrorToString = Error.prototype.toString;
+  const defineProperty = Object.defineProperty;
+  const getOwnDescriptor = Object.getOwnPropertyDescriptor;
+  const nativeCapture = Error.captureStackTrace;
+  const hasOwnProperty = (o, k) => ReflectApply(Object.prototype.hasOwnProperty, o, [k]);
+  let userPrepare;
+  let capturing = false;
+  let captured = null;
+  // The main script's file and how far its wrapper shifts line 1's columns.
+  let mainFile = null;
+  let mainShift = 0;
+  function frameText(cs) {
+    const file = cs.getFileName();
+    const line = cs.getLineNumber();
+    let col = cs.getColumnNumber();
+    if (file === mainFile && line === 1) col -= mainShift;
+    const where = (file === null || file === undefined ? '<null>' : file) +
+      (line === -1 ? '' : ':' + line + ':' + col);
+    // A parse error's own location: no function.
+    if (cs.getFunction() === null) return '    at ' + where;
+    const name = cs.getFunctionName() || '<anonymous>';
+    return '    at ' + name + (cs.isNative() ? ' (native)' : ' (' + where + ')');
+  }
+  function errorHeader(err) {
+    try {
+      return ReflectApply(ErrorToString, err, []);
+    } catch {
+      return '<error>';
+    }
+  }
+  // Node 20's default `Error.prepareStackTrace`.
+  function ErrorPrepareStackTrace(error, trace) {
+    let s = errorHeader(error);
+    for (let i = 0; i < trace.length; i++) s += '\n' + frameText(trace[i]);
+    return s;
+  }
+  userPrepare = ErrorPrepareStackTrace;
+  function stackValue(err, callsites) {
+    if (userPrepare === ErrorPrepareStackTrace || typeof userPrepare !== 'function') {
+      return ErrorPrepareStackTrace(err, callsites);
+    }
+    return ReflectApply(userPrepare, ErrorCtor, [err, callsites]);
+  }
+  function setStack(err, value) {
+    defineProperty(err, 'stack', { value, writable: true, enumerable: false, configurable: true });
+  }
+  function installStack(err, callsites) {
+    defineProperty(err, 'stack', {
+      get() {
+        const value = stackValue(err, callsites);
+        setStack(err, value);
+        return value;
+      },
+      set(value) { setStack(err, value); },
+      enumerable: false,
+      configurable: true,
+    });
+  }
+  const ownAfterStack = ['message', 'cause', 'errors'];
+  // QuickJS also calls it for an exception as it unwinds each frame
+  // (until the context has a backtrace to keep, which a null return
+  // gives it): an error that has its stack keeps it, as a rethrown one
+  // does in V8, and a thrown primitive has none.
+  function onError(err, callsites) {
+    if (capturing) {
+      captured = callsites;
+      return null;
+    }
+    if (err === null || typeof err !== 'object' || hasOwnProperty(err, 'stack')) return null;
+    try {
+      installStack(err, callsites);
+      for (let i = 0; i < ownAfterStack.length; i++) {
+        const d = getOwnDescriptor(err, ownAfterStack[i]);
+        if (d !== undefined) {
+          delete err[ownAfterStack[i]];
+          defineProperty(err, ownAfterStack[i], d);
+        }
+      }
+    } catch {
+      // Out of stack or memory: the error keeps QuickJS's stack.
+    }
+    return null;
+  }
+  // V8's: the frames above `fn` (above the caller without one); none if
+  // `fn` is not on the stack.
+  function captureStackTrace(obj, fn) {
+    if (obj === null || (typeof obj !== 'object' && typeof obj !== 'function')) {
+      return ReflectApply(nativeCapture, ErrorCtor, [obj]);
+    }
+    capturing = true;
+    captured = null;
+    try {
+      ReflectApply(nativeCapture, ErrorCtor, [obj, typeof fn === 'function' ? fn : captureStackTrace]);
+    } finally {
+      capturing = false;
+    }
+    let callsites = captured || [];
+    captured = null;
+    for (let i = 0; i < callsites.length; i++) {
+      if (callsites[i].getFunction() === captureStackTrace) {
+        callsites = [];
+        break;
+      }
+    }
+    installStack(obj, callsites);
+  }
+  getOwnDescriptor(Error, 'prepareStackTrace').set.call(Error, onError);
+  defineProperty(Error, 'prepareStackTrace', {
+    get() { return userPrepare; },
+    set(fn) { userPrepare = fn; },
+    enumerable: false,
+    configurable: true,
+  });
+  defineProperty(Error, 'captureStackTrace', {
+    value: captureStackTrace, writable: true, enumerable: false, configurable: true,
+  });
+  // An error made where `onError` cannot run (out of stack, out of memory)
+  // has a null stack in QuickJS: it reads as its header alone.
+  const protoStack = getOwnDescriptor(Error.prototype, 'stack');
+  if (protoStack && protoStack.get) {
+    defineProperty(Error.prototype, 'stack', {
+      get() {
+        const v = ReflectApply(protoStack.get, this, []);
+        return v === null && this instanceof ErrorCtor ? errorHeader(this) : v;
+      },
+      set: protoStack.set,
+      enumerable: false,
+      configurable: true,
+    });
+  }
+
+  // Promise.any as the spec writes it (the same `then` calls, so the same
+  // microtask turns as QuickJS's), so that its AggregateError has V8's
+  // message, `All promises were rejected`, and, as V8's, no frames.
+  function anyError(errors) {
+    const e = new AggregateError(errors, 'All promises were rejected');
+    setStack(e, 'AggregateError: All promises were rejected');
+    return e;
+  }
+  defineProperty(Promise, 'any', {
+    value: {
+      any(iterable) {
+        const C = this;
+        let resolve, reject;
+        const promise = new C((a, b) => { resolve = a; reject = b; });
+        try {
+          const promiseResolve = C.resolve;
+          if (typeof promiseResolve !== 'function') throw new TypeError('Promise resolve is not a function');
+          const errors = [];
+          let remaining = 1;
+          let index = 0;
+          for (const value of iterable) {
+            const i = index++;
+            errors.push(undefined);
+            const next = ReflectApply(promiseResolve, C, [value]);
+            let called = false;
+            remaining++;
+            next.then(resolve, (e) => {
+              if (called) return;
+              called = true;
+              errors[i] = e;
+              if (--remaining === 0) reject(anyError(errors));
+            });
+          }
+          if (--remaining === 0) reject(anyError(errors));
+        } catch (e) {
+          reject(e);
+        }
+        return promise;
+      },
+    }.any,
+    writable: true,
+    enumerable: false,
+    configurable: true,
+  });
+
   const enqueueMicrotask = globalThis.queueMicrotask;
   const released = new FinalizationRegistry((id) => host.release(id));
   released.register = FinalizationRegistry.prototype.register;
@@ -270,6 +458,14 @@
     }
     static isBuffer(b) { return b instanceof Buffer; }
     toString() { return decodeUtf8(this); }
+    // Node's: up to 50 bytes in hex.
+    [Symbol.for('nodejs.util.inspect.custom')]() {
+      let s = '';
+      const n = Math.min(this.length, 50);
+      for (let i = 0; i < n; i++) s += (i ? ' ' : '') + (this[i] < 16 ? '0' : '') + this[i].toString(16);
+      if (this.length > 50) s += ' ... ' + (this.length - 50) + ' more byte' + (this.length - 50 > 1 ? 's' : '');
+      return '<Buffer' + (s ? ' ' + s : '') + '>';
+    }
   }
   class TextDecoder {
     decode(b) { return b === undefined ? '' : decodeUtf8(b instanceof ArrayBuffer ? new Uint8Array(b) : b); }
@@ -321,45 +517,751 @@
     },
   };
 
-  // A small util.inspect: strings, numbers, booleans, undefined, null,
-  // bigints, symbols, functions, arrays and plain objects, nested 2 deep
-  // as Node's default depth; no line breaking past 72 columns, no
-  // Map/Set/class-instance details.
-  function inspect(v, depth, top) {
-    switch (typeof v) {
-      case 'string': return top ? v : quote(v);
-      case 'number': return Object.is(v, -0) ? '-0' : String(v);
-      case 'bigint': return v + 'n';
-      case 'undefined': case 'boolean': return String(v);
-      case 'symbol': return v.toString();
-      case 'function': return v.name ? '[Function: ' + v.name + ']' : '[Function (anonymous)]';
+  // --- util.inspect, on Node 20's rules ----------------------------------
+  // Node's options (depth, breakLength, compact, maxArrayLength,
+  // maxStringLength, showHidden, sorted, getters, customInspect), its line
+  // breaking (an entry list goes on one line while it fits in breakLength
+  // and the object is at most `compact` levels from its innermost one;
+  // arrays of more than 6 entries are grouped in columns) and its formats
+  // for arrays (sparse, `... more items`), typed arrays, Map, Set, Date,
+  // RegExp, functions and classes, errors (stack, own properties,
+  // `[cause]`, `[errors]`), null prototypes, class instances, circular
+  // references, getters and symbols. No colors, no proxies (QuickJS cannot
+  // tell them), string width is the length.
+  const kObjectType = 0;
+  const kArrayType = 1;
+  const kArrayExtrasType = 2;
+  const inspectDefaults = {
+    showHidden: false, depth: 2, colors: false, customInspect: true, showProxy: false,
+    maxArrayLength: 100, maxStringLength: 10000, breakLength: 80, compact: 3,
+    sorted: false, getters: false, numericSeparator: false,
+  };
+  const customInspectSymbol = Symbol.for('nodejs.util.inspect.custom');
+  const ObjectToString = Object.prototype.toString;
+  const hasOwn = (o, k) => ReflectApply(Object.prototype.hasOwnProperty, o, [k]);
+  const isEnumerable = (o, k) => ReflectApply(Object.prototype.propertyIsEnumerable, o, [k]);
+  const SetSize = getOwnDescriptor(Set.prototype, 'size').get;
+  const MapSize = getOwnDescriptor(Map.prototype, 'size').get;
+  const TypedArrayProto = Object.getPrototypeOf(Uint8Array.prototype);
+  const TypedArrayTag = getOwnDescriptor(TypedArrayProto, Symbol.toStringTag).get;
+  const DateGetTime = Date.prototype.getTime;
+  const RegExpToString = RegExp.prototype.toString;
+  const FunctionToString = Function.prototype.toString;
+  const brand = (v, f) => { try { ReflectApply(f, v, []); return true; } catch { return false; } };
+  const isSet = (v) => brand(v, SetSize);
+  const isMap = (v) => brand(v, MapSize);
+  const isTypedArray = (v) => TypedArrayTag.call(v) !== undefined;
+  const isDate = (v) => brand(v, DateGetTime);
+  const isRegExp = (v) => ObjectToString.call(v) === '[object RegExp]' && brand(v, getOwnDescriptor(RegExp.prototype, 'source').get);
+  const isError = (v) => v instanceof ErrorCtor || ObjectToString.call(v) === '[object Error]';
+  const isPromise = (v) => host.promiseState(v) !== -1;
+  const weakKind = (v) => {
+    try { WeakMap.prototype.has.call(v, {}); return 'WeakMap'; } catch {}
+    try { WeakSet.prototype.has.call(v, {}); return 'WeakSet'; } catch {}
+    return '';
+  };
+  const boxedKind = (v) => {
+    for (const [type, proto] of [['Number', Number.prototype], ['String', String.prototype],
+      ['Boolean', Boolean.prototype], ['BigInt', BigInt.prototype], ['Symbol', Symbol.prototype]]) {
+      if (brand(v, proto.valueOf)) return [type, ReflectApply(proto.valueOf, v, [])];
     }
-    if (v === null) return 'null';
-    if (v instanceof Error) return v.stack ? String(v) + '\n' + v.stack.replace(/\n$/, '') : String(v);
-    if (Array.isArray(v)) {
-      if (depth > 2) return '[Array]';
-      if (v.length === 0) return '[]';
-      return '[ ' + v.map((x) => inspect(x, depth + 1, false)).join(', ') + ' ]';
-    }
-    if (v instanceof Timeout) return 'Timeout { _idleTimeout: ' + v._idleTimeout + ' }';
-    if (depth > 2) return '[Object]';
-    const keys = Object.keys(v);
-    const ctor = v.constructor && v.constructor !== Object ? v.constructor.name + ' ' : '';
-    if (keys.length === 0) return ctor + '{}';
-    return ctor + '{ ' + keys.map((k) => (/^[A-Za-z_$][\w$]*$/.test(k) ? k : "'" + k + "'") + ': ' + inspect(v[k], depth + 1, false)).join(', ') + ' }';
+    return null;
+  };
+  const indexKey = /^(0|[1-9][0-9]*)$/;
+  const plainKey = /^[a-zA-Z_][a-zA-Z_0-9]*$/;
+  const escapeAll = /[\x00-\x1f\x27\x5c\x7f-\x9f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+  const escapeNoQuote = /[\x00-\x1f\x5c\x7f-\x9f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+  const named = { 8: '\\b', 9: '\\t', 10: '\\n', 12: '\\f', 13: '\\r', 39: "\\'", 92: '\\\\' };
+  function escapeChar(ch) {
+    const c = ch.charCodeAt(0);
+    if (named[c] !== undefined) return named[c];
+    if (c < 0xa0) return '\\x' + (c < 16 ? '0' : '') + c.toString(16).toUpperCase();
+    return '\\u' + c.toString(16);
   }
-  // Node's choice of quotes: ' unless the string holds one, then ", then `.
-  function quote(s) {
+  // Node's quotes: ' unless the string holds one, then ", then `.
+  function strEscape(s) {
     let q = "'";
+    let re = escapeAll;
     if (s.includes("'")) {
       if (!s.includes('"')) q = '"';
       else if (!s.includes('`') && !s.includes('${')) q = '`';
+      if (q !== "'") re = escapeNoQuote;
     }
-    const esc = s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/\t/g, '\\t');
-    return q + (q === "'" ? esc.replace(/'/g, "\\'") : esc) + q;
+    re.lastIndex = 0;
+    return q + s.replace(re, escapeChar) + q;
   }
+  const remainingText = (n) => '... ' + n + ' more item' + (n > 1 ? 's' : '');
+
+  function inspectValue(value, opts) {
+    const ctx = { ...inspectDefaults, seen: [], indentationLvl: 0, currentDepth: 0, circular: undefined };
+    if (arguments.length > 1) {
+      if (arguments.length > 2 && arguments[2] !== undefined) ctx.depth = arguments[2];
+      if (typeof opts === 'boolean') ctx.showHidden = opts;
+      else if (opts) {
+        for (const k of Object.keys(opts)) if (hasOwn(inspectDefaults, k)) ctx[k] = opts[k];
+      }
+    }
+    if (ctx.maxArrayLength === null) ctx.maxArrayLength = Infinity;
+    if (ctx.maxStringLength === null) ctx.maxStringLength = Infinity;
+    return formatValue(ctx, value, 0);
+  }
+  const tooDeep = (ctx, recurseTimes) => ctx.depth !== null && recurseTimes > ctx.depth;
+
+  function formatValue(ctx, value, recurseTimes) {
+    if (typeof value !== 'object' && typeof value !== 'function') return formatPrimitive(value, ctx);
+    if (value === null) return 'null';
+    if (ctx.customInspect) {
+      const custom = value[customInspectSymbol];
+      if (typeof custom === 'function' && custom !== inspectValue &&
+          !(value.constructor && value.constructor.prototype === value)) {
+        const depth = ctx.depth === null ? null : ctx.depth - recurseTimes;
+        const options = { stylize: (s) => s };
+        for (const k of Object.keys(inspectDefaults)) options[k] = ctx[k];
+        const ret = ReflectApply(custom, value, [depth, options, inspectValue]);
+        if (ret !== value) {
+          if (typeof ret !== 'string') return formatValue(ctx, ret, recurseTimes);
+          return ret.replaceAll('\n', '\n' + ' '.repeat(ctx.indentationLvl));
+        }
+      }
+    }
+    if (ctx.seen.includes(value)) {
+      if (ctx.circular === undefined) ctx.circular = new Map();
+      let index = ctx.circular.get(value);
+      if (index === undefined) {
+        index = ctx.circular.size + 1;
+        ctx.circular.set(value, index);
+      }
+      return '[Circular *' + index + ']';
+    }
+    return formatRaw(ctx, value, recurseTimes);
+  }
+
+  function getConstructorName(obj) {
+    const tmp = obj;
+    let firstProto;
+    while (obj) {
+      const d = getOwnDescriptor(obj, 'constructor');
+      if (d !== undefined && typeof d.value === 'function' && d.value.name !== '') {
+        let is = false;
+        try { is = tmp instanceof d.value; } catch {}
+        if (is) return String(d.value.name);
+      }
+      obj = Object.getPrototypeOf(obj);
+      if (firstProto === undefined) firstProto = obj;
+    }
+    if (firstProto === null) return null;
+    return internalName(tmp) + ' <Complex prototype>';
+  }
+  function internalName(v) {
+    if (typeof v === 'function') return 'Function';
+    if (Array.isArray(v)) return 'Array';
+    if (isError(v)) return 'Error';
+    return 'Object';
+  }
+  function getPrefix(constructor, tag, fallback, size = '') {
+    if (constructor === null) {
+      if (tag !== '' && fallback !== tag) return '[' + fallback + size + ': null prototype] [' + tag + '] ';
+      return '[' + fallback + size + ': null prototype] ';
+    }
+    if (tag !== '' && constructor !== tag) return constructor + size + ' [' + tag + '] ';
+    return constructor + size + ' ';
+  }
+  function getCtxStyle(value, constructor, tag) {
+    let fallback = '';
+    if (constructor === null) {
+      fallback = internalName(value);
+      if (fallback === tag) fallback = 'Object';
+    }
+    return getPrefix(constructor, tag, fallback);
+  }
+  function getKeys(value, showHidden) {
+    const symbols = Object.getOwnPropertySymbols(value);
+    let keys;
+    if (showHidden) {
+      keys = Object.getOwnPropertyNames(value);
+      for (const s of symbols) keys.push(s);
+    } else {
+      keys = Object.keys(value);
+      for (const s of symbols) if (isEnumerable(value, s)) keys.push(s);
+    }
+    return keys;
+  }
+  // An array's or typed array's own keys that are not indices.
+  function nonIndexKeys(value, showHidden) {
+    return getKeys(value, showHidden).filter((k) => typeof k !== 'string' || !indexKey.test(k) || +k > 2 ** 32 - 2);
+  }
+
+  function formatRaw(ctx, value, recurseTimes) {
+    let keys;
+    const constructor = getConstructorName(value);
+    let tag = value[Symbol.toStringTag];
+    if (typeof tag !== 'string' ||
+        (tag !== '' && (ctx.showHidden ? hasOwn : isEnumerable)(value, Symbol.toStringTag))) {
+      tag = '';
+    }
+    let base = '';
+    let formatter = () => [];
+    let braces;
+    let noIterator = true;
+    let extrasType = kObjectType;
+    if (Symbol.iterator in value || constructor === null) {
+      noIterator = false;
+      if (Array.isArray(value)) {
+        const prefix = constructor !== 'Array' || tag !== ''
+          ? getPrefix(constructor, tag, 'Array', '(' + value.length + ')') : '';
+        keys = nonIndexKeys(value, ctx.showHidden);
+        braces = [prefix + '[', ']'];
+        if (value.length === 0 && keys.length === 0) return braces[0] + ']';
+        extrasType = kArrayExtrasType;
+        formatter = formatArray;
+      } else if (isSet(value)) {
+        const size = SetSize.call(value);
+        const prefix = getPrefix(constructor, tag, 'Set', '(' + size + ')');
+        keys = getKeys(value, ctx.showHidden);
+        formatter = (c, v, r) => formatEntries(c, Set.prototype.values.call(v), r, false);
+        if (size === 0 && keys.length === 0) return prefix + '{}';
+        braces = [prefix + '{', '}'];
+      } else if (isMap(value)) {
+        const size = MapSize.call(value);
+        const prefix = getPrefix(constructor, tag, 'Map', '(' + size + ')');
+        keys = getKeys(value, ctx.showHidden);
+        formatter = (c, v, r) => formatEntries(c, Map.prototype.entries.call(v), r, true);
+        if (size === 0 && keys.length === 0) return prefix + '{}';
+        braces = [prefix + '{', '}'];
+      } else if (isTypedArray(value)) {
+        keys = nonIndexKeys(value, ctx.showHidden);
+        const fallback = constructor === null ? TypedArrayTag.call(value) : '';
+        const prefix = getPrefix(constructor, tag, fallback, '(' + value.length + ')');
+        braces = [prefix + '[', ']'];
+        if (value.length === 0 && keys.length === 0 && !ctx.showHidden) return braces[0] + ']';
+        formatter = formatTypedArray;
+        extrasType = kArrayExtrasType;
+      } else {
+        noIterator = true;
+      }
+    }
+    if (noIterator) {
+      keys = getKeys(value, ctx.showHidden);
+      braces = ['{', '}'];
+      let boxed;
+      if (typeof value === 'function') {
+        base = getFunctionBase(value, constructor, tag);
+        if (keys.length === 0) return base;
+      } else if (constructor === 'Object') {
+        if (ObjectToString.call(value) === '[object Arguments]') braces[0] = '[Arguments] {';
+        else if (tag !== '') braces[0] = getPrefix(constructor, tag, 'Object') + '{';
+        if (keys.length === 0) return braces[0] + '}';
+      } else if (isRegExp(value)) {
+        base = ReflectApply(RegExpToString, constructor !== null ? value : new RegExp(value), []);
+        const prefix = getPrefix(constructor, tag, 'RegExp');
+        if (prefix !== 'RegExp ') base = prefix + base;
+        if (keys.length === 0 || tooDeep(ctx, recurseTimes)) return base;
+      } else if (isDate(value)) {
+        base = Number.isNaN(DateGetTime.call(value)) ? Date.prototype.toString.call(value)
+          : Date.prototype.toISOString.call(value);
+        const prefix = getPrefix(constructor, tag, 'Date');
+        if (prefix !== 'Date ') base = prefix + base;
+        if (keys.length === 0) return base;
+      } else if (isError(value)) {
+        base = formatError(value, constructor, tag, ctx, keys);
+        if (keys.length === 0) return base;
+      } else if (isPromise(value)) {
+        braces[0] = getPrefix(constructor, tag, 'Promise') + '{';
+        formatter = formatPromise;
+      } else if (weakKind(value) !== '') {
+        braces[0] = getPrefix(constructor, tag, weakKind(value)) + '{';
+        formatter = () => ['<items unknown>'];
+      } else if ((boxed = boxedKind(value)) !== null) {
+        const [type, prim] = boxed;
+        if (type === 'String') keys.splice(0, prim.length);
+        base = '[' + type;
+        if (type !== constructor) base += constructor === null ? ' (null prototype)' : ' (' + constructor + ')';
+        base += ': ' + formatPrimitive(prim, { ...inspectDefaults, compact: true, indentationLvl: 0 }) + ']';
+        if (tag !== '' && tag !== constructor) base += ' [' + tag + ']';
+        if (keys.length === 0) return base;
+      } else {
+        if (keys.length === 0) return getCtxStyle(value, constructor, tag) + '{}';
+        braces[0] = getCtxStyle(value, constructor, tag) + '{';
+      }
+    }
+    if (tooDeep(ctx, recurseTimes)) {
+      const name = getCtxStyle(value, constructor, tag).slice(0, -1);
+      return constructor !== null ? '[' + name + ']' : name;
+    }
+    recurseTimes += 1;
+    ctx.seen.push(value);
+    ctx.currentDepth = recurseTimes;
+    let output;
+    const indentationLvl = ctx.indentationLvl;
+    try {
+      output = formatter(ctx, value, recurseTimes);
+      for (let i = 0; i < keys.length; i++) {
+        output.push(formatProperty(ctx, value, recurseTimes, keys[i], extrasType));
+      }
+    } catch (err) {
+      if (!(err instanceof RangeError && /call stack/.test(err.message))) throw err;
+      ctx.seen.pop();
+      ctx.indentationLvl = indentationLvl;
+      return '[' + getCtxStyle(value, constructor, tag).slice(0, -1) +
+        ': Inspection interrupted prematurely. Maximum call stack size exceeded.]';
+    }
+    if (ctx.circular !== undefined) {
+      const index = ctx.circular.get(value);
+      if (index !== undefined) {
+        const reference = '<ref *' + index + '>';
+        if (ctx.compact !== true) base = base === '' ? reference : reference + ' ' + base;
+        else braces[0] = reference + ' ' + braces[0];
+      }
+    }
+    ctx.seen.pop();
+    if (ctx.sorted) {
+      const comparator = ctx.sorted === true ? undefined : ctx.sorted;
+      if (extrasType === kObjectType) output.sort(comparator);
+      else if (keys.length > 1) {
+        const sorted = output.slice(output.length - keys.length).sort(comparator);
+        output.splice(output.length - keys.length, keys.length, ...sorted);
+      }
+    }
+    return reduceToSingleString(ctx, output, base, braces, extrasType, recurseTimes, value);
+  }
+
+  function getFunctionBase(value, constructor, tag) {
+    const text = ReflectApply(FunctionToString, value, []);
+    if (text.startsWith('class') && text.endsWith('}')) {
+      const rest = text.slice(5, -1);
+      const brace = rest.indexOf('{');
+      if (brace !== -1 && (!rest.slice(0, brace).includes('(') ||
+          /^(\s+[^(]*?)\s*{/.test(rest.replace(/(\/\/.*?\n)|(\/\*(.|\n)*?\*\/)/g, '')))) {
+        const name = (hasOwn(value, 'name') && value.name) || '(anonymous)';
+        let b = 'class ' + name;
+        if (constructor !== 'Function' && constructor !== null) b += ' [' + constructor + ']';
+        if (tag !== '' && constructor !== tag) b += ' [' + tag + ']';
+        if (constructor !== null) {
+          const superName = Object.getPrototypeOf(value).name;
+          if (superName) b += ' extends ' + superName;
+        } else {
+          b += ' extends [null prototype]';
+        }
+        return '[' + b + ']';
+      }
+    }
+    let type = 'Function';
+    const kind = ObjectToString.call(value);
+    if (kind === '[object GeneratorFunction]' || kind === '[object AsyncGeneratorFunction]') type = 'Generator' + type;
+    if (kind === '[object AsyncFunction]' || kind === '[object AsyncGeneratorFunction]') type = 'Async' + type;
+    let b = '[' + type;
+    if (constructor === null) b += ' (null prototype)';
+    b += value.name === '' ? ' (anonymous)' : ': ' + value.name;
+    b += ']';
+    if (constructor !== type && constructor !== null) b += ' ' + constructor;
+    if (tag !== '' && constructor !== tag) b += ' [' + tag + ']';
+    return b;
+  }
+
+  function getStackString(err) {
+    return err.stack ? String(err.stack) : ReflectApply(ErrorToString, err, []);
+  }
+  // Node's: frames the error shares with its cause are folded into one line.
+  function getStackFrames(err, stack) {
+    const frames = stack.split('\n');
+    let cause;
+    try { cause = err.cause; } catch {}
+    if (cause != null && isError(cause)) {
+      const causeStack = getStackString(cause);
+      const start = causeStack.indexOf('\n    at');
+      if (start !== -1) {
+        const causeFrames = causeStack.slice(start + 1).split('\n');
+        for (let i = 0; i < frames.length - 3; i++) {
+          const pos = causeFrames.indexOf(frames[i]);
+          if (pos === -1) continue;
+          const rest = causeFrames.length - pos;
+          if (rest <= 3) continue;
+          let len = 1;
+          const maxLen = Math.min(frames.length - i, rest);
+          while (maxLen > len && frames[i + len] === causeFrames[pos + len]) len++;
+          if (len > 3) {
+            frames.splice(i + 1, len - 2, '    ... ' + (len - 2) + ' lines matching cause stack trace ...');
+            break;
+          }
+        }
+      }
+    }
+    return frames;
+  }
+  function formatError(err, constructor, tag, ctx, keys) {
+    const name = err.name != null ? String(err.name) : 'Error';
+    let stack = getStackString(err);
+    if (!ctx.showHidden && keys.length !== 0) {
+      for (const k of ['name', 'message', 'stack']) {
+        const i = keys.indexOf(k);
+        if (i !== -1 && stack.includes(err[k])) keys.splice(i, 1);
+      }
+    }
+    if ('cause' in err && (keys.length === 0 || !keys.includes('cause'))) keys.push('cause');
+    if (Array.isArray(err.errors) && (keys.length === 0 || !keys.includes('errors'))) keys.push('errors');
+    // Node's improveStack: the constructor's name where the stack has another.
+    let len = name.length;
+    if (constructor === null || (name.endsWith('Error') && stack.startsWith(name) &&
+        (stack.length === len || stack[len] === ':' || stack[len] === '\n'))) {
+      let fallback = 'Error';
+      if (constructor === null) {
+        const start = /^([A-Z][a-z_ A-Z0-9[\]()-]+)(?::|\n {4}at)/.exec(stack) || /^([a-z_A-Z0-9-]*Error)$/.exec(stack);
+        fallback = (start && start[1]) || '';
+        len = fallback.length;
+        fallback = fallback || 'Error';
+      }
+      const prefix = getPrefix(constructor, tag, fallback).slice(0, -1);
+      if (name !== prefix) {
+        if (prefix.includes(name)) stack = len === 0 ? prefix + ': ' + stack : prefix + stack.slice(len);
+        else stack = prefix + ' [' + name + ']' + stack.slice(len);
+      }
+    }
+    let pos = (err.message && stack.indexOf(err.message)) || -1;
+    if (pos !== -1) pos += err.message.length;
+    const stackStart = stack.indexOf('\n    at', pos);
+    if (stackStart === -1) {
+      stack = '[' + stack + ']';
+    } else {
+      const lines = getStackFrames(err, stack.slice(stackStart + 1));
+      stack = stack.slice(0, stackStart) + '\n' + lines.join('\n');
+    }
+    if (ctx.indentationLvl !== 0) stack = stack.replaceAll('\n', '\n' + ' '.repeat(ctx.indentationLvl));
+    return stack;
+  }
+
+  function formatPrimitive(value, ctx) {
+    switch (typeof value) {
+      case 'string': {
+        let trailer = '';
+        if (value.length > ctx.maxStringLength) {
+          const remaining = value.length - ctx.maxStringLength;
+          value = value.slice(0, ctx.maxStringLength);
+          trailer = '... ' + remaining + ' more character' + (remaining > 1 ? 's' : '');
+        }
+        if (ctx.compact !== true && value.length > 16 && value.length > ctx.breakLength - ctx.indentationLvl - 4) {
+          return value.split(/(?<=\n)/).map(strEscape).join(' +\n' + ' '.repeat(ctx.indentationLvl + 2)) + trailer;
+        }
+        return strEscape(value) + trailer;
+      }
+      case 'number': return Object.is(value, -0) ? '-0' : String(value);
+      case 'bigint': return value + 'n';
+      case 'symbol': return value.toString();
+      default: return String(value);
+    }
+  }
+
+  function formatArray(ctx, value, recurseTimes) {
+    const len = Math.min(Math.max(0, ctx.maxArrayLength), value.length);
+    const output = [];
+    for (let i = 0; i < len; i++) {
+      if (!hasOwn(value, i)) return formatSparseArray(ctx, value, recurseTimes, len, output, i);
+      output.push(formatProperty(ctx, value, recurseTimes, i, kArrayType));
+    }
+    if (value.length > len) output.push(remainingText(value.length - len));
+    return output;
+  }
+  function formatSparseArray(ctx, value, recurseTimes, maxLength, output, i) {
+    const keys = Object.keys(value);
+    let index = i;
+    for (; i < keys.length && output.length < maxLength; i++) {
+      const key = keys[i];
+      const n = +key;
+      if (n > 2 ** 32 - 2) break;
+      if (String(index) !== key) {
+        if (!indexKey.test(key)) break;
+        const empty = n - index;
+        output.push('<' + empty + ' empty item' + (empty > 1 ? 's' : '') + '>');
+        index = n;
+        if (output.length === maxLength) break;
+      }
+      output.push(formatProperty(ctx, value, recurseTimes, key, kArrayType));
+      index++;
+    }
+    const remaining = value.length - index;
+    if (output.length !== maxLength) {
+      if (remaining > 0) output.push('<' + remaining + ' empty item' + (remaining > 1 ? 's' : '') + '>');
+    } else if (remaining > 0) {
+      output.push(remainingText(remaining));
+    }
+    return output;
+  }
+  function formatTypedArray(ctx, value) {
+    const max = Math.min(Math.max(0, ctx.maxArrayLength), value.length);
+    const output = [];
+    for (let i = 0; i < max; i++) output.push(formatPrimitive(value[i], ctx));
+    if (value.length > max) output.push(remainingText(value.length - max));
+    return output;
+  }
+  function formatEntries(ctx, iterator, recurseTimes, pairs) {
+    const output = [];
+    ctx.indentationLvl += 2;
+    for (const v of iterator) {
+      output.push(pairs ? formatValue(ctx, v[0], recurseTimes) + ' => ' + formatValue(ctx, v[1], recurseTimes)
+        : formatValue(ctx, v, recurseTimes));
+    }
+    ctx.indentationLvl -= 2;
+    return output;
+  }
+  function formatPromise(ctx, value, recurseTimes) {
+    const state = host.promiseState(value);
+    if (state === 0) return ['<pending>'];
+    ctx.indentationLvl += 2;
+    const str = formatValue(ctx, host.promiseResult(value), recurseTimes);
+    ctx.indentationLvl -= 2;
+    return [state === 2 ? '<rejected> ' + str : str];
+  }
+
+  function formatProperty(ctx, value, recurseTimes, key, type) {
+    let str;
+    const desc = getOwnDescriptor(value, key) || { value: value[key], enumerable: true };
+    if (desc.value !== undefined) {
+      const diff = ctx.compact !== true || type !== kObjectType ? 2 : 3;
+      ctx.indentationLvl += diff;
+      str = formatValue(ctx, desc.value, recurseTimes);
+      if (diff === 3 && ctx.breakLength < str.length) {
+        str = '\n' + ' '.repeat(ctx.indentationLvl) + str;
+        ctx.indentationLvl -= diff;
+        return propertyName(key, desc) + ':' + str;
+      }
+      ctx.indentationLvl -= diff;
+    } else if (desc.get !== undefined) {
+      const label = desc.set !== undefined ? 'Getter/Setter' : 'Getter';
+      const g = ctx.getters;
+      if (g && (g === true || (g === 'get' && desc.set === undefined) || (g === 'set' && desc.set !== undefined))) {
+        try {
+          const v = ReflectApply(desc.get, value, []);
+          ctx.indentationLvl += 2;
+          if (v === null) str = '[' + label + ': null]';
+          else if (typeof v === 'object') str = '[' + label + '] ' + formatValue(ctx, v, recurseTimes);
+          else str = '[' + label + ': ' + formatPrimitive(v, ctx) + ']';
+          ctx.indentationLvl -= 2;
+        } catch (err) {
+          str = '[' + label + ': <Inspection threw (' + err.message + ')>]';
+        }
+      } else {
+        str = '[' + label + ']';
+      }
+    } else if (desc.set !== undefined) {
+      str = '[Setter]';
+    } else {
+      str = 'undefined';
+    }
+    if (type === kArrayType) return str;
+    return propertyName(key, desc) + ': ' + str;
+  }
+  function propertyName(key, desc) {
+    if (typeof key === 'symbol') return '[' + key.toString().replace(escapeAll, escapeChar) + ']';
+    if (key === '__proto__') return "['__proto__']";
+    if (desc.enumerable === false) return '[' + key.replace(escapeAll, escapeChar) + ']';
+    if (plainKey.test(key)) return key;
+    return strEscape(key);
+  }
+
+  // Node's `isBelowBreakLength`: the entries, a comma and a space each,
+  // and `start` fit in breakLength, and `base` is one line.
+  function isBelowBreakLength(ctx, output, start, base) {
+    let total = output.length + start;
+    if (total + output.length > ctx.breakLength) return false;
+    for (let i = 0; i < output.length; i++) {
+      total += output[i].length;
+      if (total > ctx.breakLength) return false;
+    }
+    return base === '' || !base.includes('\n');
+  }
+  function reduceToSingleString(ctx, output, base, braces, extrasType, recurseTimes, value) {
+    if (ctx.compact !== true) {
+      if (typeof ctx.compact === 'number' && ctx.compact >= 1) {
+        const entries = output.length;
+        if (extrasType === kArrayExtrasType && entries > 6) output = groupArrayElements(ctx, output, value);
+        if (ctx.currentDepth - recurseTimes < ctx.compact && entries === output.length) {
+          const start = output.length + ctx.indentationLvl + braces[0].length + base.length + 10;
+          if (isBelowBreakLength(ctx, output, start, base)) {
+            const joined = output.join(', ');
+            if (!joined.includes('\n')) return (base ? base + ' ' : '') + braces[0] + ' ' + joined + ' ' + braces[1];
+          }
+        }
+      }
+      const indentation = '\n' + ' '.repeat(ctx.indentationLvl);
+      return (base ? base + ' ' : '') + braces[0] + indentation + '  ' +
+        output.join(',' + indentation + '  ') + indentation + braces[1];
+    }
+    if (isBelowBreakLength(ctx, output, 0, base)) {
+      return braces[0] + (base ? ' ' + base : '') + ' ' + output.join(', ') + ' ' + braces[1];
+    }
+    const indentation = ' '.repeat(ctx.indentationLvl);
+    const ln = base === '' && braces[0].length === 1 ? ' ' : (base ? ' ' + base : '') + '\n' + indentation + '  ';
+    return braces[0] + ln + output.join(',\n' + indentation + '  ') + ' ' + braces[1];
+  }
+  // Node's grouping of more than 6 array entries into aligned columns:
+  // about as many columns as make a square (a character 2.5 times as high
+  // as wide), at most 15 and what fits in breakLength; numbers are
+  // right-aligned, anything else left-aligned.
+  function groupArrayElements(ctx, output, value) {
+    let totalLength = 0;
+    let maxLength = 0;
+    let outputLength = output.length;
+    if (ctx.maxArrayLength < output.length) outputLength--; // "... more items" stays apart
+    const separatorSpace = 2;
+    const dataLen = [];
+    for (let i = 0; i < outputLength; i++) {
+      const len = output[i].length;
+      dataLen.push(len);
+      totalLength += len + separatorSpace;
+      if (maxLength < len) maxLength = len;
+    }
+    const actualMax = maxLength + separatorSpace;
+    if (actualMax * 3 + ctx.indentationLvl < ctx.breakLength &&
+        (totalLength / actualMax > 5 || maxLength <= 6)) {
+      const averageBias = Math.sqrt(actualMax - totalLength / output.length);
+      const biasedMax = Math.max(actualMax - 3 - averageBias, 1);
+      const columns = Math.min(
+        Math.round(Math.sqrt(2.5 * biasedMax * outputLength) / biasedMax),
+        Math.floor((ctx.breakLength - ctx.indentationLvl) / actualMax),
+        ctx.compact * 4,
+        15,
+      );
+      if (columns <= 1) return output;
+      const maxLineLength = [];
+      for (let i = 0; i < columns; i++) {
+        let lineMax = 0;
+        for (let j = i; j < output.length; j += columns) if (dataLen[j] > lineMax) lineMax = dataLen[j];
+        maxLineLength.push(lineMax + separatorSpace);
+      }
+      let padStart = true;
+      if (value !== undefined) {
+        for (let i = 0; i < output.length; i++) {
+          if (typeof value[i] !== 'number' && typeof value[i] !== 'bigint') {
+            padStart = false;
+            break;
+          }
+        }
+      }
+      const grouped = [];
+      for (let i = 0; i < outputLength; i += columns) {
+        const max = Math.min(i + columns, outputLength);
+        let str = '';
+        let j = i;
+        for (; j < max - 1; j++) {
+          const cell = output[j] + ', ';
+          str += padStart ? cell.padStart(maxLineLength[j - i], ' ') : cell.padEnd(maxLineLength[j - i], ' ');
+        }
+        str += padStart ? output[j].padStart(maxLineLength[j - i] - separatorSpace, ' ') : output[j];
+        grouped.push(str);
+      }
+      if (ctx.maxArrayLength < output.length) grouped.push(output[outputLength]);
+      return grouped;
+    }
+    return output;
+  }
+
+  // The console's and the host's: a string as it is, anything else
+  // inspected (console.log keeps Node's default depth, 2).
+  function inspect(v, _depth, top) {
+    if (top && typeof v === 'string') return v;
+    if (v instanceof Timeout) return 'Timeout { _idleTimeout: ' + v._idleTimeout + ' }';
+    return inspectValue(v);
+  }
+  // Node's formatWithOptions: a first string argument takes %s, %d, %i,
+  // %f, %j, %o, %O, %c and %%; the rest are joined with spaces.
+  function formatArgs(args) {
+    const first = args[0];
+    let a = 0;
+    let str = '';
+    let join = '';
+    if (typeof first === 'string') {
+      if (args.length === 1) return first;
+      let lastPos = 0;
+      let tempStr;
+      for (let i = 0; i < first.length - 1; i++) {
+        if (first.charCodeAt(i) !== 37) continue; // '%'
+        const next = first.charCodeAt(++i);
+        if (a + 1 !== args.length) {
+          switch (next) {
+            case 115: { // 's'
+              const arg = args[++a];
+              if (typeof arg === 'number') tempStr = formatPrimitive(arg, inspectDefaults);
+              else if (typeof arg === 'bigint') tempStr = arg + 'n';
+              else if (typeof arg !== 'object' || arg === null || !hasBuiltinToString(arg)) tempStr = String(arg);
+              else tempStr = inspectValue(arg, { depth: 0, colors: false, compact: 3 });
+              break;
+            }
+            case 106: // 'j'
+              try { tempStr = JSON.stringify(args[++a]); } catch (e) {
+                if (!(e instanceof TypeError && /circular/i.test(e.message))) throw e;
+                tempStr = '[Circular]';
+              }
+              break;
+            case 100: { // 'd'
+              const n = args[++a];
+              tempStr = typeof n === 'bigint' ? n + 'n' : typeof n === 'symbol' ? 'NaN'
+                : formatPrimitive(typeof n === 'object' && n !== null ? Number(n) : Number(n), inspectDefaults);
+              break;
+            }
+            case 79: tempStr = inspectValue(args[++a]); break; // 'O'
+            case 111: tempStr = inspectValue(args[++a], { showHidden: true, showProxy: true, depth: 4 }); break; // 'o'
+            case 105: { // 'i'
+              const n = args[++a];
+              tempStr = typeof n === 'bigint' ? n + 'n' : typeof n === 'symbol' ? 'NaN'
+                : formatPrimitive(parseInt(n), inspectDefaults);
+              break;
+            }
+            case 102: { // 'f'
+              const n = args[++a];
+              tempStr = typeof n === 'symbol' ? 'NaN' : formatPrimitive(parseFloat(n), inspectDefaults);
+              break;
+            }
+            case 99: a++; tempStr = ''; break; // 'c'
+            case 37: str += first.slice(lastPos, i); lastPos = i + 1; continue;
+            default: continue;
+          }
+          if (lastPos !== i - 1) str += first.slice(lastPos, i - 1);
+          str += tempStr;
+          lastPos = i + 1;
+        } else if (next === 37) {
+          str += first.slice(lastPos, i);
+          lastPos = i + 1;
+        }
+      }
+      if (lastPos !== 0) {
+        a++;
+        join = ' ';
+        if (lastPos < first.length) str += first.slice(lastPos);
+      }
+    }
+    while (a < args.length) {
+      const v = args[a];
+      str += join + inspect(v, 0, true);
+      join = ' ';
+      a++;
+    }
+    return str;
+  }
+  // %s prints an object through its own toString or Symbol.toPrimitive,
+  // or one of a class that is not a built-in, as Node's.
+  function hasBuiltinToString(value) {
+    let ownToString = hasOwn;
+    let ownToPrimitive = hasOwn;
+    if (typeof value.toString !== 'function') {
+      if (typeof value[Symbol.toPrimitive] !== 'function') return true;
+      if (hasOwn(value, Symbol.toPrimitive)) return false;
+      ownToString = () => false;
+    } else if (hasOwn(value, 'toString')) {
+      return false;
+    } else if (typeof value[Symbol.toPrimitive] !== 'function') {
+      ownToPrimitive = () => false;
+    } else if (hasOwn(value, Symbol.toPrimitive)) {
+      return false;
+    }
+    let p = value;
+    do {
+      p = Object.getPrototypeOf(p);
+    } while (!ownToString(p, 'toString') && !ownToPrimitive(p, Symbol.toPrimitive));
+    const d = getOwnDescriptor(p, 'constructor');
+    return d !== undefined && typeof d.value === 'function' && builtinNames.has(d.value.name);
+  }
+  const builtinNames = new Set(Object.getOwnPropertyNames(globalThis).filter((e) => /^[A-Z][a-zA-Z0-9]+$/.test(e)));
   function format(args) {
-    return args.map((a) => inspect(a, 0, true)).join(' ') + '\n';
+    return formatArgs(args) + '\n';
   }
 
   // Node's console writes through the stream with a callback of its own,
@@ -588,9 +1490,12 @@
       }
       nextTick(() => {
         emit('warning', w);
+        // Node's hint, once per process: --trace-deprecation for a
+        // DeprecationWarning, --trace-warnings for any other.
+        const flag = w.name === 'DeprecationWarning' ? '--trace-deprecation' : '--trace-warnings';
         host.write(2, '(node:' + process.pid + ') ' + (w.code ? '[' + w.code + '] ' : '') +
           w.name + ': ' + w.message + '\n' +
-          (warned ? '' : '(Use `node --trace-warnings ...` to show where the warning was created)\n'));
+          (warned ? '' : '(Use `node ' + flag + ' ...` to show where the warning was created)\n'));
         warned = true;
       });
     },
@@ -629,7 +1534,8 @@
   Object.assign(g, {
     setTimeout, setInterval, setImmediate, clearTimeout, clearImmediate,
     clearInterval: clearTimeout, console, process,
-    performance: { now: () => host.now() },
+    // timeOrigin: the wall clock at performance.now()'s origin.
+    performance: { now: () => host.now(), timeOrigin: Date.now() - host.now() },
   });
   g.global = g;
   g.queueMicrotask = queueMicrotask;
@@ -679,6 +1585,9 @@
       this._stop = false;
     }
     get isTrusted() { return this._trusted === true; }
+    // 0 (NONE) outside a dispatch, 2 (AT_TARGET) during one: listeners
+    // only ever run at the target here.
+    get eventPhase() { return this._phase === 2 ? 2 : 0; }
     preventDefault() { if (this.cancelable) this.defaultPrevented = true; }
     stopImmediatePropagation() { this._stop = true; }
     stopPropagation() {}
@@ -704,6 +1613,7 @@
     }
     dispatchEvent(event) {
       event.target = event.currentTarget = this;
+      event._phase = 2;
       const l = listenersOf.get(this);
       const list = (l && l.get(event.type) || []).slice();
       for (const x of list) {
@@ -718,8 +1628,17 @@
         if (event._stop) break;
       }
       event.currentTarget = null;
+      event._phase = 0;
       return !event.defaultPrevented;
     }
+  }
+  Object.assign(Event, { NONE: 0, CAPTURING_PHASE: 1, AT_TARGET: 2, BUBBLING_PHASE: 3 });
+  class CustomEvent extends Event {
+    constructor(type, init = {}) {
+      super(type, init);
+      this._detail = init && init.detail !== undefined ? init.detail : null;
+    }
+    get detail() { return this._detail; }
   }
   function handlerProperty(cls, name) {
     const key = Symbol(name);
@@ -899,9 +1818,13 @@
   promisify.custom = custom;
   Object.defineProperty(setTimeout, custom, { value: timersPromises.setTimeout, configurable: true });
   Object.defineProperty(setImmediate, custom, { value: timersPromises.setImmediate, configurable: true });
+  defineProperty(inspectValue, 'name', { value: 'inspect', configurable: true });
+  inspectValue.custom = customInspectSymbol;
+  inspectValue.defaultOptions = inspectDefaults;
   const util = {
     promisify,
-    inspect: (v) => inspect(v, 0, false),
+    inspect: inspectValue,
+    format: (...args) => formatArgs(args),
     isDeepStrictEqual: (a, b) => deepEqual(a, b, true),
     types: { isPromise: (p) => p instanceof Promise },
   };
@@ -1060,7 +1983,7 @@
   });
   assert.strict.strict = assert.strict;
 
-  Object.assign(g, { AbortController, AbortSignal, EventTarget, Event, DOMException });
+  Object.assign(g, { AbortController, AbortSignal, EventTarget, Event, CustomEvent, DOMException });
   const modules = {
     timers: timersModule, 'timers/promises': timersPromises, fs, util, assert,
     'assert/strict': assert.strict,
@@ -1072,7 +1995,11 @@
     e.code = 'MODULE_NOT_FOUND';
     throw e;
   }
-  return { dispatch, require, emitExit, exitCode,
+  function setMain(file, shift) {
+    mainFile = file;
+    mainShift = shift;
+  }
+  return { dispatch, require, emitExit, exitCode, setMain,
            emitUncaught: (err, origin) => emit('uncaughtException', err, origin),
            emitRejection: (reason, promise) => emit('unhandledRejection', reason, promise),
            emitHandled(promise, id) {

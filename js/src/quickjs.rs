@@ -25,6 +25,7 @@ use std::io::Write;
 use std::rc::{Rc, Weak};
 
 use rquickjs::context::EvalOptions;
+use rquickjs::promise::PromiseState;
 use rquickjs::{Context, Ctx, Function, Object, Persistent, Runtime, Value};
 use timerloop::{BoxError, EventLoop};
 
@@ -69,6 +70,9 @@ pub struct QuickJs {
     emit_uncaught: Option<Persistent<Function<'static>>>,
     emit_rejection: Option<Persistent<Function<'static>>>,
     emit_handled: Option<Persistent<Function<'static>>>,
+    /// Tells the prelude the main file and its wrapper's width, which
+    /// shifts the columns of its first line.
+    set_main: Option<Persistent<Function<'static>>>,
     /// `process.exitCode` as the status takes it: validated and truncated
     /// to int32 by the prelude's setter (Node's `fields[kExitCode]`), `None`
     /// when unset.
@@ -253,6 +257,25 @@ fn install_prelude<'js>(
         fs_result(std::fs::read_to_string(&path).map(|s| vec![s]))
     })?;
     native(ctx, &o, "pid", std::process::id)?;
+    // A promise's state for util.inspect: -1 not a promise, 0 pending, 1
+    // fulfilled, 2 rejected; and its value.
+    native(ctx, &o, "promiseState", |v: Value<'js>| {
+        v.as_promise().map_or(-1, |p| match p.state() {
+            PromiseState::Pending => 0,
+            PromiseState::Resolved => 1,
+            PromiseState::Rejected => 2,
+        })
+    })?;
+    native(
+        ctx,
+        &o,
+        "promiseResult",
+        |c: Ctx<'js>, v: Value<'js>| match v.as_promise().and_then(|p| p.result::<Value>()) {
+            Some(Ok(v)) => v,
+            Some(Err(_)) => c.catch(),
+            None => Value::new_undefined(c),
+        },
+    )?;
     native(ctx, &o, "write", |fd: i32, s: String| write_fd(fd, &s))?;
     let h = w.clone();
     native(ctx, &o, "exit", move |code: i32| {
@@ -397,6 +420,7 @@ pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Throw
                         get("emitUncaught")?,
                         get("emitRejection")?,
                         get("emitHandled")?,
+                        get("setMain")?,
                     ])
                 })
                 .map_err(|e| Thrown(format!("tljs prelude: {e}: {:?}", c.catch())))
@@ -409,11 +433,12 @@ pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Throw
             emit_uncaught,
             emit_rejection,
             emit_handled,
+            set_main,
         ] = match api {
             Ok(fs) => fs.map(Some),
             Err(e) => {
                 failed = Some(e);
-                [None, None, None, None, None, None, None]
+                [None, None, None, None, None, None, None, None]
             }
         };
         QuickJs {
@@ -424,6 +449,7 @@ pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Throw
             emit_uncaught,
             emit_rejection,
             emit_handled,
+            set_main,
             exit_status: std::cell::Cell::new(None),
             last_thrown: RefCell::new(None),
             max_memory,
@@ -658,17 +684,22 @@ impl QuickJs {
 impl Engine for QuickJs {
     fn eval_main(&self, name: &str, source: &str) -> Result<(), Thrown> {
         // Node's CommonJS wrapper, on the script's first line so that line
-        // numbers in stacks are the file's.
+        // numbers in stacks are the file's (the prelude takes the wrapper's
+        // width off the columns of line 1).
         // A shebang line becomes a comment (Node strips it).
         let source = match source.strip_prefix("#!") {
             Some(rest) => format!("//{rest}"),
             None => source.to_owned(),
         };
-        let wrapped =
-            format!("(function (exports, require, module, __filename, __dirname) {{ {source}\n}})");
+        let head = "(function (exports, require, module, __filename, __dirname) { ";
+        let wrapped = format!("{head}{source}\n}})");
         self.ctx
             .with(|c| {
                 let run = || -> rquickjs::Result<()> {
+                    if let Some(set) = self.set_main.clone() {
+                        let shift = head.len();
+                        set.restore(&c)?.call::<_, ()>((name, shift))?;
+                    }
                     let f: Function = c.eval_with_options(wrapped, options(name, false))?;
                     let require = match self.require.clone() {
                         Some(r) => r.restore(&c)?,

@@ -1,0 +1,163 @@
+//! What tljs writes to stderr, against Node's shape (checked against node
+//! too when it is installed): an uncaught error or unhandled rejection is
+//! its stack (`Name: message`, then `    at` frames) once, then its own
+//! properties and `[cause]` as `util.inspect` shows them; warnings carry
+//! Node's `(Use ...)` hint once per process, `--trace-deprecation` for a
+//! `DeprecationWarning`. Node puts the throwing source line first; tljs
+//! does not, so errors are compared from their `Name: message` line on.
+
+use std::process::Command;
+
+/// Runs `program` with `cmd`; its exit status and stderr.
+fn run(cmd: &str, program: &str) -> (i32, String) {
+    let dir = std::env::temp_dir().join(format!("tljs-stderr-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(format!(
+        "s{}.js",
+        program.len() ^ program.as_bytes()[0] as usize
+    ));
+    std::fs::write(&file, program).unwrap();
+    let out = Command::new(cmd)
+        .arg(&file)
+        .output()
+        .unwrap_or_else(|e| panic!("run {cmd}: {e}"));
+    let _ = std::fs::remove_file(&file);
+    (
+        out.status.code().expect("no signal"),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn node_available() -> bool {
+    Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// stderr from the line `header` on, up to the `Node.js` trailer, with
+/// every frame line made `    at …` (frames are each engine's own).
+fn error_part(stderr: &str, header: &str) -> String {
+    let start = stderr
+        .find(&format!("{header}\n"))
+        .unwrap_or_else(|| panic!("no {header:?} line in:\n{stderr}"));
+    let rest = &stderr[start..];
+    let end = rest.find("\n\nNode.js ").unwrap_or(rest.len());
+    let mut out: Vec<String> = Vec::new();
+    for line in rest[..end].lines() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("at ") || trimmed.starts_with("... ") {
+            let indent = &line[..line.len() - trimmed.len()];
+            // One line per run of frames; the last one's ` {` stays.
+            let brace = if line.ends_with(" {") { " {" } else { "" };
+            if out
+                .last()
+                .is_some_and(|l| l.starts_with(&format!("{indent}at …")))
+            {
+                out.pop();
+            }
+            out.push(format!("{indent}at …{brace}"));
+        } else {
+            out.push(line.to_owned());
+        }
+    }
+    out.join("\n")
+}
+
+/// tljs prints `expected` (frames folded) from `header` on, exits 1, and
+/// node prints the same.
+fn check_error(program: &str, header: &str, expected: &str) {
+    let (status, stderr) = run(env!("CARGO_BIN_EXE_tljs"), program);
+    assert_eq!(status, 1, "tljs stderr:\n{stderr}");
+    assert!(
+        stderr.starts_with(&format!("{header}\n    at ")),
+        "tljs stderr does not start with the stack:\n{stderr}"
+    );
+    assert_eq!(
+        stderr.matches(header).count(),
+        1,
+        "header printed twice:\n{stderr}"
+    );
+    assert!(stderr.ends_with("\n\nNode.js v20 (tljs)\n"), "{stderr}");
+    assert_eq!(error_part(&stderr, header), expected, "tljs:\n{stderr}");
+    if node_available() {
+        let (status, stderr) = run("node", program);
+        assert_eq!(status, 1, "node stderr:\n{stderr}");
+        assert_eq!(error_part(&stderr, header), expected, "node:\n{stderr}");
+    }
+}
+
+#[test]
+fn an_uncaught_error_is_its_stack_once() {
+    check_error(
+        "setTimeout(() => { throw new Error('boom'); }, 1);",
+        "Error: boom",
+        "Error: boom\n    at …",
+    );
+    check_error(
+        "class AppError extends Error { constructor(m) { super(m); this.name = 'AppError'; } }\n\
+         throw new AppError('bad');",
+        "AppError: bad",
+        "AppError: bad\n    at …",
+    );
+}
+
+#[test]
+fn an_unhandled_rejection_is_its_stack_once() {
+    check_error(
+        "Promise.reject(new TypeError('bad'));",
+        "TypeError: bad",
+        "TypeError: bad\n    at …",
+    );
+}
+
+#[test]
+fn an_uncaught_error_shows_its_properties_and_cause() {
+    check_error(
+        "const e = new Error('outer', { cause: new Error('inner') });\n\
+         e.code = 'E_X';\n\
+         throw e;",
+        "Error: outer",
+        "Error: outer\n    at … {\n  code: 'E_X',\n  [cause]: Error: inner\n      at …\n}",
+    );
+}
+
+/// Warnings are the same text as Node's, but for the pid.
+fn check_warnings(program: &str, expected: &str) {
+    let pid = regex_free_pid(&run(env!("CARGO_BIN_EXE_tljs"), program).1);
+    assert_eq!(pid, expected, "tljs");
+    if node_available() {
+        assert_eq!(regex_free_pid(&run("node", program).1), expected, "node");
+    }
+}
+
+/// `(node:1234)` as `(node:PID)`.
+fn regex_free_pid(s: &str) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(i) = rest.find("(node:") {
+        out.push_str(&rest[..i + 6]);
+        rest = rest[i + 6..].trim_start_matches(|c: char| c.is_ascii_digit());
+        out.push_str("PID");
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn the_warning_hint_names_the_flag_for_the_first_warning_only() {
+    check_warnings(
+        "process.emitWarning('old API', 'DeprecationWarning', 'DEP0999');\n\
+         process.emitWarning('plain');",
+        "(node:PID) [DEP0999] DeprecationWarning: old API\n\
+         (Use `node --trace-deprecation ...` to show where the warning was created)\n\
+         (node:PID) Warning: plain\n",
+    );
+    check_warnings(
+        "process.emitWarning('plain');\n\
+         process.emitWarning('old API', 'DeprecationWarning', 'DEP0999');",
+        "(node:PID) Warning: plain\n\
+         (Use `node --trace-warnings ...` to show where the warning was created)\n\
+         (node:PID) [DEP0999] DeprecationWarning: old API\n",
+    );
+}
