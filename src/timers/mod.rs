@@ -218,11 +218,13 @@ pub struct EventLoop {
     /// but with nothing to report.
     halting: bool,
     fatal: Option<CallbackError>,
-    /// [`run_until`](EventLoop::run_until)'s native timer, made at its
-    /// first call and stopped between calls (a stopped handle keeps
-    /// nothing alive).
-    until: Option<uv::Handle>,
 }
+
+/// [`run_until`](EventLoop::run_until)'s native timer, made at its first
+/// call and stopped between calls (a stopped handle keeps nothing alive).
+/// Kept in the loop's layer slots, off the structures the hot paths read.
+#[derive(Default)]
+struct UntilTimer(std::cell::Cell<Option<uv::Handle>>);
 
 impl Host for EventLoop {
     fn uv(&mut self) -> &mut Loop<Self> {
@@ -443,7 +445,6 @@ impl EventLoop {
             flushing: false,
             tasks: crate::task::Tasks::default(),
             halting: false,
-            until: None,
         })
     }
 
@@ -687,11 +688,12 @@ impl EventLoop {
         if self.is_running_or_nested() {
             return Err(Error::Reentrant);
         }
-        let h = match self.until {
+        let slot = self.shared.layer::<UntilTimer>();
+        let h = match slot.0.get() {
             Some(h) => h,
             None => {
                 let h = self.uv.timer_init(|lp: &mut EventLoop| lp.uv.stop());
-                self.until = Some(h);
+                slot.0.set(Some(h));
                 h
             }
         };
