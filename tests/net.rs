@@ -390,3 +390,35 @@ fn data_and_close_before_the_first_read() {
         );
     }
 }
+
+/// A task waiting on a stream that another task drops (the two share it
+/// through a cell, polling with `poll_read`) is woken, sees it gone and
+/// ends, instead of waiting for readiness that can no longer come. Found
+/// by round 37's audit: the drop threw the stored waker away.
+#[test]
+fn a_waiter_on_a_dropped_stream_is_woken() {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    let mut lp = EventLoop::new();
+    let got = lp
+        .block_on(async {
+            let (_l, _c, s) = connected().await?;
+            let cell = Rc::new(RefCell::new(Some(s)));
+            let c2 = cell.clone();
+            let reader = task::spawn(async move {
+                let mut b = [0u8; 8];
+                std::future::poll_fn(|cx| match c2.borrow_mut().as_mut() {
+                    Some(s) => s.poll_read(cx, &mut b),
+                    None => std::task::Poll::Ready(Err(std::io::ErrorKind::NotConnected.into())),
+                })
+                .await
+            });
+            time::sleep(Duration::from_millis(10)).await;
+            drop(cell.borrow_mut().take());
+            let r = time::timeout(Duration::from_secs(5), reader).await;
+            std::io::Result::Ok(r.map(|j| j.unwrap().map_err(|e| e.kind())))
+        })
+        .unwrap()
+        .unwrap();
+    assert_eq!(got, Ok(Err(std::io::ErrorKind::NotConnected)));
+}

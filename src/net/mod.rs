@@ -283,8 +283,11 @@ impl<S: mio::event::Source + 'static> Drop for Registration<S> {
     fn drop(&mut self) {
         let i = &self.inner;
         i.dropped.set(true);
-        i.read_waker.borrow_mut().take();
-        i.write_waker.borrow_mut().take();
+        // A task still waiting on the socket (it polled through a shared
+        // cell that has now dropped it) is woken to see that, not left
+        // waiting on readiness that will never come.
+        wake_stored(&i.read_waker);
+        wake_stored(&i.write_waker);
         // Deregistered, then the socket closed (the last Rc), at the next
         // flush point; a registration still queued finds nothing to do.
         if let Some(h) = i.handle.take() {

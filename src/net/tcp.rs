@@ -533,6 +533,11 @@ impl TcpStream {
 
     /// Sets `TCP_NODELAY`.
     ///
+    /// On a virtual clock, a test client that writes small messages needs
+    /// it: Nagle's algorithm can hold a write back for longer than the
+    /// loop's I/O grace ([`EventLoop::set_io_grace`](crate::EventLoop::set_io_grace)),
+    /// and virtual time then jumps as if it never came.
+    ///
     /// # Errors
     ///
     /// The OS error.

@@ -464,8 +464,12 @@ impl EventLoop {
     /// timer (default 10 ms; zero: jump at once, as with no sources). A
     /// server's timeouts can then be tested deterministically on real
     /// sockets: bytes in flight on loopback arrive before any timer that
-    /// they would have refreshed fires. No effect on a real clock, or while
-    /// no source is registered.
+    /// they would have refreshed fires. Bytes a sender still holds are not
+    /// in flight: a TCP socket with a small write not yet acknowledged
+    /// holds the next small one back (Nagle's algorithm) until the peer's
+    /// delayed acknowledgement, about 40 ms on Linux, so test clients
+    /// should set `TCP_NODELAY` (or the test a longer grace). No effect on
+    /// a real clock, or while no source is registered.
     ///
     /// ```
     /// use std::time::Duration;
