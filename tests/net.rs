@@ -422,3 +422,100 @@ fn a_waiter_on_a_dropped_stream_is_woken() {
         .unwrap();
     assert_eq!(got, Ok(Err(std::io::ErrorKind::NotConnected)));
 }
+
+/// `split` lets one task read and write one stream at once: 4 MiB sent
+/// to an echo peer while its echo is read back, in a `join`. Without the
+/// halves, writing it all before reading would fill both directions'
+/// buffers and wait for ever.
+#[test]
+fn split_halves_read_and_write_at_once() {
+    const SIZE: usize = 4 << 20;
+    let mut lp = EventLoop::new();
+    let echoed = lp
+        .block_on(async {
+            let (_l, mut c, s) = connected().await?;
+            let echo = task::spawn(async move {
+                let (mut r, mut w) = s.into_split();
+                let mut buf = vec![0; 64 << 10];
+                loop {
+                    let n = r.read(&mut buf).await?;
+                    if n == 0 {
+                        return std::io::Result::Ok(());
+                    }
+                    w.write_all(&buf[..n]).await?;
+                }
+            });
+            let data: Vec<u8> = (0..SIZE).map(|i| (i % 251) as u8).collect();
+            let (mut r, mut w) = c.split();
+            let send = async {
+                w.write_all(&data).await?;
+                std::io::Result::Ok(())
+            };
+            let receive = async {
+                let mut got = Vec::with_capacity(SIZE);
+                let mut buf = vec![0; 64 << 10];
+                while got.len() < SIZE {
+                    let n = r.read(&mut buf).await?;
+                    assert_ne!(n, 0, "the echo ended early");
+                    got.extend_from_slice(&buf[..n]);
+                }
+                std::io::Result::Ok(got)
+            };
+            let (sent, got) = futures_util::future::join(send, receive).await;
+            sent?;
+            c.shutdown(std::net::Shutdown::Write)?;
+            echo.await.unwrap()?;
+            std::io::Result::Ok(got? == data)
+        })
+        .unwrap()
+        .unwrap();
+    assert!(echoed);
+}
+
+/// Owned halves in two tasks: the write half's drop shuts the write
+/// direction down (the peer reads the end of the stream) while the read
+/// half still reads; `reunite` takes only one stream's two halves, and
+/// gives the stream back with nothing shut down.
+#[test]
+fn owned_halves_drop_and_reunite() {
+    let mut lp = EventLoop::new();
+    let got = lp
+        .block_on(async {
+            let (_l, mut c, s) = connected().await?;
+            let (mut r, w) = s.into_split();
+            let writer = task::spawn(async move {
+                let mut w = w;
+                w.write_all(b"last words").await?;
+                std::io::Result::Ok(()) // w dropped: write direction shut down
+            });
+            writer.await.unwrap()?;
+            let mut from_server = Vec::new();
+            let mut buf = [0; 32];
+            loop {
+                let n = c.read(&mut buf).await?;
+                if n == 0 {
+                    break;
+                }
+                from_server.extend_from_slice(&buf[..n]);
+            }
+            c.write_all(b"still heard").await?;
+            let n = r.read(&mut buf).await?;
+            let heard = buf[..n].to_vec();
+
+            let (_l2, c2, s2) = connected().await?;
+            let (r2, w2) = s2.into_split();
+            let (r3, w3) = c2.into_split();
+            let mismatched = r2.reunite(w3).unwrap_err();
+            let timerloop::net::ReuniteError(r2, w3) = mismatched;
+            let mut s2 = r2.reunite(w2).expect("one stream's halves");
+            let mut c2 = r3.reunite(w3).expect("one stream's halves");
+            s2.write_all(b"ok").await?;
+            let n = c2.read(&mut buf).await?;
+            std::io::Result::Ok((from_server, heard, buf[..n].to_vec()))
+        })
+        .unwrap()
+        .unwrap();
+    assert_eq!(got.0, b"last words");
+    assert_eq!(got.1, b"still heard");
+    assert_eq!(got.2, b"ok");
+}

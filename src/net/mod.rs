@@ -22,8 +22,9 @@
 //!   registers them at its next flush point, before it polls.
 //!
 //! Names and shapes follow `tokio::net` (`bind(..).await`, `accept()`,
-//! `connect(..).await`), with inherent `read`, `write` and `write_all`
-//! instead of tokio's `AsyncRead`/`AsyncWrite` traits.
+//! `connect(..).await`, `split`, `into_split` and `reunite`), with
+//! inherent `read`, `write` and `write_all` instead of tokio's
+//! `AsyncRead`/`AsyncWrite` traits.
 //!
 //! # Examples
 //!
@@ -46,8 +47,10 @@
 //! ```
 #![forbid(unsafe_code)]
 
+mod split;
 mod tcp;
 
+pub use split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf};
 pub use tcp::{TcpListener, TcpStream};
 
 use std::cell::{Cell, RefCell};

@@ -391,6 +391,16 @@ impl TcpStream {
     /// .unwrap();
     /// ```
     pub fn poll_read(&mut self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        self.poll_read_shared(cx, buf)
+    }
+
+    /// [`poll_read`](Self::poll_read) through a shared reference: for the
+    /// read halves, which share the stream with a write half.
+    pub(super) fn poll_read_shared(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
         if buf.is_empty() {
             // Nothing to read into: no system call, and no wait for bytes
             // it could not take (the kernel would say `WouldBlock`, then
@@ -459,6 +469,16 @@ impl TcpStream {
     /// .unwrap();
     /// ```
     pub fn poll_write(&mut self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        self.poll_write_shared(cx, buf)
+    }
+
+    /// [`poll_write`](Self::poll_write) through a shared reference: for
+    /// the write halves.
+    pub(super) fn poll_write_shared(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
         self.io
             .poll_bytes(cx, Dir::Write, buf.len(), |s| s.write(buf))
     }
@@ -494,9 +514,14 @@ impl TcpStream {
     /// .unwrap()
     /// .unwrap();
     /// ```
-    pub async fn write_all(&mut self, mut buf: &[u8]) -> io::Result<()> {
+    pub async fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.write_all_shared(buf).await
+    }
+
+    /// [`write_all`](Self::write_all) through a shared reference.
+    pub(super) async fn write_all_shared(&self, mut buf: &[u8]) -> io::Result<()> {
         while !buf.is_empty() {
-            match self.write(buf).await? {
+            match poll_fn(|cx| self.poll_write_shared(cx, buf)).await? {
                 0 => return Err(io::ErrorKind::WriteZero.into()),
                 n => buf = &buf[n..],
             }
