@@ -207,17 +207,23 @@ impl<E: Engine> Host<E> {
     }
 
     /// The status the program ended with by `process.exit` or a fatal
-    /// exception, when the host does not end the OS process itself; once
-    /// set, the host runs no more JavaScript and the loop is stopped.
+    /// exception, when the host does not end the OS process itself, or at
+    /// the end of [`run`](Self::run); once set, the host runs no more
+    /// JavaScript, and its timeouts, intervals and immediates have left the
+    /// loop (cleared, their storage freed), as a process that is gone
+    /// leaves nothing behind. `process.exit` and a fatal exception also
+    /// stop the loop.
     ///
     /// ```
     /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
     /// let mut lp = timerloop::EventLoop::with_virtual_clock();
     /// assert_eq!(host.exited(), None);
-    /// host.eval_main(&mut lp, "main.js", "setImmediate(() => process.exit(6))").unwrap();
+    /// let src = "setInterval(() => {}, 10); setImmediate(() => process.exit(6))";
+    /// host.eval_main(&mut lp, "main.js", src).unwrap();
     /// assert_eq!(host.exited(), None);
     /// lp.run().unwrap(); // stops at the exit
     /// assert_eq!(host.exited(), Some(6));
+    /// assert!(!lp.is_alive()); // the interval went with the program
     /// ```
     pub fn exited(&self) -> Option<i32> {
         self.exited.get()
@@ -231,8 +237,32 @@ impl<E: Engine> Host<E> {
             let _ = std::io::Write::flush(&mut std::io::stdout());
             std::process::exit(code);
         }
+        EventLoop::with_current(|lp| {
+            self.finish(lp, code);
+            lp.stop();
+        });
+    }
+
+    /// The program ended with `code`: no more JavaScript runs, and
+    /// everything the host has on the loop leaves it (its timeouts,
+    /// intervals and immediates are cleared and their storage freed), as
+    /// the loop would be without a process that is gone. Ticks and
+    /// microtasks already queued drain as no-ops.
+    fn finish(&self, lp: &mut EventLoop, code: i32) {
         self.exited.set(Some(code));
-        EventLoop::with_current(EventLoop::stop);
+        let (timers, immediates) = {
+            let mut s = self.state.borrow_mut();
+            (
+                std::mem::take(&mut s.timers),
+                std::mem::take(&mut s.immediates),
+            )
+        };
+        for t in timers.into_values() {
+            let _ = lp.release_timeout(t);
+        }
+        for i in immediates.into_values() {
+            let _ = lp.clear_immediate(i);
+        }
     }
 
     /// A callback's result: an exception, unless the program has exited
@@ -331,7 +361,7 @@ impl<E: Engine> Host<E> {
         if let Some(code) = self.exited() {
             return code;
         }
-        self.exited.set(Some(code));
+        self.finish(lp, code);
         code
     }
 
@@ -396,7 +426,7 @@ impl<E: Engine> Host<E> {
             eprintln!("{t}");
         }
         let code = self.engine.exit_code().unwrap_or(code);
-        self.exited.set(Some(code));
+        self.finish(lp, code);
         code
     }
 
@@ -448,7 +478,7 @@ impl<E: Engine> Host<E> {
                     let _ = std::io::Write::flush(&mut std::io::stdout());
                     std::process::exit(code);
                 }
-                h.exited.set(Some(code));
+                h.finish(lp, code);
                 lp.stop();
             });
         });
@@ -490,6 +520,9 @@ impl<E: Engine> Host<E> {
     /// ```
     pub fn stat(self: &Rc<Self>) -> u32 {
         let id = self.new_id();
+        if self.exited().is_some() {
+            return id;
+        }
         let h = self.clone();
         EventLoop::with_current(|lp| {
             lp.completion(move |lp| h.call(lp, Kind::Io, id)).complete();
@@ -644,6 +677,9 @@ impl<E: Engine> Host<E> {
     /// ```
     pub fn set_timer(self: &Rc<Self>, after: f64, repeat: bool) -> u32 {
         let id = self.new_id();
+        if self.exited().is_some() {
+            return id; // a program that has ended schedules nothing
+        }
         let h = self.clone();
         let t = EventLoop::with_current(|lp| {
             let f = move |lp: &mut EventLoop| h.call(lp, Kind::Timeout, id);
@@ -771,6 +807,9 @@ impl<E: Engine> Host<E> {
     /// ```
     pub fn set_immediate(self: &Rc<Self>) -> u32 {
         let id = self.new_id();
+        if self.exited().is_some() {
+            return id;
+        }
         let h = self.clone();
         let i = EventLoop::with_current(|lp| {
             lp.set_immediate(move |lp| {
@@ -858,6 +897,9 @@ impl<E: Engine> Host<E> {
     /// ```
     pub fn tick(self: &Rc<Self>) {
         self.new_id();
+        if self.exited().is_some() {
+            return;
+        }
         let h = self.clone();
         EventLoop::with_current(|lp| lp.next_tick(move |lp| h.call(lp, Kind::Tick, 0)));
     }

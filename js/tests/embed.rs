@@ -111,3 +111,63 @@ fn an_exception_from_the_application_code_is_an_error() {
     let e = r.unwrap_err().to_string();
     assert!(e.contains("TypeError"), "{e}");
 }
+
+#[test]
+fn an_exited_host_leaves_nothing_on_the_loop() {
+    // process.exit: the interval, a pending timeout, an unrefed one and an
+    // immediate leave the loop, so the application's own run ends.
+    let (ctx, host, mut lp) = host();
+    host.eval_main(
+        &mut lp,
+        "p.js",
+        "globalThis.n = 0;
+         setInterval(() => n++, 10);
+         setTimeout(() => n += 100, 1000);
+         setTimeout(() => {}, 5000).unref();
+         setTimeout(() => { setImmediate(() => n += 1000); process.exit(2) }, 25);",
+    )
+    .unwrap();
+    assert_eq!(host.run(&mut lp), 2);
+    assert_eq!(lp.now(), 25);
+    assert!(!lp.is_alive(), "{:?}", lp.stats());
+    assert_eq!(lp.stats().timers, 0, "{:?}", lp.stats());
+    assert_eq!(lp.stats().immediates, 0, "{:?}", lp.stats());
+    let ran = Rc::new(std::cell::Cell::new(0));
+    let r = ran.clone();
+    lp.set_timeout(100, move |lp| r.set(lp.now()));
+    lp.run().unwrap();
+    assert_eq!(ran.get(), 125, "the application's loop ran to its end");
+    assert_eq!(
+        global::<i32>(&ctx, "n"),
+        2,
+        "nothing of the exited program ran"
+    );
+
+    // A fatal exception: the same.
+    let (_ctx, host, mut lp) = self::host();
+    host.eval_main(
+        &mut lp,
+        "p.js",
+        "setInterval(() => {}, 10); setTimeout(() => { throw new Error('boom') }, 25)",
+    )
+    .unwrap();
+    assert_eq!(host.run(&mut lp), 1);
+    assert!(!lp.is_alive(), "{:?}", lp.stats());
+    lp.run().unwrap();
+    assert_eq!(lp.now(), 25);
+
+    // Driven by the application's own `lp.run()`: the exit stops it, and
+    // the next run ends at once.
+    let (_ctx, host, mut lp) = self::host();
+    host.eval_main(
+        &mut lp,
+        "p.js",
+        "setInterval(() => {}, 10); setTimeout(() => process.exit(3), 25)",
+    )
+    .unwrap();
+    lp.run().unwrap();
+    assert_eq!(host.exited(), Some(3));
+    lp.run().unwrap();
+    assert_eq!(lp.now(), 25);
+    assert_eq!(lp.stats().timers, 0, "{:?}", lp.stats());
+}
