@@ -20,7 +20,15 @@
 //!   no job and no tick is left (Node's `processPromiseRejections`);
 //! - every timeout is kept ([`EventLoop::keep_timeout`]) until the engine
 //!   says its JavaScript object is gone ([`Host::release`]), so `refresh`
-//!   and `hasRef` work on fired timeouts as on Node's.
+//!   and `hasRef` work on fired timeouts as on Node's, or until the
+//!   program ends ([`Host::exited`]), when all of the host's timers and
+//!   immediates leave the loop;
+//! - the loop's waiting callbacks (timers, immediates, the uncaught
+//!   handler) hold the host weakly: a kept timeout whose JavaScript object
+//!   lives in the engine would otherwise hold the engine through the host,
+//!   a cycle that nothing frees. The application's `Rc` keeps the host
+//!   alive; dropped, the host is freed, and its timers leave the loop as
+//!   they come due, running nothing.
 //!
 //! ```
 //! let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
@@ -78,6 +86,23 @@ struct State {
 
 /// A JavaScript engine bound to the thread's [`EventLoop`].
 ///
+/// The application's `Rc` keeps the host and its engine alive: the loop's
+/// timers and immediates hold it weakly, so dropping the last handle ends
+/// the program (its timers leave the loop as they come due, running no
+/// JavaScript), and a host whose program ended (see [`exited`](Self::exited))
+/// leaves nothing on the loop.
+///
+/// ```
+/// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+/// let mut lp = timerloop::EventLoop::with_virtual_clock();
+/// host.eval_main(&mut lp, "main.js", "setInterval(() => {}, 10)").unwrap();
+/// let w = std::rc::Rc::downgrade(&host);
+/// drop(host);
+/// assert!(w.upgrade().is_none()); // freed, its runtime with it
+/// lp.run().unwrap(); // the interval comes due once, and goes
+/// assert_eq!(lp.now(), 10);
+/// ```
+///
 /// ```
 /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
 /// let mut lp = timerloop::EventLoop::with_virtual_clock();
@@ -96,6 +121,13 @@ pub struct Host<E: Engine> {
     /// The status `process.exit` (or a fatal exception) ended the program
     /// with, when it does not end the OS process: no JavaScript runs after.
     exited: Cell<Option<i32>>,
+    /// The host's `uncaughtException` listeners are the loop's uncaught
+    /// handler.
+    listening: Cell<bool>,
+    /// This host, for the loop's callbacks that wait (timers, immediates,
+    /// the uncaught handler): they must not keep it alive, or a host whose
+    /// JavaScript keeps a Timeout object would never be freed.
+    me: Weak<Self>,
 }
 
 impl<E: Engine> fmt::Debug for Host<E> {
@@ -144,6 +176,8 @@ impl<E: Engine> Host<E> {
     /// ```
     pub fn new(exit_process: bool, make: impl FnOnce(Weak<Self>) -> E) -> Rc<Self> {
         Rc::new_cyclic(|w| Host {
+            me: w.clone(),
+            listening: Cell::new(false),
             exit_process,
             exited: Cell::new(None),
             engine: make(w.clone()),
@@ -262,6 +296,9 @@ impl<E: Engine> Host<E> {
         }
         for i in immediates.into_values() {
             let _ = lp.clear_immediate(i);
+        }
+        if self.listening.replace(false) {
+            lp.clear_uncaught_handler();
         }
     }
 
@@ -446,13 +483,15 @@ impl<E: Engine> Host<E> {
     /// assert_eq!(caught, "boom");
     /// ```
     pub fn catch_uncaught(self: &Rc<Self>, on: bool) {
-        let h = self.clone();
+        let w = self.me.clone();
+        self.listening.set(on);
         EventLoop::with_current(|lp| {
             if !on {
                 lp.clear_uncaught_handler();
                 return;
             }
             lp.set_uncaught_handler(move |lp, err| {
+                let Some(h) = w.upgrade() else { return };
                 if h.exited().is_some() {
                     return;
                 }
@@ -680,9 +719,18 @@ impl<E: Engine> Host<E> {
         if self.exited().is_some() {
             return id; // a program that has ended schedules nothing
         }
-        let h = self.clone();
+        let w = self.me.clone();
         let t = EventLoop::with_current(|lp| {
-            let f = move |lp: &mut EventLoop| h.call(lp, Kind::Timeout, id);
+            let f = move |lp: &mut EventLoop| match w.upgrade() {
+                Some(h) => h.call(lp, Kind::Timeout, id),
+                // The host was dropped: its timer goes (an interval too).
+                None => {
+                    if let Some(t) = lp.current_timeout() {
+                        let _ = lp.release_timeout(t);
+                    }
+                    Ok(())
+                }
+            };
             let t = if repeat {
                 lp.set_interval(after, f)
             } else {
@@ -810,9 +858,10 @@ impl<E: Engine> Host<E> {
         if self.exited().is_some() {
             return id;
         }
-        let h = self.clone();
+        let w = self.me.clone();
         let i = EventLoop::with_current(|lp| {
             lp.set_immediate(move |lp| {
+                let Some(h) = w.upgrade() else { return Ok(()) };
                 h.state.borrow_mut().immediates.remove(&id);
                 h.call(lp, Kind::Immediate, id)
             })

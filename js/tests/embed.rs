@@ -171,3 +171,42 @@ fn an_exited_host_leaves_nothing_on_the_loop() {
     assert_eq!(lp.now(), 25);
     assert_eq!(lp.stats().timers, 0, "{:?}", lp.stats());
 }
+
+#[test]
+fn a_finished_host_is_freed_when_dropped() {
+    // Plugins one after another on one long-lived loop, each keeping a
+    // Timeout object (kept by the loop for refresh/hasRef) and listening
+    // for uncaught exceptions: once `run` returned and the handle is
+    // dropped, the host and its runtime are gone and the loop holds
+    // nothing of it.
+    let mut lp = EventLoop::with_virtual_clock();
+    let before = lp.stats().timers;
+    for _ in 0..3 {
+        let host = QuickJsHost::create_with(Options::default()).unwrap();
+        let src = "globalThis.t = setTimeout(() => {}, 5); \
+                   globalThis.u = setTimeout(() => {}, 50).unref(); \
+                   process.on('uncaughtException', () => {})";
+        assert_eq!(host.run_main(&mut lp, "p.js", src), 0);
+        let w = Rc::downgrade(&host);
+        drop(host);
+        assert!(w.upgrade().is_none(), "the host outlived its handle");
+        assert_eq!(lp.stats().timers, before, "{:?}", lp.stats());
+    }
+
+    // Driven by the application's `lp.run()`, never finished: dropping the
+    // handle frees the host (the loop's callbacks do not keep it), and its
+    // pending interval then ends without running JavaScript.
+    let host = QuickJsHost::create_with(Options::default()).unwrap();
+    host.eval_main(
+        &mut lp,
+        "p.js",
+        "globalThis.t = setTimeout(() => {}, 5); setInterval(() => {}, 10)",
+    )
+    .unwrap();
+    lp.run_until(lp.now() + 25).unwrap();
+    let w = Rc::downgrade(&host);
+    drop(host);
+    assert!(w.upgrade().is_none(), "the host outlived its handle");
+    lp.run().unwrap();
+    assert!(!lp.is_alive());
+}
