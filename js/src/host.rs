@@ -207,6 +207,16 @@ impl<E: Engine> Host<E> {
     /// Runs the main script as Node does: as a top-level callback whose
     /// ticks and microtasks drain when it returns.
     ///
+    /// An uncaught exception there (a throw, or a promise rejected with no
+    /// handler by the time the main script's microtasks drained), with no
+    /// `uncaughtException` listener to take it, is fatal as in Node: the
+    /// `exit` listeners run with 1, the program ends
+    /// ([`exited`](Self::exited) is `Some(1)` unless a listener set
+    /// another code; its timers leave the loop), [`run`](Self::run)
+    /// returns that status at once, and the exception is this call's
+    /// `Err` (not printed; [`run_main`](Self::run_main) prints it as
+    /// `node` does).
+    ///
     /// ```
     /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
     /// let mut lp = timerloop::EventLoop::with_virtual_clock();
@@ -215,15 +225,40 @@ impl<E: Engine> Host<E> {
     /// host.eval_main(&mut lp, "main.js", src).unwrap();
     /// let log: String = host.context().with(|c| c.eval("log.join()")).unwrap();
     /// assert_eq!(log, "main,tick,job");
-    /// let e = host.eval_main(&mut lp, "bad.js", "null.x").unwrap_err();
+    ///
+    /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+    /// let src = "process.on('exit', c => { globalThis.code = c }); setTimeout(() => {}, 5); null.x";
+    /// let e = host.eval_main(&mut lp, "bad.js", src).unwrap_err();
     /// assert!(matches!(e, timerloop::Error::Uncaught(_)));
+    /// assert!(e.to_string().contains("TypeError"), "{e}");
+    /// assert_eq!(host.exited(), Some(1));
+    /// let code: i32 = host.context().with(|c| c.globals().get("code")).unwrap();
+    /// assert_eq!(code, 1); // the `exit` listeners heard it
+    /// assert_eq!(host.run(&mut lp), 1);
+    /// assert_eq!(lp.now(), 0); // the timer went with the program
     /// ```
     ///
     /// # Errors
     ///
-    /// What [`EventLoop::enter`] returns: the script's uncaught exception
-    /// when no uncaught handler is installed.
+    /// The script's uncaught exception ([`timerloop::Error::Uncaught`]),
+    /// fatal as above; or what else [`EventLoop::enter`] returns.
     pub fn eval_main(
+        self: &Rc<Self>,
+        lp: &mut EventLoop,
+        name: &str,
+        source: &str,
+    ) -> Result<(), timerloop::Error> {
+        let r = self.eval_main_only(lp, name, source);
+        if let Err(timerloop::Error::Uncaught(_)) = &r
+            && self.exited().is_none()
+        {
+            self.fatal_exit(lp, 1);
+        }
+        r
+    }
+
+    /// The main script, its failure left to the caller.
+    fn eval_main_only(
         self: &Rc<Self>,
         lp: &mut EventLoop,
         name: &str,
@@ -326,7 +361,7 @@ impl<E: Engine> Host<E> {
     /// assert_eq!(at, 4);
     /// ```
     pub fn run_main(self: &Rc<Self>, lp: &mut EventLoop, name: &str, source: &str) -> i32 {
-        let r = self.eval_main(lp, name, source);
+        let r = self.eval_main_only(lp, name, source);
         self.run_with(lp, r)
     }
 
@@ -455,6 +490,12 @@ impl<E: Engine> Host<E> {
     /// listener that throws here is printed and ignored, as in Node.
     fn die(&self, lp: &mut EventLoop, message: &str, code: i32) -> i32 {
         eprintln!("{message}\n\nNode.js v20 (tljs)");
+        self.fatal_exit(lp, code)
+    }
+
+    /// [`die`](Self::die) once the exception was printed or handed to the
+    /// application.
+    fn fatal_exit(&self, lp: &mut EventLoop, code: i32) -> i32 {
         let r = lp.scope(|| self.engine.emit_process("exit", Some(code)));
         if let Some(code) = self.exited() {
             return code;

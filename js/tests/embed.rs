@@ -210,3 +210,41 @@ fn a_finished_host_is_freed_when_dropped() {
     lp.run().unwrap();
     assert!(!lp.is_alive());
 }
+
+#[test]
+fn an_uncaught_exception_in_the_main_script_is_fatal() {
+    // A throw, and a promise rejected with no handler: `eval_main` returns
+    // the error, the `exit` listeners hear 1, nothing else runs and `run`
+    // returns 1 at once, as `run_main` (and node) end.
+    for src in [
+        "setTimeout(() => log.push('timer'), 5); throw new Error('fatal')",
+        "setTimeout(() => log.push('timer'), 5); Promise.reject(new Error('nobody catches'))",
+    ] {
+        let src =
+            format!("globalThis.log = []; process.on('exit', c => log.push('exit ' + c)); {src}");
+        let (ctx, host, mut lp) = host();
+        let e = host.eval_main(&mut lp, "p.js", &src).unwrap_err();
+        assert!(matches!(e, timerloop::Error::Uncaught(_)), "{e}");
+        assert_eq!(host.exited(), Some(1));
+        assert_eq!(host.run(&mut lp), 1);
+        assert_eq!(lp.now(), 0);
+        assert!(!lp.is_alive());
+        let log: Vec<String> = global(&ctx, "log");
+        assert_eq!(log, ["exit 1"], "{src}");
+
+        let (ctx, host, mut lp) = self::host();
+        assert_eq!(host.run_main(&mut lp, "p.js", &src), 1);
+        let log: Vec<String> = global(&ctx, "log");
+        assert_eq!(log, ["exit 1"], "{src}");
+    }
+    // With a listener the exception is not fatal.
+    let (_ctx, host, mut lp) = host();
+    host.eval_main(
+        &mut lp,
+        "p.js",
+        "process.on('uncaughtException', () => {}); setTimeout(() => {}, 5); throw 1",
+    )
+    .unwrap();
+    assert_eq!(host.run(&mut lp), 0);
+    assert_eq!(lp.now(), 5);
+}
