@@ -80,6 +80,44 @@ impl EventLoop {
         self.uncaught_changed = true;
     }
 
+    /// Declines, from inside the uncaught-error handler, the failure it
+    /// was given: it is then fatal exactly as with no handler installed
+    /// (the loop halts and [`run`](Self::run) returns
+    /// [`Error::Uncaught`] with it). For a handler that takes only some
+    /// failures, such as an embedded script engine's own, and leaves the
+    /// rest to the application as if it were not there.
+    ///
+    /// ```
+    /// use timerloop::{Cause, EventLoop};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// lp.set_uncaught_handler(|lp, err| {
+    ///     if err.message() != "mine" {
+    ///         lp.decline_uncaught(err).unwrap();
+    ///     }
+    /// });
+    /// lp.set_timeout(1, |_| Err::<(), _>("mine")); // handled
+    /// lp.set_timeout(2, |_| Err::<(), _>(std::io::Error::other("theirs")));
+    /// let err = lp.run().unwrap_err().into_callback_error().unwrap();
+    /// assert_eq!(lp.now(), 2);
+    /// let Cause::Error(e) = err.cause() else { panic!() };
+    /// assert!(e.downcast_ref::<std::io::Error>().is_some()); // the error itself
+    /// // Outside the handler, nothing is declined:
+    /// lp.set_timeout(1, |_| Err::<(), _>("later"));
+    /// let err = lp.run().unwrap_err().into_callback_error().unwrap();
+    /// assert!(lp.decline_uncaught(err).is_err());
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// `err` back, with nothing done, when called outside the handler.
+    pub fn decline_uncaught(&mut self, err: CallbackError) -> Result<(), CallbackError> {
+        if !self.handling || self.declined.is_some() {
+            return Err(err);
+        }
+        self.declined = Some(err);
+        Ok(())
+    }
+
     /// Installs the warning handler, which receives warnings such as
     /// `TimeoutOverflowWarning` (Node prints them; the library does not).
     /// As in Node, a warning is delivered from a `nextTick` callback queued
@@ -361,11 +399,22 @@ impl EventLoop {
         };
         self.uncaught_changed = false;
         self.depth += 1;
+        let handling = std::mem::replace(&mut self.handling, true);
         let r = self.call_user(|lp| handler(lp, err));
+        self.handling = handling;
         self.depth -= 1;
         // Put back, unless the handler set another or cleared itself.
         if !self.uncaught_changed {
             self.uncaught = Some(handler);
+        }
+        if let Some(err) = self.declined.take() {
+            // Declined: fatal, as with no handler (a panic after the
+            // decline changes nothing: the declined failure came first).
+            drop(r);
+            self.fatal.get_or_insert(err);
+            self.uv.halt();
+            self.ticks.drain_first = true;
+            return false;
         }
         if let Err(payload) = r {
             // A panicking handler is fatal, as a throwing one is in Node.
