@@ -47,7 +47,7 @@ use std::fmt;
 use std::rc::{Rc, Weak};
 use std::time::Instant;
 
-use timerloop::{BoxError, EventLoop, Immediate, Timeout};
+use timerloop::{BoxError, CallbackError, Cause, EventLoop, Immediate, Timeout};
 
 use crate::engine::{Engine, Kind};
 
@@ -74,6 +74,79 @@ impl fmt::Display for Thrown {
 }
 
 impl std::error::Error for Thrown {}
+
+/// A host's own uncaught exception as the loop carries it: the exception
+/// (its `Display`, and its `source()`) and the id of the host whose
+/// JavaScript threw it, so that the loop's uncaught handler gives it to
+/// that host's `uncaughtException` listeners and to no other's.
+struct Own {
+    thrown: Thrown,
+    host: u64,
+}
+
+impl fmt::Display for Own {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.thrown.fmt(f)
+    }
+}
+
+impl fmt::Debug for Own {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.thrown.fmt(f)
+    }
+}
+
+impl std::error::Error for Own {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.thrown)
+    }
+}
+
+/// What the uncaught handler and another host's [`Host::run`] do with a
+/// host's own failure, whatever its engine.
+trait Owner {
+    /// To this host's `uncaughtException` listeners, or fatal.
+    fn uncaught(self: Rc<Self>, lp: &mut EventLoop, err: CallbackError);
+    /// Fatal, reported where another host's `run` found it.
+    fn die_of(&self, lp: &mut EventLoop, message: &str);
+}
+
+/// The host whose JavaScript failed, if `err` is a host's own and that
+/// host lives.
+fn owner_of(err: &CallbackError) -> Option<Rc<dyn Owner>> {
+    match err.cause() {
+        Cause::Error(e) => {
+            let id = e.downcast_ref::<Own>()?.host;
+            HOSTS.with(|m| m.borrow().get(&id).and_then(Weak::upgrade))
+        }
+        _ => None,
+    }
+}
+
+/// Host ids, unique in the process (an error may be sent to another
+/// thread, where it is no host's).
+static NEXT_HOST: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// The loop's uncaught handler while any host on the thread has
+/// `uncaughtException` listeners: a host's own failure goes to that host;
+/// any other (the application's own callbacks) is declined, so it is
+/// fatal exactly as with no handler ([`EventLoop::run`] returns it).
+fn route_uncaught(lp: &mut EventLoop, err: CallbackError) {
+    match owner_of(&err) {
+        Some(h) => h.uncaught(lp, err),
+        None => {
+            let _ = lp.decline_uncaught(err);
+        }
+    }
+}
+
+thread_local! {
+    /// This thread's hosts, by id, for [`owner_of`].
+    static HOSTS: RefCell<HashMap<u64, Weak<dyn Owner>>> = RefCell::new(HashMap::new());
+    /// Hosts on this thread (on its one loop) with `uncaughtException`
+    /// listeners: the handler is [`route_uncaught`] while there are any.
+    static LISTENING: Cell<usize> = const { Cell::new(0) };
+}
 
 #[derive(Default)]
 struct State {
@@ -124,10 +197,12 @@ pub struct Host<E: Engine> {
     /// The host's `uncaughtException` listeners are the loop's uncaught
     /// handler.
     listening: Cell<bool>,
-    /// This host, for the loop's callbacks that wait (timers, immediates,
-    /// the uncaught handler): they must not keep it alive, or a host whose
-    /// JavaScript keeps a Timeout object would never be freed.
+    /// This host, for the loop's callbacks that wait (timers, immediates):
+    /// they must not keep it alive, or a host whose JavaScript keeps a
+    /// Timeout object would never be freed.
     me: Weak<Self>,
+    /// Tells this host's failures from others' ([`Own`]).
+    id: u64,
 }
 
 impl<E: Engine> fmt::Debug for Host<E> {
@@ -138,6 +213,59 @@ impl<E: Engine> fmt::Debug for Host<E> {
             .field("immediates", &s.immediates.len())
             .field("pump_queued", &self.pump_queued.get())
             .finish_non_exhaustive()
+    }
+}
+
+impl<E: Engine> Owner for Host<E> {
+    fn uncaught(self: Rc<Self>, lp: &mut EventLoop, err: CallbackError) {
+        if self.exited().is_some() {
+            return;
+        }
+        let message = err.message();
+        let r = lp.scope(|| self.engine.emit_uncaught(&message));
+        self.after_js(lp);
+        // The last listener may have gone in the meantime; a listener
+        // that throws ends the process with 7, as in Node.
+        if self.exited().is_some() {
+            return;
+        }
+        let code = match r {
+            Ok(true) => return,
+            Ok(false) => self.die(lp, &message, 1),
+            Err(t) => {
+                // Node's kExceptionInFatalExceptionHandler: the process
+                // ends at once, with no `exit` event.
+                eprintln!("{t}");
+                7
+            }
+        };
+        if self.exit_process {
+            let _ = std::io::Write::flush(&mut std::io::stdout());
+            std::process::exit(code);
+        }
+        self.finish(lp, code);
+        lp.stop();
+    }
+
+    fn die_of(&self, lp: &mut EventLoop, message: &str) {
+        if self.exited().is_some() {
+            return;
+        }
+        let code = self.die(lp, message, 1);
+        if self.exit_process {
+            let _ = std::io::Write::flush(&mut std::io::stdout());
+            std::process::exit(code);
+        }
+    }
+}
+
+impl<E: Engine> Drop for Host<E> {
+    fn drop(&mut self) {
+        // Not while the thread's locals are being destroyed.
+        let _ = HOSTS.try_with(|m| m.borrow_mut().remove(&self.id));
+        if self.listening.get() {
+            let _ = LISTENING.try_with(|n| n.set(n.get().saturating_sub(1)));
+        }
     }
 }
 
@@ -175,7 +303,13 @@ impl<E: Engine> Host<E> {
     /// assert_eq!(host.engine().0.get(), 2);
     /// ```
     pub fn new(exit_process: bool, make: impl FnOnce(Weak<Self>) -> E) -> Rc<Self> {
-        Rc::new_cyclic(|w| Host {
+        let id = NEXT_HOST.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Rc::new_cyclic(|w: &Weak<Self>| Host {
+            id: {
+                let owner: Weak<dyn Owner> = w.clone();
+                HOSTS.with(|m| m.borrow_mut().insert(id, owner));
+                id
+            },
             me: w.clone(),
             listening: Cell::new(false),
             exit_process,
@@ -249,8 +383,9 @@ impl<E: Engine> Host<E> {
         source: &str,
     ) -> Result<(), timerloop::Error> {
         let r = self.eval_main_only(lp, name, source);
-        if let Err(timerloop::Error::Uncaught(_)) = &r
+        if let Err(timerloop::Error::Uncaught(e)) = &r
             && self.exited().is_none()
+            && owner_of(e).is_some_and(|o| self.is(&o))
         {
             self.fatal_exit(lp, 1);
         }
@@ -332,9 +467,34 @@ impl<E: Engine> Host<E> {
         for i in immediates.into_values() {
             let _ = lp.clear_immediate(i);
         }
+        self.stop_listening(lp);
+    }
+
+    /// The host no longer takes uncaught exceptions; the loop's handler
+    /// goes when no host on the thread does.
+    fn stop_listening(&self, lp: &mut EventLoop) {
         if self.listening.replace(false) {
-            lp.clear_uncaught_handler();
+            let n = LISTENING.with(|n| {
+                n.set(n.get().saturating_sub(1));
+                n.get()
+            });
+            if n == 0 {
+                lp.clear_uncaught_handler();
+            }
         }
+    }
+
+    /// Whether `owner` is this host.
+    fn is(&self, owner: &Rc<dyn Owner>) -> bool {
+        std::ptr::addr_eq(Rc::as_ptr(owner), self as *const Self)
+    }
+
+    /// A failure of this host's JavaScript, as the loop carries it.
+    fn own(&self, thrown: Thrown) -> BoxError {
+        BoxError::from(Own {
+            thrown,
+            host: self.id,
+        })
     }
 
     /// A callback's result: an exception, unless the program has exited
@@ -342,7 +502,7 @@ impl<E: Engine> Host<E> {
     fn result(&self, r: Result<(), Thrown>) -> Result<(), BoxError> {
         match r {
             Err(_) if self.exited().is_some() => Ok(()),
-            r => r.map_err(BoxError::from),
+            r => r.map_err(|t| self.own(t)),
         }
     }
 
@@ -373,6 +533,15 @@ impl<E: Engine> Host<E> {
     /// to `process.exit` (which, when the host does not end the OS process,
     /// stops the loop and ends this call).
     ///
+    /// Other programs on the loop: another host's fatal exception ends
+    /// that host (its `exit` listeners hear 1) and this run goes on; a
+    /// failure of the application's own callbacks (with no uncaught-error
+    /// handler to take it) is not this program's: it is printed
+    /// (`tljs: ...`) and this call returns 70 without ending the program,
+    /// which a later `run` continues. The application that needs that
+    /// error itself runs the loop with [`EventLoop::run`] and calls `run`
+    /// once that returned `Ok`.
+    ///
     /// ```
     /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
     /// let mut lp = timerloop::EventLoop::with_virtual_clock();
@@ -401,8 +570,26 @@ impl<E: Engine> Host<E> {
                 return code;
             }
             match r {
+                // Stopped (by another host's end, or the application):
+                // the loop goes on; `beforeExit` is for an empty loop.
+                Ok(()) if lp.is_alive() => continue,
                 Ok(()) => {}
-                Err(timerloop::Error::Uncaught(e)) => return self.die(lp, &e.message(), 1),
+                Err(timerloop::Error::Uncaught(e)) => match owner_of(&e) {
+                    Some(o) if self.is(&o) => return self.die(lp, &e.message(), 1),
+                    Some(o) => {
+                        // Another host's program failed: it ends, this
+                        // one goes on.
+                        o.die_of(lp, &e.message());
+                        r = Ok(());
+                        continue;
+                    }
+                    None => {
+                        // The application's own callback failed: not this
+                        // program's exception, so it does not end it.
+                        eprintln!("tljs: {e}");
+                        return 70;
+                    }
+                },
                 Err(e) => {
                     eprintln!("tljs: {e}");
                     return 70;
@@ -512,6 +699,25 @@ impl<E: Engine> Host<E> {
     /// or lost its last: the loop reports failures to the listeners and
     /// goes on, as Node does.
     ///
+    /// The loop has one uncaught-error handler for all its hosts and the
+    /// application. While any host on the thread has listeners, the handler
+    /// is the hosts' own router, which tells a host's failures by the error
+    /// the host returns (its JavaScript's exceptions, and unhandled
+    /// rejections, from its callbacks, [`eval_main`](Self::eval_main) and
+    /// [`callback`](crate::QuickJsHost::callback)):
+    /// - a host's own exception goes to that host's listeners, or, if it
+    ///   has none, ends that host's program with 1 (and stops the loop),
+    ///   never to another host's;
+    /// - any other failure (the application's own callbacks, a panic) is
+    ///   declined ([`EventLoop::decline_uncaught`]): fatal as if no host
+    ///   were there, so [`EventLoop::run`] returns it
+    ///   ([`timerloop::Error::Uncaught`], the callback's own error inside).
+    ///
+    /// An uncaught-error handler the application set before is replaced
+    /// while hosts listen (and cleared after); one it sets after replaces
+    /// the router, and then gets the hosts' exceptions too (as their
+    /// message).
+    ///
     /// ```
     /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
     /// let mut lp = timerloop::EventLoop::with_virtual_clock();
@@ -524,43 +730,16 @@ impl<E: Engine> Host<E> {
     /// assert_eq!(caught, "boom");
     /// ```
     pub fn catch_uncaught(self: &Rc<Self>, on: bool) {
-        let w = self.me.clone();
-        self.listening.set(on);
         EventLoop::with_current(|lp| {
             if !on {
-                lp.clear_uncaught_handler();
+                self.stop_listening(lp);
                 return;
             }
-            lp.set_uncaught_handler(move |lp, err| {
-                let Some(h) = w.upgrade() else { return };
-                if h.exited().is_some() {
-                    return;
-                }
-                let message = err.message();
-                let r = lp.scope(|| h.engine.emit_uncaught(&message));
-                h.after_js(lp);
-                // The last listener may have gone in the meantime; a
-                // listener that throws ends the process with 7, as in Node.
-                if h.exited().is_some() {
-                    return;
-                }
-                let code = match r {
-                    Ok(true) => return,
-                    Ok(false) => h.die(lp, &message, 1),
-                    Err(t) => {
-                        // Node's kExceptionInFatalExceptionHandler: the
-                        // process ends at once, with no `exit` event.
-                        eprintln!("{t}");
-                        7
-                    }
-                };
-                if h.exit_process {
-                    let _ = std::io::Write::flush(&mut std::io::stdout());
-                    std::process::exit(code);
-                }
-                h.finish(lp, code);
-                lp.stop();
-            });
+            if self.exited().is_some() || self.listening.replace(true) {
+                return;
+            }
+            LISTENING.with(|n| n.set(n.get() + 1));
+            lp.set_uncaught_handler(route_uncaught);
         });
     }
 
@@ -721,7 +900,7 @@ impl<E: Engine> Host<E> {
                 // The rest follow at once; the microtask queue is empty
                 // here, so the next check is the next microtask.
                 lp.queue_microtask(move |lp| h.check_rejections(lp, true));
-                Err(BoxError::from(t))
+                Err(self.own(t))
             }
             None => {
                 self.rejections_queued.set(false);

@@ -623,7 +623,11 @@ impl QuickJsHost {
     ///
     /// # Errors
     ///
-    /// The exception `f` threw, formatted as Node prints it.
+    /// The exception `f` threw, formatted as Node prints it: the error
+    /// displays the [`Thrown`], which is also its `source()`, and is marked
+    /// as this host's, so that the loop gives it to this host's
+    /// `uncaughtException` listeners (see [`Host::catch_uncaught`]) or, with
+    /// none, ends this host's program.
     pub fn callback<T>(
         self: &Rc<Self>,
         lp: &mut EventLoop,

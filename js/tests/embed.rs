@@ -248,3 +248,94 @@ fn an_uncaught_exception_in_the_main_script_is_fatal() {
     assert_eq!(host.run(&mut lp), 0);
     assert_eq!(lp.now(), 5);
 }
+
+#[test]
+fn the_applications_errors_do_not_reach_a_hosts_listeners() {
+    let (ctx, host, mut lp) = host();
+    host.eval_main(
+        &mut lp,
+        "p.js",
+        "globalThis.seen = []; process.on('uncaughtException', e => seen.push(String(e)));
+         setTimeout(() => { throw new Error('mine') }, 5); setTimeout(() => {}, 20)",
+    )
+    .unwrap();
+    lp.set_timeout(10, |_| Err::<(), _>(std::io::Error::other("app db down")));
+    let err = lp.run().unwrap_err().into_callback_error().unwrap();
+    assert_eq!(lp.now(), 10);
+    let timerloop::Cause::Error(e) = err.cause() else {
+        panic!("{err}")
+    };
+    assert!(e.downcast_ref::<std::io::Error>().is_some(), "{e}");
+    assert_eq!(host.exited(), None, "the host's program goes on");
+    let seen: Vec<String> = global(&ctx, "seen");
+    assert_eq!(seen, ["Error: mine"]);
+    assert_eq!(host.run(&mut lp), 0);
+    assert_eq!(lp.now(), 20);
+}
+
+#[test]
+fn each_hosts_uncaught_exceptions_are_its_own() {
+    let log = "globalThis.log = []; process.on('exit', c => log.push('exit ' + c));";
+    // A listens, B throws with no listener: A hears nothing, B ends with
+    // 1, A goes on.
+    let mut lp = EventLoop::with_virtual_clock();
+    let a = QuickJsHost::create_with(Options::default()).unwrap();
+    let b = QuickJsHost::create_with(Options::default()).unwrap();
+    let src = format!(
+        "{log} process.on('uncaughtException', e => log.push('A caught ' + e.message));
+         setTimeout(() => log.push('t40'), 40)"
+    );
+    a.eval_main(&mut lp, "a.js", &src).unwrap();
+    let src = format!("{log} setTimeout(() => {{ throw new Error('B broke') }}, 5)");
+    b.eval_main(&mut lp, "b.js", &src).unwrap();
+    assert_eq!(a.run(&mut lp), 0);
+    assert_eq!(lp.now(), 40);
+    assert_eq!((a.exited(), b.exited()), (Some(0), Some(1)));
+    let la: Vec<String> = global(a.context(), "log");
+    let lb: Vec<String> = global(b.context(), "log");
+    assert_eq!(la, ["t40", "exit 0"]);
+    assert_eq!(lb, ["exit 1"]);
+
+    // Neither listens: B's fatal exception, found by A's `run`, ends B.
+    let mut lp = EventLoop::with_virtual_clock();
+    let a = QuickJsHost::create_with(Options::default()).unwrap();
+    let b = QuickJsHost::create_with(Options::default()).unwrap();
+    let src = format!("{log} setTimeout(() => log.push('t40'), 40)");
+    a.eval_main(&mut lp, "a.js", &src).unwrap();
+    let src = format!("{log} setTimeout(() => {{ throw new Error('B broke') }}, 5)");
+    b.eval_main(&mut lp, "b.js", &src).unwrap();
+    assert_eq!(a.run(&mut lp), 0);
+    assert_eq!(lp.now(), 40);
+    assert_eq!((a.exited(), b.exited()), (Some(0), Some(1)));
+    let la: Vec<String> = global(a.context(), "log");
+    let lb: Vec<String> = global(b.context(), "log");
+    assert_eq!(la, ["t40", "exit 0"]);
+    assert_eq!(lb, ["exit 1"]);
+
+    // Both listen: each hears its own.
+    let mut lp = EventLoop::with_virtual_clock();
+    let a = QuickJsHost::create_with(Options::default()).unwrap();
+    let b = QuickJsHost::create_with(Options::default()).unwrap();
+    for (h, name) in [(&a, "A"), (&b, "B")] {
+        let src = format!(
+            "{log} process.on('uncaughtException', e => log.push('caught ' + e.message));
+             setTimeout(() => {{ throw new Error('{name}') }}, 5)"
+        );
+        h.eval_main(&mut lp, "p.js", &src).unwrap();
+    }
+    lp.run().unwrap();
+    let la: Vec<String> = global(a.context(), "log");
+    let lb: Vec<String> = global(b.context(), "log");
+    assert_eq!(la, ["caught A"]);
+    assert_eq!(lb, ["caught B"]);
+    // B ends: A's listener still takes A's exceptions.
+    b.enter(&mut lp, |c| c.eval::<(), _>("process.exit(0)"))
+        .unwrap();
+    a.enter(&mut lp, |c| {
+        c.eval::<(), _>("setTimeout(() => { throw new Error('again') }, 1)")
+    })
+    .unwrap();
+    assert_eq!(a.run(&mut lp), 0);
+    let la: Vec<String> = global(a.context(), "log");
+    assert_eq!(la, ["caught A", "caught again", "exit 0"]);
+}
