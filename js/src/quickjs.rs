@@ -506,7 +506,12 @@ pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Throw
 impl QuickJsHost {
     /// A host on a new QuickJS runtime and context, with `argv` as
     /// `process.argv`, whose `process.exit` ends the OS process (as `tljs`
-    /// needs; an application that keeps its own runtime uses [`install`]).
+    /// needs). Not for an application's plugins, whose `process.exit(3)`
+    /// would end the application: they use
+    /// [`create_with`](Self::create_with)`(Options { argv, ..Default::default() })`,
+    /// where `process.exit` ends only the script's program and
+    /// [`Host::run`] returns its status (an application that keeps its own
+    /// runtime uses [`install`]).
     ///
     /// ```
     /// let argv = vec!["tljs".to_owned(), "main.js".to_owned()];
