@@ -207,10 +207,6 @@ pub struct EventLoop {
     /// The handler was set or cleared (while it runs, it is taken out:
     /// this tells its own `clear_uncaught_handler` from no change).
     uncaught_changed: bool,
-    /// The uncaught-error handler is running, and the failure it declined
-    /// ([`decline_uncaught`](EventLoop::decline_uncaught)), if it did.
-    handling: bool,
-    declined: Option<CallbackError>,
     warn: Option<WarningHandler>,
     /// What wakers and futures reach without the loop (`current.rs`).
     pub(crate) shared: Rc<LoopShared>,
@@ -443,8 +439,6 @@ impl EventLoop {
             depth: 0,
             uncaught: None,
             uncaught_changed: false,
-            handling: false,
-            declined: None,
             warn: None,
             fatal: None,
             shared,
