@@ -211,3 +211,51 @@ fn real_clock_loop_blocks_until_the_post_arrives() {
     assert_eq!(got.load(Ordering::SeqCst), 1);
     assert!(start.elapsed() >= Duration::from_millis(40), "it waited");
 }
+
+/// On a virtual clock a request started during a poll phase completes in
+/// the next one however fast it was; a worker's post made after its
+/// `complete` waits with the completion, so it still runs after it, while
+/// an older request the phase waits for goes first. The same order whether
+/// the second worker is fast or slow (round 37's audit: the post ran
+/// before the completion queued ahead of it, every time).
+#[test]
+fn a_post_after_a_held_completion_waits_with_it() {
+    for slow_second in [false, true] {
+        for _ in 0..25 {
+            let log: Log = Log::default();
+            let mut lp = EventLoop::with_virtual_clock();
+            let remote = lp.remote();
+            let (tx, rx) = mpsc::channel::<timerloop::Completion>();
+            let l = log.clone();
+            let second = std::thread::spawn(move || {
+                let c = rx.recv().unwrap();
+                if slow_second {
+                    std::thread::sleep(Duration::from_millis(40));
+                }
+                c.complete();
+                remote.post(move |_| push(&l, "post")).unwrap();
+            });
+            let slow = lp.completion(say(&log, "slow"));
+            let l = log.clone();
+            let fast = lp.completion(move |lp| {
+                push(&l, "fast");
+                let l = l.clone();
+                tx.send(lp.completion(move |_| push(&l, "started by fast")))
+                    .unwrap();
+            });
+            std::thread::spawn(move || fast.complete());
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(20));
+                slow.complete();
+            });
+            lp.run().unwrap();
+            second.join().unwrap();
+            assert_eq!(
+                lines(&log),
+                ["fast", "slow", "started by fast", "post"],
+                "second worker slow: {slow_second}"
+            );
+            assert_eq!(lp.now(), 0);
+        }
+    }
+}

@@ -119,7 +119,14 @@ impl EventLoop {
     /// [`Completion::complete`], `cb` runs on the loop's thread in the next
     /// poll phase, as an I/O callback (ticks and microtasks drain after it).
     /// The loop stays alive while the completion is outstanding; dropping it
-    /// uncompleted cancels `cb`.
+    /// uncompleted cancels `cb`, silently.
+    ///
+    /// On a virtual clock the work takes no virtual time: while the
+    /// completion is outstanding the clock waits for it for real rather
+    /// than jump to the next timer. So the worker must not wait for the
+    /// loop (for something a timer sends) before completing: the two would
+    /// wait for each other and `run` would not return. A worker that needs
+    /// the loop's timers posts through a [`Remote`] instead.
     ///
     /// ```
     /// use std::{cell::Cell, rc::Rc};

@@ -12,7 +12,12 @@
 //!
 //! Ground rules:
 //! - messages are delivered in the order they were queued, one batch per
-//!   poll phase; a `Remote`'s posts all come before its closing;
+//!   poll phase; a `Remote`'s posts all come before its closing. The one
+//!   exception is the virtual clock's: a request started during a poll
+//!   phase completes in the next one, however fast it was, and the posts
+//!   queued after its completion wait with it (so a worker's post after
+//!   its `complete` still follows it), while completions of older
+//!   requests, which the phase waits for, go ahead of them;
 //! - once the loop is dropped the queue is closed: a post is refused with
 //!   [`PostError::Closed`] and its closure dropped, so nothing piles up
 //!   for a loop that will never run it;
@@ -1146,9 +1151,18 @@ fn dispatch<H: Host>(host: &mut H, owed: Option<u64>) -> bool {
     }
     let mut batch = std::mem::take(&mut lp.io.held);
     lp.io.shared.take_msgs(&mut batch);
+    // A completion held back (below) holds back the posts, closes and
+    // releases queued after it too, so a worker's post after its
+    // `complete` still comes after the completion (round 37's audit: it
+    // ran first). Completions of older requests are not held: the phase
+    // waits for those.
+    let mut holding = false;
     while let Some(msg) = batch.pop_front() {
         let lp = host.uv();
         match msg {
+            Msg::Run(_) | Msg::CloseAsync(_) | Msg::Released if holding => {
+                lp.io.held.push_back(msg);
+            }
             Msg::Run(f) => {
                 f(host);
                 ran = true;
@@ -1159,6 +1173,7 @@ fn dispatch<H: Host>(host: &mut H, owed: Option<u64>) -> bool {
                 // On a virtual clock, a request started during this poll
                 // phase completes in the next one, however fast it was.
                 lp.io.held.push_back(msg);
+                holding = true;
             }
             Msg::Complete(key) => {
                 if let Some((_, Some(cb))) = lp.io.requests.try_remove(key) {
