@@ -626,3 +626,76 @@ fn timers_due_at_the_end_of_loop_time_run() {
     });
     assert_eq!(got, (true, 4, u64::MAX, Some((true, true))));
 }
+
+/// `set_ref(false)`: an unrefed timer keeps nothing alive, as a .NET timer
+/// never keeps its process alive; the loop lives exactly while some
+/// scheduled timer is refed, through `change`, firing, `dispose`, drop and
+/// `set_ref` in any order. A small deterministic walk over those steps,
+/// checked against a count of the scheduled refed timers after each (round
+/// 37: the Go types had `set_ref`, the .NET ones did not).
+#[test]
+fn unrefed_timers_keep_nothing_alive() {
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    let sweep = logging(&mut lp, &log, "sweep", Some(ms(60)), Some(ms(60)));
+    sweep.set_ref(false);
+    let work = logging(&mut lp, &log, "work", Some(ms(200)), None);
+    lp.run().unwrap();
+    assert_eq!(
+        *log.borrow(),
+        ["sweep@60", "sweep@120", "sweep@180", "work@200"]
+    );
+    assert!(!lp.is_alive(), "only the unrefed sweep is scheduled");
+    sweep.change(Some(ms(5)), Some(ms(60)));
+    assert!(
+        !sweep.has_ref() && !lp.is_alive(),
+        "the choice holds across change"
+    );
+    sweep.set_ref(true);
+    lp.scope(|| {});
+    assert!(lp.is_alive());
+    drop(work);
+
+    // The walk: timers 0..4, steps from a fixed pseudo-random sequence.
+    let mut timers: Vec<Option<Timer>> = Vec::new();
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    for _ in 0..4 {
+        timers.push(Some(lp.scope(|| Timer::new(|_, _| {}, None, None))));
+    }
+    sweep.dispose();
+    for step in 0..2_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let i = (x % 4) as usize;
+        let Some(t) = &timers[i] else {
+            timers[i] = Some(lp.scope(|| Timer::new(|_, _| {}, None, None)));
+            continue;
+        };
+        match (x >> 8) % 6 {
+            0 => {
+                t.change(Some(ms(1 + (x >> 16) % 20)), None);
+            }
+            1 => {
+                t.change(Some(ms(1 + (x >> 16) % 20)), Some(ms(1 + (x >> 24) % 7)));
+            }
+            2 => {
+                t.change(None, None);
+            }
+            3 => t.set_ref(!t.has_ref()),
+            4 if step % 5 == 0 => timers[i] = None,
+            4 => {
+                t.dispose();
+            }
+            _ => {
+                lp.run_once().unwrap();
+            }
+        }
+        lp.scope(|| {});
+        let refed_scheduled = timers
+            .iter()
+            .flatten()
+            .any(|t| t.has_ref() && t.next_due().is_some());
+        assert_eq!(lp.is_alive(), refed_scheduled, "step {step}");
+    }
+}

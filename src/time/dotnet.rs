@@ -9,8 +9,9 @@
 //!   scheduled, order of creation), the order in which .NET's
 //!   `FakeTimeProvider` fires them. The queue owns exactly one Node timeout,
 //!   armed for its earliest deadline; it is the only thing that keeps the
-//!   loop alive for .NET timers, and it does so exactly while some timer is
-//!   scheduled (a disabled or disposed timer keeps nothing alive).
+//!   loop alive for .NET timers, and it does so exactly while some refed
+//!   timer is scheduled (a disabled, disposed or unrefed timer keeps
+//!   nothing alive; [`Timer::set_ref`]).
 //! - **One at a time.** When the queue's timeout fires, the due timers run
 //!   in that order, each callback to its end before the next, all on the
 //!   loop's thread: .NET's overlapping callbacks (N2) cannot happen here.
@@ -38,6 +39,7 @@
 //! | `new Timer(cb, state, due, period)` | [`Timer::new`]`(cb, due, period)`; `Timeout.Infinite` is `None`; the state is whatever `cb` captures |
 //! | `timer.Change(due, period)` | [`Timer::change`] |
 //! | `timer.Dispose()` | [`Timer::dispose`], or dropping the last handle |
+//! | a timer never keeps the process alive | a scheduled timer keeps the loop alive, as a Node timeout; [`Timer::set_ref`]`(false)` (and [`PeriodicTimer::set_ref`]) is .NET's way |
 //! | callbacks overlapping on the pool (N2) | one at a time on the loop |
 //! | `new PeriodicTimer(period)` | [`PeriodicTimer::new`] |
 //! | `await t.WaitForNextTickAsync()` | [`PeriodicTimer::wait_for_next_tick`]`().await` |
@@ -116,6 +118,10 @@ struct Queue {
     native: Cell<Option<(Timeout, u64)>>,
     /// A resync is queued on the loop.
     sync_queued: Cell<bool>,
+    /// How many scheduled timers are refed, and whether the native timeout
+    /// is: it keeps the loop alive exactly while one of them is.
+    refed: Cell<usize>,
+    native_refed: Cell<bool>,
 }
 
 impl Queue {
@@ -132,8 +138,18 @@ impl Queue {
     fn sync(self: &Rc<Self>, lp: &mut EventLoop) {
         self.sync_queued.set(false);
         let want = self.entries.borrow().keys().next().map(|k| k.0);
+        let want_ref = self.refed.get() > 0;
         match (self.native.get(), want) {
-            (Some((_, armed)), Some(want)) if armed == want => return,
+            (Some((t, armed)), Some(want)) if armed == want => {
+                if self.native_refed.replace(want_ref) != want_ref {
+                    let _ = if want_ref {
+                        lp.ref_timeout(t)
+                    } else {
+                        lp.unref_timeout(t)
+                    };
+                }
+                return;
+            }
             (Some((t, _)), _) => {
                 let _ = lp.clear_timeout(t);
                 self.native.set(None);
@@ -145,6 +161,10 @@ impl Queue {
             let ms = deadline.saturating_sub(now).clamp(1, LONG_MAX_MS);
             let q = self.clone();
             let t = lp.timeout_started_at(now, ms, move |lp| q.fire(lp));
+            if !want_ref {
+                let _ = lp.unref_timeout(t);
+            }
+            self.native_refed.set(want_ref);
             self.native.set(Some((t, deadline)));
         }
     }
@@ -172,7 +192,7 @@ impl Queue {
             let Some(state) = weak.upgrade() else {
                 continue;
             };
-            state.key.set(None);
+            self.unscheduled(&state);
             if let Some(period) = state.period.get() {
                 // N3: re-armed before the callback, without drift.
                 let late = now
@@ -197,11 +217,22 @@ impl Queue {
         let key = (deadline, now, state.id);
         self.entries.borrow_mut().insert(key, Rc::downgrade(state));
         state.key.set(Some(key));
+        if state.refed.get() {
+            self.refed.set(self.refed.get() + 1);
+        }
     }
 
     fn remove(&self, state: &State) {
-        if let Some(key) = state.key.take() {
+        if let Some(key) = state.key.get() {
             self.entries.borrow_mut().remove(&key);
+            self.unscheduled(state);
+        }
+    }
+
+    /// `state` has left the queue's entries: no longer scheduled.
+    fn unscheduled(&self, state: &State) {
+        if state.key.take().is_some() && state.refed.get() {
+            self.refed.set(self.refed.get() - 1);
         }
     }
 }
@@ -232,6 +263,8 @@ struct State {
     /// The period, for a periodic timer.
     period: Cell<Option<u64>>,
     disposed: Cell<bool>,
+    /// Keeps the loop alive while scheduled (the default).
+    refed: Cell<bool>,
 }
 
 impl State {
@@ -338,6 +371,7 @@ impl Timer {
     /// # Panics
     ///
     /// If no loop is current on this thread.
+    #[must_use = "dropping the last handle disposes the timer: keep one while it should fire"]
     pub fn new<F>(callback: F, due: Option<Duration>, period: Option<Duration>) -> Timer
     where
         F: FnMut(&mut EventLoop, &Timer) + 'static,
@@ -357,6 +391,7 @@ impl Timer {
                 due: Cell::new(0),
                 period: Cell::new(None),
                 disposed: Cell::new(false),
+                refed: Cell::new(true),
             }),
         };
         timer.change(due, period);
@@ -480,6 +515,55 @@ impl Timer {
     /// ```
     pub fn period(&self) -> Option<Duration> {
         self.state.period.get().map(Duration::from_millis)
+    }
+
+    /// Whether the timer keeps the loop alive while it is scheduled (by
+    /// default it does, as a Node timeout).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{EventLoop, time::dotnet::Timer};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let t = lp.scope(|| Timer::new(|_, _| {}, Some(Duration::from_secs(1)), None));
+    /// assert!(t.has_ref());
+    /// ```
+    pub fn has_ref(&self) -> bool {
+        self.state.refed.get()
+    }
+
+    /// Makes the timer keep the loop alive while scheduled (`true`, the
+    /// default) or not (`false`, Node's `unref()`). A .NET `Timer` never
+    /// keeps its process alive; `set_ref(false)` is that behaviour: a
+    /// housekeeping timer that lets `run` return once the program's other
+    /// work is done. The choice holds across `change`.
+    ///
+    /// ```
+    /// use std::{cell::Cell, rc::Rc, time::Duration};
+    /// use timerloop::{EventLoop, time::dotnet::Timer};
+    /// let sweeps = Rc::new(Cell::new(0));
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let s = sweeps.clone();
+    /// let every = Some(Duration::from_millis(60));
+    /// let sweep = lp.scope(|| Timer::new(move |_, _| s.set(s.get() + 1), every, every));
+    /// sweep.set_ref(false); // a cache sweep: no reason to keep running
+    /// lp.set_timeout(200, |_| {}); // the program's own work
+    /// lp.run().unwrap();
+    /// assert_eq!((lp.now(), sweeps.get()), (200, 3)); // at 60, 120 and 180
+    /// ```
+    pub fn set_ref(&self, refed: bool) {
+        let st = &self.state;
+        if st.refed.replace(refed) == refed {
+            return;
+        }
+        if st.key.get().is_some() {
+            let q = &st.queue;
+            q.refed.set(if refed {
+                q.refed.get() + 1
+            } else {
+                q.refed.get() - 1
+            });
+            q.request_sync(&st.shared);
+        }
     }
 }
 
@@ -658,6 +742,46 @@ impl PeriodicTimer {
         self.timer.dispose();
         self.ticks.pending.set(false);
         wake_stored(&self.ticks.waker);
+    }
+
+    /// Whether the timer keeps the loop alive (by default it does, as
+    /// `setInterval`).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{EventLoop, time::dotnet::PeriodicTimer};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let t = lp.scope(|| PeriodicTimer::new(Duration::from_millis(10)).unwrap());
+    /// assert!(t.has_ref());
+    /// ```
+    pub fn has_ref(&self) -> bool {
+        self.timer.has_ref()
+    }
+
+    /// Makes the timer keep the loop alive (`true`, the default) or not
+    /// (`false`: as a .NET `PeriodicTimer`, which never keeps its process
+    /// alive). A task waiting on an unrefed timer does not keep the loop
+    /// running.
+    ///
+    /// ```
+    /// use std::{cell::Cell, rc::Rc, time::Duration};
+    /// use timerloop::{EventLoop, time::dotnet::PeriodicTimer};
+    /// let ticks = Rc::new(Cell::new(0));
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let t = ticks.clone();
+    /// lp.spawn(async move {
+    ///     let mut timer = PeriodicTimer::new(Duration::from_millis(10)).unwrap();
+    ///     timer.set_ref(false);
+    ///     while timer.wait_for_next_tick().await {
+    ///         t.set(t.get() + 1);
+    ///     }
+    /// });
+    /// lp.set_timeout(35, |_| {});
+    /// lp.run().unwrap();
+    /// assert_eq!((lp.now(), ticks.get()), (35, 3));
+    /// ```
+    pub fn set_ref(&self, refed: bool) {
+        self.timer.set_ref(refed);
     }
 }
 
