@@ -53,7 +53,10 @@
 //!
 //! A periodic timer whose own callback runs past its next deadline fires
 //! up to 1 ms later than .NET's would: the queue's timeout is armed after
-//! the callbacks, at least 1 ms on. At the end of loop time (a saturated
+//! the callbacks, at least 1 ms on. The no-drift rule counts from that
+//! run, so the shift carries on to the runs after it (period 10, a
+//! callback at 10 busy until 35: .NET runs at 10, 35, 36, 46; here at 10,
+//! 36, 37, 47). At the end of loop time (a saturated
 //! virtual clock) a periodic timer runs once a timers pass.
 //!
 //! The loop's time never goes backwards, so when several deadlines passed

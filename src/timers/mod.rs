@@ -275,6 +275,15 @@ impl fmt::Debug for EventLoop {
 /// assert_eq!((s.timers, s.lists, s.refed_timers, s.immediates), (2, 1, 2, 1));
 /// lp.run().unwrap();
 /// assert_eq!(lp.stats().timers, 0);
+///
+/// // What keeps a loop alive that other threads reach:
+/// let c = lp.completion(|_| {});
+/// let r = lp.remote();
+/// let s = lp.stats();
+/// assert_eq!((s.completions, s.remotes), (1, 1));
+/// drop((c, r));
+/// lp.run().unwrap(); // their drops reach the loop as messages
+/// assert_eq!((lp.stats().completions, lp.stats().remotes), (0, 0));
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -298,6 +307,12 @@ pub struct Stats {
     pub io_sources: usize,
     /// Spawned tasks not yet completed or aborted.
     pub tasks: usize,
+    /// [`Completion`](crate::Completion)s outstanding (not yet completed or dropped): each
+    /// keeps the loop alive, and on a virtual clock holds time still.
+    pub completions: usize,
+    /// [`Remote`](crate::Remote)s alive (some clone not yet dropped): each keeps the loop
+    /// alive unless unrefed.
+    pub remotes: usize,
 }
 
 impl Default for EventLoop {
@@ -531,6 +546,8 @@ impl EventLoop {
             microtasks: self.microtasks_len(),
             io_sources: self.uv.io_sources(),
             tasks: self.tasks.len(),
+            completions: self.uv.requests_in_flight(),
+            remotes: self.uv.remotes(),
         }
     }
 

@@ -672,6 +672,20 @@ impl<H: Host> Loop<H> {
         self.io.sources
     }
 
+    /// Requests in flight: completions not yet completed or dropped.
+    pub(crate) fn requests_in_flight(&self) -> usize {
+        self.io.requests()
+    }
+
+    /// Live remotes: async handles not closed (a walk of the handles,
+    /// for [`Stats`](crate::Stats) only).
+    pub(crate) fn remotes(&self) -> usize {
+        self.handles
+            .values()
+            .filter(|r| matches!(r.kind, Kind::Async) && !r.closing)
+            .count()
+    }
+
     /// Whether `remote` posts to this loop.
     pub(crate) fn owns_remote(&self, remote: &Remote<H>) -> bool {
         remote.posts_to(&self.io)
