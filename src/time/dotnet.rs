@@ -503,7 +503,7 @@ impl Timer {
     /// });
     /// ```
     pub fn next_due(&self) -> Option<Instant> {
-        self.state.key.get().map(|k| Instant::from_ms(k.0))
+        self.state.key.get().map(|k| Instant::from_millis(k.0))
     }
 
     /// The period of a periodic timer (`None` for a one-shot).

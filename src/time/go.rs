@@ -393,7 +393,7 @@ impl fmt::Debug for Timer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let c = &self.entry.core;
         f.debug_struct("Timer")
-            .field("when", &Instant::from_ms(c.when.get()))
+            .field("when", &Instant::from_millis(c.when.get()))
             .field("active", &c.active.get())
             .finish_non_exhaustive()
     }
@@ -580,7 +580,7 @@ impl Timer {
         e.waker.borrow_mut().take();
         // Received before the timers phase ran its Node timeout.
         retire(e);
-        Some(Instant::from_ms(e.core.when.get()))
+        Some(Instant::from_millis(e.core.when.get()))
     }
 
     /// Whether the timer keeps the loop alive while pending (by default it
@@ -808,7 +808,7 @@ impl fmt::Debug for Ticker {
         let c = &self.entry.core;
         f.debug_struct("Ticker")
             .field("period", &Duration::from_millis(self.entry.period.get()))
-            .field("next", &Instant::from_ms(c.when.get()))
+            .field("next", &Instant::from_millis(c.when.get()))
             .field("running", &c.active.get())
             .finish_non_exhaustive()
     }
@@ -987,7 +987,7 @@ impl Ticker {
             }
         }
         e.waker.borrow_mut().take();
-        Some(Instant::from_ms(when))
+        Some(Instant::from_millis(when))
     }
 
     /// The period.
@@ -1138,7 +1138,7 @@ impl fmt::Debug for AfterFunc {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let c = &self.entry.core;
         f.debug_struct("AfterFunc")
-            .field("when", &Instant::from_ms(c.when.get()))
+            .field("when", &Instant::from_millis(c.when.get()))
             .field("pending", &c.active.get())
             .finish_non_exhaustive()
     }

@@ -197,7 +197,7 @@ impl Interval {
         if Pin::new(&mut self.delay).poll(cx).is_pending() {
             return Poll::Pending;
         }
-        let timeout = self.delay.deadline().as_ms();
+        let timeout = self.delay.deadline().as_millis();
         let now = self.now_ms();
         let next = if now > timeout.saturating_add(MISSED_AFTER_MS) {
             self.missed_tick_behavior
@@ -207,8 +207,8 @@ impl Interval {
         };
         // The caller is the task to wake: no wake (the next tick is due
         // at once after a missed one, under `Burst`).
-        Pin::new(&mut self.delay).reset_waking(Instant::from_ms(next), false);
-        Poll::Ready(Instant::from_ms(timeout))
+        Pin::new(&mut self.delay).reset_waking(Instant::from_millis(next), false);
+        Poll::Ready(Instant::from_millis(timeout))
     }
 
     /// The time of the interval's own loop (not the thread's current one:
@@ -295,11 +295,11 @@ impl Interval {
     /// assert_eq!(lp.now(), 7);
     /// ```
     pub fn reset_at(&mut self, deadline: Instant) {
-        self.reset_to(deadline.as_ms());
+        self.reset_to(deadline.as_millis());
     }
 
     fn reset_to(&mut self, ms: u64) {
-        Pin::new(&mut self.delay).reset(Instant::from_ms(ms));
+        Pin::new(&mut self.delay).reset(Instant::from_millis(ms));
     }
 
     /// The missed-tick behaviour.

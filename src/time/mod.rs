@@ -141,14 +141,6 @@ impl Instant {
         }
     }
 
-    pub(crate) fn from_ms(ms: u64) -> Instant {
-        Instant { ms }
-    }
-
-    pub(crate) fn as_ms(self) -> u64 {
-        self.ms
-    }
-
     /// The instant at loop time `ms`: the milliseconds since the loop's
     /// clock began, as [`EventLoop::now`](crate::EventLoop::now) counts
     /// them. Callback code keeps time in those; this and
@@ -241,7 +233,7 @@ impl Instant {
     /// assert!(a.checked_add(Duration::from_secs(1)).is_some());
     /// ```
     pub fn checked_add(&self, d: Duration) -> Option<Instant> {
-        self.ms.checked_add(ms_ceil(d)).map(Instant::from_ms)
+        self.ms.checked_add(ms_ceil(d)).map(Instant::from_millis)
     }
 
     /// `self - d`, or `None` before the loop's time began.
@@ -254,14 +246,14 @@ impl Instant {
     /// assert!(a.checked_sub(Duration::from_millis(1)).is_none());
     /// ```
     pub fn checked_sub(&self, d: Duration) -> Option<Instant> {
-        self.ms.checked_sub(ms_ceil(d)).map(Instant::from_ms)
+        self.ms.checked_sub(ms_ceil(d)).map(Instant::from_millis)
     }
 }
 
 impl Add<Duration> for Instant {
     type Output = Instant;
     fn add(self, d: Duration) -> Instant {
-        Instant::from_ms(self.ms.saturating_add(ms_ceil(d)))
+        Instant::from_millis(self.ms.saturating_add(ms_ceil(d)))
     }
 }
 
@@ -274,7 +266,7 @@ impl AddAssign<Duration> for Instant {
 impl Sub<Duration> for Instant {
     type Output = Instant;
     fn sub(self, d: Duration) -> Instant {
-        Instant::from_ms(self.ms.saturating_sub(ms_ceil(d)))
+        Instant::from_millis(self.ms.saturating_sub(ms_ceil(d)))
     }
 }
 

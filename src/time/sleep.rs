@@ -104,7 +104,7 @@ pub fn sleep(duration: Duration) -> Sleep {
 ///
 /// If no loop is current on this thread.
 pub fn sleep_until(deadline: Instant) -> Sleep {
-    Sleep::new(|_| deadline.as_ms())
+    Sleep::new(|_| deadline.as_millis())
 }
 
 impl Sleep {
@@ -132,7 +132,7 @@ impl Sleep {
     /// });
     /// ```
     pub fn deadline(&self) -> Instant {
-        Instant::from_ms(self.entry.deadline.get())
+        Instant::from_millis(self.entry.deadline.get())
     }
 
     /// Whether the deadline has been reached (the timer fired). A sleep
@@ -187,7 +187,7 @@ impl Sleep {
     pub(crate) fn reset_waking(self: Pin<&mut Self>, deadline: Instant, wake: bool) {
         let e = &self.entry;
         let now = e.shared.now_ms();
-        e.deadline.set(deadline.as_ms());
+        e.deadline.set(deadline.as_millis());
         e.fired.set(false);
         let old = e.clone();
         e.shared.defer(move |lp| old.disarm(lp));
