@@ -276,41 +276,30 @@ fn the_applications_errors_do_not_reach_a_hosts_listeners() {
 #[test]
 fn each_hosts_uncaught_exceptions_are_its_own() {
     let log = "globalThis.log = []; process.on('exit', c => log.push('exit ' + c));";
-    // A listens, B throws with no listener: A hears nothing, B ends with
-    // 1, A goes on.
-    let mut lp = EventLoop::with_virtual_clock();
-    let a = QuickJsHost::create_with(Options::default()).unwrap();
-    let b = QuickJsHost::create_with(Options::default()).unwrap();
-    let src = format!(
-        "{log} process.on('uncaughtException', e => log.push('A caught ' + e.message));
-         setTimeout(() => log.push('t40'), 40)"
-    );
-    a.eval_main(&mut lp, "a.js", &src).unwrap();
-    let src = format!("{log} setTimeout(() => {{ throw new Error('B broke') }}, 5)");
-    b.eval_main(&mut lp, "b.js", &src).unwrap();
-    assert_eq!(a.run(&mut lp), 0);
-    assert_eq!(lp.now(), 40);
-    assert_eq!((a.exited(), b.exited()), (Some(0), Some(1)));
-    let la: Vec<String> = global(a.context(), "log");
-    let lb: Vec<String> = global(b.context(), "log");
-    assert_eq!(la, ["t40", "exit 0"]);
-    assert_eq!(lb, ["exit 1"]);
-
-    // Neither listens: B's fatal exception, found by A's `run`, ends B.
-    let mut lp = EventLoop::with_virtual_clock();
-    let a = QuickJsHost::create_with(Options::default()).unwrap();
-    let b = QuickJsHost::create_with(Options::default()).unwrap();
-    let src = format!("{log} setTimeout(() => log.push('t40'), 40)");
-    a.eval_main(&mut lp, "a.js", &src).unwrap();
-    let src = format!("{log} setTimeout(() => {{ throw new Error('B broke') }}, 5)");
-    b.eval_main(&mut lp, "b.js", &src).unwrap();
-    assert_eq!(a.run(&mut lp), 0);
-    assert_eq!(lp.now(), 40);
-    assert_eq!((a.exited(), b.exited()), (Some(0), Some(1)));
-    let la: Vec<String> = global(a.context(), "log");
-    let lb: Vec<String> = global(b.context(), "log");
-    assert_eq!(la, ["t40", "exit 0"]);
-    assert_eq!(lb, ["exit 1"]);
+    // B throws with no listener: B ends with 1, A goes on, whether A
+    // listens (it hears nothing) or not (B's fatal exception, found by
+    // A's `run`, ends B).
+    for a_listens in [true, false] {
+        let mut lp = EventLoop::with_virtual_clock();
+        let a = QuickJsHost::create_with(Options::default()).unwrap();
+        let b = QuickJsHost::create_with(Options::default()).unwrap();
+        let listener = if a_listens {
+            "process.on('uncaughtException', e => log.push('A caught ' + e.message));"
+        } else {
+            ""
+        };
+        let src = format!("{log} {listener} setTimeout(() => log.push('t40'), 40)");
+        a.eval_main(&mut lp, "a.js", &src).unwrap();
+        let src = format!("{log} setTimeout(() => {{ throw new Error('B broke') }}, 5)");
+        b.eval_main(&mut lp, "b.js", &src).unwrap();
+        assert_eq!(a.run(&mut lp), 0, "A listens: {a_listens}");
+        assert_eq!(lp.now(), 40);
+        assert_eq!((a.exited(), b.exited()), (Some(0), Some(1)));
+        let la: Vec<String> = global(a.context(), "log");
+        let lb: Vec<String> = global(b.context(), "log");
+        assert_eq!(la, ["t40", "exit 0"]);
+        assert_eq!(lb, ["exit 1"]);
+    }
 
     // Both listen: each hears its own.
     let mut lp = EventLoop::with_virtual_clock();

@@ -17,71 +17,11 @@
 //! | allocates without bound, `--max-memory 32` | 1 (node: a fatal error, 134) | `out of memory` |
 //! | allocates without bound inside try/catch, `--max-memory 32` | 0 (caught `InternalError`, or `null` when QuickJS cannot allocate even that) | |
 
-use std::io::Read;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
 use timerloop::EventLoop;
 use timerloop_js::{Options, QuickJsHost};
 
-struct Run {
-    status: i32,
-    stdout: String,
-    stderr: String,
-}
-
-/// Runs `program` with `cmd`, killed (and the test failed) after 60 s.
-fn run(cmd: &str, args: &[&str], program: &str) -> Run {
-    let dir = std::env::temp_dir().join(format!("tljs-hostile-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join(format!(
-        "p{}.js",
-        program.len() ^ program.as_bytes()[0] as usize
-    ));
-    std::fs::write(&file, program).unwrap();
-    let mut child = Command::new(cmd)
-        .args(args)
-        .arg(&file)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("run {cmd}: {e}"));
-    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
-    let o = std::thread::spawn(move || {
-        let mut s = String::new();
-        out.read_to_string(&mut s).map(|_| s)
-    });
-    let e = std::thread::spawn(move || {
-        let mut s = String::new();
-        err.read_to_string(&mut s).map(|_| s)
-    });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if start.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            panic!("{cmd} hung on:\n{program}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let _ = std::fs::remove_file(&file);
-    Run {
-        status: status
-            .code()
-            .unwrap_or_else(|| panic!("{cmd} died of a signal ({status}) on:\n{program}")),
-        stdout: o.join().unwrap().unwrap(),
-        stderr: e.join().unwrap().unwrap(),
-    }
-}
-
-fn node_available() -> bool {
-    Command::new("node")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
+mod common;
+use common::{node_available, run};
 
 /// tljs ends `program` with `status`, stdout `stdout` and `needle` in
 /// stderr; node (if installed) gives the same status and stdout.

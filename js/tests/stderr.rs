@@ -6,34 +6,8 @@
 //! `DeprecationWarning`. Node puts the throwing source line first; tljs
 //! does not, so errors are compared from their `Name: message` line on.
 
-use std::process::Command;
-
-/// Runs `program` with `cmd`; its exit status and stderr.
-fn run(cmd: &str, program: &str) -> (i32, String) {
-    let dir = std::env::temp_dir().join(format!("tljs-stderr-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join(format!(
-        "s{}.js",
-        program.len() ^ program.as_bytes()[0] as usize
-    ));
-    std::fs::write(&file, program).unwrap();
-    let out = Command::new(cmd)
-        .arg(&file)
-        .output()
-        .unwrap_or_else(|e| panic!("run {cmd}: {e}"));
-    let _ = std::fs::remove_file(&file);
-    (
-        out.status.code().expect("no signal"),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn node_available() -> bool {
-    Command::new("node")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
+mod common;
+use common::{node_available, run};
 
 /// stderr from the line `header` on, up to the `Node.js` trailer, with
 /// every frame line made `    at …` (frames are each engine's own).
@@ -67,7 +41,8 @@ fn error_part(stderr: &str, header: &str) -> String {
 /// tljs prints `expected` (frames folded) from `header` on, exits 1, and
 /// node prints the same.
 fn check_error(program: &str, header: &str, expected: &str) {
-    let (status, stderr) = run(env!("CARGO_BIN_EXE_tljs"), program);
+    let r = run(env!("CARGO_BIN_EXE_tljs"), &[], program);
+    let (status, stderr) = (r.status, r.stderr);
     assert_eq!(status, 1, "tljs stderr:\n{stderr}");
     assert!(
         stderr.starts_with(&format!("{header}\n    at ")),
@@ -81,7 +56,8 @@ fn check_error(program: &str, header: &str, expected: &str) {
     assert!(stderr.ends_with("\n\nNode.js v20 (tljs)\n"), "{stderr}");
     assert_eq!(error_part(&stderr, header), expected, "tljs:\n{stderr}");
     if node_available() {
-        let (status, stderr) = run("node", program);
+        let r = run("node", &[], program);
+        let (status, stderr) = (r.status, r.stderr);
         assert_eq!(status, 1, "node stderr:\n{stderr}");
         assert_eq!(error_part(&stderr, header), expected, "node:\n{stderr}");
     }
@@ -124,10 +100,14 @@ fn an_uncaught_error_shows_its_properties_and_cause() {
 
 /// Warnings are the same text as Node's, but for the pid.
 fn check_warnings(program: &str, expected: &str) {
-    let pid = regex_free_pid(&run(env!("CARGO_BIN_EXE_tljs"), program).1);
+    let pid = regex_free_pid(&run(env!("CARGO_BIN_EXE_tljs"), &[], program).stderr);
     assert_eq!(pid, expected, "tljs");
     if node_available() {
-        assert_eq!(regex_free_pid(&run("node", program).1), expected, "node");
+        assert_eq!(
+            regex_free_pid(&run("node", &[], program).stderr),
+            expected,
+            "node"
+        );
     }
 }
 

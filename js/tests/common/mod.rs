@@ -1,6 +1,11 @@
 //! Helpers shared by the host's integration tests.
 
-use std::process::Output;
+// Each test binary compiles this module and uses only some of it.
+#![allow(dead_code)]
+
+use std::io::Read;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// How many runs a real-clock program gets before a difference counts.
 pub const REAL_CLOCK_TRIES: usize = 3;
@@ -24,4 +29,70 @@ pub fn run_on_real_clock(
         out = run();
     }
     out
+}
+
+/// What [`run`] saw: the exit status and both streams.
+pub struct Run {
+    pub status: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `program` (written to a file) with `cmd` and `args`, killed (and
+/// the test failed) after 60 s.
+pub fn run(cmd: &str, args: &[&str], program: &str) -> Run {
+    let dir = std::env::temp_dir().join(format!(
+        "tljs-{}-{}",
+        env!("CARGO_CRATE_NAME"),
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(format!(
+        "p{}.js",
+        program.len() ^ program.as_bytes()[0] as usize
+    ));
+    std::fs::write(&file, program).unwrap();
+    let mut child = Command::new(cmd)
+        .args(args)
+        .arg(&file)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("run {cmd}: {e}"));
+    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let o = std::thread::spawn(move || {
+        let mut s = String::new();
+        out.read_to_string(&mut s).map(|_| s)
+    });
+    let e = std::thread::spawn(move || {
+        let mut s = String::new();
+        err.read_to_string(&mut s).map(|_| s)
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("{cmd} hung on:\n{program}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let _ = std::fs::remove_file(&file);
+    Run {
+        status: status
+            .code()
+            .unwrap_or_else(|| panic!("{cmd} died of a signal ({status}) on:\n{program}")),
+        stdout: o.join().unwrap().unwrap(),
+        stderr: e.join().unwrap().unwrap(),
+    }
+}
+
+/// Whether `node` is installed, for the checks against it.
+pub fn node_available() -> bool {
+    Command::new("node")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
