@@ -382,21 +382,13 @@ impl EventLoop {
         let err = match t {
             Thrown::Fatal => return false,
             Thrown::Halt => {
-                self.uv.halt();
-                self.ticks.drain_first = true;
+                self.halt_to_resume();
                 return false;
             }
             Thrown::Error(e) => e,
         };
         let Some(mut handler) = self.uncaught.take() else {
-            // The first fatal failure wins (one a nested `enter` stored
-            // while a panic carried it out).
-            self.fatal.get_or_insert(err);
-            self.uv.halt();
-            // The next run resumes the normal flow where it stopped: ticks
-            // and microtasks left queued drain first.
-            self.ticks.drain_first = true;
-            return false;
+            return self.fatal_failure(err);
         };
         self.uncaught_changed = false;
         self.depth += 1;
@@ -414,10 +406,7 @@ impl EventLoop {
             // Declined: fatal, as with no handler (a panic after the
             // decline changes nothing: the declined failure came first).
             drop(r);
-            self.fatal.get_or_insert(err);
-            self.uv.halt();
-            self.ticks.drain_first = true;
-            return false;
+            return self.fatal_failure(err);
         }
         if let Err(payload) = r {
             // A panicking handler is fatal, as a throwing one is in Node.
@@ -426,16 +415,30 @@ impl EventLoop {
                 CallbackKind::UncaughtHandler,
                 Cause::Panic(msg),
             ));
-            self.uv.halt();
-            // As with no handler: the next run resumes where this one
-            // stopped, ticks and microtasks left queued first.
-            self.ticks.drain_first = true;
+            self.halt_to_resume();
             return false;
         }
         // Node: "make sure any ticks get processed by ensuring that the next
         // Immediate cycle isn't empty".
         self.set_immediate(|_| {});
         true
+    }
+
+    /// `err` is fatal (no handler took it): the loop halts and `run` will
+    /// return it. The first fatal failure wins (one a nested `enter`
+    /// stored while a panic carried it out). Returns false, `uncaught`'s
+    /// answer.
+    fn fatal_failure(&mut self, err: CallbackError) -> bool {
+        self.fatal.get_or_insert(err);
+        self.halt_to_resume();
+        false
+    }
+
+    /// Halts the run; the next run resumes the normal flow where this one
+    /// stopped, the ticks and microtasks left queued draining first.
+    fn halt_to_resume(&mut self) {
+        self.uv.halt();
+        self.ticks.drain_first = true;
     }
 }
 
