@@ -23,8 +23,52 @@
 //!
 //! Names and shapes follow `tokio::net` (`bind(..).await`, `accept()`,
 //! `connect(..).await`, `split`, `into_split` and `reunite`), with
-//! inherent `read`, `write` and `write_all` instead of tokio's
-//! `AsyncRead`/`AsyncWrite` traits.
+//! inherent `read`, `write` and `write_all`.
+//!
+//! # The ecosystems' io traits
+//!
+//! Two features, off by default, implement the byte-stream traits on
+//! [`TcpStream`] and its halves, so the ecosystems' adapters work on the
+//! loop's sockets (buffered readers, `lines`, `copy`, codecs):
+//!
+//! - `futures-io`: `futures_io::AsyncRead` and `AsyncWrite` (what
+//!   `futures::io` and futures-util's `AsyncReadExt` build on);
+//! - `tokio-io`: `tokio::io::AsyncRead` and `AsyncWrite`, with tokio
+//!   built without features (its traits, no runtime), for
+//!   `tokio::io::{BufReader, copy, AsyncBufReadExt}` and tokio-util.
+//!
+//! The traits are the inherent calls: the same readiness and errors,
+//! nothing buffered, a flush ready at once. `poll_shutdown` (tokio) and
+//! `poll_close` (futures) shut the write direction down, as
+//! [`TcpStream::shutdown`]`(Write)` does; an owned write half shut down
+//! so does not shut down again when dropped.
+//!
+//! ```
+//! # #[cfg(feature = "tokio-io")] {
+//! use timerloop::{EventLoop, net::{TcpListener, TcpStream}, task};
+//! use tokio::io::{AsyncBufReadExt, BufReader};
+//! let mut lp = EventLoop::new();
+//! let lines = lp
+//!     .block_on(async {
+//!         let l = TcpListener::bind("127.0.0.1:0").await?;
+//!         let mut c = TcpStream::connect(l.local_addr()?).await?;
+//!         let (s, _) = l.accept().await?;
+//!         task::spawn(async move {
+//!             c.write_all(b"one\ntwo\n").await?;
+//!             c.shutdown(std::net::Shutdown::Write) // the end of the lines
+//!         });
+//!         let mut lines = BufReader::new(s).lines();
+//!         let mut got = Vec::new();
+//!         while let Some(line) = lines.next_line().await? {
+//!             got.push(line);
+//!         }
+//!         std::io::Result::Ok(got)
+//!     })
+//!     .unwrap()
+//!     .unwrap();
+//! assert_eq!(lines, ["one", "two"]);
+//! # }
+//! ```
 //!
 //! # Examples
 //!
@@ -47,6 +91,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+mod compat;
 mod split;
 mod tcp;
 

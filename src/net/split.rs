@@ -40,7 +40,7 @@ use super::TcpStream;
 /// .unwrap();
 /// ```
 #[derive(Debug)]
-pub struct ReadHalf<'a>(&'a TcpStream);
+pub struct ReadHalf<'a>(pub(super) &'a TcpStream);
 
 /// The write half of a [`TcpStream`], borrowed from it by
 /// [`TcpStream::split`]. Dropping it changes nothing on the stream.
@@ -60,7 +60,7 @@ pub struct ReadHalf<'a>(&'a TcpStream);
 /// .unwrap();
 /// ```
 #[derive(Debug)]
-pub struct WriteHalf<'a>(&'a TcpStream);
+pub struct WriteHalf<'a>(pub(super) &'a TcpStream);
 
 /// The read half of a [`TcpStream`], owned: made by
 /// [`TcpStream::into_split`], for a task of its own.
@@ -88,7 +88,7 @@ pub struct WriteHalf<'a>(&'a TcpStream);
 /// ```
 #[derive(Debug)]
 pub struct OwnedReadHalf {
-    stream: Rc<TcpStream>,
+    pub(super) stream: Rc<TcpStream>,
 }
 
 /// The write half of a [`TcpStream`], owned: made by
@@ -116,9 +116,10 @@ pub struct OwnedReadHalf {
 /// ```
 #[derive(Debug)]
 pub struct OwnedWriteHalf {
-    stream: Rc<TcpStream>,
-    /// Shut the write direction down on drop (not when reunited).
-    shutdown_on_drop: bool,
+    pub(super) stream: Rc<TcpStream>,
+    /// Shut the write direction down on drop (not when reunited, nor once
+    /// shut down through an `AsyncWrite` impl's `poll_shutdown`/`poll_close`).
+    pub(super) shutdown_on_drop: bool,
 }
 
 /// The two halves given to [`OwnedReadHalf::reunite`] were not split from

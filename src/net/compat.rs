@@ -1,0 +1,184 @@
+//! The byte-stream traits of the two async ecosystems, on the loop's TCP
+//! types: `futures_io::{AsyncRead, AsyncWrite}` (feature `futures-io`)
+//! and `tokio::io::{AsyncRead, AsyncWrite}` (feature `tokio-io`, tokio
+//! with no runtime). They let the ecosystems' adapters run on the loop:
+//! buffered readers and `lines`, `copy`, codecs, TLS streams.
+//!
+//! # Invariants
+//!
+//! - **The traits are the inherent calls.** A trait's read is
+//!   [`TcpStream::poll_read`] (and a write [`TcpStream::poll_write`]),
+//!   with the same readiness, wake-ups and errors: nothing is buffered
+//!   here, so a flush has nothing to do and is ready at once.
+//! - **Shutting down is `shutdown(Write)`**: the peer reads the end of the
+//!   stream, and this side can still read. An owned write half shut down
+//!   this way does not shut down again when dropped.
+//! - tokio's `ReadBuf` is filled through its initialized part
+//!   (`initialize_unfilled`: zeroed once per buffer, as safe code must),
+//!   and a read into a full buffer is ready at once with nothing read.
+
+#[cfg(any(feature = "futures-io", feature = "tokio-io"))]
+mod imp {
+    use std::io;
+    use std::net::Shutdown;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+
+    use super::super::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, TcpStream, WriteHalf};
+
+    /// What the trait impls need of each type: its stream, and how it
+    /// shuts its write direction down.
+    trait Stream: Unpin {
+        fn stream(&self) -> &TcpStream;
+
+        fn shutdown_write(&mut self) -> io::Result<()> {
+            self.stream().shutdown(Shutdown::Write)
+        }
+    }
+
+    impl Stream for TcpStream {
+        fn stream(&self) -> &TcpStream {
+            self
+        }
+    }
+
+    impl Stream for ReadHalf<'_> {
+        fn stream(&self) -> &TcpStream {
+            self.0
+        }
+    }
+
+    impl Stream for WriteHalf<'_> {
+        fn stream(&self) -> &TcpStream {
+            self.0
+        }
+    }
+
+    impl Stream for OwnedReadHalf {
+        fn stream(&self) -> &TcpStream {
+            &self.stream
+        }
+    }
+
+    impl Stream for OwnedWriteHalf {
+        fn stream(&self) -> &TcpStream {
+            &self.stream
+        }
+
+        fn shutdown_write(&mut self) -> io::Result<()> {
+            self.stream.shutdown(Shutdown::Write)?;
+            self.shutdown_on_drop = false;
+            Ok(())
+        }
+    }
+
+    #[cfg(feature = "futures-io")]
+    fn read_bytes<S: Stream>(
+        s: Pin<&mut S>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        s.get_mut().stream().poll_read_shared(cx, buf)
+    }
+
+    #[cfg(feature = "tokio-io")]
+    fn read_buf<S: Stream>(
+        s: Pin<&mut S>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let n = std::task::ready!(
+            s.get_mut()
+                .stream()
+                .poll_read_shared(cx, buf.initialize_unfilled())
+        )?;
+        buf.advance(n);
+        Poll::Ready(Ok(()))
+    }
+
+    fn write_bytes<S: Stream>(
+        s: Pin<&mut S>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        s.get_mut().stream().poll_write_shared(cx, buf)
+    }
+
+    fn shutdown<S: Stream>(s: Pin<&mut S>) -> Poll<io::Result<()>> {
+        Poll::Ready(s.get_mut().shutdown_write())
+    }
+
+    macro_rules! readers {
+        ($($ty:ty),*) => {$(
+            #[cfg(feature = "futures-io")]
+            impl futures_io::AsyncRead for $ty {
+                fn poll_read(
+                    self: Pin<&mut Self>,
+                    cx: &mut Context<'_>,
+                    buf: &mut [u8],
+                ) -> Poll<io::Result<usize>> {
+                    read_bytes(self, cx, buf)
+                }
+            }
+
+            #[cfg(feature = "tokio-io")]
+            impl tokio::io::AsyncRead for $ty {
+                fn poll_read(
+                    self: Pin<&mut Self>,
+                    cx: &mut Context<'_>,
+                    buf: &mut tokio::io::ReadBuf<'_>,
+                ) -> Poll<io::Result<()>> {
+                    read_buf(self, cx, buf)
+                }
+            }
+        )*};
+    }
+
+    macro_rules! writers {
+        ($($ty:ty),*) => {$(
+            #[cfg(feature = "futures-io")]
+            impl futures_io::AsyncWrite for $ty {
+                fn poll_write(
+                    self: Pin<&mut Self>,
+                    cx: &mut Context<'_>,
+                    buf: &[u8],
+                ) -> Poll<io::Result<usize>> {
+                    write_bytes(self, cx, buf)
+                }
+
+                fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+                    Poll::Ready(Ok(()))
+                }
+
+                fn poll_close(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+                    shutdown(self)
+                }
+            }
+
+            #[cfg(feature = "tokio-io")]
+            impl tokio::io::AsyncWrite for $ty {
+                fn poll_write(
+                    self: Pin<&mut Self>,
+                    cx: &mut Context<'_>,
+                    buf: &[u8],
+                ) -> Poll<io::Result<usize>> {
+                    write_bytes(self, cx, buf)
+                }
+
+                fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+                    Poll::Ready(Ok(()))
+                }
+
+                fn poll_shutdown(
+                    self: Pin<&mut Self>,
+                    _: &mut Context<'_>,
+                ) -> Poll<io::Result<()>> {
+                    shutdown(self)
+                }
+            }
+        )*};
+    }
+
+    readers!(TcpStream, ReadHalf<'_>, OwnedReadHalf);
+    writers!(TcpStream, WriteHalf<'_>, OwnedWriteHalf);
+}
