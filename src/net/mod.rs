@@ -1,5 +1,7 @@
-//! Async TCP on the loop's own poll: [`TcpListener`] and [`TcpStream`],
-//! for tasks, with no other runtime.
+//! Async sockets on the loop's own poll, for tasks, with no other
+//! runtime: [`TcpListener`] and [`TcpStream`], [`UdpSocket`], and
+//! [`AsyncSource`] for any other mio source (Unix sockets, pipes,
+//! signal-hook-mio's `Signals`).
 //!
 //! # Invariants
 //!
@@ -22,8 +24,11 @@
 //!   registers them at its next flush point, before it polls.
 //!
 //! Names and shapes follow `tokio::net` (`bind(..).await`, `accept()`,
-//! `connect(..).await`, `split`, `into_split` and `reunite`), with
-//! inherent `read`, `write` and `write_all`.
+//! `connect(..).await`, `split`, `into_split` and `reunite`; `send_to`
+//! and `recv_from`), with inherent `read`, `write` and `write_all`.
+//! [`AsyncSource`] is tokio's `AsyncFd` for a mio source: its
+//! `async_io(interest, op)` tries `op` and waits for readiness only when
+//! `op` says `WouldBlock`.
 //!
 //! # The ecosystems' io traits
 //!
@@ -92,11 +97,15 @@
 #![forbid(unsafe_code)]
 
 mod compat;
+mod source;
 mod split;
 mod tcp;
+mod udp;
 
+pub use source::AsyncSource;
 pub use split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf};
 pub use tcp::{TcpListener, TcpStream};
+pub use udp::UdpSocket;
 
 use std::cell::{Cell, RefCell};
 use std::fmt;
@@ -196,6 +205,12 @@ impl<S: mio::event::Source + 'static> Registration<S> {
 
     fn source(&self) -> std::cell::Ref<'_, S> {
         self.inner.source.borrow()
+    }
+
+    /// The source, borrowed mutably (the loop borrows it only while it
+    /// registers or closes it, at flush points, never during a poll).
+    fn source_mut(&self) -> std::cell::RefMut<'_, S> {
+        self.inner.source.borrow_mut()
     }
 
     /// Runs `op` on the source while it may be ready for `dir`; on

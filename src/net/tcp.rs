@@ -47,7 +47,7 @@ impl fmt::Debug for TcpListener {
 }
 
 /// The first address of `addr` that `f` succeeds with.
-fn each_addr<A: ToSocketAddrs, T>(
+pub(super) fn each_addr<A: ToSocketAddrs, T>(
     addr: A,
     mut f: impl FnMut(SocketAddr) -> io::Result<T>,
 ) -> io::Result<T> {

@@ -1,0 +1,244 @@
+//! [`AsyncSource`]: any mio event source, for tasks, on the loop's poll.
+
+use std::cell::{Ref, RefMut};
+use std::fmt;
+use std::future::poll_fn;
+use std::io;
+use std::task::{Context, Poll};
+
+use mio::Interest;
+
+use super::{Dir, Registration};
+
+/// A mio event source (a `mio::net::UdpSocket`, a `mio::net::UnixStream`,
+/// a `mio::unix::pipe`, signal-hook-mio's `Signals`, or a source of your
+/// own) registered on the thread's current loop, for tasks: tokio's
+/// `AsyncFd`, for mio sources.
+///
+/// An operation is tried first; only a [`WouldBlock`](io::ErrorKind::WouldBlock)
+/// waits, for the source's next readiness event in the loop's poll phase,
+/// and then it is tried again. The source is a refed handle of its loop,
+/// as a [`TcpStream`](super::TcpStream) is (the loop stays alive while it
+/// exists), and is deregistered when dropped. What `timerloop::net`'s
+/// module docs say of sockets holds for it: an operation that would wait
+/// once the loop is gone fails instead.
+///
+/// An operation must report "not now" as `WouldBlock` (mio's sources do):
+/// the source's events are edge-triggered, and only a `WouldBlock` says
+/// that the next event is worth waiting for.
+///
+/// ```
+/// use timerloop::{EventLoop, mio::Interest, net::AsyncSource};
+/// let mut lp = EventLoop::new();
+/// let got = lp
+///     .block_on(async {
+///         let a = AsyncSource::new(mio::net::UdpSocket::bind("127.0.0.1:0".parse().unwrap())?);
+///         let b = AsyncSource::new(mio::net::UdpSocket::bind("127.0.0.1:0".parse().unwrap())?);
+///         let to = b.get_ref().local_addr()?;
+///         a.async_io(Interest::WRITABLE, |s| s.send_to(b"ping", to)).await?;
+///         let mut buf = [0; 16];
+///         let (n, from) = b.async_io(Interest::READABLE, |s| s.recv_from(&mut buf)).await?;
+///         assert_eq!(from, a.get_ref().local_addr()?);
+///         std::io::Result::Ok(buf[..n].to_vec())
+///     })
+///     .unwrap()
+///     .unwrap();
+/// assert_eq!(got, b"ping");
+/// ```
+pub struct AsyncSource<S: mio::event::Source + 'static> {
+    io: Registration<S>,
+    interest: Interest,
+}
+
+impl<S: mio::event::Source + 'static> AsyncSource<S> {
+    /// Registers `source` on the thread's current loop for reading and
+    /// writing. The source must be in non-blocking mode (mio's are).
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::AsyncSource};
+    /// let mut lp = EventLoop::new();
+    /// let sock = mio::net::UdpSocket::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    /// let s = lp.scope(|| AsyncSource::new(sock));
+    /// assert!(s.get_ref().local_addr().is_ok());
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If no loop is current on this thread.
+    pub fn new(source: S) -> AsyncSource<S> {
+        AsyncSource::with_interest(source, Interest::READABLE | Interest::WRITABLE)
+    }
+
+    /// Registers `source` for `interest` only: a source that cannot be
+    /// written (a pipe's reading end, a signal source) is registered for
+    /// [`Interest::READABLE`].
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, mio::Interest, net::AsyncSource};
+    /// let mut lp = EventLoop::new();
+    /// let (tx, rx) = mio::unix::pipe::new().unwrap();
+    /// let got = lp
+    ///     .block_on(async move {
+    ///         use std::io::{Read, Write};
+    ///         let rx = AsyncSource::with_interest(rx, Interest::READABLE);
+    ///         let tx = AsyncSource::with_interest(tx, Interest::WRITABLE);
+    ///         tx.async_io(Interest::WRITABLE, |p| p.write(b"hi")).await?;
+    ///         let mut buf = [0; 8];
+    ///         let n = rx.async_io(Interest::READABLE, |p| p.read(&mut buf)).await?;
+    ///         std::io::Result::Ok(buf[..n].to_vec())
+    ///     })
+    ///     .unwrap()
+    ///     .unwrap();
+    /// assert_eq!(got, b"hi");
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If no loop is current on this thread.
+    pub fn with_interest(source: S, interest: Interest) -> AsyncSource<S> {
+        AsyncSource {
+            io: Registration::new(source, interest),
+            interest,
+        }
+    }
+
+    /// The source, borrowed (for its addresses and options). Let the
+    /// borrow go before the next operation on this `AsyncSource` and
+    /// before an `.await`: the source is in a `RefCell` shared with the
+    /// loop, which borrows it to register and deregister it, and a borrow
+    /// still held then panics.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::AsyncSource};
+    /// let mut lp = EventLoop::new();
+    /// let sock = mio::net::UdpSocket::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    /// let s = lp.scope(|| AsyncSource::new(sock));
+    /// s.get_ref().set_ttl(7).unwrap();
+    /// assert_eq!(s.get_ref().ttl().unwrap(), 7);
+    /// ```
+    pub fn get_ref(&self) -> Ref<'_, S> {
+        self.io.source()
+    }
+
+    /// The source, borrowed mutably (as [`get_ref`](Self::get_ref)).
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::AsyncSource};
+    /// let mut lp = EventLoop::new();
+    /// let sock = mio::net::UdpSocket::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    /// let mut s = lp.scope(|| AsyncSource::new(sock));
+    /// s.get_mut().set_broadcast(true).unwrap();
+    /// assert!(s.get_ref().broadcast().unwrap());
+    /// ```
+    pub fn get_mut(&mut self) -> RefMut<'_, S> {
+        self.io.source_mut()
+    }
+
+    /// Runs `op` on the source until it does not say `WouldBlock`, waiting
+    /// for the source to become readable ([`Interest::READABLE`]) or
+    /// writable ([`Interest::WRITABLE`]) between tries, and returns what
+    /// it returned. `Interrupted` is tried again at once. Dropping the
+    /// future between tries does nothing more: each try is `op` alone.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, mio::Interest, net::AsyncSource};
+    /// let mut lp = EventLoop::new();
+    /// let n = lp
+    ///     .block_on(async {
+    ///         let s = AsyncSource::new(mio::net::UdpSocket::bind("127.0.0.1:0".parse().unwrap())?);
+    ///         let me = s.get_ref().local_addr()?;
+    ///         s.async_io(Interest::WRITABLE, |s| s.send_to(b"to myself", me)).await?;
+    ///         let mut buf = [0; 64];
+    ///         s.async_io(Interest::READABLE, |s| s.recv(&mut buf)).await
+    ///     })
+    ///     .unwrap()
+    ///     .unwrap();
+    /// assert_eq!(n, 9);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// What `op` returned; [`io::ErrorKind::InvalidInput`] if `interest`
+    /// is not exactly one of readable and writable, or not one the source
+    /// was registered for (it would wait for ever); the registration's
+    /// error if the loop could not register the source;
+    /// [`io::ErrorKind::Other`] if it would wait and the loop is gone.
+    pub async fn async_io<R>(
+        &self,
+        interest: Interest,
+        mut op: impl FnMut(&mut S) -> io::Result<R>,
+    ) -> io::Result<R> {
+        poll_fn(|cx| self.poll_io(cx, interest, &mut op)).await
+    }
+
+    /// [`async_io`](Self::async_io) as a poll function: for a type's own
+    /// `poll_` methods (a `Stream` of datagrams, an `AsyncRead`).
+    ///
+    /// ```
+    /// use std::io::Read;
+    /// use timerloop::{EventLoop, mio::Interest, net::AsyncSource};
+    /// let mut lp = EventLoop::new();
+    /// let (mut tx, rx) = mio::unix::pipe::new().unwrap();
+    /// std::io::Write::write_all(&mut tx, b"abc").unwrap();
+    /// drop(tx);
+    /// let got = lp
+    ///     .block_on(async move {
+    ///         let rx = AsyncSource::with_interest(rx, Interest::READABLE);
+    ///         let mut all = Vec::new();
+    ///         loop {
+    ///             let mut buf = [0; 2];
+    ///             let n = std::future::poll_fn(|cx| {
+    ///                 rx.poll_io(cx, Interest::READABLE, |p| p.read(&mut buf))
+    ///             })
+    ///             .await?;
+    ///             if n == 0 {
+    ///                 break; // the writing end is closed
+    ///             }
+    ///             all.extend_from_slice(&buf[..n]);
+    ///         }
+    ///         std::io::Result::Ok(all)
+    ///     })
+    ///     .unwrap()
+    ///     .unwrap();
+    /// assert_eq!(got, b"abc");
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`async_io`](Self::async_io).
+    pub fn poll_io<R>(
+        &self,
+        cx: &mut Context<'_>,
+        interest: Interest,
+        op: impl FnMut(&mut S) -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
+        let dir = if interest == Interest::READABLE && self.interest.is_readable() {
+            Dir::Read
+        } else if interest == Interest::WRITABLE && self.interest.is_writable() {
+            Dir::Write
+        } else {
+            return Poll::Ready(Err(bad_interest(interest, self.interest)));
+        };
+        self.io.poll_io(cx, dir, op)
+    }
+}
+
+#[cold]
+fn bad_interest(asked: Interest, registered: Interest) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!(
+            "AsyncSource: an operation waits for READABLE or WRITABLE alone, one the source \
+             was registered for ({registered:?}); it asked for {asked:?}"
+        ),
+    )
+}
+
+impl<S: mio::event::Source + fmt::Debug + 'static> fmt::Debug for AsyncSource<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AsyncSource")
+            .field("source", &self.io)
+            .field("interest", &self.interest)
+            .finish()
+    }
+}
