@@ -28,6 +28,9 @@
 //! - **Dropping** a `JoinHandle` detaches its task; [`JoinHandle::abort`]
 //!   drops the task's future (and with it its timers) at the loop's next
 //!   flush point, at the latest when the current callback returns.
+//! - **A [`JoinSet`]** only collects its tasks' outputs, in the order
+//!   they complete: its tasks are ordinary tasks, ordered as above.
+//!   Dropping the set aborts the tasks still in it.
 //!
 //! # Examples
 //!
@@ -51,9 +54,11 @@
 #![forbid(unsafe_code)]
 
 mod join;
+mod join_set;
 
 pub(crate) use join::Joins;
 pub use join::{JoinError, JoinHandle};
+pub use join_set::JoinSet;
 
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};

@@ -1,0 +1,491 @@
+//! [`JoinSet`]: a set of tasks whose outputs come out as they complete.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::future::{Future, poll_fn};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Wake, Waker};
+
+use slab::Slab;
+
+use super::{JoinError, JoinHandle};
+use crate::EventLoop;
+
+/// A set of tasks on the thread's loop, joined in the order they
+/// complete: tokio's `JoinSet`. Dropping the set aborts the tasks still
+/// in it.
+///
+/// Each task keeps the order of a task spawned alone (its first poll a
+/// microtask queued at `spawn`); the set only collects the outputs. A
+/// completion is found without polling the other tasks' handles: each
+/// handle in the set has a waker of its own that queues it to be looked
+/// at, so a set of ten thousand connections costs the same per completion
+/// as a set of one.
+///
+/// ```
+/// use std::time::Duration;
+/// use timerloop::{EventLoop, task::JoinSet, time};
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let order = lp
+///     .block_on(async {
+///         let mut set = JoinSet::new();
+///         for ms in [30u64, 10, 20] {
+///             set.spawn(async move {
+///                 time::sleep(Duration::from_millis(ms)).await;
+///                 ms
+///             });
+///         }
+///         let mut order = Vec::new();
+///         while let Some(r) = set.join_next().await {
+///             order.push(r.unwrap());
+///         }
+///         order
+///     })
+///     .unwrap();
+/// assert_eq!(order, [10, 20, 30]); // as they completed
+/// assert_eq!(lp.now(), 30);
+/// ```
+pub struct JoinSet<T> {
+    entries: Slab<Entry<T>>,
+    notified: Arc<Notified>,
+}
+
+struct Entry<T> {
+    handle: JoinHandle<T>,
+    /// Wakes the set's task and queues this entry to be polled.
+    waker: Waker,
+}
+
+/// The entries whose handles woke (or were never polled), and the task
+/// waiting in [`JoinSet::join_next`]. Behind a `Mutex` because a `Waker`
+/// must be `Send + Sync`; a handle's waker is only ever woken on the
+/// loop's thread, so the lock is never contended.
+#[derive(Default)]
+struct Notified {
+    state: Mutex<NotifiedState>,
+}
+
+#[derive(Default)]
+struct NotifiedState {
+    /// First in, first looked at: outputs come out in completion order.
+    entries: VecDeque<usize>,
+    parent: Option<Waker>,
+}
+
+impl Notified {
+    fn lock(&self) -> std::sync::MutexGuard<'_, NotifiedState> {
+        // No code runs under the lock that could panic.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+struct EntryWaker {
+    index: usize,
+    notified: Arc<Notified>,
+}
+
+impl Wake for EntryWaker {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        let parent = {
+            let mut st = self.notified.lock();
+            st.entries.push_back(self.index);
+            st.parent.take()
+        };
+        if let Some(w) = parent {
+            w.wake();
+        }
+    }
+}
+
+impl<T: 'static> JoinSet<T> {
+    /// An empty set.
+    ///
+    /// ```
+    /// let set = timerloop::task::JoinSet::<u32>::new();
+    /// assert!(set.is_empty());
+    /// ```
+    pub fn new() -> JoinSet<T> {
+        JoinSet {
+            entries: Slab::new(),
+            notified: Arc::default(),
+        }
+    }
+
+    /// How many tasks are in the set: spawned and not yet joined (a
+    /// completed task stays until [`join_next`](Self::join_next) hands
+    /// its output over).
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, task::JoinSet};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let mut set = JoinSet::new();
+    /// set.spawn_on(async { 1 }, &mut lp);
+    /// set.spawn_on(async { 2 }, &mut lp);
+    /// assert_eq!(set.len(), 2);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether the set holds no task.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, task::JoinSet};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let mut set = JoinSet::new();
+    /// set.spawn_on(async {}, &mut lp);
+    /// lp.run().unwrap();
+    /// assert!(!set.is_empty()); // done, not yet joined
+    /// assert!(set.try_join_next().unwrap().is_ok());
+    /// assert!(set.is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Spawns `future` on the thread's current loop (as
+    /// [`task::spawn`](super::spawn)) into the set.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, task::JoinSet};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let sum = lp
+    ///     .block_on(async {
+    ///         let mut set = JoinSet::new();
+    ///         for i in 1..=4 {
+    ///             set.spawn(async move { i * 10 });
+    ///         }
+    ///         let mut sum = 0;
+    ///         while let Some(r) = set.join_next().await {
+    ///             sum += r.unwrap();
+    ///         }
+    ///         sum
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(sum, 100);
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// Where [`task::spawn`](super::spawn) panics: with no current loop,
+    /// and inside a callback (use [`spawn_on`](Self::spawn_on) with the
+    /// callback's `&mut EventLoop`).
+    pub fn spawn<F>(&mut self, future: F)
+    where
+        F: Future<Output = T> + 'static,
+    {
+        self.insert(super::spawn(future));
+    }
+
+    /// Spawns `future` on `lp` into the set: for a callback, which holds
+    /// the loop.
+    ///
+    /// ```
+    /// use std::{cell::RefCell, rc::Rc};
+    /// use timerloop::{EventLoop, task::JoinSet};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let set = Rc::new(RefCell::new(JoinSet::new()));
+    /// let s = set.clone();
+    /// lp.set_timeout(10, move |lp| s.borrow_mut().spawn_on(async { "from a callback" }, lp));
+    /// lp.run().unwrap();
+    /// let out = set.borrow_mut().try_join_next().unwrap().unwrap();
+    /// assert_eq!(out, "from a callback");
+    /// ```
+    pub fn spawn_on<F>(&mut self, future: F, lp: &mut EventLoop)
+    where
+        F: Future<Output = T> + 'static,
+    {
+        self.insert(lp.spawn(future));
+    }
+
+    fn insert(&mut self, handle: JoinHandle<T>) {
+        let entry = self.entries.vacant_entry();
+        let index = entry.key();
+        let waker = Waker::from(Arc::new(EntryWaker {
+            index,
+            notified: self.notified.clone(),
+        }));
+        entry.insert(Entry { handle, waker });
+        // Never polled: looked at by the next join.
+        self.notified.lock().entries.push_back(index);
+    }
+
+    /// Waits for one of the tasks to complete and returns its output (or
+    /// its [`JoinError`]: a panic, or an abort), in the order the tasks
+    /// completed (those that completed before the set first looked at
+    /// them, in the order they were spawned); `None` once the set is
+    /// empty. Cancel-safe: a dropped `join_next` loses no output.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{EventLoop, task::JoinSet, time};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let got = lp
+    ///     .block_on(async {
+    ///         let mut set = JoinSet::new();
+    ///         set.spawn(async { time::sleep(Duration::from_millis(5)).await; "slow" });
+    ///         set.spawn(async { "fast" });
+    ///         let first = set.join_next().await.unwrap().unwrap();
+    ///         let second = set.join_next().await.unwrap().unwrap();
+    ///         (first, second, set.join_next().await.is_none())
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(got, ("fast", "slow", true));
+    /// ```
+    pub async fn join_next(&mut self) -> Option<Result<T, JoinError>> {
+        poll_fn(|cx| self.poll_join_next(cx)).await
+    }
+
+    /// [`join_next`](Self::join_next) as a poll function: `Ready(None)`
+    /// when the set is empty.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, task::JoinSet};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let got = lp
+    ///     .block_on(async {
+    ///         let mut set = JoinSet::new();
+    ///         set.spawn(async { 7 });
+    ///         std::future::poll_fn(|cx| set.poll_join_next(cx)).await
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(got, Some(Ok(7)));
+    /// ```
+    pub fn poll_join_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<T, JoinError>>> {
+        if self.entries.is_empty() {
+            return Poll::Ready(None);
+        }
+        // The waker first: a handle that wakes while the notified entries
+        // are looked at then wakes this task too.
+        super::store_waker(&mut self.notified.lock().parent, cx.waker());
+        match self.next_done() {
+            Some(out) => Poll::Ready(Some(out)),
+            None => Poll::Pending,
+        }
+    }
+
+    /// The output of a task that has completed, if any, without waiting:
+    /// `None` if the set is empty or no task in it has completed.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, task::JoinSet};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let mut set = JoinSet::new();
+    /// set.spawn_on(async { "done" }, &mut lp);
+    /// assert!(set.try_join_next().is_none()); // not run yet
+    /// lp.run().unwrap();
+    /// assert_eq!(set.try_join_next(), Some(Ok("done")));
+    /// ```
+    pub fn try_join_next(&mut self) -> Option<Result<T, JoinError>> {
+        self.next_done()
+    }
+
+    /// Polls the notified entries, each with its own waker, until one is
+    /// done: removes it and returns its output.
+    fn next_done(&mut self) -> Option<Result<T, JoinError>> {
+        loop {
+            let index = self.notified.lock().entries.pop_front()?;
+            // An entry removed since (joined, or detached) or a reused
+            // index: a stale notification, or a poll too many, both
+            // harmless.
+            let Some(entry) = self.entries.get_mut(index) else {
+                continue;
+            };
+            let mut cx = Context::from_waker(&entry.waker);
+            if let Poll::Ready(out) = Pin::new(&mut entry.handle).poll(&mut cx) {
+                self.entries.remove(index);
+                return Some(out);
+            }
+        }
+    }
+
+    /// Aborts every task in the set. They stay in it, and
+    /// [`join_next`](Self::join_next) returns each as cancelled (unless it
+    /// completed before).
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, task::JoinSet};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let cancelled = lp
+    ///     .block_on(async {
+    ///         let mut set = JoinSet::new();
+    ///         for _ in 0..3 {
+    ///             set.spawn(std::future::pending::<()>());
+    ///         }
+    ///         set.abort_all();
+    ///         let mut n = 0;
+    ///         while let Some(r) = set.join_next().await {
+    ///             n += r.unwrap_err().is_cancelled() as usize;
+    ///         }
+    ///         n
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(cancelled, 3);
+    /// ```
+    pub fn abort_all(&mut self) {
+        for (_, e) in &self.entries {
+            e.handle.abort();
+        }
+    }
+
+    /// Lets every task in the set go on detached (as a dropped
+    /// [`JoinHandle`] does), and empties the set.
+    ///
+    /// ```
+    /// use std::{cell::Cell, rc::Rc};
+    /// use timerloop::{EventLoop, task::JoinSet};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let ran = Rc::new(Cell::new(false));
+    /// let r = ran.clone();
+    /// let mut set = JoinSet::new();
+    /// set.spawn_on(async move { r.set(true) }, &mut lp);
+    /// set.detach_all();
+    /// drop(set); // aborts nothing: the set is empty
+    /// lp.run().unwrap();
+    /// assert!(ran.get());
+    /// ```
+    pub fn detach_all(&mut self) {
+        self.entries.clear();
+        self.notified.lock().entries.clear();
+    }
+
+    /// Aborts every task, then waits until each has ended: the set is
+    /// empty after. Outputs are dropped.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, task::JoinSet};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// lp.block_on(async {
+    ///     let mut set = JoinSet::new();
+    ///     set.spawn(std::future::pending::<()>());
+    ///     set.shutdown().await;
+    ///     assert!(set.is_empty());
+    /// })
+    /// .unwrap();
+    /// ```
+    pub async fn shutdown(&mut self) {
+        self.abort_all();
+        while self.join_next().await.is_some() {}
+    }
+
+    /// Waits for every task and returns their outputs in the order they
+    /// completed.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{EventLoop, task::JoinSet, time};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let all = lp
+    ///     .block_on(async {
+    ///         let mut set = JoinSet::new();
+    ///         for ms in [20u64, 10] {
+    ///             set.spawn(async move { time::sleep(Duration::from_millis(ms)).await; ms });
+    ///         }
+    ///         set.join_all().await
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(all, [10, 20]);
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If a task panicked or was aborted (its [`JoinError`] is the
+    /// message); the tasks still in the set are aborted first, as the set
+    /// is dropped. To handle failures, loop on
+    /// [`join_next`](Self::join_next) instead.
+    pub async fn join_all(mut self) -> Vec<T> {
+        let mut out = Vec::with_capacity(self.len());
+        while let Some(r) = self.join_next().await {
+            match r {
+                Ok(v) => out.push(v),
+                Err(e) => {
+                    self.abort_all();
+                    panic!("JoinSet::join_all: {e}");
+                }
+            }
+        }
+        out
+    }
+}
+
+impl<T: 'static> Default for JoinSet<T> {
+    /// An empty set.
+    ///
+    /// ```
+    /// let set: timerloop::task::JoinSet<()> = Default::default();
+    /// assert_eq!(set.len(), 0);
+    /// ```
+    fn default() -> Self {
+        JoinSet::new()
+    }
+}
+
+impl<T> Drop for JoinSet<T> {
+    fn drop(&mut self) {
+        for (_, e) in &self.entries {
+            e.handle.abort();
+        }
+    }
+}
+
+impl<T> fmt::Debug for JoinSet<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JoinSet")
+            .field("len", &self.entries.len())
+            .finish()
+    }
+}
+
+impl<T: 'static, F> FromIterator<F> for JoinSet<T>
+where
+    F: Future<Output = T> + 'static,
+{
+    /// Spawns each future on the thread's current loop into a new set.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, task::JoinSet};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let n = lp
+    ///     .block_on(async {
+    ///         let set: JoinSet<u32> = (0..5).map(|i| async move { i }).collect();
+    ///         set.join_all().await.len()
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(n, 5);
+    /// ```
+    fn from_iter<I: IntoIterator<Item = F>>(iter: I) -> Self {
+        let mut set = JoinSet::new();
+        set.extend(iter);
+        set
+    }
+}
+
+impl<T: 'static, F> Extend<F> for JoinSet<T>
+where
+    F: Future<Output = T> + 'static,
+{
+    /// Spawns each future on the thread's current loop into the set.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, task::JoinSet};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let all = lp
+    ///     .block_on(async {
+    ///         let mut set = JoinSet::new();
+    ///         set.extend((1..=2).map(|i| async move { i }));
+    ///         set.join_all().await
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(all.len(), 2);
+    /// ```
+    fn extend<I: IntoIterator<Item = F>>(&mut self, iter: I) {
+        for f in iter {
+            self.spawn(f);
+        }
+    }
+}
