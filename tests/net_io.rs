@@ -10,7 +10,8 @@
 use std::io;
 use std::time::Duration;
 
-use timerloop::net::{TcpListener, TcpStream};
+use timerloop::mio::Interest;
+use timerloop::net::{AsyncSource, TcpListener, TcpStream};
 use timerloop::time::{self, Instant};
 use timerloop::{EventLoop, task};
 
@@ -211,4 +212,58 @@ fn edges_of_the_traits() {
     })
     .unwrap()
     .unwrap();
+}
+
+/// A Unix-socket line server with no Unix types of timerloop's own: the
+/// listener's `accept` through `AsyncSource::async_io`, each connection an
+/// `AsyncSource<mio::net::UnixStream>` read with tokio's `BufReader` and
+/// `lines`, the client's half-close through `get_ref`; the client reads
+/// with futures-util. Every line comes back numbered, in order.
+#[test]
+fn unix_stream_line_server_through_async_source() {
+    use futures_util::io::AsyncReadExt as _;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    let dir = std::env::temp_dir().join(format!("timerloop-net-io-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("lines.sock");
+    let _ = std::fs::remove_file(&path);
+    let mut lp = EventLoop::new();
+    let p = path.clone();
+    let got = lp
+        .block_on(async move {
+            let listener =
+                AsyncSource::with_interest(mio::net::UnixListener::bind(&p)?, Interest::READABLE);
+            let server = task::spawn(async move {
+                let (conn, _) = listener
+                    .async_io(Interest::READABLE, |l| l.accept())
+                    .await?;
+                let conn = AsyncSource::new(conn);
+                let mut lines = BufReader::new(&conn).lines();
+                let mut out = Vec::new();
+                let mut n = 0;
+                while let Some(line) = lines.next_line().await? {
+                    n += 1;
+                    out.extend_from_slice(format!("{n}: {line}\n").as_bytes());
+                }
+                let mut w = &conn;
+                w.write_all(&out).await?;
+                w.flush().await?;
+                conn.get_ref().shutdown(std::net::Shutdown::Write)?;
+                io::Result::Ok(())
+            });
+            let client = AsyncSource::new(mio::net::UnixStream::connect(&p)?);
+            for chunk in ["first\nsec", "ond\n", "third\n"] {
+                (&client).write_all(chunk.as_bytes()).await?;
+            }
+            client.get_ref().shutdown(std::net::Shutdown::Write)?;
+            let mut got = String::new();
+            (&client).read_to_string(&mut got).await?;
+            server.await.unwrap()?;
+            io::Result::Ok(got)
+        })
+        .unwrap()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(got, "1: first\n2: second\n3: third\n");
 }

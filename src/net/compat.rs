@@ -1,8 +1,10 @@
 //! The byte-stream traits of the two async ecosystems, on the loop's TCP
-//! types: `futures_io::{AsyncRead, AsyncWrite}` (feature `futures-io`)
-//! and `tokio::io::{AsyncRead, AsyncWrite}` (feature `tokio-io`, tokio
-//! with no runtime). They let the ecosystems' adapters run on the loop:
-//! buffered readers and `lines`, `copy`, codecs, TLS streams.
+//! types and on an [`AsyncSource`] of a byte source (a Unix stream, a
+//! pipe end): `futures_io::{AsyncRead, AsyncWrite}` (feature
+//! `futures-io`) and `tokio::io::{AsyncRead, AsyncWrite}` (feature
+//! `tokio-io`, tokio with no runtime). They let the ecosystems' adapters
+//! run on the loop: buffered readers and `lines`, `copy`, codecs, TLS
+//! streams.
 //!
 //! # Invariants
 //!
@@ -24,7 +26,11 @@ mod imp {
     use std::pin::Pin;
     use std::task::{Context, Poll};
 
-    use super::super::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, TcpStream, WriteHalf};
+    use mio::Interest;
+
+    use super::super::{
+        AsyncSource, OwnedReadHalf, OwnedWriteHalf, ReadHalf, TcpStream, WriteHalf,
+    };
 
     /// What the trait impls need of each type: its stream, and how it
     /// shuts its write direction down.
@@ -181,4 +187,124 @@ mod imp {
 
     readers!(TcpStream, ReadHalf<'_>, OwnedReadHalf);
     writers!(TcpStream, WriteHalf<'_>, OwnedWriteHalf);
+
+    // An `AsyncSource` of a byte source (a Unix stream, a pipe end), and
+    // a shared reference to one (its operations take `&self`, so one task
+    // can read while another writes): reads wait for READABLE, writes
+    // for WRITABLE (an error if it was not registered for them). No
+    // short-read shortcut: for a source of any kind, only `WouldBlock`
+    // says that it is drained. Shutting down is only a flush: the
+    // source's own half-close, if it has one, is reached through
+    // `get_ref`.
+
+    #[cfg(feature = "futures-io")]
+    fn source_read<S: mio::event::Source + io::Read>(
+        s: &AsyncSource<S>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        if buf.is_empty() {
+            return Poll::Ready(Ok(0));
+        }
+        s.poll_io(cx, Interest::READABLE, |s| s.read(buf))
+    }
+
+    #[cfg(feature = "tokio-io")]
+    fn source_read_buf<S: mio::event::Source + io::Read>(
+        s: &AsyncSource<S>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        if buf.remaining() == 0 {
+            return Poll::Ready(Ok(()));
+        }
+        let dst = buf.initialize_unfilled();
+        let n = std::task::ready!(s.poll_io(cx, Interest::READABLE, |s| s.read(dst)))?;
+        buf.advance(n);
+        Poll::Ready(Ok(()))
+    }
+
+    fn source_write<S: mio::event::Source + io::Write>(
+        s: &AsyncSource<S>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        s.poll_io(cx, Interest::WRITABLE, |s| s.write(buf))
+    }
+
+    fn source_flush<S: mio::event::Source + io::Write>(
+        s: &AsyncSource<S>,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<()>> {
+        s.poll_io(cx, Interest::WRITABLE, |s| s.flush())
+    }
+
+    macro_rules! source_traits {
+        ($($ty:ty),*) => {$(
+            #[cfg(feature = "futures-io")]
+            impl<S: mio::event::Source + io::Read + 'static> futures_io::AsyncRead for $ty {
+                fn poll_read(
+                    self: Pin<&mut Self>,
+                    cx: &mut Context<'_>,
+                    buf: &mut [u8],
+                ) -> Poll<io::Result<usize>> {
+                    source_read(&self, cx, buf)
+                }
+            }
+
+            #[cfg(feature = "tokio-io")]
+            impl<S: mio::event::Source + io::Read + 'static> tokio::io::AsyncRead for $ty {
+                fn poll_read(
+                    self: Pin<&mut Self>,
+                    cx: &mut Context<'_>,
+                    buf: &mut tokio::io::ReadBuf<'_>,
+                ) -> Poll<io::Result<()>> {
+                    source_read_buf(&self, cx, buf)
+                }
+            }
+
+            #[cfg(feature = "futures-io")]
+            impl<S: mio::event::Source + io::Write + 'static> futures_io::AsyncWrite for $ty {
+                fn poll_write(
+                    self: Pin<&mut Self>,
+                    cx: &mut Context<'_>,
+                    buf: &[u8],
+                ) -> Poll<io::Result<usize>> {
+                    source_write(&self, cx, buf)
+                }
+
+                fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+                    source_flush(&self, cx)
+                }
+
+                fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+                    source_flush(&self, cx)
+                }
+            }
+
+            #[cfg(feature = "tokio-io")]
+            impl<S: mio::event::Source + io::Write + 'static> tokio::io::AsyncWrite for $ty {
+                fn poll_write(
+                    self: Pin<&mut Self>,
+                    cx: &mut Context<'_>,
+                    buf: &[u8],
+                ) -> Poll<io::Result<usize>> {
+                    source_write(&self, cx, buf)
+                }
+
+                fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+                    source_flush(&self, cx)
+                }
+
+                fn poll_shutdown(
+                    self: Pin<&mut Self>,
+                    cx: &mut Context<'_>,
+                ) -> Poll<io::Result<()>> {
+                    source_flush(&self, cx)
+                }
+            }
+        )*};
+    }
+
+    source_traits!(AsyncSource<S>, &AsyncSource<S>);
 }

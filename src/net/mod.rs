@@ -33,7 +33,8 @@
 //! # The ecosystems' io traits
 //!
 //! Two features, off by default, implement the byte-stream traits on
-//! [`TcpStream`] and its halves, so the ecosystems' adapters work on the
+//! [`TcpStream`] and its halves (and on an [`AsyncSource`] of a byte
+//! source, such as a Unix stream), so the ecosystems' adapters work on the
 //! loop's sockets (buffered readers, `lines`, `copy`, codecs):
 //!
 //! - `futures-io`: `futures_io::AsyncRead` and `AsyncWrite` (what

@@ -27,6 +27,12 @@ use super::{Dir, Registration};
 /// the source's events are edge-triggered, and only a `WouldBlock` says
 /// that the next event is worth waiting for.
 ///
+/// With the features `futures-io` and `tokio-io`, an `AsyncSource` of a
+/// byte source (`S: Read` and/or `Write`: a `mio::net::UnixStream`, a
+/// pipe end), and a shared reference to one, is `AsyncRead`/`AsyncWrite`:
+/// buffered readers, `lines` and `copy` work on it. Its shutdown is a
+/// flush; a half-close is the source's own (`get_ref().shutdown(..)`).
+///
 /// ```
 /// use timerloop::{EventLoop, mio::Interest, net::AsyncSource};
 /// let mut lp = EventLoop::new();
@@ -212,14 +218,21 @@ impl<S: mio::event::Source + 'static> AsyncSource<S> {
         interest: Interest,
         op: impl FnMut(&mut S) -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
-        let dir = if interest == Interest::READABLE && self.interest.is_readable() {
-            Dir::Read
+        match self.dir(interest) {
+            Ok(dir) => self.io.poll_io(cx, dir, op),
+            Err(e) => Poll::Ready(Err(e)),
+        }
+    }
+
+    /// The direction `interest` waits in, if the source can wait for it.
+    fn dir(&self, interest: Interest) -> io::Result<Dir> {
+        if interest == Interest::READABLE && self.interest.is_readable() {
+            Ok(Dir::Read)
         } else if interest == Interest::WRITABLE && self.interest.is_writable() {
-            Dir::Write
+            Ok(Dir::Write)
         } else {
-            return Poll::Ready(Err(bad_interest(interest, self.interest)));
-        };
-        self.io.poll_io(cx, dir, op)
+            Err(bad_interest(interest, self.interest))
+        }
     }
 }
 
