@@ -17,6 +17,8 @@
 //! assert!(!host.engine().has_pending_job());
 //! ```
 
+use std::io::Write;
+
 use crate::host::Thrown;
 
 /// What the loop calls back into JavaScript for.
@@ -47,6 +49,52 @@ pub enum Kind {
     Tick = 2,
     /// An I/O request completed (`fs.stat`).
     Io = 3,
+}
+
+/// Which of the program's streams a piece of output is for: what
+/// `console.log` and `process.stdout.write` write is [`Stdout`](Self::Stdout),
+/// what `console.error`, warnings and the host's reports of uncaught
+/// exceptions write is [`Stderr`](Self::Stderr).
+///
+/// An embedder that takes a program's output with
+/// [`Options::console`](crate::Options::console) gets it with each piece:
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use timerloop_js::{Options, QuickJsHost, Stream};
+/// let out = Arc::new(Mutex::new(Vec::new()));
+/// let o = out.clone();
+/// let options = Options {
+///     console: Some(Arc::new(move |s: Stream, text: &str| o.lock().unwrap().push((s, text.to_owned())))),
+///     ..Default::default()
+/// };
+/// let host = QuickJsHost::create_with(options).unwrap();
+/// let mut lp = timerloop::EventLoop::with_virtual_clock();
+/// assert_eq!(host.run_main(&mut lp, "main.js", "console.log('hi'); console.warn('careful')"), 0);
+/// let want = [(Stream::Stdout, "hi\n".to_owned()), (Stream::Stderr, "careful\n".to_owned())];
+/// assert_eq!(*out.lock().unwrap(), want);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Stream {
+    /// Standard output, file descriptor 1.
+    Stdout,
+    /// Standard error, file descriptor 2.
+    Stderr,
+}
+
+/// Writes `text` to the process's `stream`, at once, as Node's console
+/// writes to files and pipes: nothing stays in a buffer across a callback,
+/// so `process.exit` loses nothing. A failed write is ignored (as Node
+/// ignores `EPIPE` on stdout).
+pub(crate) fn write_std(stream: Stream, text: &str) {
+    let _ = match stream {
+        Stream::Stderr => std::io::stderr().lock().write_all(text.as_bytes()),
+        Stream::Stdout => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes()).and_then(|()| out.flush())
+        }
+    };
 }
 
 /// A JavaScript engine the host can drive.
@@ -224,4 +272,20 @@ pub trait Engine: 'static {
     /// assert_eq!(host.engine().exit_code(), Some(5));
     /// ```
     fn exit_code(&self) -> Option<i32>;
+    /// Writes a piece of the program's output: what its JavaScript writes
+    /// (`console`, `process.stdout.write`, warnings) and what the host
+    /// reports (an uncaught exception, as Node prints it). `text` is
+    /// written as is, its newlines included. By default, to the process's
+    /// stream; [`QuickJs`](crate::QuickJs) gives it to
+    /// [`Options::console`](crate::Options::console) when set.
+    ///
+    /// ```
+    /// use timerloop_js::{Engine, QuickJsHost, Stream};
+    /// let host = QuickJsHost::create_with(Default::default()).unwrap();
+    /// // No sink: to the process's standard output.
+    /// host.engine().write(Stream::Stdout, "from the application\n");
+    /// ```
+    fn write(&self, stream: Stream, text: &str) {
+        write_std(stream, text);
+    }
 }

@@ -49,7 +49,7 @@ use std::time::Instant;
 
 use timerloop::{BoxError, CallbackError, Cause, EventLoop, Immediate, Timeout};
 
-use crate::engine::{Engine, Kind};
+use crate::engine::{Engine, Kind, Stream};
 
 /// An exception that reached the top of a callback, formatted as Node
 /// prints it after the source-location header (for an `Error`: its
@@ -235,7 +235,7 @@ impl<E: Engine> Owner for Host<E> {
             Err(t) => {
                 // Node's kExceptionInFatalExceptionHandler: the process
                 // ends at once, with no `exit` event.
-                eprintln!("{t}");
+                self.eprint(&t.0);
                 7
             }
         };
@@ -484,6 +484,12 @@ impl<E: Engine> Host<E> {
         }
     }
 
+    /// A line of the host's own on the program's stderr: through the
+    /// engine, so that an embedder's console sink gets it.
+    fn eprint(&self, line: &str) {
+        self.engine.write(Stream::Stderr, &format!("{line}\n"));
+    }
+
     /// Whether `owner` is this host.
     fn is(&self, owner: &Rc<dyn Owner>) -> bool {
         std::ptr::addr_eq(Rc::as_ptr(owner), self as *const Self)
@@ -586,12 +592,12 @@ impl<E: Engine> Host<E> {
                     None => {
                         // The application's own callback failed: not this
                         // program's exception, so it does not end it.
-                        eprintln!("tljs: {e}");
+                        self.eprint(&format!("tljs: {e}"));
                         return 70;
                     }
                 },
                 Err(e) => {
-                    eprintln!("tljs: {e}");
+                    self.eprint(&format!("tljs: {e}"));
                     return 70;
                 }
             }
@@ -644,11 +650,11 @@ impl<E: Engine> Host<E> {
         match r {
             Ok(()) => self.engine.exit_code().unwrap_or(0),
             Err(timerloop::Error::Uncaught(e)) => {
-                eprintln!("{}\n\nNode.js v20 (tljs)", e.message());
+                self.eprint(&format!("{}\n\nNode.js v20 (tljs)", e.message()));
                 self.engine.exit_code().unwrap_or(1)
             }
             Err(e) => {
-                eprintln!("tljs: {e}");
+                self.eprint(&format!("tljs: {e}"));
                 70
             }
         }
@@ -662,11 +668,11 @@ impl<E: Engine> Host<E> {
         match lp.scope(|| self.engine.emit_uncaught(&t.0)) {
             Ok(true) => self.engine.exit_code().unwrap_or(0),
             Ok(false) => {
-                eprintln!("{t}\n\nNode.js v20 (tljs)");
+                self.eprint(&format!("{t}\n\nNode.js v20 (tljs)"));
                 self.engine.exit_code().unwrap_or(1)
             }
             Err(t) => {
-                eprintln!("{t}");
+                self.eprint(&t.0);
                 7
             }
         }
@@ -676,7 +682,7 @@ impl<E: Engine> Host<E> {
     /// exit is under way, whose code stays), the status. An `exit`
     /// listener that throws here is printed and ignored, as in Node.
     fn die(&self, lp: &mut EventLoop, message: &str, code: i32) -> i32 {
-        eprintln!("{message}\n\nNode.js v20 (tljs)");
+        self.eprint(&format!("{message}\n\nNode.js v20 (tljs)"));
         self.fatal_exit(lp, code)
     }
 
@@ -688,7 +694,7 @@ impl<E: Engine> Host<E> {
             return code;
         }
         if let Err(t) = r {
-            eprintln!("{t}");
+            self.eprint(&t.0);
         }
         let code = self.engine.exit_code().unwrap_or(code);
         self.finish(lp, code);

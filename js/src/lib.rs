@@ -9,7 +9,9 @@
 //! - the engine's job queue is drained only from the loop's microtask
 //!   queue, one job per loop microtask, so promise jobs run where Node runs
 //!   V8's microtasks (see [`host`]);
-//! - `console.log`/`console.error` write synchronously to fds 1 and 2;
+//! - `console.log`/`console.error` write synchronously to fds 1 and 2, or
+//!   to the embedder's sink ([`Options::console`]), as does the host's own
+//!   report of an uncaught exception;
 //! - an application embeds the host on its own context and loop with
 //!   [`install`]; there `process.exit` stops the loop and [`Host::run`]
 //!   returns the status, the host process goes on.
@@ -33,9 +35,9 @@ pub mod engine;
 pub mod host;
 pub mod quickjs;
 
-pub use engine::{Engine, Kind};
+pub use engine::{Engine, Kind, Stream};
 pub use host::{Host, Thrown};
-pub use quickjs::{Options, QuickJs, QuickJsHost, install};
+pub use quickjs::{ConsoleSink, Options, QuickJs, QuickJsHost, install};
 
 /// The rquickjs crate the host is built on, so that an application that
 /// [`install`]s the globals on its own context names the same version.

@@ -21,15 +21,15 @@
 //! ```
 
 use std::cell::RefCell;
-use std::io::Write;
 use std::rc::{Rc, Weak};
+use std::sync::Arc;
 
 use rquickjs::context::EvalOptions;
 use rquickjs::promise::PromiseState;
 use rquickjs::{Context, Ctx, Function, Object, Persistent, Runtime, Value};
 use timerloop::{BoxError, EventLoop};
 
-use crate::engine::{Engine, Kind};
+use crate::engine::{Engine, Kind, Stream, write_std};
 use crate::host::{Host, Thrown};
 
 const PRELUDE: &str = include_str!("prelude.js");
@@ -95,6 +95,8 @@ pub struct QuickJs {
     handled_late: RefCell<Vec<(Persistent<Value<'static>>, u32)>>,
     /// Node's `lastPromiseId`: every rejection without a handler has one.
     last_rejection_id: std::cell::Cell<u32>,
+    /// [`Options::console`].
+    console: Option<ConsoleSink>,
     ctx: Context,
     rt: Runtime,
 }
@@ -107,17 +109,6 @@ impl std::fmt::Debug for QuickJs {
 
 fn up(w: &Weak<QuickJsHost>) -> Option<Rc<QuickJsHost>> {
     w.upgrade()
-}
-
-fn write_fd(fd: i32, s: &str) {
-    // Synchronous, as Node's console on files and pipes: nothing is kept
-    // in a buffer across a callback (process.exit loses nothing).
-    let _ = if fd == 2 {
-        std::io::stderr().lock().write_all(s.as_bytes())
-    } else {
-        let mut out = std::io::stdout().lock();
-        out.write_all(s.as_bytes()).and_then(|()| out.flush())
-    };
 }
 
 /// `["ok", fields...]`, or `[code, message]` as Node's fs errors have.
@@ -276,7 +267,18 @@ fn install_prelude<'js>(
             None => Value::new_undefined(c),
         },
     )?;
-    native(ctx, &o, "write", |fd: i32, s: String| write_fd(fd, &s))?;
+    // fd 2 is stderr, any other stdout (`fs.writeSync(fd)` takes any).
+    let h = w.clone();
+    native(ctx, &o, "write", move |fd: i32, s: String| {
+        if let Some(h) = up(&h) {
+            let stream = if fd == 2 {
+                Stream::Stderr
+            } else {
+                Stream::Stdout
+            };
+            h.engine().write(stream, &s);
+        }
+    })?;
     let h = w.clone();
     native(ctx, &o, "exit", move |code: i32| {
         if let Some(h) = up(&h) {
@@ -294,6 +296,25 @@ fn install_prelude<'js>(
     prelude.call((o,))
 }
 
+/// What [`Options::console`] holds: a function that takes a program's
+/// output, each piece with its stream.
+///
+/// ```
+/// use std::sync::{Arc, mpsc};
+/// use timerloop_js::{ConsoleSink, Options, QuickJsHost, Stream};
+/// // To another thread, through a channel (a `Sender` is `Send + Sync`).
+/// let (tx, rx) = mpsc::channel();
+/// let sink: ConsoleSink = Arc::new(move |s: Stream, text: &str| {
+///     let _ = tx.send((s, text.to_owned()));
+/// });
+/// let host = QuickJsHost::create_with(Options { console: Some(sink), ..Default::default() }).unwrap();
+/// let mut lp = timerloop::EventLoop::with_virtual_clock();
+/// host.run_main(&mut lp, "main.js", "process.stdout.write('a'); process.stdout.write('b')");
+/// let got: Vec<_> = rx.try_iter().collect();
+/// assert_eq!(got, [(Stream::Stdout, "a".to_owned()), (Stream::Stdout, "b".to_owned())]);
+/// ```
+pub type ConsoleSink = Arc<dyn Fn(Stream, &str) + Send + Sync>;
+
 /// How [`install`] sets up the host on a context.
 ///
 /// ```
@@ -307,7 +328,7 @@ fn install_prelude<'js>(
 /// let argv = host.enter(&mut lp, |c| c.eval::<String, _>("process.argv[1]")).unwrap();
 /// assert_eq!(argv.as_deref(), Some("script.js"));
 /// ```
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct Options {
     /// `process.argv`.
     pub argv: Vec<String>,
@@ -358,6 +379,53 @@ pub struct Options {
     /// assert!(large > 8 * default, "{large} frames, {default} by default");
     /// ```
     pub max_stack: Option<usize>,
+    /// Where the program's output goes instead of the process's stdout
+    /// and stderr: called with each piece, as it would be written, its
+    /// newlines included (a `console.log` is one call ending in `\n`; a
+    /// `process.stdout.write` chunk is one call as written). It gets what
+    /// the program writes (`console.*`, `process.stdout`/`stderr.write`,
+    /// `fs.writeSync`, warnings) and what the host itself reports on
+    /// stderr (an uncaught exception as Node prints it, in one call).
+    /// `None`: the process's streams (`tljs`).
+    ///
+    /// `Send + Sync`, as the rest of `Options`, so that options made on
+    /// one thread can set up a host on another; it is only ever called on
+    /// the host's thread, while the program's JavaScript runs, so it must
+    /// not run the host's JavaScript itself.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use timerloop_js::{Options, QuickJsHost, Stream};
+    /// // A plugin's lines, tagged, into the application's own log.
+    /// let log = Arc::new(Mutex::new(String::new()));
+    /// let l = log.clone();
+    /// let console = Arc::new(move |s: Stream, text: &str| {
+    ///     let tag = if s == Stream::Stderr { "plugin!" } else { "plugin" };
+    ///     for line in text.lines() {
+    ///         l.lock().unwrap().push_str(&format!("[{tag}] {line}\n"));
+    ///     }
+    /// });
+    /// let host = QuickJsHost::create_with(Options { console: Some(console), ..Default::default() })
+    ///     .unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// let src = "console.log('ready'); setTimeout(() => { throw new Error('broke') }, 5)";
+    /// assert_eq!(host.run_main(&mut lp, "plugin.js", src), 1);
+    /// let log = log.lock().unwrap();
+    /// assert!(log.starts_with("[plugin] ready\n[plugin!] Error: broke\n"), "{log}");
+    /// ```
+    pub console: Option<ConsoleSink>,
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("argv", &self.argv)
+            .field("exit_process", &self.exit_process)
+            .field("max_memory", &self.max_memory)
+            .field("max_stack", &self.max_stack)
+            .field("console", &self.console.as_ref().map(|_| ".."))
+            .finish()
+    }
 }
 
 /// Installs Node's globals (`setTimeout` and the rest of the table in
@@ -404,6 +472,7 @@ pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Throw
     }
     let argv = options.argv;
     let max_memory = options.max_memory;
+    let console = options.console;
     let mut failed = None;
     let host = Host::new(options.exit_process, |w| {
         let api = ctx.with(|c| {
@@ -458,6 +527,7 @@ pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Throw
             reported: RefCell::new(Vec::new()),
             handled_late: RefCell::new(Vec::new()),
             last_rejection_id: std::cell::Cell::new(0),
+            console,
             ctx: ctx.clone(),
             rt: rt.clone(),
         }
@@ -830,6 +900,13 @@ impl Engine for QuickJs {
                 Ok(false) => return None,
                 Err(t) => return Some(t),
             }
+        }
+    }
+
+    fn write(&self, stream: Stream, text: &str) {
+        match &self.console {
+            Some(sink) => sink(stream, text),
+            None => write_std(stream, text),
         }
     }
 
