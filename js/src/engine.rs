@@ -288,4 +288,29 @@ pub trait Engine: 'static {
     fn write(&self, stream: Stream, text: &str) {
         write_std(stream, text);
     }
+    /// Why the engine stopped the program's JavaScript on its own, once it
+    /// has: its run budget ran out ([`Options::max_run`](crate::Options::max_run))
+    /// or the embedder's handler said so
+    /// ([`Options::interrupt`](crate::Options::interrupt)), formatted as
+    /// the host reports it (why, then the stack where it stopped). The host
+    /// asks after each call that ran JavaScript and, on `Some`, ends the
+    /// program at once with status 1, running none of its JavaScript
+    /// again. By default `None`: an engine with no such limit.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop_js::{Engine, Options, QuickJsHost};
+    /// let options = Options { max_run: Some(Duration::from_millis(10)), ..Default::default() };
+    /// let host = QuickJsHost::create_with(options).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// assert!(host.engine().interrupted().is_none());
+    /// let src = "function spin() { while (true) {} }\nsetImmediate(spin)";
+    /// assert_eq!(host.run_main(&mut lp, "spin.js", src), 1);
+    /// let why = host.engine().interrupted().unwrap();
+    /// assert!(why.0.starts_with("InternalError: interrupted: the program's JavaScript ran"), "{why}");
+    /// assert!(why.0.contains("at spin (spin.js:1:"), "{why}");
+    /// ```
+    fn interrupted(&self) -> Option<Thrown> {
+        None
+    }
 }

@@ -23,6 +23,10 @@
 //!   and `hasRef` work on fired timeouts as on Node's, or until the
 //!   program ends ([`Host::exited`]), when all of the host's timers and
 //!   immediates leave the loop;
+//! - every call into the engine goes through `run_engine`, which ends the
+//!   program at once if the engine stopped its JavaScript on its own
+//!   ([`Engine::interrupted`]: a run budget, the embedder's interrupt):
+//!   no JavaScript of that program runs after, its listeners included;
 //! - the loop's waiting callbacks (timers, immediates, the uncaught
 //!   handler) hold the host weakly: a kept timeout whose JavaScript object
 //!   lives in the engine would otherwise hold the engine through the host,
@@ -222,7 +226,7 @@ impl<E: Engine> Owner for Host<E> {
             return;
         }
         let message = err.message();
-        let r = lp.scope(|| self.engine.emit_uncaught(&message));
+        let r = self.run_engine(lp, |e| e.emit_uncaught(&message));
         self.after_js(lp);
         // The last listener may have gone in the meantime; a listener
         // that throws ends the process with 7, as in Node.
@@ -404,7 +408,7 @@ impl<E: Engine> Host<E> {
             if h.exited().is_some() {
                 return Ok(());
             }
-            let r = lp.scope(|| h.engine.eval_main(name, source));
+            let r = h.run_engine(lp, |e| e.eval_main(name, source));
             h.after_js(lp);
             h.result(r)
         })
@@ -482,6 +486,39 @@ impl<E: Engine> Host<E> {
                 lp.clear_uncaught_handler();
             }
         }
+    }
+
+    /// Runs `f`, which runs the engine's JavaScript, in the loop's scope.
+    /// If the engine stopped that JavaScript on its own
+    /// ([`Engine::interrupted`]), the program ends here: see
+    /// [`stopped`](Self::stopped).
+    fn run_engine<T>(&self, lp: &mut EventLoop, f: impl FnOnce(&E) -> T) -> T {
+        let r = lp.scope(|| f(&self.engine));
+        if self.exited().is_none()
+            && let Some(t) = self.engine.interrupted()
+        {
+            self.stopped(lp, &t);
+        }
+        r
+    }
+
+    /// The engine stopped the program's JavaScript (its run budget ran
+    /// out, or the embedder's interrupt handler said so): the program ends
+    /// at once with status 1, as a process a watchdog kills. The report
+    /// is printed; none of the program's JavaScript runs again, not its
+    /// `uncaughtException` listeners (which could otherwise take the
+    /// interrupt and carry on) nor its `exit` listeners (which would get a
+    /// fresh budget to spin in); its timers and immediates leave the loop
+    /// and the loop stops, as at `process.exit(1)`. With `exit_process`
+    /// the OS process ends with 1.
+    fn stopped(&self, lp: &mut EventLoop, t: &Thrown) {
+        self.eprint(&format!("{t}\n\nNode.js v20 (tljs)"));
+        if self.exit_process {
+            let _ = std::io::Write::flush(&mut std::io::stdout());
+            std::process::exit(1);
+        }
+        self.finish(lp, 1);
+        lp.stop();
     }
 
     /// A line of the host's own on the program's stderr: through the
@@ -604,7 +641,7 @@ impl<E: Engine> Host<E> {
             // A top-level callback: its ticks and microtasks drain.
             let h = self.clone();
             r = lp.enter(move |lp| {
-                let r = lp.scope(|| h.engine.emit_process("beforeExit", None));
+                let r = h.run_engine(lp, |e| e.emit_process("beforeExit", None));
                 h.after_js(lp);
                 h.result(r)
             });
@@ -615,7 +652,7 @@ impl<E: Engine> Host<E> {
                 break;
             }
         }
-        let r = lp.scope(|| self.engine.emit_process("exit", None));
+        let r = self.run_engine(lp, |e| e.emit_process("exit", None));
         if let Some(code) = self.exited() {
             return code;
         }
@@ -665,7 +702,11 @@ impl<E: Engine> Host<E> {
     /// then `process.exitCode`), else printed, and the status is
     /// `process.exitCode` if set, else 1; `exit` is not emitted again.
     fn exit_listener_threw(&self, lp: &mut EventLoop, t: &Thrown) -> i32 {
-        match lp.scope(|| self.engine.emit_uncaught(&t.0)) {
+        let r = self.run_engine(lp, |e| e.emit_uncaught(&t.0));
+        if let Some(code) = self.exited() {
+            return code;
+        }
+        match r {
             Ok(true) => self.engine.exit_code().unwrap_or(0),
             Ok(false) => {
                 self.eprint(&format!("{t}\n\nNode.js v20 (tljs)"));
@@ -689,7 +730,7 @@ impl<E: Engine> Host<E> {
     /// [`die`](Self::die) once the exception was printed or handed to the
     /// application.
     fn fatal_exit(&self, lp: &mut EventLoop, code: i32) -> i32 {
-        let r = lp.scope(|| self.engine.emit_process("exit", Some(code)));
+        let r = self.run_engine(lp, |e| e.emit_process("exit", Some(code)));
         if let Some(code) = self.exited() {
             return code;
         }
@@ -799,7 +840,7 @@ impl<E: Engine> Host<E> {
         if self.exited().is_some() {
             return Ok(());
         }
-        let r = lp.scope(|| self.engine.dispatch(kind, id));
+        let r = self.run_engine(lp, |e| e.dispatch(kind, id));
         self.after_js(lp);
         self.result(r)
     }
@@ -815,7 +856,7 @@ impl<E: Engine> Host<E> {
         if self.exited().is_some() {
             return Ok(None);
         }
-        let r = lp.scope(f);
+        let r = self.run_engine(lp, |_| f());
         self.after_js(lp);
         match r {
             Ok(v) => Ok(Some(v)),
@@ -839,7 +880,7 @@ impl<E: Engine> Host<E> {
         if self.exited().is_some() {
             return Ok(());
         }
-        let r = lp.scope(|| self.engine.run_pending_job());
+        let r = self.run_engine(lp, |e| e.run_pending_job());
         self.after_js(lp);
         self.result(r.map(|_| ()))
     }
@@ -890,12 +931,14 @@ impl<E: Engine> Host<E> {
         // `unhandledRejection` listeners run JavaScript here, from the
         // condition of Node's tick loop: the ticks they queue run before
         // their promise jobs, so the pump goes behind those ticks.
-        let r = lp.scope(|| {
-            self.engine
-                .emit_rejections_handled()
+        let r = self.run_engine(lp, |e| {
+            e.emit_rejections_handled()
                 .err()
-                .or_else(|| self.engine.take_unhandled_rejection())
+                .or_else(|| e.take_unhandled_rejection())
         });
+        if self.exited().is_some() {
+            return Ok(());
+        }
         if !self.pump_queued.get() && self.engine.has_pending_job() {
             self.pump_queued.set(true);
             let h = self.clone();

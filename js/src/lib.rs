@@ -34,6 +34,7 @@
 pub mod engine;
 pub mod host;
 pub mod quickjs;
+mod watch;
 
 pub use engine::{Engine, Kind, Stream};
 pub use host::{Host, Thrown};

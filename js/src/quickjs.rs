@@ -23,6 +23,7 @@
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 use std::sync::Arc;
+use std::time::Duration;
 
 use rquickjs::context::EvalOptions;
 use rquickjs::promise::PromiseState;
@@ -31,6 +32,7 @@ use timerloop::{BoxError, EventLoop};
 
 use crate::engine::{Engine, Kind, Stream, write_std};
 use crate::host::{Host, Thrown};
+use crate::watch::{Entry, Watch};
 
 const PRELUDE: &str = include_str!("prelude.js");
 
@@ -97,6 +99,11 @@ pub struct QuickJs {
     last_rejection_id: std::cell::Cell<u32>,
     /// [`Options::console`].
     console: Option<ConsoleSink>,
+    /// [`Options::max_run`] and [`Options::interrupt`].
+    watch: Watch,
+    /// The report of the interrupt that stopped the program, with the
+    /// stack where it stopped, once the exception came out.
+    interrupt_report: RefCell<Option<Thrown>>,
     ctx: Context,
     rt: Runtime,
 }
@@ -414,6 +421,77 @@ pub struct Options {
     /// assert!(log.starts_with("[plugin] ready\n[plugin!] Error: broke\n"), "{log}");
     /// ```
     pub console: Option<ConsoleSink>,
+    /// The most time the program's JavaScript may run in one turn: what
+    /// one macrotask runs (the main script, a timer, an immediate, an I/O
+    /// callback, `beforeExit` or `exit`, the application's own
+    /// [`callback`](QuickJsHost::callback) or [`enter`](QuickJsHost::enter))
+    /// together with the ticks, promise jobs and `queueMicrotask`
+    /// callbacks that drain after it, so that a chain of short microtasks
+    /// that never ends is stopped as a `while (true) {}` is. Only the time
+    /// inside the host's JavaScript counts (wall-clock time, whatever the
+    /// loop's clock), each turn afresh: a program that does a little in
+    /// each of many timers runs as long as it likes. `None`: no limit
+    /// (`tljs --max-run MS` sets one).
+    ///
+    /// Past it, the program ends at once with status 1, as a process a
+    /// watchdog kills: QuickJS throws an uncatchable `InternalError:
+    /// interrupted` (no `catch` or `finally` runs), no more of the
+    /// program's JavaScript runs (not its `exit` or `uncaughtException`
+    /// listeners either), its timers leave the loop and the loop stops, as
+    /// at `process.exit(1)`; [`Host::exited`] is `Some(1)` and the host
+    /// prints why, with the stack where it stopped, on the program's
+    /// stderr (or [`console`](Self::console)). The application's loop and
+    /// other hosts on it go on. QuickJS asks every 10,000 calls and
+    /// backward jumps or so, so a turn ends a little after its budget, and
+    /// a single native call that takes long (a huge `sort`, a
+    /// catastrophic regular expression) is not cut short.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop_js::{Options, QuickJsHost};
+    /// let options = Options { max_run: Some(Duration::from_millis(20)), ..Default::default() };
+    /// let host = QuickJsHost::create_with(options).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// let src = "process.on('uncaughtException', () => {}); // cannot take it
+    ///     setTimeout(() => { try { while (true) {} } finally { globalThis.cleanedUp = true } }, 10);
+    ///     setTimeout(() => {}, 50)";
+    /// assert_eq!(host.run_main(&mut lp, "spin.js", src), 1);
+    /// assert_eq!(lp.now(), 10); // the program ended there, its other timer with it
+    /// let r: Option<bool> = host.context().with(|c| c.globals().get("cleanedUp")).unwrap();
+    /// assert_eq!(r, None);
+    /// ```
+    pub max_run: Option<Duration>,
+    /// Asked every so often while the program's JavaScript runs (every
+    /// 10,000 calls and backward jumps or so): `true` stops the program
+    /// as [`max_run`](Self::max_run) does, with status 1. For a limit of
+    /// the embedder's own: a flag another thread sets to cancel a plugin,
+    /// a count of polls, a deadline of the application's. Asked only while
+    /// the host runs JavaScript, on the host's thread; it must not run
+    /// JavaScript itself. `Send + Sync`, as the rest of `Options`.
+    ///
+    /// ```
+    /// use std::sync::{Arc, atomic::{AtomicBool, Ordering}};
+    /// use timerloop_js::{Engine, Options, QuickJsHost};
+    /// let cancel = Arc::new(AtomicBool::new(false));
+    /// let c = cancel.clone();
+    /// let options = Options {
+    ///     interrupt: Some(Arc::new(move || c.load(Ordering::Relaxed))),
+    ///     ..Default::default()
+    /// };
+    /// let host = QuickJsHost::create_with(options).unwrap();
+    /// // Another thread cancels the plugin after 20 ms.
+    /// let watchdog = std::thread::spawn(move || {
+    ///     std::thread::sleep(std::time::Duration::from_millis(20));
+    ///     cancel.store(true, Ordering::Relaxed);
+    /// });
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// host.eval_main(&mut lp, "stuck.js", "for (;;) {}").unwrap();
+    /// assert_eq!(host.exited(), Some(1));
+    /// let why = host.engine().interrupted().unwrap();
+    /// assert!(why.0.starts_with("InternalError: interrupted by the embedder's"), "{why}");
+    /// watchdog.join().unwrap();
+    /// ```
+    pub interrupt: Option<Arc<dyn Fn() -> bool + Send + Sync>>,
 }
 
 impl std::fmt::Debug for Options {
@@ -424,6 +502,8 @@ impl std::fmt::Debug for Options {
             .field("max_memory", &self.max_memory)
             .field("max_stack", &self.max_stack)
             .field("console", &self.console.as_ref().map(|_| ".."))
+            .field("max_run", &self.max_run)
+            .field("interrupt", &self.interrupt.as_ref().map(|_| ".."))
             .finish()
     }
 }
@@ -441,7 +521,8 @@ impl std::fmt::Debug for Options {
 /// The application keeps its runtime, context and loop; the host holds
 /// clones of the context handle and of its runtime and sets, on that
 /// runtime, the promise rejection tracker, the interrupt handler (used by
-/// `process.exit`) and the limits of `options`.
+/// `process.exit`, [`Options::max_run`] and [`Options::interrupt`]) and the
+/// limits of `options`.
 ///
 /// ```
 /// use rquickjs::{Context, Runtime};
@@ -473,6 +554,7 @@ pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Throw
     let argv = options.argv;
     let max_memory = options.max_memory;
     let console = options.console;
+    let watch = Watch::new(options.max_run, options.interrupt);
     let mut failed = None;
     let host = Host::new(options.exit_process, |w| {
         let api = ctx.with(|c| {
@@ -528,6 +610,8 @@ pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Throw
             handled_late: RefCell::new(Vec::new()),
             last_rejection_id: std::cell::Cell::new(0),
             console,
+            watch,
+            interrupt_report: RefCell::new(None),
             ctx: ctx.clone(),
             rt: rt.clone(),
         }
@@ -565,10 +649,12 @@ pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Throw
             }
         },
     )));
-    // process.exit in an embedding: the script stops at the next check.
+    // process.exit in an embedding, max_run, the embedder's interrupt:
+    // the script stops at the next check.
     let w = Rc::downgrade(&host);
     rt.set_interrupt_handler(Some(Box::new(move || {
-        w.upgrade().is_some_and(|h| h.exited().is_some())
+        w.upgrade()
+            .is_some_and(|h| h.exited().is_some() || h.engine().watch.poll())
     })));
     Ok(host)
 }
@@ -710,8 +796,10 @@ impl QuickJsHost {
     ) -> Result<Option<T>, BoxError> {
         let e = self.engine();
         self.js(lp, || {
-            e.ctx
-                .with(|c| f(c.clone()).map_err(|err| e.report(&c, err)))
+            e.watch.run(Entry::Turn, || {
+                e.ctx
+                    .with(|c| f(c.clone()).map_err(|err| e.report(&c, err)))
+            })
         })
     }
 }
@@ -753,10 +841,37 @@ impl QuickJs {
 
     fn report<'js>(&self, ctx: &Ctx<'js>, e: rquickjs::Error) -> Thrown {
         if e.is_exception() {
-            self.describe(ctx, ctx.catch())
+            self.thrown(ctx, ctx.catch())
         } else {
             Thrown(e.to_string())
         }
+    }
+
+    /// The exception that came out of the JavaScript the host ran: an
+    /// uncaught one as Node prints it, or the watch's interrupt.
+    fn thrown<'js>(&self, ctx: &Ctx<'js>, v: Value<'js>) -> Thrown {
+        match self.watch.fired() {
+            Some(why) => self.interrupt_report(why, v),
+            None => self.describe(ctx, v),
+        }
+    }
+
+    /// The watch stopped the program: why, then the stack QuickJS took
+    /// where it stopped, read as it is (`inspect` would run the program's
+    /// JavaScript again).
+    fn interrupt_report(&self, why: crate::watch::Fired, v: Value<'_>) -> Thrown {
+        let stack = v
+            .as_object()
+            .and_then(|o| o.get::<_, String>("stack").ok())
+            .unwrap_or_default();
+        let frames: String = stack
+            .lines()
+            .filter(|l| l.trim_start().starts_with("at "))
+            .map(|l| format!("\n{l}"))
+            .collect();
+        let t = Thrown(format!("{}{frames}", why.headline()));
+        *self.interrupt_report.borrow_mut() = Some(t.clone());
+        t
     }
 }
 
@@ -772,33 +887,35 @@ impl Engine for QuickJs {
         };
         let head = "(function (exports, require, module, __filename, __dirname) { ";
         let wrapped = format!("{head}{source}\n}})");
-        self.ctx
-            .with(|c| {
-                let run = || -> rquickjs::Result<()> {
-                    if let Some(set) = self.set_main.clone() {
-                        let shift = head.len();
-                        set.restore(&c)?.call::<_, ()>((name, shift))?;
-                    }
-                    let f: Function = c.eval_with_options(wrapped, options(name, false))?;
-                    let require = match self.require.clone() {
-                        Some(r) => r.restore(&c)?,
-                        None => return Ok(()),
+        self.watch
+            .run(Entry::Turn, || {
+                self.ctx.with(|c| {
+                    let run = || -> rquickjs::Result<()> {
+                        if let Some(set) = self.set_main.clone() {
+                            let shift = head.len();
+                            set.restore(&c)?.call::<_, ()>((name, shift))?;
+                        }
+                        let f: Function = c.eval_with_options(wrapped, options(name, false))?;
+                        let require = match self.require.clone() {
+                            Some(r) => r.restore(&c)?,
+                            None => return Ok(()),
+                        };
+                        let module = Object::new(c.clone())?;
+                        let exports = Object::new(c.clone())?;
+                        module.set("exports", exports.clone())?;
+                        module.set("id", ".")?;
+                        module.set("filename", name)?;
+                        // As Node's: the entry module is `require.main`, and
+                        // the wrapper is called with `this` = module.exports.
+                        require.set("main", module.clone())?;
+                        let dir = std::path::Path::new(name)
+                            .parent()
+                            .map_or(String::from("."), |p| p.display().to_string());
+                        let this = rquickjs::function::This(exports.clone());
+                        f.call::<_, ()>((this, exports, require, module, name, dir))
                     };
-                    let module = Object::new(c.clone())?;
-                    let exports = Object::new(c.clone())?;
-                    module.set("exports", exports.clone())?;
-                    module.set("id", ".")?;
-                    module.set("filename", name)?;
-                    // As Node's: the entry module is `require.main`, and
-                    // the wrapper is called with `this` = module.exports.
-                    require.set("main", module.clone())?;
-                    let dir = std::path::Path::new(name)
-                        .parent()
-                        .map_or(String::from("."), |p| p.display().to_string());
-                    let this = rquickjs::function::This(exports.clone());
-                    f.call::<_, ()>((this, exports, require, module, name, dir))
-                };
-                run().map_err(|e| self.report(&c, e))
+                    run().map_err(|e| self.report(&c, e))
+                })
             })
             .map_err(|t| self.oom::<()>(Err(t)).unwrap_err())
     }
@@ -807,10 +924,12 @@ impl Engine for QuickJs {
         let Some(f) = self.emit_exit.clone() else {
             return Ok(());
         };
-        self.ctx.with(|c| {
-            f.restore(&c)
-                .and_then(|f| f.call::<_, ()>((event, code)))
-                .map_err(|e| self.report(&c, e))
+        self.watch.run(Entry::Turn, || {
+            self.ctx.with(|c| {
+                f.restore(&c)
+                    .and_then(|f| f.call::<_, ()>((event, code)))
+                    .map_err(|e| self.report(&c, e))
+            })
         })
     }
 
@@ -824,16 +943,18 @@ impl Engine for QuickJs {
         } else {
             "uncaughtException"
         };
-        self.ctx.with(|c| {
-            let err = match thrown.map(|t| t.restore(&c)) {
-                Some(Ok(v)) => v,
-                _ => rquickjs::String::from_str(c.clone(), message)
-                    .map(|s| s.into_value())
-                    .map_err(|e| Thrown(e.to_string()))?,
-            };
-            f.restore(&c)
-                .and_then(|f| f.call::<_, bool>((err, origin)))
-                .map_err(|e| self.report(&c, e))
+        self.watch.run(Entry::Drain, || {
+            self.ctx.with(|c| {
+                let err = match thrown.map(|t| t.restore(&c)) {
+                    Some(Ok(v)) => v,
+                    _ => rquickjs::String::from_str(c.clone(), message)
+                        .map(|s| s.into_value())
+                        .map_err(|e| Thrown(e.to_string()))?,
+                };
+                f.restore(&c)
+                    .and_then(|f| f.call::<_, bool>((err, origin)))
+                    .map_err(|e| self.report(&c, e))
+            })
         })
     }
 
@@ -841,10 +962,17 @@ impl Engine for QuickJs {
         let Some(d) = self.dispatch.clone() else {
             return Ok(());
         };
-        self.oom(self.ctx.with(|c| {
-            d.restore(&c)
-                .and_then(|d| d.call::<_, ()>((kind as u32, id)))
-                .map_err(|e| self.report(&c, e))
+        // A tick drains after the macrotask that queued it.
+        let entry = match kind {
+            Kind::Tick => Entry::Drain,
+            Kind::Timeout | Kind::Immediate | Kind::Io => Entry::Turn,
+        };
+        self.oom(self.watch.run(entry, || {
+            self.ctx.with(|c| {
+                d.restore(&c)
+                    .and_then(|d| d.call::<_, ()>((kind as u32, id)))
+                    .map_err(|e| self.report(&c, e))
+            })
         }))
     }
 
@@ -853,10 +981,12 @@ impl Engine for QuickJs {
     }
 
     fn run_pending_job(&self) -> Result<bool, Thrown> {
-        let r = self.rt.execute_pending_job().map_err(|e| {
-            e.0.with(|c| {
-                let v = c.catch();
-                self.describe(&c, v)
+        let r = self.watch.run(Entry::Drain, || {
+            self.rt.execute_pending_job().map_err(|e| {
+                e.0.with(|c| {
+                    let v = c.catch();
+                    self.thrown(&c, v)
+                })
             })
         });
         self.oom(r)
@@ -874,14 +1004,16 @@ impl Engine for QuickJs {
                 }
                 list.remove(0)
             };
-            self.ctx.with(|c| {
-                let Ok(p) = next.0.restore(&c) else {
-                    return Ok(());
-                };
-                f.clone()
-                    .restore(&c)
-                    .and_then(|f| f.call::<_, ()>((p, next.1)))
-                    .map_err(|e| self.report(&c, e))
+            self.watch.run(Entry::Drain, || {
+                self.ctx.with(|c| {
+                    let Ok(p) = next.0.restore(&c) else {
+                        return Ok(());
+                    };
+                    f.clone()
+                        .restore(&c)
+                        .and_then(|f| f.call::<_, ()>((p, next.1)))
+                        .map_err(|e| self.report(&c, e))
+                })
             })?;
         }
     }
@@ -895,12 +1027,21 @@ impl Engine for QuickJs {
                 }
                 list.remove(0)
             };
-            match self.report_rejection(first) {
+            match self
+                .watch
+                .run(Entry::Drain, || self.report_rejection(first))
+            {
                 Ok(true) => {}
                 Ok(false) => return None,
                 Err(t) => return Some(t),
             }
         }
+    }
+
+    fn interrupted(&self) -> Option<Thrown> {
+        let why = self.watch.fired()?;
+        let report = self.interrupt_report.borrow().clone();
+        Some(report.unwrap_or_else(|| Thrown(why.headline())))
     }
 
     fn write(&self, stream: Stream, text: &str) {

@@ -1,12 +1,16 @@
-//! `tljs [--max-memory MB] [--stack-size KB] FILE.js [ARGS...]`: runs a
-//! Node.js timer program on timerloop, as `node FILE.js` would: the main
+//! `tljs [--max-memory MB] [--stack-size KB] [--max-run MS] FILE.js [ARGS...]`:
+//! runs a Node.js timer program on timerloop, as `node FILE.js` would: the main
 //! script, then the loop until nothing refed is left; exits with
 //! `process.exitCode`, or 1 after an uncaught exception (printed to stderr
 //! as Node prints it, less the source line). `--max-memory` limits the
 //! engine's heap (an allocation past it is an uncaught `InternalError: out
 //! of memory`); `--stack-size` sets the engine's stack limit (default
 //! 8 MiB, about 13,000 frames of a small function, where Node allows about
-//! 11,000; at most 16 MiB, a larger value is taken as 16 MiB).
+//! 11,000; at most 16 MiB, a larger value is taken as 16 MiB);
+//! `--max-run` ends the program (status 1, the stack where it was on
+//! stderr) when its JavaScript runs longer than MS milliseconds in one
+//! turn, a macrotask and the ticks and microtasks after it
+//! (`Options::max_run`).
 //!
 //! The engine runs on a thread of its own whose stack is the limit plus
 //! [`MARGIN`]: QuickJS checks its limit against the stack pointer, so the
@@ -16,11 +20,13 @@
 //! costs memory.
 
 use std::process::ExitCode;
+use std::time::Duration;
 
 use timerloop::EventLoop;
 use timerloop_js::{Options, QuickJsHost};
 
-const USAGE: &str = "usage: tljs [--max-memory MB] [--stack-size KB] FILE.js [ARGS...]";
+const USAGE: &str =
+    "usage: tljs [--max-memory MB] [--stack-size KB] [--max-run MS] FILE.js [ARGS...]";
 
 /// The engine's stack limit when `--stack-size` is not given.
 const DEFAULT_STACK: usize = 8 << 20;
@@ -41,6 +47,7 @@ fn main() -> ExitCode {
         exit_process: true,
         ..Options::default()
     };
+    let mut max_run = None;
     let file = loop {
         let Some(a) = args.next() else {
             eprintln!("{USAGE}");
@@ -49,6 +56,7 @@ fn main() -> ExitCode {
         let (slot, unit) = match a.as_str() {
             "--max-memory" => (&mut options.max_memory, 1 << 20),
             "--stack-size" => (&mut options.max_stack, 1 << 10),
+            "--max-run" => (&mut max_run, 1),
             _ => break a,
         };
         match args.next().and_then(|n| n.parse::<usize>().ok()) {
@@ -59,6 +67,7 @@ fn main() -> ExitCode {
             }
         }
     };
+    options.max_run = max_run.map(|ms| Duration::from_millis(ms as u64));
     let path = std::fs::canonicalize(&file).unwrap_or_else(|_| file.clone().into());
     let name = path.display().to_string();
     let source = match std::fs::read_to_string(&path) {
