@@ -111,16 +111,105 @@ struct JoinState {
     waker: Option<Waker>,
     /// The output is in (or was taken): the task is over.
     done: bool,
+    /// Whether the task is made yet (see [`Deferred`]).
+    deferred: Deferred,
+}
+
+/// A task spawned where its loop was held (`task::spawn` inside a
+/// callback) is made by its first-poll microtask, queued at the spawn:
+/// until then its handle has no task key, and its state says what the
+/// microtask must do.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Deferred {
+    /// Made at once: the handle holds the task's key.
+    No,
+    /// Not made yet; `detached`: its handle was dropped meanwhile (the
+    /// state stays, for the microtask to read, and goes with it).
+    Waiting { detached: bool },
+    /// Made by its microtask: the task's key.
+    Made(Key),
+}
+
+/// What a deferred spawn's first-poll microtask does
+/// ([`Joins::take_deferred`]).
+pub(super) enum Start {
+    /// Make the task and poll it; its handle is there.
+    Attached,
+    /// Make the task and poll it, detached (its handle was dropped).
+    Detached,
+    /// Drop the future unpolled: the handle aborted it.
+    Aborted,
 }
 
 impl Joins {
     /// A join state for a task about to be spawned.
     pub(super) fn open(&self) -> Key {
+        self.open_as(Deferred::No)
+    }
+
+    /// A join state for a task its first-poll microtask will make.
+    pub(super) fn open_deferred(&self) -> Key {
+        self.open_as(Deferred::Waiting { detached: false })
+    }
+
+    fn open_as(&self, deferred: Deferred) -> Key {
         self.states.borrow_mut().insert(JoinState {
             out: None,
             waker: None,
             done: false,
+            deferred,
         })
+    }
+
+    /// A deferred spawn's microtask runs: what it must do. The state of a
+    /// dropped handle goes here; an attached one stays (and is told the
+    /// task's key with [`made`](Self::made)).
+    pub(super) fn take_deferred(&self, join: Key) -> Start {
+        let mut states = self.states.borrow_mut();
+        let Some(st) = states.get_mut(join) else {
+            return Start::Aborted; // not reached: the state waits for this
+        };
+        let detached = st.deferred == (Deferred::Waiting { detached: true });
+        let start = match (st.done, detached) {
+            (true, _) => Start::Aborted,
+            (false, true) => Start::Detached,
+            (false, false) => return Start::Attached,
+        };
+        // An aborted task's handle, if there, frees the state as any.
+        st.deferred = Deferred::No;
+        if detached {
+            let gone = states.remove_at(join.index());
+            drop(states);
+            drop(gone);
+        }
+        start
+    }
+
+    /// A deferred spawn's task was made with the key `task`.
+    pub(super) fn made(&self, join: Key, task: Key) {
+        if let Some(st) = self.states.borrow_mut().get_mut(join) {
+            st.deferred = Deferred::Made(task);
+        }
+    }
+
+    /// A deferred spawn's microtask was dropped unrun (its loop went
+    /// away): the task is cancelled, as the loop's other tasks are then,
+    /// and a dropped handle's state goes.
+    pub(super) fn deferred_dropped(&self, join: Key) {
+        let detached = self
+            .states
+            .borrow()
+            .get(join)
+            .is_some_and(|st| st.deferred == (Deferred::Waiting { detached: true }));
+        if detached {
+            let gone = self.states.borrow_mut().remove_at(join.index());
+            drop(gone);
+        } else {
+            if let Some(st) = self.states.borrow_mut().get_mut(join) {
+                st.deferred = Deferred::No;
+            }
+            self.complete(join, cancelled);
+        }
     }
 
     /// The task `key` is over with `out` (built only if a handle will read
@@ -292,10 +381,24 @@ impl<T> JoinHandle<T> {
         if self.is_finished() {
             return;
         }
+        let task = match self
+            .joins
+            .states
+            .borrow()
+            .get(self.join)
+            .map(|st| st.deferred)
+        {
+            Some(Deferred::Made(key)) => Some(key),
+            // Not made yet: its microtask finds the state done and drops
+            // the future unpolled.
+            Some(Deferred::Waiting { .. }) => None,
+            Some(Deferred::No) | None => Some(self.key),
+        };
         self.joins.complete(self.join, cancelled);
-        let key = self.key;
-        self.shared.aborted.borrow_mut().push(key);
-        self.shared.defer(move |lp| lp.abort_task(key));
+        if let Some(key) = task {
+            self.shared.aborted.borrow_mut().push(key);
+            self.shared.defer(move |lp| lp.abort_task(key));
+        }
     }
 
     /// Whether the task is over: completed, panicked or aborted. True as
@@ -321,11 +424,17 @@ impl<T> Drop for JoinHandle<T> {
         // What goes (an output nobody took, a waker) is dropped after the
         // states are released: an output's drop may drop other handles.
         // Over or not, the state goes: a running task without one is
-        // detached.
+        // detached. A task not made yet keeps it, marked detached: its
+        // first-poll microtask reads it, then frees it.
         let mut states = self.joins.states.borrow_mut();
-        let gone = states
-            .contains(self.join)
-            .then(|| states.remove_at(self.join.index()));
+        let gone = match states.get_mut(self.join) {
+            Some(st) if matches!(st.deferred, Deferred::Waiting { .. }) => {
+                st.deferred = Deferred::Waiting { detached: true };
+                None
+            }
+            Some(_) => Some(states.remove_at(self.join.index())),
+            None => None,
+        };
         drop(states);
         drop(gone);
     }
@@ -403,5 +512,52 @@ mod tests {
         assert!(outer.is_finished());
         drop(outer); // drops the untaken Vec, and the inner handle in it
         assert_eq!(live_states(&lp), 0);
+    }
+
+    /// Spawns from a callback (made by their first-poll microtask): the
+    /// states of handles dropped, aborted, aborted then dropped, or kept
+    /// before that microtask are all freed once their handles are gone;
+    /// so are those of a loop dropped before it.
+    #[test]
+    fn deferred_join_states_are_freed() {
+        use std::cell::RefCell;
+        use std::rc::Rc;
+        let mut lp = EventLoop::with_virtual_clock();
+        let kept = Rc::new(RefCell::new(Vec::new()));
+        let k = kept.clone();
+        lp.set_timeout(1, move |_| {
+            for i in 0..8 {
+                let h = crate::task::spawn(async move { i });
+                match i % 4 {
+                    0 => drop(h),
+                    1 => h.abort(),
+                    2 => {
+                        h.abort();
+                        drop(h);
+                    }
+                    _ => k.borrow_mut().push(h),
+                }
+            }
+        });
+        lp.run().unwrap();
+        assert_eq!(live_states(&lp), 2, "the two kept handles' states");
+        assert!(kept.borrow().iter().all(|h| h.is_finished()));
+        kept.borrow_mut().clear();
+        assert_eq!(live_states(&lp), 0);
+
+        let mut lp = EventLoop::with_virtual_clock();
+        let kept = lp.scope(|| {
+            EventLoop::with_current(|_| {
+                drop(crate::task::spawn(async {}));
+                crate::task::spawn(async {})
+            })
+        });
+        assert_eq!(live_states(&lp), 2, "a dropped handle's state waits");
+        let joins = lp.tasks.joins.clone();
+        drop(lp);
+        assert_eq!(joins.states.borrow().len(), 1, "only the kept handle's");
+        assert!(kept.is_finished());
+        drop(kept);
+        assert_eq!(joins.states.borrow().len(), 0);
     }
 }

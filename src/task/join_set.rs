@@ -172,9 +172,8 @@ impl<T: 'static> JoinSet<T> {
     ///
     /// # Panics
     ///
-    /// Where [`task::spawn`](super::spawn) panics: with no current loop,
-    /// and inside a callback (use [`spawn_on`](Self::spawn_on) with the
-    /// callback's `&mut EventLoop`).
+    /// With no current loop on this thread, as
+    /// [`task::spawn`](super::spawn).
     pub fn spawn<F>(&mut self, future: F)
     where
         F: Future<Output = T> + 'static,
@@ -182,8 +181,8 @@ impl<T: 'static> JoinSet<T> {
         self.insert(super::spawn(future));
     }
 
-    /// Spawns `future` on `lp` into the set: for a callback, which holds
-    /// the loop.
+    /// Spawns `future` on `lp` into the set: where the loop is at hand
+    /// and need not be current (before it runs, in a callback).
     ///
     /// ```
     /// use std::{cell::RefCell, rc::Rc};

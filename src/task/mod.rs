@@ -74,16 +74,24 @@ use crate::timers::{CallbackError, CallbackKind, Cause, Error, EventLoop, LoopSh
 use crate::uv;
 
 /// The loop's tasks.
-#[derive(Default)]
 pub(crate) struct Tasks {
     slab: Arena<Task>,
-    /// Their join states (shared with their handles).
+    /// Their join states (shared with their handles, and kept in the
+    /// loop's layer slots too, where a spawn from a callback finds them).
     joins: Rc<Joins>,
     /// The task `block_on` waits for: the loop halts when it completes.
     main: Option<Key>,
 }
 
 impl Tasks {
+    pub(crate) fn new(shared: &LoopShared) -> Tasks {
+        Tasks {
+            slab: Arena::default(),
+            joins: shared.layer::<Joins>(),
+            main: None,
+        }
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.slab.len()
     }
@@ -315,8 +323,13 @@ pub fn yield_now() -> YieldNow {
 }
 
 /// Spawns a task on the thread's current loop; the same as
-/// [`EventLoop::spawn`], for code inside a task (which holds no
-/// `&mut EventLoop`).
+/// [`EventLoop::spawn`], for code that holds no `&mut EventLoop`: inside
+/// a task, and in a library function called from anywhere on the loop.
+///
+/// Inside a callback, which holds the loop, the task is made by its
+/// first-poll microtask, queued here: the same place in Node's order as
+/// [`EventLoop::spawn`]'s first poll, and the same handle (it can be
+/// aborted or dropped before that poll).
 ///
 /// ```
 /// use std::{cell::Cell, rc::Rc};
@@ -332,15 +345,89 @@ pub fn yield_now() -> YieldNow {
 /// assert_eq!(got.get(), 21);
 /// ```
 ///
+/// In a callback:
+///
+/// ```
+/// use std::{cell::RefCell, rc::Rc};
+/// use timerloop::{EventLoop, task};
+/// let log = Rc::new(RefCell::new(Vec::new()));
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let l = log.clone();
+/// lp.set_timeout(5, move |lp| {
+///     let l1 = l.clone();
+///     task::spawn(async move { l1.borrow_mut().push("task") }); // no `lp` needed
+///     let l2 = l.clone();
+///     lp.queue_microtask(move |_| l2.borrow_mut().push("microtask"));
+/// });
+/// lp.run().unwrap();
+/// assert_eq!(*log.borrow(), ["task", "microtask"]); // its first poll was queued first
+/// ```
+///
 /// # Panics
 ///
-/// Where [`EventLoop::with_current`] panics: outside a task, `block_on` or
-/// [`EventLoop::scope`], and inside a callback (use its `&mut EventLoop`).
+/// With no current loop on this thread (outside [`EventLoop::run`],
+/// `block_on`, a task, a callback and [`EventLoop::scope`]).
 pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
 where
     F: Future + 'static,
 {
-    EventLoop::with_current(|lp| lp.spawn(future))
+    crate::timers::with_current_or_held(|lp| match lp {
+        Ok(lp) => lp.spawn(future),
+        Err(held) => spawn_held(held, future),
+    })
+}
+
+/// [`spawn`] where the loop is held: the task is made by its first-poll
+/// microtask, queued now on the loop's shared state. Its handle has a join
+/// state that says whether the task is made yet ([`Joins::open_deferred`]).
+fn spawn_held<F>(shared: &Rc<LoopShared>, future: F) -> JoinHandle<F::Output>
+where
+    F: Future + 'static,
+{
+    let joins = shared.layer::<Joins>();
+    let join = joins.open_deferred();
+    let start = Deferred {
+        future: Some(future),
+        joins: joins.clone(),
+        join,
+    };
+    shared.queue_microtask_held(move |lp| start.run(lp));
+    // The handle's own key is never read: its state holds the task's.
+    JoinHandle::new(joins, join, join, shared.clone())
+}
+
+/// A deferred spawn's future, until its first-poll microtask makes the
+/// task; if the microtask is dropped unrun (its loop went away), the
+/// task is cancelled, as the loop's other tasks are then.
+struct Deferred<F> {
+    future: Option<F>,
+    joins: Rc<Joins>,
+    join: Key,
+}
+
+impl<F: Future + 'static> Deferred<F> {
+    fn run(mut self, lp: &mut EventLoop) {
+        let future = self.future.take().expect("run once");
+        let attached = match self.joins.take_deferred(self.join) {
+            join::Start::Attached => true,
+            join::Start::Detached => false,
+            join::Start::Aborted => return, // dropped unpolled
+        };
+        let key = lp.insert_task(future, self.join);
+        if attached {
+            self.joins.made(self.join, key);
+        }
+        // Made queued (`Schedule::queued`): its poll is this microtask.
+        lp.poll_task(key);
+    }
+}
+
+impl<F> Drop for Deferred<F> {
+    fn drop(&mut self) {
+        if self.future.is_some() {
+            self.joins.deferred_dropped(self.join);
+        }
+    }
 }
 
 impl EventLoop {
@@ -376,16 +463,27 @@ impl EventLoop {
     where
         F: Future + 'static,
     {
-        let joins = self.tasks.joins.clone();
-        let join = joins.open();
+        let join = self.tasks.joins.open();
+        let key = self.insert_task(future, join);
+        self.queue_task(key);
+        JoinHandle::new(self.tasks.joins.clone(), join, key, self.shared.clone())
+    }
+
+    /// Makes the task of `future`, whose output goes to the join state
+    /// `join`, queued for its first poll (not yet on the microtask queue).
+    #[inline(always)]
+    fn insert_task<F>(&mut self, future: F, join: Key) -> Key
+    where
+        F: Future + 'static,
+    {
+        let task_joins = self.tasks.joins.clone();
         let shared = &self.shared;
         let (loop_id, sender) = (shared.id, shared.sender.clone());
-        let task_joins = joins.clone();
         // Everything is made in the arena's closure, which takes its
         // values (`move`): a closure holding references, or a future made
         // before it, is copied through memory on the way in, with loads
         // the CPU cannot forward (see `Arena::insert_with`).
-        let key = self.tasks.slab.insert_with(move |key| {
+        self.tasks.slab.insert_with(move |key| {
             let header = Arc::new(Header {
                 key,
                 loop_id,
@@ -404,9 +502,7 @@ impl EventLoop {
                 header,
                 join,
             }
-        });
-        self.queue_task(key);
-        JoinHandle::new(joins, join, key, self.shared.clone())
+        })
     }
 
     /// Queues a poll of the task `key` on the microtask queue.

@@ -252,6 +252,15 @@ impl LoopShared {
             .flatten()
     }
 
+    /// Queues `f` as a microtask from where the loop is held (a callback
+    /// has it): as a same-thread waker queues a task, so a run that has
+    /// not started drains it first, as main-body work.
+    pub(crate) fn queue_microtask_held(&self, f: impl FnOnce(&mut EventLoop) + 'static) {
+        self.micro
+            .push(Micro::Call(super::thin::ThinOnce::callback(f).0));
+        self.woke_task.set(true);
+    }
+
     /// This loop's one value of type `T`, made with `T::default()` on
     /// first use: where a layer on top keeps per-loop state.
     pub(crate) fn layer<T: Any + Default>(&self) -> Rc<T> {
@@ -366,6 +375,30 @@ fn no_current_loop() -> ! {
 /// thread-local's destructor at thread exit, and no loop can be entered.
 pub(crate) fn thread_exiting() -> bool {
     STACK.try_with(|_| ()).is_err()
+}
+
+/// Runs `f` with the thread's current loop, as
+/// [`EventLoop::with_current`] does (deferred operations applied first),
+/// or, where that loop is held (inside a callback, which has it as its
+/// `&mut EventLoop`, or lent already), with its shared state: what a
+/// waker reaches, enough to queue a microtask.
+///
+/// # Panics
+///
+/// With no current loop on this thread.
+pub(crate) fn with_current_or_held<R>(
+    f: impl FnOnce(Result<&mut EventLoop, &Rc<LoopShared>>) -> R,
+) -> R {
+    let top = try_current_shared().unwrap_or_else(|| no_current_loop());
+    match take_lend(&top) {
+        Lendable::Yes(ptr) => lent(&top, ptr, |lp| {
+            lp.flush_deferred();
+            f(Ok(lp))
+        }),
+        // The top frame's loop is the current one: not reached.
+        Lendable::NoLoop => no_current_loop(),
+        Lendable::Lent => f(Err(&top)),
+    }
 }
 
 /// The shared state of the thread's current loop, if any.

@@ -101,7 +101,8 @@ pub use timeout::Timeout;
 
 pub(crate) use coerce::coerce;
 pub(crate) use current::{
-    LoopShared, Micro, current_shared, thread_exiting, try_current_shared, with_current_shared,
+    LoopShared, Micro, current_shared, thread_exiting, try_current_shared, with_current_or_held,
+    with_current_shared,
 };
 pub(crate) use error::{discard_payload, panic_message_of};
 pub(crate) use scope::{Flow, OnceFn, Thrown};
@@ -443,6 +444,7 @@ impl EventLoop {
         let timer_base = uv.now();
         let id = next_loop_id();
         let shared = LoopShared::new(id.get(), uv.clock_rc(), uv.sender());
+        let tasks = crate::task::Tasks::new(&shared);
         Ok(EventLoop {
             uv,
             id,
@@ -458,7 +460,7 @@ impl EventLoop {
             fatal: None,
             shared,
             flushing: false,
-            tasks: crate::task::Tasks::default(),
+            tasks,
             halting: false,
         })
     }
