@@ -248,8 +248,7 @@ fn unix_stream_line_server_through_async_source() {
                 }
                 let mut w = &conn;
                 w.write_all(&out).await?;
-                w.flush().await?;
-                conn.get_ref().shutdown(std::net::Shutdown::Write)?;
+                w.shutdown().await?; // HalfClose: shutdown(Write)
                 io::Result::Ok(())
             });
             let client = AsyncSource::new(mio::net::UnixStream::connect(&p)?);
@@ -266,4 +265,70 @@ fn unix_stream_line_server_through_async_source() {
         .unwrap();
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(got, "1: first\n2: second\n3: third\n");
+}
+
+/// tokio's `copy_bidirectional` proxying between two Unix streams, all
+/// four ends `AsyncSource`s: each side's end of stream is passed on (the
+/// proxy's `shutdown` half-closes the far side, `HalfClose`), so the
+/// echo server finishes and the client reads its echo and its end.
+#[test]
+fn copy_bidirectional_over_unix_sources() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (c, p1) = mio::net::UnixStream::pair().unwrap();
+    let (p2, s) = mio::net::UnixStream::pair().unwrap();
+    let mut lp = EventLoop::new();
+    let (back, copied, echoed) = lp
+        .block_on(async move {
+            let (mut c, mut p1, mut p2, mut s) = (
+                AsyncSource::new(c),
+                AsyncSource::new(p1),
+                AsyncSource::new(p2),
+                AsyncSource::new(s),
+            );
+            let echo = task::spawn(async move {
+                let mut all = Vec::new();
+                s.read_to_end(&mut all).await?;
+                s.write_all(&all).await?;
+                s.shutdown().await?;
+                io::Result::Ok(all.len())
+            });
+            let proxy =
+                task::spawn(async move { tokio::io::copy_bidirectional(&mut p1, &mut p2).await });
+            let back = time::timeout(Duration::from_secs(10), async {
+                c.write_all(b"hello").await?;
+                c.shutdown().await?;
+                let mut back = Vec::new();
+                c.read_to_end(&mut back).await?;
+                io::Result::Ok(back)
+            })
+            .await
+            .expect("the ends of stream passed on")?;
+            io::Result::Ok((back, proxy.await.unwrap()?, echo.await.unwrap()?))
+        })
+        .unwrap()
+        .unwrap();
+    assert_eq!((back, copied, echoed), (b"hello".to_vec(), (5, 5), 5));
+}
+
+/// A flush (and a shutdown) of an `AsyncSource` is done at once, even
+/// right after a write that found the pipe full and was given up: a mio
+/// source buffers nothing, so there is nothing to wait for.
+#[test]
+fn a_source_flush_does_not_wait_for_room() {
+    use tokio::io::AsyncWriteExt;
+    let (tx, _rx) = mio::unix::pipe::new().unwrap();
+    let mut lp = EventLoop::new();
+    let (f, s) = lp
+        .block_on(async move {
+            let mut tx = AsyncSource::with_interest(tx, Interest::WRITABLE);
+            let big = vec![0u8; 1 << 20];
+            // Fills the pipe, then waits: given up after 50 ms.
+            let w = time::timeout(Duration::from_millis(50), tx.write_all(&big)).await;
+            assert!(w.is_err(), "the pipe holds less than 1 MiB");
+            let f = time::timeout(Duration::from_secs(5), tx.flush()).await;
+            let s = time::timeout(Duration::from_secs(5), tx.shutdown()).await;
+            (f.map(|r| r.is_ok()), s.map(|r| r.is_ok()))
+        })
+        .unwrap();
+    assert_eq!((f, s), (Ok(true), Ok(true)));
 }

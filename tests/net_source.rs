@@ -10,7 +10,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use timerloop::mio::Interest;
-use timerloop::net::{AsyncSource, UdpSocket};
+use timerloop::net::{AsyncSource, TcpListener, TcpStream, UdpSocket};
 use timerloop::time::{self, Instant};
 use timerloop::{EventLoop, task};
 
@@ -212,4 +212,170 @@ fn udp_idle_timeout_on_the_virtual_clock() {
         .unwrap();
     assert_eq!(seen, 3);
     assert_eq!(quiet_for, idle, "exactly the idle time, not before");
+}
+
+/// What a wait that could hang is given, on the real clock.
+const LIMIT: Duration = Duration::from_secs(10);
+
+/// Two tasks wait in `recv_from` on one `Rc<UdpSocket>` at once: each
+/// gets one of the two datagrams (every waiter is woken by an event, as
+/// in tokio; a socket kept one waker per direction, and the first
+/// receiver waited for ever).
+#[test]
+fn two_receivers_on_one_udp_socket_both_get_a_datagram() {
+    let mut lp = EventLoop::new();
+    let mut got = lp
+        .block_on(async {
+            let server = Rc::new(UdpSocket::bind("127.0.0.1:0").await?);
+            let addr = server.local_addr()?;
+            let recv = |s: Rc<UdpSocket>| {
+                task::spawn(async move {
+                    let mut buf = [0; 64];
+                    let (n, _) = s.recv_from(&mut buf).await?;
+                    io::Result::Ok(buf[..n].to_vec())
+                })
+            };
+            let (a, b) = (recv(server.clone()), recv(server.clone()));
+            time::sleep(Duration::from_millis(20)).await; // both waiting
+            let c = UdpSocket::bind("127.0.0.1:0").await?;
+            c.send_to(b"one", addr).await?;
+            time::sleep(Duration::from_millis(20)).await;
+            c.send_to(b"two", addr).await?;
+            let (a, b) = time::timeout(LIMIT, async { (a.await, b.await) })
+                .await
+                .expect("both receivers woken");
+            io::Result::Ok(vec![a.unwrap()?, b.unwrap()?])
+        })
+        .unwrap()
+        .unwrap();
+    got.sort();
+    assert_eq!(got, [b"one".to_vec(), b"two".to_vec()]);
+}
+
+/// The same with two tasks reading one pipe through `async_io`, and two
+/// tasks accepting on one `Rc<TcpListener>`.
+#[test]
+fn two_waiters_on_a_pipe_and_on_a_listener() {
+    let (mut tx, rx) = mio::unix::pipe::new().unwrap();
+    let mut lp = EventLoop::new();
+    let (mut bytes, accepted) = lp
+        .block_on(async move {
+            let rx = Rc::new(AsyncSource::with_interest(rx, Interest::READABLE));
+            let reader = |rx: Rc<AsyncSource<mio::unix::pipe::Receiver>>| {
+                task::spawn(async move {
+                    let mut b = [0; 1];
+                    rx.async_io(Interest::READABLE, |p| p.read(&mut b))
+                        .await
+                        .map(|_| b[0])
+                })
+            };
+            let (a, b) = (reader(rx.clone()), reader(rx.clone()));
+            let l = Rc::new(TcpListener::bind("127.0.0.1:0").await?);
+            let addr = l.local_addr()?;
+            let acceptor =
+                |l: Rc<TcpListener>| task::spawn(async move { l.accept().await.map(|_| ()) });
+            let (c, d) = (acceptor(l.clone()), acceptor(l.clone()));
+            time::sleep(Duration::from_millis(20)).await; // all four waiting
+            tx.write_all(b"x").unwrap();
+            let _c1 = TcpStream::connect(addr).await?;
+            time::sleep(Duration::from_millis(20)).await;
+            tx.write_all(b"y").unwrap();
+            let _c2 = TcpStream::connect(addr).await?;
+            let all = time::timeout(LIMIT, async { (a.await, b.await, c.await, d.await) })
+                .await
+                .expect("every waiter woken");
+            let bytes = vec![all.0.unwrap()?, all.1.unwrap()?];
+            all.2.unwrap()?;
+            all.3.unwrap()?;
+            io::Result::Ok((bytes, 2))
+        })
+        .unwrap()
+        .unwrap();
+    bytes.sort();
+    assert_eq!((bytes, accepted), (b"xy".to_vec(), 2));
+}
+
+/// A source the loop cannot register (its fd is registered already)
+/// fails every operation with the registration's error, not only the
+/// first: a later one that waited would wait for ever.
+#[test]
+fn a_failed_registration_fails_every_operation() {
+    use std::os::fd::AsRawFd;
+    let (_tx, rx) = mio::unix::pipe::new().unwrap();
+    let mut lp = EventLoop::new();
+    let kinds = lp
+        .block_on(async move {
+            let fd = rx.as_raw_fd();
+            let a = AsyncSource::with_interest(rx, Interest::READABLE);
+            time::sleep(Duration::from_millis(1)).await; // `a` registered
+            let b = AsyncSource::with_interest(Fd(fd), Interest::READABLE);
+            time::sleep(Duration::from_millis(1)).await; // `b` refused
+            let mut kinds = Vec::new();
+            for _ in 0..3 {
+                let r = time::timeout(
+                    LIMIT,
+                    b.async_io(Interest::READABLE, |_| Ok::<_, io::Error>(())),
+                )
+                .await
+                .expect("not a wait");
+                kinds.push(r.unwrap_err().kind());
+            }
+            drop(b);
+            drop(a);
+            kinds
+        })
+        .unwrap();
+    assert_eq!(kinds, [io::ErrorKind::AlreadyExists; 3]);
+}
+
+/// A file descriptor as a mio source, by number (the test's second
+/// registration of a descriptor the loop has already).
+struct Fd(std::os::fd::RawFd);
+
+impl mio::event::Source for Fd {
+    fn register(
+        &mut self,
+        registry: &mio::Registry,
+        token: mio::Token,
+        interests: Interest,
+    ) -> io::Result<()> {
+        mio::unix::SourceFd(&self.0).register(registry, token, interests)
+    }
+
+    fn reregister(
+        &mut self,
+        registry: &mio::Registry,
+        token: mio::Token,
+        interests: Interest,
+    ) -> io::Result<()> {
+        mio::unix::SourceFd(&self.0).reregister(registry, token, interests)
+    }
+
+    fn deregister(&mut self, registry: &mio::Registry) -> io::Result<()> {
+        mio::unix::SourceFd(&self.0).deregister(registry)
+    }
+}
+
+/// The source borrowed where an operation needs it (`get_ref` inside the
+/// operation's closure, as a tokio `AsyncFd::try_io` port would write it)
+/// is a panic whose message says what to do, not a `RefCell` message.
+#[test]
+fn a_borrow_held_into_an_operation_is_a_clear_panic() {
+    let mut lp = EventLoop::new();
+    let err = lp
+        .block_on(async {
+            let any = "127.0.0.1:0".parse().unwrap();
+            let src = AsyncSource::new(mio::net::UdpSocket::bind(any).unwrap());
+            let me = src.get_ref().local_addr().unwrap();
+            src.async_io(Interest::WRITABLE, |_| src.get_ref().send_to(b"x", me))
+                .await
+                .unwrap();
+        })
+        .unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("the source is borrowed"), "{msg}");
+    assert!(
+        msg.contains("use the `&mut S` its closure is given"),
+        "{msg}"
+    );
 }

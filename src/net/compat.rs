@@ -29,7 +29,7 @@ mod imp {
     use mio::Interest;
 
     use super::super::{
-        AsyncSource, OwnedReadHalf, OwnedWriteHalf, ReadHalf, TcpStream, WriteHalf,
+        AsyncSource, HalfClose, OwnedReadHalf, OwnedWriteHalf, ReadHalf, TcpStream, WriteHalf,
     };
 
     /// What the trait impls need of each type: its stream, and how it
@@ -193,9 +193,8 @@ mod imp {
     // can read while another writes): reads wait for READABLE, writes
     // for WRITABLE (an error if it was not registered for them). No
     // short-read shortcut: for a source of any kind, only `WouldBlock`
-    // says that it is drained. Shutting down is only a flush: the
-    // source's own half-close, if it has one, is reached through
-    // `get_ref`.
+    // says that it is drained. Shutting down is a flush, then the
+    // source's `HalfClose`.
 
     #[cfg(feature = "futures-io")]
     fn source_read<S: mio::event::Source + io::Read>(
@@ -236,7 +235,24 @@ mod imp {
         s: &AsyncSource<S>,
         cx: &mut Context<'_>,
     ) -> Poll<io::Result<()>> {
-        s.poll_io(cx, Interest::WRITABLE, |s| s.flush())
+        // Tried at once, whatever the last write found (a write that
+        // said `WouldBlock` leaves the source waiting for writability): a
+        // mio source buffers nothing, so its flush is done at once. One
+        // that buffers and says `WouldBlock` waits for room.
+        match s.try_io_now(|s| s.flush()) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                s.poll_io(cx, Interest::WRITABLE, |s| s.flush())
+            }
+            r => Poll::Ready(r),
+        }
+    }
+
+    fn source_shutdown<S: mio::event::Source + io::Write + HalfClose>(
+        s: &AsyncSource<S>,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<()>> {
+        std::task::ready!(source_flush(s, cx))?;
+        Poll::Ready(s.try_io_now(|s| s.half_close()))
     }
 
     macro_rules! source_traits {
@@ -264,7 +280,7 @@ mod imp {
             }
 
             #[cfg(feature = "futures-io")]
-            impl<S: mio::event::Source + io::Write + 'static> futures_io::AsyncWrite for $ty {
+            impl<S: mio::event::Source + io::Write + HalfClose + 'static> futures_io::AsyncWrite for $ty {
                 fn poll_write(
                     self: Pin<&mut Self>,
                     cx: &mut Context<'_>,
@@ -278,12 +294,12 @@ mod imp {
                 }
 
                 fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-                    source_flush(&self, cx)
+                    source_shutdown(&self, cx)
                 }
             }
 
             #[cfg(feature = "tokio-io")]
-            impl<S: mio::event::Source + io::Write + 'static> tokio::io::AsyncWrite for $ty {
+            impl<S: mio::event::Source + io::Write + HalfClose + 'static> tokio::io::AsyncWrite for $ty {
                 fn poll_write(
                     self: Pin<&mut Self>,
                     cx: &mut Context<'_>,
@@ -300,7 +316,7 @@ mod imp {
                     self: Pin<&mut Self>,
                     cx: &mut Context<'_>,
                 ) -> Poll<io::Result<()>> {
-                    source_flush(&self, cx)
+                    source_shutdown(&self, cx)
                 }
             }
         )*};

@@ -47,7 +47,12 @@
 //! nothing buffered, a flush ready at once. `poll_shutdown` (tokio) and
 //! `poll_close` (futures) shut the write direction down, as
 //! [`TcpStream::shutdown`]`(Write)` does; an owned write half shut down
-//! so does not shut down again when dropped.
+//! so does not shut down again when dropped. On an [`AsyncSource`], the
+//! write traits need its source to be [`HalfClose`] (a Unix stream, a
+//! pipe's writing end, or a source of your own), whose `half_close` is
+//! the shutdown. With the inherent calls in scope, call a trait method
+//! the inherent one shadows by its path
+//! (`AsyncWriteExt::shutdown(&mut stream)`).
 //!
 //! ```
 //! # #[cfg(feature = "tokio-io")] {
@@ -103,7 +108,7 @@ mod split;
 mod tcp;
 mod udp;
 
-pub use source::AsyncSource;
+pub use source::{AsyncSource, HalfClose};
 pub use split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf};
 pub use tcp::{TcpListener, TcpStream};
 pub use udp::UdpSocket;
@@ -115,7 +120,6 @@ use std::rc::{Rc, Weak};
 use std::task::{Context, Poll, Waker};
 
 use crate::EventLoop;
-use crate::task::{store_waker, wake_stored};
 use crate::timers::{CallbackKind, LoopShared, current_shared};
 use crate::uv::{self, Readiness};
 
@@ -144,6 +148,26 @@ impl<S> Drop for WakeWhenReleased<S> {
 
 /// The error of an operation that would wait for readiness on a socket
 /// whose loop was dropped.
+/// The source, borrowed for the loop or an operation; a borrow the
+/// caller still holds (through `AsyncSource::get_ref`) is a panic that
+/// says what to do.
+fn borrow_source<S>(source: &RefCell<S>) -> std::cell::RefMut<'_, S> {
+    match source.try_borrow_mut() {
+        Ok(s) => s,
+        Err(_) => source_in_use(),
+    }
+}
+
+#[cold]
+#[track_caller]
+fn source_in_use() -> ! {
+    panic!(
+        "timerloop::net: the source is borrowed (AsyncSource::get_ref or get_mut) where the loop \
+         or an operation needs it: let the borrow go before an .await and before the next \
+         operation, and inside an operation use the `&mut S` its closure is given"
+    )
+}
+
 #[cold]
 fn loop_gone() -> io::Error {
     io::Error::other(
@@ -174,8 +198,39 @@ struct Inner<S> {
     /// An event reported an error or a closed side: from then on a short
     /// read or write does not wait for readiness (see [`Registration::short`]).
     troubled: Cell<bool>,
-    read_waker: RefCell<Option<Waker>>,
-    write_waker: RefCell<Option<Waker>>,
+    /// The tasks waiting in each direction: every one of them (tasks
+    /// sharing the socket through an `Rc` may wait in the same direction
+    /// at once), each once; all are woken by a readiness event.
+    read_waker: Waiters,
+    write_waker: Waiters,
+}
+
+/// The wakers of the tasks waiting on one direction of a socket.
+#[derive(Default)]
+struct Waiters(RefCell<Vec<Waker>>);
+
+impl Waiters {
+    /// Adds `w` unless a waker that wakes the same task is there already.
+    fn add(&self, w: &Waker) {
+        let mut v = self.0.borrow_mut();
+        if !v.iter().any(|o| o.will_wake(w)) {
+            v.push(w.clone());
+        }
+    }
+}
+
+/// Wakes every waiter (each then polls again and, if it finds nothing,
+/// adds itself back), taken out of the cell first.
+fn wake_stored(w: &Waiters) {
+    let mut all = std::mem::take(&mut *w.0.borrow_mut());
+    for waker in all.drain(..) {
+        waker.wake();
+    }
+    // The emptied vector back, for its capacity.
+    let mut slot = w.0.borrow_mut();
+    if slot.is_empty() {
+        *slot = all;
+    }
 }
 
 impl<S: mio::event::Source + 'static> Registration<S> {
@@ -192,8 +247,8 @@ impl<S: mio::event::Source + 'static> Registration<S> {
             readable: Cell::new(true),
             writable: Cell::new(true),
             troubled: Cell::new(false),
-            read_waker: RefCell::new(None),
-            write_waker: RefCell::new(None),
+            read_waker: Waiters::default(),
+            write_waker: Waiters::default(),
         });
         let me = inner.clone();
         let unrun = WakeWhenReleased(Rc::downgrade(&inner));
@@ -205,13 +260,16 @@ impl<S: mio::event::Source + 'static> Registration<S> {
     }
 
     fn source(&self) -> std::cell::Ref<'_, S> {
-        self.inner.source.borrow()
+        match self.inner.source.try_borrow() {
+            Ok(s) => s,
+            Err(_) => source_in_use(),
+        }
     }
 
     /// The source, borrowed mutably (the loop borrows it only while it
     /// registers or closes it, at flush points, never during a poll).
     fn source_mut(&self) -> std::cell::RefMut<'_, S> {
-        self.inner.source.borrow_mut()
+        borrow_source(&self.inner.source)
     }
 
     /// Runs `op` on the source while it may be ready for `dir`; on
@@ -223,8 +281,13 @@ impl<S: mio::event::Source + 'static> Registration<S> {
         mut op: impl FnMut(&mut S) -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
         let i = &*self.inner;
-        if let Some(e) = i.failed.borrow_mut().take() {
-            return Poll::Ready(Err(e));
+        if let Some(e) = &*i.failed.borrow() {
+            // Every operation reports it: the source is not registered,
+            // and one that waited would wait for ever.
+            return Poll::Ready(Err(match e.raw_os_error() {
+                Some(code) => io::Error::from_raw_os_error(code),
+                None => io::Error::new(e.kind(), e.to_string()),
+            }));
         }
         let (ready, waker) = match dir {
             Dir::Read => (&i.readable, &i.read_waker),
@@ -235,10 +298,10 @@ impl<S: mio::event::Source + 'static> Registration<S> {
         let gone = i.shared.closed.get();
         loop {
             if !ready.get() && !gone {
-                store_waker(&mut waker.borrow_mut(), cx.waker());
+                waker.add(cx.waker());
                 return Poll::Pending;
             }
-            match op(&mut i.source.borrow_mut()) {
+            match op(&mut borrow_source(&i.source)) {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock && gone => {
                     return Poll::Ready(Err(loop_gone()));
                 }
@@ -313,7 +376,7 @@ impl<S: mio::event::Source + 'static> Inner<S> {
                 });
             }
         });
-        let mut src = self.source.borrow_mut();
+        let mut src = borrow_source(&self.source);
         match lp.register_external_io(&mut *src, self.interest, cb) {
             Ok(h) => self.handle.set(Some(h)),
             Err(e) => {
@@ -357,7 +420,7 @@ impl<S: mio::event::Source + 'static> Drop for Registration<S> {
         if let Some(h) = i.handle.take() {
             let me = i.clone();
             i.shared.defer(move |lp| {
-                lp.close_external_io(h, &mut *me.source.borrow_mut());
+                lp.close_external_io(h, &mut *borrow_source(&me.source));
             });
         }
     }

@@ -28,10 +28,15 @@ use super::{Dir, Registration};
 /// that the next event is worth waiting for.
 ///
 /// With the features `futures-io` and `tokio-io`, an `AsyncSource` of a
-/// byte source (`S: Read` and/or `Write`: a `mio::net::UnixStream`, a
-/// pipe end), and a shared reference to one, is `AsyncRead`/`AsyncWrite`:
-/// buffered readers, `lines` and `copy` work on it. Its shutdown is a
-/// flush; a half-close is the source's own (`get_ref().shutdown(..)`).
+/// byte source, and a shared reference to one, is `AsyncRead` (for
+/// `S: Read`) and `AsyncWrite` (for `S: Write +` [`HalfClose`]: a
+/// `mio::net::UnixStream`, a pipe's writing end): buffered readers,
+/// `lines`, `copy` and `copy_bidirectional` work on it. Its shutdown is
+/// the source's [`HalfClose::half_close`].
+///
+/// Inside an operation's closure, use the `&mut S` it is given: the
+/// source is borrowed for the operation, and [`get_ref`](Self::get_ref)
+/// there panics.
 ///
 /// ```
 /// use timerloop::{EventLoop, mio::Interest, net::AsyncSource};
@@ -110,9 +115,10 @@ impl<S: mio::event::Source + 'static> AsyncSource<S> {
 
     /// The source, borrowed (for its addresses and options). Let the
     /// borrow go before the next operation on this `AsyncSource` and
-    /// before an `.await`: the source is in a `RefCell` shared with the
+    /// before an `.await`, and inside an operation's closure use the
+    /// `&mut S` it is given: the source is in a `RefCell` shared with the
     /// loop, which borrows it to register and deregister it, and a borrow
-    /// still held then panics.
+    /// still held then panics (with a message that says so).
     ///
     /// ```
     /// use timerloop::{EventLoop, net::AsyncSource};
@@ -224,6 +230,12 @@ impl<S: mio::event::Source + 'static> AsyncSource<S> {
         }
     }
 
+    /// Runs `op` once, now, whatever the last readiness was.
+    #[cfg(any(feature = "futures-io", feature = "tokio-io"))]
+    pub(super) fn try_io_now<R>(&self, op: impl FnOnce(&mut S) -> io::Result<R>) -> io::Result<R> {
+        op(&mut self.io.source_mut())
+    }
+
     /// The direction `interest` waits in, if the source can wait for it.
     fn dir(&self, interest: Interest) -> io::Result<Dir> {
         if interest == Interest::READABLE && self.interest.is_readable() {
@@ -253,5 +265,60 @@ impl<S: mio::event::Source + fmt::Debug + 'static> fmt::Debug for AsyncSource<S>
             .field("source", &self.io)
             .field("interest", &self.interest)
             .finish()
+    }
+}
+
+/// A byte source whose write direction can be closed on its own, the
+/// reading one left open: what an [`AsyncSource`]'s `poll_shutdown`
+/// (tokio) and `poll_close` (futures) do, with the `tokio-io` and
+/// `futures-io` features. Implement it for a source of your own to make
+/// its `AsyncSource` an `AsyncWrite`.
+///
+/// ```
+/// use timerloop::net::HalfClose;
+/// let (a, mut b) = mio::net::UnixStream::pair().unwrap();
+/// b.half_close().unwrap();
+/// let mut buf = [0; 4];
+/// // The peer reads the end of the stream (0), where it would wait.
+/// assert_eq!(std::io::Read::read(&mut &a, &mut buf).unwrap(), 0);
+/// ```
+pub trait HalfClose {
+    /// Closes the write direction: the peer reads the end of the stream
+    /// once what was written is read.
+    ///
+    /// ```
+    /// use timerloop::net::HalfClose;
+    /// let (_a, mut b) = mio::net::UnixStream::pair().unwrap();
+    /// b.half_close().unwrap();
+    /// assert!(std::io::Write::write(&mut b, b"late").is_err()); // closed
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The OS error (`NotConnected`, for one).
+    fn half_close(&mut self) -> io::Result<()>;
+}
+
+/// `shutdown(Write)`.
+impl HalfClose for mio::net::TcpStream {
+    fn half_close(&mut self) -> io::Result<()> {
+        self.shutdown(std::net::Shutdown::Write)
+    }
+}
+
+/// `shutdown(Write)`.
+#[cfg(unix)]
+impl HalfClose for mio::net::UnixStream {
+    fn half_close(&mut self) -> io::Result<()> {
+        self.shutdown(std::net::Shutdown::Write)
+    }
+}
+
+/// Nothing: a pipe has one direction, and its reader sees the end once
+/// the writing end is dropped (drop the `AsyncSource`).
+#[cfg(unix)]
+impl HalfClose for mio::unix::pipe::Sender {
+    fn half_close(&mut self) -> io::Result<()> {
+        Ok(())
     }
 }

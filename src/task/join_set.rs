@@ -216,9 +216,14 @@ impl<T: 'static> JoinSet<T> {
 
     /// Waits for one of the tasks to complete and returns its output (or
     /// its [`JoinError`]: a panic, or an abort), in the order the tasks
-    /// completed (those that completed before the set first looked at
-    /// them, in the order they were spawned); `None` once the set is
-    /// empty. Cancel-safe: a dropped `join_next` loses no output.
+    /// completed as the set saw it; `None` once the set is empty.
+    /// Cancel-safe: a dropped `join_next` loses no output.
+    ///
+    /// The set sees a completion through the handle's waker, which it
+    /// gives the handle when it first looks at it (a `join_next` or
+    /// `try_join_next`); until then the task is queued as at its spawn.
+    /// So tasks that complete before any join come out in spawn order,
+    /// ahead of those the set was already waiting on.
     ///
     /// ```
     /// use std::time::Duration;
