@@ -51,7 +51,7 @@ use std::fmt;
 use std::rc::{Rc, Weak};
 use std::time::Instant;
 
-use timerloop::{BoxError, CallbackError, Cause, EventLoop, Immediate, Timeout};
+use timerloop::{BoxError, CallbackError, Cause, Clock, EventLoop, Immediate, Timeout};
 
 use crate::engine::{Engine, Kind, Stream};
 
@@ -193,6 +193,11 @@ pub struct Host<E: Engine> {
     pump_queued: Cell<bool>,
     rejections_queued: Cell<bool>,
     start: Instant,
+    /// The JavaScript clocks follow the loop's virtual clock
+    /// ([`Clocks::Loop`](crate::Clocks::Loop)), from the first time the
+    /// host runs JavaScript on a loop that has one.
+    follow_loop_clock: Cell<bool>,
+    loop_clock: RefCell<Option<LoopClock>>,
     /// `process.exit` ends the OS process (`tljs`), else it stops the loop.
     exit_process: bool,
     /// The status `process.exit` (or a fatal exception) ended the program
@@ -326,7 +331,44 @@ impl<E: Engine> Host<E> {
             pump_queued: Cell::new(false),
             rejections_queued: Cell::new(false),
             start: Instant::now(),
+            follow_loop_clock: Cell::new(false),
+            loop_clock: RefCell::new(None),
         })
+    }
+
+    /// Makes `performance.now()`, `process.hrtime` and
+    /// [`date_now_ms`](Self::date_now_ms) follow the loop's virtual clock
+    /// from the first time the host runs JavaScript on a loop that has
+    /// one (on a real clock they read the wall clock, as the loop does).
+    pub(crate) fn follow_loop_clock(&self, on: bool) {
+        self.follow_loop_clock.set(on);
+    }
+
+    /// Attaches the loop's virtual clock, the first time it is seen,
+    /// where the JavaScript clocks follow it.
+    fn attach_clock(&self, lp: &EventLoop) {
+        if !self.follow_loop_clock.get() || self.loop_clock.borrow().is_some() {
+            return;
+        }
+        if let Some(v) = lp.virtual_clock() {
+            let wall = system_ms();
+            *self.loop_clock.borrow_mut() = Some(LoopClock {
+                at: v.now(),
+                clock: v.clone(),
+                wall_ms: wall,
+                since_start: self.start.elapsed(),
+            });
+        }
+    }
+
+    /// Time since the host was made: on the wall clock, or, once a
+    /// followed virtual clock is attached, the wall time until then plus
+    /// the virtual time since.
+    fn elapsed(&self) -> std::time::Duration {
+        match &*self.loop_clock.borrow() {
+            Some(c) => c.since_start + c.clock.now().saturating_sub(c.at),
+            None => self.start.elapsed(),
+        }
     }
 
     /// The engine.
@@ -493,6 +535,7 @@ impl<E: Engine> Host<E> {
     /// ([`Engine::interrupted`]), the program ends here: see
     /// [`stopped`](Self::stopped).
     fn run_engine<T>(&self, lp: &mut EventLoop, f: impl FnOnce(&E) -> T) -> T {
+        self.attach_clock(lp);
         let r = lp.scope(|| f(&self.engine));
         if self.exited().is_none()
             && let Some(t) = self.engine.interrupted()
@@ -1230,7 +1273,7 @@ impl<E: Engine> Host<E> {
     /// assert!(t >= 0.0 && t <= host.now_ms());
     /// ```
     pub fn now_ms(&self) -> f64 {
-        self.start.elapsed().as_secs_f64() * 1e3
+        self.elapsed().as_secs_f64() * 1e3
     }
 
     /// `process.hrtime.bigint()` as a number of nanoseconds (since the
@@ -1242,6 +1285,51 @@ impl<E: Engine> Host<E> {
     /// assert!(t >= 0.0 && t <= host.hrtime_ns());
     /// ```
     pub fn hrtime_ns(&self) -> f64 {
-        self.start.elapsed().as_nanos() as f64
+        self.elapsed().as_nanos() as f64
     }
+
+    /// `Date.now()`: whole milliseconds since the Unix epoch, from the system
+    /// clock; with [`Clocks::Loop`](crate::Clocks::Loop) on a virtual
+    /// clock, the system clock's reading when the host first ran
+    /// JavaScript on the loop plus the virtual time since, so a program's
+    /// dates move with its timers.
+    ///
+    /// ```
+    /// use timerloop_js::{Clocks, Options, QuickJsHost};
+    /// let host = QuickJsHost::create_with(Options { clocks: Clocks::Loop, ..Default::default() }).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// host.eval_main(&mut lp, "main.js", "globalThis.t0 = Date.now()").unwrap();
+    /// lp.run_until(60_000).unwrap(); // a virtual minute, at once
+    /// let t0: f64 = host.context().with(|c| c.globals().get("t0")).unwrap();
+    /// assert_eq!(host.date_now_ms() - t0, 60_000.0);
+    /// ```
+    pub fn date_now_ms(&self) -> f64 {
+        match &*self.loop_clock.borrow() {
+            Some(c) => {
+                let since = c.clock.now().saturating_sub(c.at);
+                c.wall_ms + (since.as_micros() / 1000) as f64
+            }
+            None => system_ms(),
+        }
+    }
+}
+
+/// The system clock in whole milliseconds since the Unix epoch (what
+/// `Date.now()` reads); 0 before the epoch.
+fn system_ms() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_millis() as f64)
+}
+
+/// A followed virtual clock, and where the host's clocks stood when it
+/// was attached.
+struct LoopClock {
+    clock: timerloop::VirtualClock,
+    /// The virtual clock's reading then.
+    at: std::time::Duration,
+    /// `Date.now()` then (wall).
+    wall_ms: f64,
+    /// Time since the host was made, then (wall).
+    since_start: std::time::Duration,
 }

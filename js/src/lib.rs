@@ -38,7 +38,7 @@ mod watch;
 
 pub use engine::{Engine, Kind, Stream};
 pub use host::{Host, Thrown};
-pub use quickjs::{ConsoleSink, Options, QuickJs, QuickJsHost, install};
+pub use quickjs::{Clocks, ConsoleSink, Options, QuickJs, QuickJsHost, install};
 
 /// The rquickjs crate the host is built on, so that an application that
 /// [`install`]s the globals on its own context names the same version.

@@ -1531,6 +1531,33 @@
   });
 
   const g = globalThis;
+  // Options::clocks = Loop: `Date.now()`, `new Date()` and `Date()` read
+  // the host's date, which follows the loop's virtual clock (as Node's
+  // `mock.timers` replaces `Date`); every other use of `Date` is the
+  // original's, and dates made here are real `Date`s (same prototype).
+  if (host.followsLoopClock) {
+    const RealDate = Date;
+    const dateNow = host.dateNow;
+    const ReflectConstruct = Reflect.construct;
+    const DateToString = RealDate.prototype.toString;
+    const LoopDate = function Date(...args) {
+      if (new.target === undefined) {
+        return ReflectApply(DateToString, new RealDate(dateNow()), []);
+      }
+      return ReflectConstruct(RealDate, args.length === 0 ? [dateNow()] : args, new.target);
+    };
+    Object.defineProperty(LoopDate, 'length', { value: 7 });
+    LoopDate.prototype = RealDate.prototype;
+    LoopDate.now = function now() { return dateNow(); };
+    LoopDate.parse = RealDate.parse;
+    LoopDate.UTC = RealDate.UTC;
+    Object.defineProperty(RealDate.prototype, 'constructor', {
+      value: LoopDate, writable: true, enumerable: false, configurable: true,
+    });
+    Object.defineProperty(g, 'Date', {
+      value: LoopDate, writable: true, enumerable: false, configurable: true,
+    });
+  }
   Object.assign(g, {
     setTimeout, setInterval, setImmediate, clearTimeout, clearImmediate,
     clearInterval: clearTimeout, console, process,

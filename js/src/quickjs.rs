@@ -196,8 +196,10 @@ fn install_prelude<'js>(
     ctx: &Ctx<'js>,
     w: &Weak<QuickJsHost>,
     argv: Vec<String>,
+    follow_loop_clock: bool,
 ) -> rquickjs::Result<Object<'js>> {
     let o = Object::new(ctx.clone())?;
+    o.set("followsLoopClock", follow_loop_clock)?;
     let h = w.clone();
     native(ctx, &o, "timer", move |after: f64, repeat: bool| {
         up(&h).map_or(0, |h| h.set_timer(after, repeat))
@@ -237,6 +239,10 @@ fn install_prelude<'js>(
     let h = w.clone();
     native(ctx, &o, "hrtime", move || {
         up(&h).map_or(0.0, |h| h.hrtime_ns())
+    })?;
+    let h = w.clone();
+    native(ctx, &o, "dateNow", move || {
+        up(&h).map_or(0.0, |h| h.date_now_ms())
     })?;
     let h = w.clone();
     native(ctx, &o, "catchUncaught", move |on: bool| {
@@ -492,6 +498,45 @@ pub struct Options {
     /// watchdog.join().unwrap();
     /// ```
     pub interrupt: Option<Arc<dyn Fn() -> bool + Send + Sync>>,
+    /// What the program's clocks read: `performance.now()`,
+    /// `process.hrtime`, `Date.now()` and `new Date()`. [`Clocks::Wall`]
+    /// (the default, and Node's) reads the system's clocks, whatever the
+    /// loop's; [`Clocks::Loop`] follows the loop's virtual clock, so that
+    /// a test on one sees a program's dates and measured times move with
+    /// its timers, as Node's `mock.timers` does with `Date`.
+    ///
+    /// ```
+    /// use timerloop_js::{Clocks, Options, QuickJsHost};
+    /// let host = QuickJsHost::create_with(Options { clocks: Clocks::Loop, ..Default::default() }).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// let src = "const t0 = Date.now(), p0 = performance.now();
+    ///     setTimeout(() => { process.exitCode = Date.now() - t0 === 1500 &&
+    ///         performance.now() - p0 === 1500 && new Date().getTime() - t0 === 1500 ? 0 : 1 }, 1500)";
+    /// assert_eq!(host.run_main(&mut lp, "dates.js", src), 0);
+    /// ```
+    pub clocks: Clocks,
+}
+
+/// What a program's clocks read ([`Options::clocks`]).
+///
+/// ```
+/// assert_eq!(timerloop_js::Clocks::default(), timerloop_js::Clocks::Wall);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Clocks {
+    /// The system's clocks, as Node's: on a virtual loop clock, a
+    /// program's dates and `performance.now()` move with real time only.
+    #[default]
+    Wall,
+    /// On a loop with a virtual clock, the clocks follow it from the first
+    /// time the host runs JavaScript on that loop: `Date.now()` is the
+    /// system clock's reading then plus the virtual time since, and
+    /// `performance.now()` and `process.hrtime` go on from where they
+    /// were by the virtual time. `new Date()` (no arguments) and `Date()`
+    /// read `Date.now()`; the rest of `Date` is untouched. On a real loop
+    /// clock, the same as [`Wall`](Self::Wall).
+    Loop,
 }
 
 impl std::fmt::Debug for Options {
@@ -504,6 +549,7 @@ impl std::fmt::Debug for Options {
             .field("console", &self.console.as_ref().map(|_| ".."))
             .field("max_run", &self.max_run)
             .field("interrupt", &self.interrupt.as_ref().map(|_| ".."))
+            .field("clocks", &self.clocks)
             .finish()
     }
 }
@@ -555,10 +601,11 @@ pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Throw
     let max_memory = options.max_memory;
     let console = options.console;
     let watch = Watch::new(options.max_run, options.interrupt);
+    let follow = options.clocks == Clocks::Loop;
     let mut failed = None;
     let host = Host::new(options.exit_process, |w| {
         let api = ctx.with(|c| {
-            install_prelude(&c, &w, argv)
+            install_prelude(&c, &w, argv, follow)
                 .and_then(|api| {
                     let get = |k: &str| -> rquickjs::Result<_> {
                         Ok(Persistent::save(&c, api.get::<_, Function>(k)?))
@@ -649,6 +696,7 @@ pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Throw
             }
         },
     )));
+    host.follow_loop_clock(follow);
     // process.exit in an embedding, max_run, the embedder's interrupt:
     // the script stops at the next check.
     let w = Rc::downgrade(&host);
