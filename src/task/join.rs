@@ -3,6 +3,7 @@
 
 use std::any::Any;
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
@@ -102,6 +103,10 @@ impl std::error::Error for JoinError {}
 #[derive(Default)]
 pub(crate) struct Joins {
     states: RefCell<Arena<JoinState>>,
+    /// The task keys of deferred spawns made by their microtask whose
+    /// handles are still there (for `abort`), by join key: kept here, not
+    /// in every join state, which every spawn writes.
+    made: RefCell<HashMap<Key, Key>>,
 }
 
 struct JoinState {
@@ -118,7 +123,7 @@ struct JoinState {
 /// A task spawned where its loop was held (`task::spawn` inside a
 /// callback) is made by its first-poll microtask, queued at the spawn:
 /// until then its handle has no task key, and its state says what the
-/// microtask must do.
+/// microtask must do. One byte, beside `done`.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Deferred {
     /// Made at once: the handle holds the task's key.
@@ -126,8 +131,8 @@ enum Deferred {
     /// Not made yet; `detached`: its handle was dropped meanwhile (the
     /// state stays, for the microtask to read, and goes with it).
     Waiting { detached: bool },
-    /// Made by its microtask: the task's key.
-    Made(Key),
+    /// Made by its microtask: the task's key is in [`Joins::made`].
+    Made,
 }
 
 /// What a deferred spawn's first-poll microtask does
@@ -188,7 +193,8 @@ impl Joins {
     /// A deferred spawn's task was made with the key `task`.
     pub(super) fn made(&self, join: Key, task: Key) {
         if let Some(st) = self.states.borrow_mut().get_mut(join) {
-            st.deferred = Deferred::Made(task);
+            st.deferred = Deferred::Made;
+            self.made.borrow_mut().insert(join, task);
         }
     }
 
@@ -388,7 +394,7 @@ impl<T> JoinHandle<T> {
             .get(self.join)
             .map(|st| st.deferred)
         {
-            Some(Deferred::Made(key)) => Some(key),
+            Some(Deferred::Made) => self.joins.made.borrow().get(&self.join).copied(),
             // Not made yet: its microtask finds the state done and drops
             // the future unpolled.
             Some(Deferred::Waiting { .. }) => None,
@@ -432,7 +438,12 @@ impl<T> Drop for JoinHandle<T> {
                 st.deferred = Deferred::Waiting { detached: true };
                 None
             }
-            Some(_) => Some(states.remove_at(self.join.index())),
+            Some(st) => {
+                if st.deferred == Deferred::Made {
+                    self.joins.made.borrow_mut().remove(&self.join);
+                }
+                Some(states.remove_at(self.join.index()))
+            }
             None => None,
         };
         drop(states);
@@ -542,8 +553,10 @@ mod tests {
         lp.run().unwrap();
         assert_eq!(live_states(&lp), 2, "the two kept handles' states");
         assert!(kept.borrow().iter().all(|h| h.is_finished()));
+        assert_eq!(lp.tasks.joins.made.borrow().len(), 2, "their task keys");
         kept.borrow_mut().clear();
         assert_eq!(live_states(&lp), 0);
+        assert!(lp.tasks.joins.made.borrow().is_empty());
 
         let mut lp = EventLoop::with_virtual_clock();
         let kept = lp.scope(|| {
