@@ -274,3 +274,53 @@ fn a_set_keeps_the_order_of_spawn() {
         .unwrap();
     assert_eq!(n, 1);
 }
+
+/// Completion order holds for tasks that complete before any join, and
+/// between a task the set was waiting on and one it had not looked at
+/// yet (tokio's order: each handle wakes the set at its completion).
+#[test]
+fn completion_order_without_a_join_waiting() {
+    let mut lp = EventLoop::with_virtual_clock();
+    let mut set = JoinSet::new();
+    for ms_ in [30u64, 10, 20] {
+        set.spawn_on(
+            async move {
+                time::sleep(ms(ms_)).await;
+                ms_
+            },
+            &mut lp,
+        );
+    }
+    lp.run().unwrap(); // all three complete, nobody joining
+    let mut order = Vec::new();
+    while let Some(r) = set.try_join_next() {
+        order.push(r.unwrap());
+    }
+    assert_eq!(order, [10, 20, 30]);
+
+    let got = lp
+        .block_on(async {
+            let mut set = JoinSet::new();
+            set.spawn(async {
+                time::sleep(ms(5)).await;
+                "watched, done at +5"
+            });
+            // The set looks at the first task; the second comes later.
+            assert!(
+                std::future::poll_fn(|cx| std::task::Poll::Ready(
+                    set.poll_join_next(cx).is_pending()
+                ))
+                .await
+            );
+            set.spawn(async {
+                time::sleep(ms(10)).await;
+                "unwatched, done at +10"
+            });
+            time::sleep(ms(20)).await;
+            let a = set.join_next().await.unwrap().unwrap();
+            let b = set.join_next().await.unwrap().unwrap();
+            [a, b]
+        })
+        .unwrap();
+    assert_eq!(got, ["watched, done at +5", "unwatched, done at +10"]);
+}

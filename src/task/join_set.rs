@@ -17,11 +17,12 @@ use crate::EventLoop;
 /// in it.
 ///
 /// Each task keeps the order of a task spawned alone (its first poll a
-/// microtask queued at `spawn`); the set only collects the outputs. A
-/// completion is found without polling the other tasks' handles: each
-/// handle in the set has a waker of its own that queues it to be looked
-/// at, so a set of ten thousand connections costs the same per completion
-/// as a set of one.
+/// microtask queued at `spawn`); the set only collects the outputs, in
+/// the order the tasks complete. A completion is found without polling
+/// the other tasks' handles: each handle in the set is given a waker of
+/// its own when it is put in, which queues it to be looked at, so a set
+/// of ten thousand connections costs the same per completion as a set of
+/// one.
 ///
 /// ```
 /// use std::time::Duration;
@@ -55,6 +56,9 @@ struct Entry<T> {
     handle: JoinHandle<T>,
     /// Wakes the set's task and queues this entry to be polled.
     waker: Waker,
+    /// An output the handle gave when it was put in the set (not reached:
+    /// its task had not run); the handle is not polled again.
+    early: Option<Result<T, JoinError>>,
 }
 
 /// The entries whose handles woke (or were never polled), and the task
@@ -182,7 +186,8 @@ impl<T: 'static> JoinSet<T> {
     }
 
     /// Spawns `future` on `lp` into the set: where the loop is at hand
-    /// and need not be current (before it runs, in a callback).
+    /// but need not be current (before it runs, for one; in a callback
+    /// [`spawn`](Self::spawn) works too).
     ///
     /// ```
     /// use std::{cell::RefCell, rc::Rc};
@@ -202,28 +207,36 @@ impl<T: 'static> JoinSet<T> {
         self.insert(lp.spawn(future));
     }
 
-    fn insert(&mut self, handle: JoinHandle<T>) {
+    fn insert(&mut self, mut handle: JoinHandle<T>) {
         let entry = self.entries.vacant_entry();
         let index = entry.key();
         let waker = Waker::from(Arc::new(EntryWaker {
             index,
             notified: self.notified.clone(),
         }));
-        entry.insert(Entry { handle, waker });
-        // Never polled: looked at by the next join.
-        self.notified.lock().entries.push_back(index);
+        // Polled once now, with the entry's waker: the handle then wakes
+        // the set at its task's completion, whenever that is, so outputs
+        // come out in completion order even for tasks that complete
+        // before the set is first joined. (A fresh task has not run, so
+        // this is `Pending`; an output is kept for the next join if not.)
+        let early = match Pin::new(&mut handle).poll(&mut Context::from_waker(&waker)) {
+            Poll::Pending => None,
+            Poll::Ready(out) => {
+                self.notified.lock().entries.push_back(index);
+                Some(out)
+            }
+        };
+        entry.insert(Entry {
+            handle,
+            waker,
+            early,
+        });
     }
 
     /// Waits for one of the tasks to complete and returns its output (or
     /// its [`JoinError`]: a panic, or an abort), in the order the tasks
-    /// completed as the set saw it; `None` once the set is empty.
-    /// Cancel-safe: a dropped `join_next` loses no output.
-    ///
-    /// The set sees a completion through the handle's waker, which it
-    /// gives the handle when it first looks at it (a `join_next` or
-    /// `try_join_next`); until then the task is queued as at its spawn.
-    /// So tasks that complete before any join come out in spawn order,
-    /// ahead of those the set was already waiting on.
+    /// completed, whether or not a join was waiting then; `None` once the
+    /// set is empty. Cancel-safe: a dropped `join_next` loses no output.
     ///
     /// ```
     /// use std::time::Duration;
@@ -300,6 +313,10 @@ impl<T: 'static> JoinSet<T> {
             let Some(entry) = self.entries.get_mut(index) else {
                 continue;
             };
+            if let Some(out) = entry.early.take() {
+                self.entries.remove(index);
+                return Some(out);
+            }
             let mut cx = Context::from_waker(&entry.waker);
             if let Poll::Ready(out) = Pin::new(&mut entry.handle).poll(&mut cx) {
                 self.entries.remove(index);
