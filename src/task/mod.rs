@@ -99,11 +99,17 @@ impl Tasks {
     /// Drops every task's future (the loop is going away). Each unfinished
     /// task's handle completes cancelled before its future goes.
     pub(crate) fn clear(&mut self) {
+        drop(self.take_orphaned());
+    }
+
+    /// Takes every task out, each unfinished task's handle completed
+    /// cancelled: the caller drops them (the loop is going away).
+    pub(crate) fn take_orphaned(&mut self) -> impl Sized + use<> {
         let slab = std::mem::take(&mut self.slab);
         for task in slab.values() {
             self.joins.orphan(task.join);
         }
-        drop(slab);
+        slab
     }
 }
 

@@ -887,7 +887,28 @@ impl Drop for EventLoop {
     fn drop(&mut self) {
         // Tasks' futures first (their drops may queue deferred work), then
         // whatever is queued: closures there may hold the shared state.
+        // The futures are dropped with the loop current and lendable, as
+        // an abort drops them while the loop runs: a future's `drop` may
+        // read the clock, sleep or spawn (what it makes goes with the
+        // loop; a task spawned there is dropped in a later round, a few
+        // rounds at most, then with no loop current).
+        for _ in 0..DROP_ROUNDS {
+            if self.tasks.len() == 0 {
+                break;
+            }
+            let Ok(_entered) = self.enter_current() else {
+                break; // the thread is exiting: no loop can be current
+            };
+            let futures = self.tasks.take_orphaned();
+            self.lend_during(|| drop(futures));
+            self.flush_deferred();
+        }
         self.tasks.clear();
         self.shared.clear();
     }
 }
+
+/// How many times a dropping loop drops its tasks' futures with the loop
+/// current (each round drops the tasks the previous round's drops
+/// spawned).
+const DROP_ROUNDS: usize = 4;
