@@ -4,7 +4,7 @@
 //! bounds; the idle test runs on the virtual clock, whose I/O grace makes
 //! it deterministic.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::io::{self, Read, Write};
 use std::rc::Rc;
 use std::time::Duration;
@@ -377,5 +377,108 @@ fn a_borrow_held_into_an_operation_is_a_clear_panic() {
     assert!(
         msg.contains("use the `&mut S` its closure is given"),
         "{msg}"
+    );
+}
+
+/// A peer that writes as fast as a task reads (64-byte reads, always
+/// full) does not starve the loop: the reading task yields to it every
+/// few reads, and a 50 ms timer fires while the bytes still flow (it
+/// fired only when the peer stopped, 10 s on). Real clock, generous
+/// bounds; the writer stops when the timer has fired.
+#[test]
+fn an_always_ready_reader_does_not_starve_the_loop() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let mut lp = EventLoop::new();
+    let stop = Arc::new(AtomicBool::new(false));
+    let (fired_at, read, writer) = lp
+        .block_on(async move {
+            let l = TcpListener::bind("127.0.0.1:0").await?;
+            let addr = l.local_addr()?;
+            let s2 = stop.clone();
+            let writer = std::thread::spawn(move || {
+                let mut c = std::net::TcpStream::connect(addr).unwrap();
+                let chunk = [7u8; 65536];
+                let t = std::time::Instant::now();
+                while !s2.load(Ordering::Relaxed) && t.elapsed() < Duration::from_secs(10) {
+                    if c.write_all(&chunk).is_err() {
+                        break;
+                    }
+                }
+            });
+            let (mut s, _) = l.accept().await?;
+            let read = Rc::new(Cell::new(0usize));
+            let r = read.clone();
+            let reader = task::spawn(async move {
+                let mut buf = [0u8; 64];
+                while let Ok(n @ 1..) = s.read(&mut buf).await {
+                    r.set(r.get() + n);
+                }
+            });
+            let t = std::time::Instant::now();
+            time::sleep(Duration::from_millis(50)).await;
+            let fired_at = t.elapsed();
+            stop.store(true, Ordering::Relaxed);
+            let read_then = read.get();
+            // The reader's socket closes once the loop drops its future,
+            // which frees a writer blocked on a full buffer: joined after
+            // the loop has run on, never from inside it.
+            reader.abort();
+            time::sleep(Duration::from_millis(1)).await;
+            io::Result::Ok((fired_at, read_then, writer))
+        })
+        .unwrap()
+        .unwrap();
+    writer.join().unwrap();
+    assert!(read > 0, "the reader read");
+    assert!(
+        fired_at < Duration::from_secs(5),
+        "the 50 ms timer fired after {fired_at:?}"
+    );
+}
+
+/// The same for a writer: a task writing 64-byte chunks to a peer that
+/// reads as fast yields to the loop, and a 50 ms timer fires meanwhile.
+#[test]
+fn an_always_ready_writer_does_not_starve_the_loop() {
+    use std::io::Read as _;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let mut lp = EventLoop::new();
+    let stop = Arc::new(AtomicBool::new(false));
+    let (fired_at, reader) = lp
+        .block_on(async move {
+            let l = TcpListener::bind("127.0.0.1:0").await?;
+            let addr = l.local_addr()?;
+            let reader = std::thread::spawn(move || {
+                let mut c = std::net::TcpStream::connect(addr).unwrap();
+                let mut buf = vec![0u8; 1 << 20];
+                while let Ok(1..) = c.read(&mut buf) {}
+            });
+            let (mut s, _) = l.accept().await?;
+            let s2 = stop.clone();
+            let writer = task::spawn(async move {
+                let t = std::time::Instant::now();
+                while !s2.load(Ordering::Relaxed) && t.elapsed() < Duration::from_secs(10) {
+                    if s.write_all(&[1u8; 64]).await.is_err() {
+                        break;
+                    }
+                }
+                // Dropping the stream ends the reader thread.
+            });
+            let t = std::time::Instant::now();
+            time::sleep(Duration::from_millis(50)).await;
+            let fired_at = t.elapsed();
+            stop.store(true, Ordering::Relaxed);
+            writer.await.unwrap();
+            time::sleep(Duration::from_millis(1)).await; // its socket closed
+            io::Result::Ok((fired_at, reader))
+        })
+        .unwrap()
+        .unwrap();
+    reader.join().unwrap();
+    assert!(
+        fired_at < Duration::from_secs(5),
+        "the 50 ms timer fired after {fired_at:?}"
     );
 }

@@ -12,6 +12,11 @@
 //! - **Readiness comes from the loop's poll phase**, as an I/O callback:
 //!   the task waiting on it is woken there, and runs as a microtask right
 //!   after that callback, so in Node's order with timers and immediates.
+//! - **No socket starves the loop**: a task whose socket is always ready
+//!   (a peer that writes as fast as it reads) yields to the loop after 32
+//!   operations in a row with no wait and no event between, as libuv
+//!   reads a stream at most 32 times per event; it goes on in the check
+//!   phase, after the iteration's timers and I/O have run.
 //! - **Nothing is lost**: an operation is tried first, and only a
 //!   `WouldBlock` waits for the next readiness event; a read or write that
 //!   is dropped before it completes has transferred nothing.
@@ -203,7 +208,20 @@ struct Inner<S> {
     /// at once), each once; all are woken by a readiness event.
     read_waker: Waiters,
     write_waker: Waiters,
+    /// Operations in each direction done at once, in a row, since its
+    /// tasks last waited or the loop last reported an event for it (see
+    /// [`STREAK`]).
+    read_streak: Cell<u32>,
+    write_streak: Cell<u32>,
 }
+
+/// Operations in one direction a socket does at once, in a row (no wait,
+/// no event between), before the task doing them yields to the loop for
+/// one iteration: libuv reads a stream at most 32 times per readiness
+/// event, for the same reason (a peer as fast as the reader would starve
+/// the loop; tokio's tasks have a budget of 128 operations per poll). An
+/// echo server, whose every line is an event, never reaches it.
+const STREAK: u32 = 32;
 
 /// The wakers of the tasks waiting on one direction of a socket.
 #[derive(Default)]
@@ -249,6 +267,8 @@ impl<S: mio::event::Source + 'static> Registration<S> {
             troubled: Cell::new(false),
             read_waker: Waiters::default(),
             write_waker: Waiters::default(),
+            read_streak: Cell::new(0),
+            write_streak: Cell::new(0),
         });
         let me = inner.clone();
         let unrun = WakeWhenReleased(Rc::downgrade(&inner));
@@ -296,8 +316,23 @@ impl<S: mio::event::Source + 'static> Registration<S> {
         // Only the loop's poll phase reports readiness: with the loop gone,
         // the socket itself is asked every time, and what would wait fails.
         let gone = i.shared.closed.get();
+        let streak = match dir {
+            Dir::Read => &i.read_streak,
+            Dir::Write => &i.write_streak,
+        };
+        if streak.get() >= STREAK && !gone {
+            // A source that is always ready (a peer that writes as fast as
+            // this task reads) would keep the task, and the whole loop,
+            // here: it yields to the loop instead, and goes on in the check
+            // phase, after timers, I/O and immediates have had their turn.
+            streak.set(0);
+            waker.add(cx.waker());
+            self.yield_to_loop(dir);
+            return Poll::Pending;
+        }
         loop {
             if !ready.get() && !gone {
+                streak.set(0);
                 waker.add(cx.waker());
                 return Poll::Pending;
             }
@@ -307,9 +342,29 @@ impl<S: mio::event::Source + 'static> Registration<S> {
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => ready.set(false),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                r => return Poll::Ready(r),
+                r => {
+                    streak.set(streak.get() + 1);
+                    return Poll::Ready(r);
+                }
             }
         }
+    }
+
+    /// Wakes the tasks waiting in `dir` from an immediate: in the loop's
+    /// check phase, once the rest of this iteration has run.
+    #[cold]
+    fn yield_to_loop(&self, dir: Dir) {
+        let weak = Rc::downgrade(&self.inner);
+        self.inner.shared.defer(move |lp| {
+            let _ = lp.set_immediate(move |_| {
+                if let Some(i) = weak.upgrade() {
+                    match dir {
+                        Dir::Read => wake_stored(&i.read_waker),
+                        Dir::Write => wake_stored(&i.write_waker),
+                    }
+                }
+            });
+        });
     }
 }
 
@@ -391,6 +446,10 @@ impl<S: mio::event::Source + 'static> Inner<S> {
     }
 
     fn on_ready(&self, r: Readiness) {
+        // An event: the loop has come round to its poll phase, so the
+        // operations done since were not a streak that kept it away.
+        self.read_streak.set(0);
+        self.write_streak.set(0);
         let trouble = r.error || r.read_closed || r.write_closed;
         if trouble {
             self.troubled.set(true);
