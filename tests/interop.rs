@@ -155,3 +155,33 @@ fn debounce_with_timeout_over_a_channel() {
         .unwrap();
     assert_eq!(settled, [("c", 95), ("d", 200)]);
 }
+
+/// tokio's own `select!` and `join!` (its `macros` feature, no runtime)
+/// work on the loop: `select!` takes the branch whose timer fires first
+/// and drops the other, `join!` waits for both, at their exact times.
+#[test]
+fn tokio_select_and_join_macros() {
+    let mut lp = EventLoop::with_virtual_clock();
+    let got = lp
+        .block_on(async {
+            let first = tokio::select! {
+                _ = time::sleep(ms(30)) => "slow",
+                _ = time::sleep(ms(10)) => "fast",
+            };
+            let at_select = now();
+            let (a, b) = tokio::join!(
+                async {
+                    time::sleep(ms(5)).await;
+                    now()
+                },
+                async {
+                    time::sleep(ms(20)).await;
+                    now()
+                }
+            );
+            (first, at_select, a, b, now())
+        })
+        .unwrap();
+    assert_eq!(got, ("fast", 10, 15, 30, 30));
+    assert_eq!(lp.stats().timers, 0, "the losing sleep was dropped");
+}

@@ -249,6 +249,8 @@ impl TcpStream {
     }
 
     /// Connects to `addr` (the first of its addresses that accepts).
+    /// Resolving a host name blocks the thread; pass an IP address (or
+    /// resolve off the loop's thread) to avoid that.
     ///
     /// ```
     /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};

@@ -100,7 +100,8 @@ impl UdpSocket {
 
     /// Connects the socket to `addr` (the first of its addresses that
     /// works): [`send`](Self::send) goes there, and
-    /// [`recv`](Self::recv) takes datagrams from there only.
+    /// [`recv`](Self::recv) takes datagrams from there only. Resolving a
+    /// host name blocks the thread; pass an IP address to avoid that.
     ///
     /// ```
     /// use timerloop::{EventLoop, net::UdpSocket};

@@ -31,6 +31,10 @@
 //! - **A [`JoinSet`]** only collects its tasks' outputs, in the order
 //!   they complete: its tasks are ordinary tasks, ordered as above.
 //!   Dropping the set aborts the tasks still in it.
+//! - **Dropping the loop** drops the futures of the tasks still pending
+//!   with the loop current, as an abort does while it runs (a future's
+//!   `drop` may read the clock, sleep or spawn; what it makes goes with
+//!   the loop), and completes their handles cancelled.
 //!
 //! # Examples
 //!
