@@ -324,3 +324,11 @@ fn completion_order_without_a_join_waiting() {
         .unwrap();
     assert_eq!(got, ["watched, done at +5", "unwatched, done at +10"]);
 }
+
+/// A set is `Unpin` whatever its output type, as tokio's is (a pinned
+/// `join_next` future borrows it; nothing in it is pinned).
+#[test]
+fn a_set_is_unpin_for_any_output() {
+    fn unpin<T: Unpin>() {}
+    unpin::<JoinSet<std::marker::PhantomPinned>>();
+}

@@ -57,8 +57,9 @@ struct Entry<T> {
     /// Wakes the set's task and queues this entry to be polled.
     waker: Waker,
     /// An output the handle gave when it was put in the set (not reached:
-    /// its task had not run); the handle is not polled again.
-    early: Option<Result<T, JoinError>>,
+    /// its task had not run); the handle is not polled again. Boxed, so
+    /// that the set is `Unpin` whatever `T` is, as a set of handles is.
+    early: Option<Box<Result<T, JoinError>>>,
 }
 
 /// The entries whose handles woke (or were never polled), and the task
@@ -223,7 +224,7 @@ impl<T: 'static> JoinSet<T> {
             Poll::Pending => None,
             Poll::Ready(out) => {
                 self.notified.lock().entries.push_back(index);
-                Some(out)
+                Some(Box::new(out))
             }
         };
         entry.insert(Entry {
@@ -315,7 +316,7 @@ impl<T: 'static> JoinSet<T> {
             };
             if let Some(out) = entry.early.take() {
                 self.entries.remove(index);
-                return Some(out);
+                return Some(*out);
             }
             let mut cx = Context::from_waker(&entry.waker);
             if let Poll::Ready(out) = Pin::new(&mut entry.handle).poll(&mut cx) {
