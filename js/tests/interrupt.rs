@@ -187,7 +187,7 @@ fn the_budget_covers_the_ticks_and_microtasks_after_a_macrotask() {
 
 #[test]
 fn many_short_turns_run_as_long_as_they_like() {
-    // 30 turns of 20 ms and more each, 600 ms in all, under a 400 ms
+    // 30 turns of about 20 ms each, near 600 ms in all, under a 400 ms
     // budget per turn (a margin for a loaded machine); and a long finite
     // microtask chain in each.
     within(|| {
@@ -204,7 +204,13 @@ fn many_short_turns_run_as_long_as_they_like() {
             }, 1)";
         let t = Instant::now();
         assert_eq!(host.run_main(&mut lp, "busy.js", src), 3);
-        assert!(t.elapsed() >= Duration::from_millis(600));
+        // Each turn spins 19 to 20 ms (Date.now() counts whole ms), so
+        // the program ran well past one turn's 400 ms budget.
+        assert!(
+            t.elapsed() >= Duration::from_millis(500),
+            "{:?}",
+            t.elapsed()
+        );
         assert!(host.engine().interrupted().is_none());
         assert_eq!(*err.lock().unwrap(), "");
     });
