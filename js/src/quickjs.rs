@@ -509,9 +509,10 @@ pub struct Options {
     /// use timerloop_js::{Clocks, Options, QuickJsHost};
     /// let host = QuickJsHost::create_with(Options { clocks: Clocks::Loop, ..Default::default() }).unwrap();
     /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// // (performance.now() has a fraction of a millisecond: rounded.)
     /// let src = "const t0 = Date.now(), p0 = performance.now();
     ///     setTimeout(() => { process.exitCode = Date.now() - t0 === 1500 &&
-    ///         performance.now() - p0 === 1500 && new Date().getTime() - t0 === 1500 ? 0 : 1 }, 1500)";
+    ///         Math.round(performance.now() - p0) === 1500 && new Date().getTime() - t0 === 1500 ? 0 : 1 }, 1500)";
     /// assert_eq!(host.run_main(&mut lp, "dates.js", src), 0);
     /// ```
     pub clocks: Clocks,
