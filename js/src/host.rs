@@ -352,11 +352,16 @@ impl<E: Engine> Host<E> {
         }
         if let Some(v) = lp.virtual_clock() {
             let wall = system_ms();
+            // `performance.now()` goes on from the next whole millisecond
+            // (never back), so that it moves in the virtual clock's steps
+            // and a program's differences are exact.
+            let since = self.start.elapsed();
+            let whole = std::time::Duration::from_millis(since.as_micros().div_ceil(1000) as u64);
             *self.loop_clock.borrow_mut() = Some(LoopClock {
                 at: v.now(),
                 clock: v.clone(),
                 wall_ms: wall,
-                since_start: self.start.elapsed(),
+                since_start: whole,
             });
         }
     }
@@ -1273,7 +1278,9 @@ impl<E: Engine> Host<E> {
     /// assert!(t >= 0.0 && t <= host.now_ms());
     /// ```
     pub fn now_ms(&self) -> f64 {
-        self.elapsed().as_secs_f64() * 1e3
+        // From nanoseconds: a whole number of milliseconds comes out whole
+        // (`as_secs_f64() * 1e3` can miss it by an ulp).
+        self.elapsed().as_nanos() as f64 / 1e6
     }
 
     /// `process.hrtime.bigint()` as a number of nanoseconds (since the

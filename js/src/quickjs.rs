@@ -509,10 +509,9 @@ pub struct Options {
     /// use timerloop_js::{Clocks, Options, QuickJsHost};
     /// let host = QuickJsHost::create_with(Options { clocks: Clocks::Loop, ..Default::default() }).unwrap();
     /// let mut lp = timerloop::EventLoop::with_virtual_clock();
-    /// // (performance.now() has a fraction of a millisecond: rounded.)
     /// let src = "const t0 = Date.now(), p0 = performance.now();
     ///     setTimeout(() => { process.exitCode = Date.now() - t0 === 1500 &&
-    ///         Math.round(performance.now() - p0) === 1500 && new Date().getTime() - t0 === 1500 ? 0 : 1 }, 1500)";
+    ///         performance.now() - p0 === 1500 && new Date().getTime() - t0 === 1500 ? 0 : 1 }, 1500)";
     /// assert_eq!(host.run_main(&mut lp, "dates.js", src), 0);
     /// ```
     pub clocks: Clocks,
@@ -534,7 +533,8 @@ pub enum Clocks {
     /// time the host runs JavaScript on that loop: `Date.now()` is the
     /// system clock's reading then plus the virtual time since, and
     /// `performance.now()` and `process.hrtime` go on from where they
-    /// were by the virtual time. `new Date()` (no arguments) and `Date()`
+    /// were (from the next whole millisecond) by the virtual time, so
+    /// differences of their readings are exact. `new Date()` (no arguments) and `Date()`
     /// read `Date.now()`; the rest of `Date` is untouched. On a real loop
     /// clock, the same as [`Wall`](Self::Wall).
     Loop,

@@ -28,7 +28,7 @@ const MEASURE: &str = "
     const d0 = new Date();
     globalThis.out = [];
     setTimeout(() => {
-      out.push(Date.now() - t0, Math.round(performance.now() - p0),
+      out.push(Date.now() - t0, performance.now() - p0,
         Number((process.hrtime.bigint() - h0) / 1000000n), new Date() - d0);
       setTimeout(() => out.push(Date.now() - t0), 90000);
     }, 2500);
