@@ -223,31 +223,42 @@ struct Inner<S> {
 /// echo server, whose every line is an event, never reaches it.
 const STREAK: u32 = 32;
 
-/// The wakers of the tasks waiting on one direction of a socket.
+/// The wakers of the tasks waiting on one direction of a socket: the
+/// first inline (one task per direction is the common case, and it costs
+/// no allocation), any others beside it.
 #[derive(Default)]
-struct Waiters(RefCell<Vec<Waker>>);
+struct Waiters {
+    first: RefCell<Option<Waker>>,
+    more: RefCell<Vec<Waker>>,
+}
 
 impl Waiters {
     /// Adds `w` unless a waker that wakes the same task is there already.
     fn add(&self, w: &Waker) {
-        let mut v = self.0.borrow_mut();
-        if !v.iter().any(|o| o.will_wake(w)) {
-            v.push(w.clone());
+        let mut first = self.first.borrow_mut();
+        match &mut *first {
+            None => *first = Some(w.clone()),
+            Some(f) if f.will_wake(w) => {}
+            Some(_) => {
+                let mut more = self.more.borrow_mut();
+                if !more.iter().any(|o| o.will_wake(w)) {
+                    more.push(w.clone());
+                }
+            }
         }
     }
 }
 
 /// Wakes every waiter (each then polls again and, if it finds nothing,
-/// adds itself back), taken out of the cell first.
+/// adds itself back), taken out of the cells first.
 fn wake_stored(w: &Waiters) {
-    let mut all = std::mem::take(&mut *w.0.borrow_mut());
-    for waker in all.drain(..) {
-        waker.wake();
+    let first = w.first.borrow_mut().take();
+    let more = std::mem::take(&mut *w.more.borrow_mut());
+    if let Some(f) = first {
+        f.wake();
     }
-    // The emptied vector back, for its capacity.
-    let mut slot = w.0.borrow_mut();
-    if slot.is_empty() {
-        *slot = all;
+    for waker in more {
+        waker.wake();
     }
 }
 
