@@ -56,10 +56,6 @@ struct Entry<T> {
     handle: JoinHandle<T>,
     /// Wakes the set's task and queues this entry to be polled.
     waker: Waker,
-    /// An output the handle gave when it was put in the set (not reached:
-    /// its task had not run); the handle is not polled again. Boxed, so
-    /// that the set is `Unpin` whatever `T` is, as a set of handles is.
-    early: Option<Box<Result<T, JoinError>>>,
 }
 
 /// The entries whose handles woke (or were never polled), and the task
@@ -218,20 +214,14 @@ impl<T: 'static> JoinSet<T> {
         // Polled once now, with the entry's waker: the handle then wakes
         // the set at its task's completion, whenever that is, so outputs
         // come out in completion order even for tasks that complete
-        // before the set is first joined. (A fresh task has not run, so
-        // this is `Pending`; an output is kept for the next join if not.)
-        let early = match Pin::new(&mut handle).poll(&mut Context::from_waker(&waker)) {
-            Poll::Pending => None,
-            Poll::Ready(out) => {
-                self.notified.lock().entries.push_back(index);
-                Some(Box::new(out))
-            }
-        };
-        entry.insert(Entry {
-            handle,
-            waker,
-            early,
-        });
+        // before the set is first joined. The handle is a fresh one (the
+        // two spawns above), whose task has not run: it is pending, and
+        // the poll takes nothing.
+        let pending = Pin::new(&mut handle)
+            .poll(&mut Context::from_waker(&waker))
+            .is_pending();
+        debug_assert!(pending, "a fresh task's handle is pending");
+        entry.insert(Entry { handle, waker });
     }
 
     /// Waits for one of the tasks to complete and returns its output (or
@@ -314,10 +304,6 @@ impl<T: 'static> JoinSet<T> {
             let Some(entry) = self.entries.get_mut(index) else {
                 continue;
             };
-            if let Some(out) = entry.early.take() {
-                self.entries.remove(index);
-                return Some(*out);
-            }
             let mut cx = Context::from_waker(&entry.waker);
             if let Poll::Ready(out) = Pin::new(&mut entry.handle).poll(&mut cx) {
                 self.entries.remove(index);
