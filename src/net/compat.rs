@@ -87,19 +87,29 @@ mod imp {
         s.get_mut().stream().poll_read_shared(cx, buf)
     }
 
+    /// A read into tokio's `ReadBuf` through its initialized part; a
+    /// full buffer is ready at once with nothing read.
+    #[cfg(feature = "tokio-io")]
+    fn fill(
+        buf: &mut tokio::io::ReadBuf<'_>,
+        read: impl FnOnce(&mut [u8]) -> Poll<io::Result<usize>>,
+    ) -> Poll<io::Result<()>> {
+        if buf.remaining() == 0 {
+            return Poll::Ready(Ok(()));
+        }
+        let n = std::task::ready!(read(buf.initialize_unfilled()))?;
+        buf.advance(n);
+        Poll::Ready(Ok(()))
+    }
+
     #[cfg(feature = "tokio-io")]
     fn read_buf<S: Stream>(
         s: Pin<&mut S>,
         cx: &mut Context<'_>,
         buf: &mut tokio::io::ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        let n = std::task::ready!(
-            s.get_mut()
-                .stream()
-                .poll_read_shared(cx, buf.initialize_unfilled())
-        )?;
-        buf.advance(n);
-        Poll::Ready(Ok(()))
+        let stream = s.get_mut().stream();
+        fill(buf, |dst| stream.poll_read_shared(cx, dst))
     }
 
     fn write_bytes<S: Stream>(
@@ -214,13 +224,9 @@ mod imp {
         cx: &mut Context<'_>,
         buf: &mut tokio::io::ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        if buf.remaining() == 0 {
-            return Poll::Ready(Ok(()));
-        }
-        let dst = buf.initialize_unfilled();
-        let n = std::task::ready!(s.poll_io(cx, Interest::READABLE, |s| s.read(dst)))?;
-        buf.advance(n);
-        Poll::Ready(Ok(()))
+        fill(buf, |dst| {
+            s.poll_io(cx, Interest::READABLE, |s| s.read(dst))
+        })
     }
 
     fn source_write<S: mio::event::Source + io::Write>(
