@@ -145,14 +145,11 @@ impl<S> WakeWhenReleased<S> {
 impl<S> Drop for WakeWhenReleased<S> {
     fn drop(&mut self) {
         if let Some(i) = self.0.upgrade() {
-            wake_stored(&i.read_waker);
-            wake_stored(&i.write_waker);
+            i.wake_all();
         }
     }
 }
 
-/// The error of an operation that would wait for readiness on a socket
-/// whose loop was dropped.
 /// The source, borrowed for the loop or an operation; a borrow the
 /// caller still holds (through `AsyncSource::get_ref`) is a panic that
 /// says what to do.
@@ -173,6 +170,8 @@ fn source_in_use() -> ! {
     )
 }
 
+/// The error of an operation that would wait for readiness on a socket
+/// whose loop was dropped.
 #[cold]
 fn loop_gone() -> io::Error {
     io::Error::other(
@@ -196,23 +195,35 @@ struct Inner<S> {
     dropped: Cell<bool>,
     /// Why registering failed, for the next operation to report.
     failed: RefCell<Option<io::Error>>,
-    /// May be ready: the next operation tries the socket. Cleared by a
-    /// `WouldBlock`, set by the poll phase.
-    readable: Cell<bool>,
-    writable: Cell<bool>,
     /// An event reported an error or a closed side: from then on a short
     /// read or write does not wait for readiness (see [`Registration::short`]).
     troubled: Cell<bool>,
-    /// The tasks waiting in each direction: every one of them (tasks
-    /// sharing the socket through an `Rc` may wait in the same direction
-    /// at once), each once; all are woken by a readiness event.
-    read_waker: Waiters,
-    write_waker: Waiters,
-    /// Operations in each direction done at once, in a row, since its
-    /// tasks last waited or the loop last reported an event for it (see
-    /// [`STREAK`]).
-    read_streak: Cell<u32>,
-    write_streak: Cell<u32>,
+    read: Side,
+    write: Side,
+}
+
+/// One direction of a socket.
+struct Side {
+    /// May be ready: the next operation tries the socket. Cleared by a
+    /// `WouldBlock`, set by the poll phase.
+    ready: Cell<bool>,
+    /// The tasks waiting: every one of them (tasks sharing the socket
+    /// through an `Rc` may wait in the same direction at once), each once;
+    /// all are woken by a readiness event.
+    waiters: Waiters,
+    /// Operations done at once, in a row, since its tasks last waited or
+    /// the loop last reported an event for the socket (see [`STREAK`]).
+    streak: Cell<u32>,
+}
+
+impl Side {
+    fn new() -> Side {
+        Side {
+            ready: Cell::new(true),
+            waiters: Waiters::default(),
+            streak: Cell::new(0),
+        }
+    }
 }
 
 /// Operations in one direction a socket does at once, in a row (no wait,
@@ -273,13 +284,9 @@ impl<S: mio::event::Source + 'static> Registration<S> {
             handle: Cell::new(None),
             dropped: Cell::new(false),
             failed: RefCell::new(None),
-            readable: Cell::new(true),
-            writable: Cell::new(true),
             troubled: Cell::new(false),
-            read_waker: Waiters::default(),
-            write_waker: Waiters::default(),
-            read_streak: Cell::new(0),
-            write_streak: Cell::new(0),
+            read: Side::new(),
+            write: Side::new(),
         });
         let me = inner.clone();
         let unrun = WakeWhenReleased(Rc::downgrade(&inner));
@@ -295,6 +302,11 @@ impl<S: mio::event::Source + 'static> Registration<S> {
             Ok(s) => s,
             Err(_) => source_in_use(),
         }
+    }
+
+    /// What the source is registered for.
+    fn interest(&self) -> mio::Interest {
+        self.inner.interest
     }
 
     /// The source, borrowed mutably (the loop borrows it only while it
@@ -320,31 +332,28 @@ impl<S: mio::event::Source + 'static> Registration<S> {
                 None => io::Error::new(e.kind(), e.to_string()),
             }));
         }
-        let (ready, waker) = match dir {
-            Dir::Read => (&i.readable, &i.read_waker),
-            Dir::Write => (&i.writable, &i.write_waker),
-        };
+        let Side {
+            ready,
+            waiters,
+            streak,
+        } = i.side(dir);
         // Only the loop's poll phase reports readiness: with the loop gone,
         // the socket itself is asked every time, and what would wait fails.
         let gone = i.shared.closed.get();
-        let streak = match dir {
-            Dir::Read => &i.read_streak,
-            Dir::Write => &i.write_streak,
-        };
         if streak.get() >= STREAK && !gone {
             // A source that is always ready (a peer that writes as fast as
             // this task reads) would keep the task, and the whole loop,
             // here: it yields to the loop instead, and goes on in the check
             // phase, after timers, I/O and immediates have had their turn.
             streak.set(0);
-            waker.add(cx.waker());
+            waiters.add(cx.waker());
             self.yield_to_loop(dir);
             return Poll::Pending;
         }
         loop {
             if !ready.get() && !gone {
                 streak.set(0);
-                waker.add(cx.waker());
+                waiters.add(cx.waker());
                 return Poll::Pending;
             }
             match op(&mut borrow_source(&i.source)) {
@@ -369,10 +378,7 @@ impl<S: mio::event::Source + 'static> Registration<S> {
         self.inner.shared.defer(move |lp| {
             let _ = lp.set_immediate(move |_| {
                 if let Some(i) = weak.upgrade() {
-                    match dir {
-                        Dir::Read => wake_stored(&i.read_waker),
-                        Dir::Write => wake_stored(&i.write_waker),
-                    }
+                    wake_stored(&i.side(dir).waiters);
                 }
             });
         });
@@ -413,10 +419,7 @@ impl<S: mio::event::Source + 'static> Registration<S> {
         if i.troubled.get() {
             return;
         }
-        match dir {
-            Dir::Read => i.readable.set(false),
-            Dir::Write => i.writable.set(false),
-        }
+        i.side(dir).ready.set(false);
     }
 }
 
@@ -424,6 +427,21 @@ impl<S: mio::event::Source + 'static> Registration<S> {
 enum Dir {
     Read,
     Write,
+}
+
+impl<S> Inner<S> {
+    fn side(&self, dir: Dir) -> &Side {
+        match dir {
+            Dir::Read => &self.read,
+            Dir::Write => &self.write,
+        }
+    }
+
+    /// Wakes every task waiting on the socket, in either direction.
+    fn wake_all(&self) {
+        wake_stored(&self.read.waiters);
+        wake_stored(&self.write.waiters);
+    }
 }
 
 impl<S: mio::event::Source + 'static> Inner<S> {
@@ -459,19 +477,17 @@ impl<S: mio::event::Source + 'static> Inner<S> {
     fn on_ready(&self, r: Readiness) {
         // An event: the loop has come round to its poll phase, so the
         // operations done since were not a streak that kept it away.
-        self.read_streak.set(0);
-        self.write_streak.set(0);
+        self.read.streak.set(0);
+        self.write.streak.set(0);
         let trouble = r.error || r.read_closed || r.write_closed;
         if trouble {
             self.troubled.set(true);
         }
-        if r.readable || trouble {
-            self.readable.set(true);
-            wake_stored(&self.read_waker);
-        }
-        if r.writable || trouble {
-            self.writable.set(true);
-            wake_stored(&self.write_waker);
+        for (side, ready) in [(&self.read, r.readable), (&self.write, r.writable)] {
+            if ready || trouble {
+                side.ready.set(true);
+                wake_stored(&side.waiters);
+            }
         }
     }
 }
@@ -483,8 +499,7 @@ impl<S: mio::event::Source + 'static> Drop for Registration<S> {
         // A task still waiting on the socket (it polled through a shared
         // cell that has now dropped it) is woken to see that, not left
         // waiting on readiness that will never come.
-        wake_stored(&i.read_waker);
-        wake_stored(&i.write_waker);
+        i.wake_all();
         // Deregistered, then the socket closed (the last Rc), at the next
         // flush point; a registration still queued finds nothing to do.
         if let Some(h) = i.handle.take() {

@@ -58,7 +58,6 @@ use super::{Dir, Registration};
 /// ```
 pub struct AsyncSource<S: mio::event::Source + 'static> {
     io: Registration<S>,
-    interest: Interest,
 }
 
 impl<S: mio::event::Source + 'static> AsyncSource<S> {
@@ -109,7 +108,6 @@ impl<S: mio::event::Source + 'static> AsyncSource<S> {
     pub fn with_interest(source: S, interest: Interest) -> AsyncSource<S> {
         AsyncSource {
             io: Registration::new(source, interest),
-            interest,
         }
     }
 
@@ -238,12 +236,13 @@ impl<S: mio::event::Source + 'static> AsyncSource<S> {
 
     /// The direction `interest` waits in, if the source can wait for it.
     fn dir(&self, interest: Interest) -> io::Result<Dir> {
-        if interest == Interest::READABLE && self.interest.is_readable() {
+        let registered = self.io.interest();
+        if interest == Interest::READABLE && registered.is_readable() {
             Ok(Dir::Read)
-        } else if interest == Interest::WRITABLE && self.interest.is_writable() {
+        } else if interest == Interest::WRITABLE && registered.is_writable() {
             Ok(Dir::Write)
         } else {
-            Err(bad_interest(interest, self.interest))
+            Err(bad_interest(interest, registered))
         }
     }
 }
@@ -263,7 +262,7 @@ impl<S: mio::event::Source + fmt::Debug + 'static> fmt::Debug for AsyncSource<S>
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AsyncSource")
             .field("source", &self.io)
-            .field("interest", &self.interest)
+            .field("interest", &self.io.interest())
             .finish()
     }
 }
