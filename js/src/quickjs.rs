@@ -924,6 +924,21 @@ impl QuickJs {
     }
 }
 
+impl QuickJs {
+    /// Runs `f` in the context as `entry` of the current turn (counted by
+    /// the watch), an exception it throws reported as the host reports
+    /// one.
+    fn js<T>(
+        &self,
+        entry: Entry,
+        f: impl for<'js> FnOnce(&Ctx<'js>) -> rquickjs::Result<T>,
+    ) -> Result<T, Thrown> {
+        self.watch.run(entry, || {
+            self.ctx.with(|c| f(&c).map_err(|e| self.report(&c, e)))
+        })
+    }
+}
+
 impl Engine for QuickJs {
     fn eval_main(&self, name: &str, source: &str) -> Result<(), Thrown> {
         // Node's CommonJS wrapper, on the script's first line so that line
@@ -936,49 +951,39 @@ impl Engine for QuickJs {
         };
         let head = "(function (exports, require, module, __filename, __dirname) { ";
         let wrapped = format!("{head}{source}\n}})");
-        self.watch
-            .run(Entry::Turn, || {
-                self.ctx.with(|c| {
-                    let run = || -> rquickjs::Result<()> {
-                        if let Some(set) = self.set_main.clone() {
-                            let shift = head.len();
-                            set.restore(&c)?.call::<_, ()>((name, shift))?;
-                        }
-                        let f: Function = c.eval_with_options(wrapped, options(name, false))?;
-                        let require = match self.require.clone() {
-                            Some(r) => r.restore(&c)?,
-                            None => return Ok(()),
-                        };
-                        let module = Object::new(c.clone())?;
-                        let exports = Object::new(c.clone())?;
-                        module.set("exports", exports.clone())?;
-                        module.set("id", ".")?;
-                        module.set("filename", name)?;
-                        // As Node's: the entry module is `require.main`, and
-                        // the wrapper is called with `this` = module.exports.
-                        require.set("main", module.clone())?;
-                        let dir = std::path::Path::new(name)
-                            .parent()
-                            .map_or(String::from("."), |p| p.display().to_string());
-                        let this = rquickjs::function::This(exports.clone());
-                        f.call::<_, ()>((this, exports, require, module, name, dir))
-                    };
-                    run().map_err(|e| self.report(&c, e))
-                })
-            })
-            .map_err(|t| self.oom::<()>(Err(t)).unwrap_err())
+        self.js(Entry::Turn, |c| {
+            if let Some(set) = self.set_main.clone() {
+                let shift = head.len();
+                set.restore(c)?.call::<_, ()>((name, shift))?;
+            }
+            let f: Function = c.eval_with_options(wrapped, options(name, false))?;
+            let require = match self.require.clone() {
+                Some(r) => r.restore(c)?,
+                None => return Ok(()),
+            };
+            let module = Object::new(c.clone())?;
+            let exports = Object::new(c.clone())?;
+            module.set("exports", exports.clone())?;
+            module.set("id", ".")?;
+            module.set("filename", name)?;
+            // As Node's: the entry module is `require.main`, and
+            // the wrapper is called with `this` = module.exports.
+            require.set("main", module.clone())?;
+            let dir = std::path::Path::new(name)
+                .parent()
+                .map_or(String::from("."), |p| p.display().to_string());
+            let this = rquickjs::function::This(exports.clone());
+            f.call::<_, ()>((this, exports, require, module, name, dir))
+        })
+        .map_err(|t| self.oom::<()>(Err(t)).unwrap_err())
     }
 
     fn emit_process(&self, event: &str, code: Option<i32>) -> Result<(), Thrown> {
         let Some(f) = self.emit_exit.clone() else {
             return Ok(());
         };
-        self.watch.run(Entry::Turn, || {
-            self.ctx.with(|c| {
-                f.restore(&c)
-                    .and_then(|f| f.call::<_, ()>((event, code)))
-                    .map_err(|e| self.report(&c, e))
-            })
+        self.js(Entry::Turn, |c| {
+            f.restore(c).and_then(|f| f.call::<_, ()>((event, code)))
         })
     }
 
@@ -1016,12 +1021,9 @@ impl Engine for QuickJs {
             Kind::Tick => Entry::Drain,
             Kind::Timeout | Kind::Immediate | Kind::Io => Entry::Turn,
         };
-        self.oom(self.watch.run(entry, || {
-            self.ctx.with(|c| {
-                d.restore(&c)
-                    .and_then(|d| d.call::<_, ()>((kind as u32, id)))
-                    .map_err(|e| self.report(&c, e))
-            })
+        self.oom(self.js(entry, |c| {
+            d.restore(c)
+                .and_then(|d| d.call::<_, ()>((kind as u32, id)))
         }))
     }
 
@@ -1053,16 +1055,13 @@ impl Engine for QuickJs {
                 }
                 list.remove(0)
             };
-            self.watch.run(Entry::Drain, || {
-                self.ctx.with(|c| {
-                    let Ok(p) = next.0.restore(&c) else {
-                        return Ok(());
-                    };
-                    f.clone()
-                        .restore(&c)
-                        .and_then(|f| f.call::<_, ()>((p, next.1)))
-                        .map_err(|e| self.report(&c, e))
-                })
+            self.js(Entry::Drain, |c| {
+                let Ok(p) = next.0.restore(c) else {
+                    return Ok(());
+                };
+                f.clone()
+                    .restore(c)
+                    .and_then(|f| f.call::<_, ()>((p, next.1)))
             })?;
         }
     }
