@@ -231,7 +231,7 @@ fn many_in_one_callback_and_a_join_set() {
             match i % 3 {
                 0 => drop(t),
                 1 => t.abort(),
-                _ => s.borrow_mut().spawn(async move { t.await.unwrap() }),
+                _ => drop(s.borrow_mut().spawn(async move { t.await.unwrap() })),
             }
         }
     });

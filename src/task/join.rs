@@ -94,17 +94,19 @@ impl fmt::Display for JoinError {
 
 impl std::error::Error for JoinError {}
 
-/// The loop's join states, one per task whose handle is still there, in
-/// one arena: a spawn allocates no shared cell for them. A state lives
-/// exactly as long as its handle: dropping the handle (detaching the task)
-/// frees it, so a spawn whose handle is dropped at once reuses the slot
-/// the previous one freed. Keys are generation checked: a task whose state
-/// is gone is detached, and its output is dropped unread.
+/// The loop's join states, one per task whose handle (or an
+/// [`AbortHandle`] of it) is still there, in one arena: a spawn allocates
+/// no shared cell for them. A state lives as long as its handle and
+/// abort handles: dropping the handle (detaching the task) frees it if no
+/// abort handle is left, so a spawn whose handle is dropped at once
+/// reuses the slot the previous one freed. Keys are generation checked: a
+/// task whose state is gone, or says it has no handle, is detached, and
+/// its output is dropped unread.
 #[derive(Default)]
 pub(crate) struct Joins {
     states: RefCell<Arena<JoinState>>,
     /// The task keys of deferred spawns made by their microtask whose
-    /// handles are still there (for `abort`), by join key: kept here, not
+    /// states are still there (for `abort`), by join key: kept here, not
     /// in every join state, which every spawn writes.
     made: RefCell<HashMap<Key, Key>>,
 }
@@ -114,36 +116,33 @@ struct JoinState {
     /// zero-sized output, such as `()`, allocates nothing).
     out: Option<Result<Box<dyn Any>, JoinError>>,
     waker: Option<Waker>,
-    /// The output is in (or was taken): the task is over.
+    /// The output is in (or was taken, or nobody will read it): the task
+    /// is over.
     done: bool,
+    /// Its [`JoinHandle`] is still there. Once it is dropped, the task is
+    /// detached, and the state stays only for its abort handles (or a
+    /// deferred spawn's microtask).
+    attached: bool,
     /// Whether the task is made yet (see [`Deferred`]).
     deferred: Deferred,
+    /// How many [`AbortHandle`]s of the task are there. With the flags
+    /// above, in the padding after `waker`: the state is 48 bytes either
+    /// way.
+    aborts: u32,
 }
 
 /// A task spawned where its loop was held (`task::spawn` inside a
 /// callback) is made by its first-poll microtask, queued at the spawn:
-/// until then its handle has no task key, and its state says what the
-/// microtask must do. One byte, beside `done`.
+/// until then its handles have no task key. One byte, beside `done`.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Deferred {
-    /// Made at once: the handle holds the task's key.
+    /// Made at once: the handles hold the task's key.
     No,
-    /// Not made yet; `detached`: its handle was dropped meanwhile (the
-    /// state stays, for the microtask to read, and goes with it).
-    Waiting { detached: bool },
+    /// Not made yet: the microtask reads the state (and frees it if
+    /// nothing else holds it).
+    Waiting,
     /// Made by its microtask: the task's key is in [`Joins::made`].
     Made,
-}
-
-/// What a deferred spawn's first-poll microtask does
-/// ([`Joins::take_deferred`]).
-pub(super) enum Start {
-    /// Make the task and poll it; its handle is there.
-    Attached,
-    /// Make the task and poll it, detached (its handle was dropped).
-    Detached,
-    /// Drop the future unpolled: the handle aborted it.
-    Aborted,
 }
 
 impl Joins {
@@ -154,7 +153,7 @@ impl Joins {
 
     /// A join state for a task its first-poll microtask will make.
     pub(super) fn open_deferred(&self) -> Key {
-        self.open_as(Deferred::Waiting { detached: false })
+        self.open_as(Deferred::Waiting)
     }
 
     fn open_as(&self, deferred: Deferred) -> Key {
@@ -162,32 +161,46 @@ impl Joins {
             out: None,
             waker: None,
             done: false,
+            attached: true,
             deferred,
+            aborts: 0,
         })
     }
 
-    /// A deferred spawn's microtask runs: what it must do. The state of a
-    /// dropped handle goes here; an attached one stays (and is told the
-    /// task's key with [`made`](Self::made)).
-    pub(super) fn take_deferred(&self, join: Key) -> Start {
+    /// Takes the state `join` out if nothing refers to it any more: no
+    /// handle, no abort handle, no deferred spawn's microtask to come. The
+    /// caller drops what it returns after releasing the states (an
+    /// output's drop may drop other handles).
+    fn free_if_unowned(&self, states: &mut Arena<JoinState>, join: Key) -> Option<JoinState> {
+        let st = states.get(join)?;
+        if st.attached || st.aborts > 0 || st.deferred == Deferred::Waiting {
+            return None;
+        }
+        if st.deferred == Deferred::Made {
+            self.made.borrow_mut().remove(&join);
+        }
+        Some(states.remove_at(join.index()))
+    }
+
+    /// A deferred spawn's microtask runs: whether it makes the task and
+    /// polls it (false: the task was aborted, and the future is dropped
+    /// unpolled). A state nothing else holds goes here; one that stays is
+    /// told the task's key with [`made`](Self::made).
+    pub(super) fn take_deferred(&self, join: Key) -> bool {
         let mut states = self.states.borrow_mut();
         let Some(st) = states.get_mut(join) else {
-            return Start::Aborted; // not reached: the state waits for this
+            return false; // not reached: the state waits for this
         };
-        let detached = st.deferred == (Deferred::Waiting { detached: true });
-        let start = match (st.done, detached) {
-            (true, _) => Start::Aborted,
-            (false, true) => Start::Detached,
-            (false, false) => return Start::Attached,
-        };
-        // An aborted task's handle, if there, frees the state as any.
-        st.deferred = Deferred::No;
-        if detached {
+        let run = !st.done;
+        if !run {
+            st.deferred = Deferred::No; // no task will be made
+        }
+        if !st.attached && st.aborts == 0 {
             let gone = states.remove_at(join.index());
             drop(states);
             drop(gone);
         }
-        start
+        run
     }
 
     /// A deferred spawn's task was made with the key `task`.
@@ -200,26 +213,25 @@ impl Joins {
 
     /// A deferred spawn's microtask was dropped unrun (its loop went
     /// away): the task is cancelled, as the loop's other tasks are then,
-    /// and a dropped handle's state goes.
+    /// and a state nothing else holds goes.
     pub(super) fn deferred_dropped(&self, join: Key) {
-        let detached = self
-            .states
-            .borrow()
-            .get(join)
-            .is_some_and(|st| st.deferred == (Deferred::Waiting { detached: true }));
-        if detached {
-            let gone = self.states.borrow_mut().remove_at(join.index());
-            drop(gone);
-        } else {
-            if let Some(st) = self.states.borrow_mut().get_mut(join) {
-                st.deferred = Deferred::No;
-            }
-            self.complete(join, cancelled);
+        let gone = {
+            let mut states = self.states.borrow_mut();
+            let Some(st) = states.get_mut(join) else {
+                return;
+            };
+            st.deferred = Deferred::No;
+            self.free_if_unowned(&mut states, join)
+        };
+        match gone {
+            Some(gone) => drop(gone),
+            None => self.complete(join, cancelled),
         }
     }
 
     /// The task `key` is over with `out` (built only if a handle will read
-    /// it). Nothing if it was over already, or is detached.
+    /// it). Nothing if it was over already, or is detached with no abort
+    /// handle; a detached task's abort handles see it over.
     pub(super) fn complete(&self, key: Key, out: impl FnOnce() -> Result<Box<dyn Any>, JoinError>) {
         let waker = {
             let mut states = self.states.borrow_mut();
@@ -230,6 +242,9 @@ impl Joins {
                 return;
             }
             st.done = true;
+            if !st.attached {
+                return; // nobody will read it
+            }
             st.out = Some(out());
             st.waker.take()
         };
@@ -242,10 +257,14 @@ impl Joins {
     /// message back if nobody will read it (the task is detached): an
     /// unhandled rejection.
     pub(super) fn fail(&self, key: Key, msg: String) -> Option<String> {
-        match self.states.borrow().get(key) {
+        let attached = match self.states.borrow().get(key) {
             None => return Some(msg),
             Some(st) if st.done => return None,
-            Some(_) => {}
+            Some(st) => st.attached,
+        };
+        if !attached {
+            self.complete(key, cancelled); // over, for its abort handles
+            return Some(msg);
         }
         self.complete(key, || {
             Err(JoinError {
@@ -255,7 +274,8 @@ impl Joins {
         None
     }
 
-    /// Whether the task `key`, whose handle asks, is over.
+    /// Whether the task of the state `key`, whose handle or abort handle
+    /// asks, is over.
     pub(super) fn is_done(&self, key: Key) -> bool {
         self.states.borrow().get(key).is_none_or(|st| st.done)
     }
@@ -265,6 +285,57 @@ impl Joins {
     /// runtime shuts down. Nothing if the task is over already.
     pub(super) fn orphan(&self, key: Key) {
         self.complete(key, cancelled);
+    }
+
+    /// Aborts the task of the state `join`, whose key is `task` if it was
+    /// made at its spawn: for [`JoinHandle::abort`] and
+    /// [`AbortHandle::abort`]. The state completes cancelled now; the
+    /// future is dropped at the loop's next flush point (or, if the task
+    /// is being polled, when its poll returns). A deferred spawn not made
+    /// yet is dropped unpolled by its microtask, which finds it done.
+    fn abort(&self, join: Key, task: Key, shared: &LoopShared) {
+        let task = {
+            let states = self.states.borrow();
+            let Some(st) = states.get(join) else {
+                return;
+            };
+            if st.done {
+                return;
+            }
+            match st.deferred {
+                Deferred::No => Some(task),
+                Deferred::Waiting => None,
+                Deferred::Made => self.made.borrow().get(&join).copied(),
+            }
+        };
+        self.complete(join, cancelled);
+        if let Some(key) = task {
+            shared.aborted.borrow_mut().push(key);
+            shared.defer(move |lp| lp.abort_task(key));
+        }
+    }
+
+    /// One more abort handle of the state `join`.
+    fn add_abort(&self, join: Key) {
+        if let Some(st) = self.states.borrow_mut().get_mut(join) {
+            st.aborts = st
+                .aborts
+                .checked_add(1)
+                .expect("fewer than 2^32 abort handles of one task");
+        }
+    }
+
+    /// An abort handle of the state `join` is dropped.
+    fn drop_abort(&self, join: Key) {
+        let gone = {
+            let mut states = self.states.borrow_mut();
+            let Some(st) = states.get_mut(join) else {
+                return;
+            };
+            st.aborts -= 1;
+            self.free_if_unowned(&mut states, join)
+        };
+        drop(gone);
     }
 }
 
@@ -384,26 +455,34 @@ impl<T> JoinHandle<T> {
     /// assert!(h.is_finished());
     /// ```
     pub fn abort(&self) {
-        if self.is_finished() {
-            return;
-        }
-        let task = match self
-            .joins
-            .states
-            .borrow()
-            .get(self.join)
-            .map(|st| st.deferred)
-        {
-            Some(Deferred::Made) => self.joins.made.borrow().get(&self.join).copied(),
-            // Not made yet: its microtask finds the state done and drops
-            // the future unpolled.
-            Some(Deferred::Waiting { .. }) => None,
-            Some(Deferred::No) | None => Some(self.key),
-        };
-        self.joins.complete(self.join, cancelled);
-        if let Some(key) = task {
-            self.shared.aborted.borrow_mut().push(key);
-            self.shared.defer(move |lp| lp.abort_task(key));
+        self.joins.abort(self.join, self.key, &self.shared);
+    }
+
+    /// A handle that aborts the task without owning its output: one
+    /// to keep where the task may have to be cancelled while this handle
+    /// is awaited elsewhere, or after it is dropped (an abort handle
+    /// aborts a detached task too). As tokio's, it is `Clone`, not `Copy`;
+    /// unlike tokio's, it belongs to the loop's thread (not `Send`).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{EventLoop, time};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let h = lp.spawn(async { time::sleep(Duration::from_secs(60)).await; "late" });
+    /// let stop = h.abort_handle();
+    /// lp.set_timeout(100, move |_| stop.abort());
+    /// let err = lp.block_on(h).unwrap().unwrap_err();
+    /// assert!(err.is_cancelled());
+    /// assert_eq!(lp.now(), 100);
+    /// ```
+    pub fn abort_handle(&self) -> AbortHandle {
+        self.joins.add_abort(self.join);
+        AbortHandle {
+            joins: self.joins.clone(),
+            join: self.join,
+            key: self.key,
+            shared: self.shared.clone(),
+            _not_send: PhantomData,
         }
     }
 
@@ -427,27 +506,136 @@ impl<T> JoinHandle<T> {
 
 impl<T> Drop for JoinHandle<T> {
     fn drop(&mut self) {
-        // What goes (an output nobody took, a waker) is dropped after the
-        // states are released: an output's drop may drop other handles.
-        // Over or not, the state goes: a running task without one is
-        // detached. A task not made yet keeps it, marked detached: its
-        // first-poll microtask reads it, then frees it.
+        // The task is detached: its state goes unless abort handles hold
+        // it (or a deferred spawn's microtask, which frees it). What goes
+        // (an output nobody took, a waker) is dropped after the states
+        // are released: an output's drop may drop other handles.
         let mut states = self.joins.states.borrow_mut();
         let gone = match states.get_mut(self.join) {
-            Some(st) if matches!(st.deferred, Deferred::Waiting { .. }) => {
-                st.deferred = Deferred::Waiting { detached: true };
-                None
-            }
-            Some(st) => {
+            Some(st) if st.aborts == 0 && st.deferred != Deferred::Waiting => {
                 if st.deferred == Deferred::Made {
                     self.joins.made.borrow_mut().remove(&self.join);
                 }
                 Some(states.remove_at(self.join.index()))
             }
+            Some(st) => {
+                st.attached = false;
+                let left = (st.out.take(), st.waker.take());
+                drop(states);
+                drop(left);
+                return;
+            }
             None => None,
         };
         drop(states);
         drop(gone);
+    }
+}
+
+/// Aborts a task without owning its output: what
+/// [`JoinHandle::abort_handle`] and [`JoinSet::spawn`](super::JoinSet::spawn)
+/// return. Dropping it does nothing to the task.
+///
+/// It works whether or not the task's [`JoinHandle`] is still there: a
+/// detached task can be aborted through it too, and
+/// [`is_finished`](Self::is_finished) follows the task to its end.
+///
+/// ```
+/// use std::{cell::Cell, rc::Rc, time::Duration};
+/// use timerloop::{EventLoop, time};
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let ticks = Rc::new(Cell::new(0));
+/// let t = ticks.clone();
+/// let h = lp.spawn(async move {
+///     loop {
+///         time::sleep(Duration::from_millis(10)).await;
+///         t.set(t.get() + 1);
+///     }
+/// });
+/// let stop = h.abort_handle();
+/// drop(h); // detached: it runs on
+/// lp.set_timeout(35, move |_| stop.abort());
+/// lp.run().unwrap();
+/// assert_eq!((ticks.get(), lp.now()), (3, 35));
+/// ```
+pub struct AbortHandle {
+    joins: Rc<Joins>,
+    join: Key,
+    /// Its task (a deferred spawn's is in [`Joins::made`]).
+    key: Key,
+    shared: Rc<LoopShared>,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl AbortHandle {
+    /// Aborts the task, as [`JoinHandle::abort`] does: its future is
+    /// dropped (with its timers) at the loop's next flush point, and its
+    /// join handle, if there, completes with a cancelled [`JoinError`].
+    /// Aborting a finished task does nothing.
+    ///
+    /// ```
+    /// use timerloop::EventLoop;
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let h = lp.spawn(std::future::pending::<()>());
+    /// h.abort_handle().abort();
+    /// assert!(lp.block_on(h).unwrap().unwrap_err().is_cancelled());
+    /// ```
+    pub fn abort(&self) {
+        self.joins.abort(self.join, self.key, &self.shared);
+    }
+
+    /// Whether the task is over: completed, panicked or aborted, whether
+    /// or not its join handle is still there.
+    ///
+    /// ```
+    /// use timerloop::EventLoop;
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let a = lp.spawn(async { 1 }).abort_handle(); // the handle is dropped
+    /// assert!(!a.is_finished());
+    /// lp.run().unwrap();
+    /// assert!(a.is_finished());
+    /// ```
+    pub fn is_finished(&self) -> bool {
+        self.joins.is_done(self.join)
+    }
+}
+
+impl Clone for AbortHandle {
+    /// Another abort handle of the same task.
+    ///
+    /// ```
+    /// use timerloop::EventLoop;
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let h = lp.spawn(std::future::pending::<()>());
+    /// let a = h.abort_handle();
+    /// let b = a.clone();
+    /// drop(a);
+    /// b.abort();
+    /// assert!(h.is_finished());
+    /// ```
+    fn clone(&self) -> Self {
+        self.joins.add_abort(self.join);
+        AbortHandle {
+            joins: self.joins.clone(),
+            join: self.join,
+            key: self.key,
+            shared: self.shared.clone(),
+            _not_send: PhantomData,
+        }
+    }
+}
+
+impl Drop for AbortHandle {
+    fn drop(&mut self) {
+        self.joins.drop_abort(self.join);
+    }
+}
+
+impl fmt::Debug for AbortHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AbortHandle")
+            .field("finished", &self.is_finished())
+            .finish_non_exhaustive()
     }
 }
 
@@ -523,6 +711,65 @@ mod tests {
         assert!(outer.is_finished());
         drop(outer); // drops the untaken Vec, and the inner handle in it
         assert_eq!(live_states(&lp), 0);
+    }
+
+    /// A state held by abort handles lives until the last of them and
+    /// the handle are gone, in either order, whether the task is over or
+    /// not; its `made` key (a deferred spawn's) goes with it.
+    #[test]
+    fn abort_handles_hold_states_until_the_last_goes() {
+        use std::cell::RefCell;
+        use std::rc::Rc;
+        let mut lp = EventLoop::with_virtual_clock();
+        let h = lp.spawn(std::future::pending::<()>());
+        let (a, b) = (h.abort_handle(), h.abort_handle());
+        drop(h);
+        assert_eq!(live_states(&lp), 1);
+        drop(a);
+        assert_eq!(live_states(&lp), 1, "b holds it");
+        drop(b);
+        assert_eq!(live_states(&lp), 0);
+        assert_eq!(lp.stats().tasks, 1, "detached, still pending");
+
+        let h = lp.spawn(async { 3 });
+        let a = h.abort_handle();
+        drop(a);
+        assert_eq!(live_states(&lp), 1, "the handle holds it");
+        lp.run_until(0).unwrap();
+        let a = h.abort_handle();
+        drop(h); // its output, unread, goes now
+        assert!(a.is_finished());
+        drop(a);
+        assert_eq!(live_states(&lp), 0);
+
+        let kept = Rc::new(RefCell::new(Vec::new()));
+        let k = kept.clone();
+        lp.set_timeout(1, move |_| {
+            for i in 0..3 {
+                let h = crate::task::spawn(std::future::pending::<()>());
+                let a = h.abort_handle();
+                if i == 0 {
+                    a.abort(); // dropped unpolled
+                }
+                drop(h);
+                k.borrow_mut().push(a);
+            }
+        });
+        lp.run_until(1).unwrap();
+        assert_eq!(live_states(&lp), 3);
+        assert_eq!(lp.tasks.joins.made.borrow().len(), 2, "the two made");
+        kept.borrow()[1].abort();
+        lp.run_until(1).unwrap();
+        kept.borrow_mut().clear();
+        assert_eq!(live_states(&lp), 0);
+        assert!(lp.tasks.joins.made.borrow().is_empty());
+        drop(lp);
+    }
+
+    /// The abort count lives in the state's padding: no spawn writes more.
+    #[test]
+    fn a_join_state_is_48_bytes() {
+        assert_eq!(std::mem::size_of::<super::JoinState>(), 48);
     }
 
     /// Spawns from a callback (made by their first-poll microtask): the

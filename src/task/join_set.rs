@@ -9,7 +9,7 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use slab::Slab;
 
-use super::{JoinError, JoinHandle};
+use super::{AbortHandle, JoinError, JoinHandle};
 use crate::EventLoop;
 
 /// A set of tasks on the thread's loop, joined in the order they
@@ -150,7 +150,10 @@ impl<T: 'static> JoinSet<T> {
     }
 
     /// Spawns `future` on the thread's current loop (as
-    /// [`task::spawn`](super::spawn)) into the set.
+    /// [`task::spawn`](super::spawn)) into the set, and returns an
+    /// [`AbortHandle`] of the task (drop it if you do not need it). A task
+    /// aborted through it is joined as a cancelled [`JoinError`], as one
+    /// the set aborts.
     ///
     /// ```
     /// use timerloop::{EventLoop, task::JoinSet};
@@ -171,20 +174,42 @@ impl<T: 'static> JoinSet<T> {
     /// assert_eq!(sum, 100);
     /// ```
     ///
+    /// Aborting one task of the set:
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{EventLoop, task::JoinSet, time};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let got = lp
+    ///     .block_on(async {
+    ///         let mut set = JoinSet::new();
+    ///         let slow = set.spawn(async { time::sleep(Duration::from_secs(60)).await; 60 });
+    ///         set.spawn(async { time::sleep(Duration::from_millis(5)).await; 5 });
+    ///         let first = set.join_next().await.unwrap().unwrap();
+    ///         slow.abort();
+    ///         let second = set.join_next().await.unwrap().unwrap_err();
+    ///         (first, second.is_cancelled(), set.is_empty())
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(got, (5, true, true));
+    /// assert_eq!(lp.now(), 5);
+    /// ```
+    ///
     /// # Panics
     ///
     /// With no current loop on this thread, as
     /// [`task::spawn`](super::spawn).
-    pub fn spawn<F>(&mut self, future: F)
+    pub fn spawn<F>(&mut self, future: F) -> AbortHandle
     where
         F: Future<Output = T> + 'static,
     {
-        self.insert(super::spawn(future));
+        self.insert(super::spawn(future))
     }
 
-    /// Spawns `future` on `lp` into the set: where the loop is at hand
-    /// but need not be current (before it runs, for one; in a callback
-    /// [`spawn`](Self::spawn) works too).
+    /// Spawns `future` on `lp` into the set, and returns an
+    /// [`AbortHandle`] of the task, as [`spawn`](Self::spawn) does: where
+    /// the loop is at hand but need not be current (before it runs, for
+    /// one; in a callback [`spawn`](Self::spawn) works too).
     ///
     /// ```
     /// use std::{cell::RefCell, rc::Rc};
@@ -192,19 +217,21 @@ impl<T: 'static> JoinSet<T> {
     /// let mut lp = EventLoop::with_virtual_clock();
     /// let set = Rc::new(RefCell::new(JoinSet::new()));
     /// let s = set.clone();
-    /// lp.set_timeout(10, move |lp| s.borrow_mut().spawn_on(async { "from a callback" }, lp));
+    /// lp.set_timeout(10, move |lp| {
+    ///     s.borrow_mut().spawn_on(async { "from a callback" }, lp);
+    /// });
     /// lp.run().unwrap();
     /// let out = set.borrow_mut().try_join_next().unwrap().unwrap();
     /// assert_eq!(out, "from a callback");
     /// ```
-    pub fn spawn_on<F>(&mut self, future: F, lp: &mut EventLoop)
+    pub fn spawn_on<F>(&mut self, future: F, lp: &mut EventLoop) -> AbortHandle
     where
         F: Future<Output = T> + 'static,
     {
-        self.insert(lp.spawn(future));
+        self.insert(lp.spawn(future))
     }
 
-    fn insert(&mut self, mut handle: JoinHandle<T>) {
+    fn insert(&mut self, mut handle: JoinHandle<T>) -> AbortHandle {
         let entry = self.entries.vacant_entry();
         let index = entry.key();
         let waker = Waker::from(Arc::new(EntryWaker {
@@ -221,7 +248,9 @@ impl<T: 'static> JoinSet<T> {
             .poll(&mut Context::from_waker(&waker))
             .is_pending();
         debug_assert!(pending, "a fresh task's handle is pending");
+        let abort = handle.abort_handle();
         entry.insert(Entry { handle, waker });
+        abort
     }
 
     /// Waits for one of the tasks to complete and returns its output (or

@@ -27,7 +27,9 @@
 //!   unhandled rejections, once the microtask queue has drained.
 //! - **Dropping** a `JoinHandle` detaches its task; [`JoinHandle::abort`]
 //!   drops the task's future (and with it its timers) at the loop's next
-//!   flush point, at the latest when the current callback returns.
+//!   flush point, at the latest when the current callback returns. An
+//!   [`AbortHandle`] does the same without the output, and works on a
+//!   detached task too.
 //! - **A [`JoinSet`]** only collects its tasks' outputs, in the order
 //!   they complete: its tasks are ordinary tasks, ordered as above.
 //!   Dropping the set aborts the tasks still in it.
@@ -61,7 +63,7 @@ mod join;
 mod join_set;
 
 pub(crate) use join::Joins;
-pub use join::{JoinError, JoinHandle};
+pub use join::{AbortHandle, JoinError, JoinHandle};
 pub use join_set::JoinSet;
 
 use std::future::Future;
@@ -418,15 +420,11 @@ struct Deferred<F> {
 impl<F: Future + 'static> Deferred<F> {
     fn run(mut self, lp: &mut EventLoop) {
         let future = self.future.take().expect("run once");
-        let attached = match self.joins.take_deferred(self.join) {
-            join::Start::Attached => true,
-            join::Start::Detached => false,
-            join::Start::Aborted => return, // dropped unpolled
-        };
-        let key = lp.insert_task(future, self.join);
-        if attached {
-            self.joins.made(self.join, key);
+        if !self.joins.take_deferred(self.join) {
+            return; // aborted: dropped unpolled
         }
+        let key = lp.insert_task(future, self.join);
+        self.joins.made(self.join, key);
         // Made queued (`Schedule::queued`): its poll is this microtask.
         lp.poll_task(key);
     }
