@@ -212,8 +212,9 @@ fn detach_and_shutdown() {
     assert_eq!(*log.borrow(), ["detached ran"]);
 }
 
-/// `join_all` panics on a failed task, after aborting the others; the
-/// panic is the main task's, which `block_on` hands back as an error.
+/// `join_all` resumes a failed task's panic, its own payload, after
+/// aborting the others; the panic is the main task's, which `block_on`
+/// hands back as an error. An aborted task's panic is the error's message.
 #[test]
 fn join_all_panics_on_a_failed_task() {
     let mut lp = EventLoop::with_virtual_clock();
@@ -231,13 +232,30 @@ fn join_all_panics_on_a_failed_task() {
         });
         set.join_all().await
     });
-    let err = res.unwrap_err().to_string();
-    assert!(
-        err.contains("JoinSet::join_all: the task panicked: boom"),
-        "{err}"
-    );
+    let err = res.unwrap_err().into_callback_error().unwrap();
+    assert_eq!(err.message(), "boom", "the task's own panic, resumed");
     lp.run().unwrap();
     assert!(!ran.get(), "the other task was aborted");
+
+    let h = lp.spawn(async {
+        let mut set = JoinSet::new();
+        set.spawn(async { std::panic::panic_any(vec![1u8, 2]) });
+        set.join_all().await
+    });
+    let payload = lp.block_on(h).unwrap().unwrap_err().into_panic();
+    assert_eq!(payload.downcast_ref::<Vec<u8>>(), Some(&vec![1, 2]));
+
+    let h = lp.spawn(async {
+        let mut set = JoinSet::new();
+        let a = set.spawn(std::future::pending::<()>());
+        a.abort();
+        set.join_all().await
+    });
+    let err = lp.block_on(h).unwrap().unwrap_err();
+    assert_eq!(
+        err.panic_message().as_deref(),
+        Some("JoinSet::join_all: the task was aborted")
+    );
 }
 
 /// Tasks spawned into the set from a callback (with `spawn_on`) and from

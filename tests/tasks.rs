@@ -1005,3 +1005,48 @@ fn polls_nested_in_a_poll_through_enter() {
     lp.run().unwrap();
     assert_eq!(*log.borrow(), ["inner at 2", "outer at 4", "handed at 6"]);
 }
+
+/// A task's panic payload comes back whole from `JoinError::into_panic`,
+/// to be resumed with `resume_unwind` as tokio code does; a clone of the
+/// error shares it (the first taker gets it, later ones the message); an
+/// aborted task's error has none.
+#[test]
+fn into_panic_returns_the_tasks_own_payload() {
+    #[derive(Debug, PartialEq)]
+    struct Custom(u32);
+    let mut lp = EventLoop::with_virtual_clock();
+    let h = lp.spawn(async { std::panic::panic_any(Custom(9)) });
+    let e = lp.block_on(h).unwrap().unwrap_err();
+    assert!(e.is_panic());
+    assert_eq!(
+        e.panic_message().as_deref(),
+        Some("panic with a non-string payload")
+    );
+    let copy = e.clone();
+    assert_eq!(e.into_panic().downcast_ref::<Custom>(), Some(&Custom(9)));
+    let again = copy.into_panic();
+    assert_eq!(
+        again.downcast_ref::<String>().map(String::as_str),
+        Some("panic with a non-string payload")
+    );
+
+    let n = std::hint::black_box(3);
+    let h = lp.spawn(async move { panic!("formatted {n}") });
+    let e = lp.block_on(h).unwrap().unwrap_err();
+    let resumed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        std::panic::resume_unwind(e.into_panic())
+    }))
+    .unwrap_err();
+    assert_eq!(
+        resumed.downcast_ref::<String>().map(String::as_str),
+        Some("formatted 3")
+    );
+
+    let h = lp.spawn(std::future::pending::<()>());
+    h.abort();
+    let e = lp.block_on(h).unwrap().unwrap_err();
+    let e = e.try_into_panic().unwrap_err();
+    assert!(e.is_cancelled());
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| e.into_panic()));
+    assert!(r.is_err(), "into_panic of an abort panics, as tokio's");
+}

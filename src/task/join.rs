@@ -9,6 +9,7 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
 use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
 use crate::collections::arena::{Arena, Key};
@@ -25,15 +26,53 @@ use crate::timers::LoopShared;
 /// assert!(err.is_panic());
 /// assert_eq!(err.panic_message(), Some("task failed".to_owned()));
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct JoinError {
     repr: Repr,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone)]
 enum Repr {
     Cancelled,
-    Panic(String),
+    /// Shared by clones (one word: a join state holds an error).
+    Panic(Arc<Panicked>),
+}
+
+/// A task's panic: its message, and its payload for
+/// [`JoinError::into_panic`] (the first clone to take it has it).
+struct Panicked {
+    msg: String,
+    payload: Mutex<Option<Box<dyn Any + Send>>>,
+}
+
+impl Panicked {
+    fn take(&self) -> Option<Box<dyn Any + Send>> {
+        self.payload
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+    }
+}
+
+impl Drop for Panicked {
+    fn drop(&mut self) {
+        // A payload whose own drop panics loses nothing else.
+        if let Some(p) = self.take() {
+            crate::timers::discard_payload(p);
+        }
+    }
+}
+
+impl JoinError {
+    pub(super) fn panicked(payload: Box<dyn Any + Send>) -> JoinError {
+        let msg = crate::timers::panic_message(&*payload);
+        JoinError {
+            repr: Repr::Panic(Arc::new(Panicked {
+                msg,
+                payload: Mutex::new(Some(payload)),
+            })),
+        }
+    }
 }
 
 impl JoinError {
@@ -51,7 +90,7 @@ impl JoinError {
     /// assert_eq!(lp.now(), 0, "the sleep's timer went with the task");
     /// ```
     pub fn is_cancelled(&self) -> bool {
-        self.repr == Repr::Cancelled
+        matches!(self.repr, Repr::Cancelled)
     }
 
     /// Whether the task panicked.
@@ -63,7 +102,7 @@ impl JoinError {
     /// assert!(lp.block_on(h).unwrap().unwrap_err().is_panic());
     /// ```
     pub fn is_panic(&self) -> bool {
-        matches!(self.repr, Repr::Panic(_))
+        matches!(self.repr, Repr::Panic(..))
     }
 
     /// The panic's message, if the task panicked.
@@ -77,8 +116,88 @@ impl JoinError {
     /// ```
     pub fn panic_message(&self) -> Option<String> {
         match &self.repr {
-            Repr::Panic(m) => Some(m.clone()),
+            Repr::Panic(p) => Some(p.msg.clone()),
             Repr::Cancelled => None,
+        }
+    }
+
+    /// The task's panic payload, to resume the panic with
+    /// [`std::panic::resume_unwind`] as tokio code does. A clone of the
+    /// error shares it: the first of them to take it gets the payload
+    /// itself, the others a `String` of its message.
+    ///
+    /// ```
+    /// use timerloop::EventLoop;
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let h = lp.spawn(async { std::panic::panic_any(42u32) });
+    /// let err = lp.block_on(h).unwrap().unwrap_err();
+    /// let payload = err.into_panic();
+    /// assert_eq!(payload.downcast_ref::<u32>(), Some(&42));
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If the task did not panic (it was aborted), as tokio's does; see
+    /// [`try_into_panic`](Self::try_into_panic).
+    pub fn into_panic(self) -> Box<dyn Any + Send> {
+        self.try_into_panic()
+            .unwrap_or_else(|_| panic!("JoinError::into_panic: the task was aborted, not panicked"))
+    }
+
+    /// The task's panic payload, or the error back if the task was
+    /// aborted.
+    ///
+    /// ```
+    /// use timerloop::EventLoop;
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let h = lp.spawn(std::future::pending::<()>());
+    /// h.abort();
+    /// let err = lp.block_on(h).unwrap().unwrap_err();
+    /// assert!(err.try_into_panic().unwrap_err().is_cancelled());
+    ///
+    /// let h = lp.spawn(async { panic!("boom") });
+    /// let err = lp.block_on(h).unwrap().unwrap_err();
+    /// let p = err.try_into_panic().unwrap();
+    /// assert_eq!(p.downcast_ref::<&str>(), Some(&"boom"));
+    /// ```
+    pub fn try_into_panic(self) -> Result<Box<dyn Any + Send>, JoinError> {
+        match &self.repr {
+            Repr::Panic(p) => Ok(p.take().unwrap_or_else(|| Box::new(p.msg.clone()))),
+            Repr::Cancelled => Err(self),
+        }
+    }
+}
+
+/// Errors are equal if both are cancellations, or panics with the same
+/// message.
+///
+/// ```
+/// use timerloop::EventLoop;
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let a = lp.spawn(async { panic!("same") });
+/// let b = lp.spawn(async { panic!("same") });
+/// let a = lp.block_on(a).unwrap().unwrap_err();
+/// let b = lp.block_on(b).unwrap().unwrap_err();
+/// assert_eq!(a, b);
+/// assert_eq!(a.clone(), a);
+/// ```
+impl PartialEq for JoinError {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.repr, &other.repr) {
+            (Repr::Cancelled, Repr::Cancelled) => true,
+            (Repr::Panic(a), Repr::Panic(b)) => a.msg == b.msg,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for JoinError {}
+
+impl fmt::Debug for JoinError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.repr {
+            Repr::Cancelled => f.write_str("JoinError::Cancelled"),
+            Repr::Panic(p) => f.debug_tuple("JoinError::Panic").field(&p.msg).finish(),
         }
     }
 }
@@ -87,7 +206,7 @@ impl fmt::Display for JoinError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.repr {
             Repr::Cancelled => f.write_str("the task was aborted"),
-            Repr::Panic(m) => write!(f, "the task panicked: {m}"),
+            Repr::Panic(p) => write!(f, "the task panicked: {}", p.msg),
         }
     }
 }
@@ -253,24 +372,23 @@ impl Joins {
         }
     }
 
-    /// Records the panic of a task that was not aborted. Returns the
-    /// message back if nobody will read it (the task is detached): an
-    /// unhandled rejection.
-    pub(super) fn fail(&self, key: Key, msg: String) -> Option<String> {
+    /// Records the panic of a task that was not aborted, its payload
+    /// kept for [`JoinError::into_panic`]. Returns the message if nobody
+    /// will read it (the task is detached): an unhandled rejection.
+    pub(super) fn fail(&self, key: Key, payload: Box<dyn Any + Send>) -> Option<String> {
         let attached = match self.states.borrow().get(key) {
-            None => return Some(msg),
-            Some(st) if st.done => return None,
+            None => return Some(crate::timers::panic_message_of(payload)),
+            Some(st) if st.done => {
+                crate::timers::discard_payload(payload);
+                return None;
+            }
             Some(st) => st.attached,
         };
         if !attached {
             self.complete(key, cancelled); // over, for its abort handles
-            return Some(msg);
+            return Some(crate::timers::panic_message_of(payload));
         }
-        self.complete(key, || {
-            Err(JoinError {
-                repr: Repr::Panic(msg),
-            })
-        });
+        self.complete(key, || Err(JoinError::panicked(payload)));
         None
     }
 

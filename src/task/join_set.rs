@@ -431,10 +431,23 @@ impl<T: 'static> JoinSet<T> {
     ///
     /// # Panics
     ///
-    /// If a task panicked or was aborted (its [`JoinError`] is the
-    /// message); the tasks still in the set are aborted first, as the set
-    /// is dropped. To handle failures, loop on
+    /// If a task panicked, with its panic (its payload, resumed as
+    /// tokio's does), or was aborted (with the [`JoinError`]'s message);
+    /// the tasks still in the set are aborted first, as the set is
+    /// dropped. To handle failures, loop on
     /// [`join_next`](Self::join_next) instead.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, task::JoinSet};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let h = lp.spawn(async {
+    ///     let mut set = JoinSet::new();
+    ///     set.spawn(async { std::panic::panic_any(7u8) });
+    ///     set.join_all().await
+    /// });
+    /// let err = lp.block_on(h).unwrap().unwrap_err();
+    /// assert_eq!(err.into_panic().downcast_ref::<u8>(), Some(&7)); // the task's own
+    /// ```
     pub async fn join_all(mut self) -> Vec<T> {
         let mut out = Vec::with_capacity(self.len());
         while let Some(r) = self.join_next().await {
@@ -442,7 +455,10 @@ impl<T: 'static> JoinSet<T> {
                 Ok(v) => out.push(v),
                 Err(e) => {
                     self.abort_all();
-                    panic!("JoinSet::join_all: {e}");
+                    match e.try_into_panic() {
+                        Ok(payload) => std::panic::resume_unwind(payload),
+                        Err(e) => panic!("JoinSet::join_all: {e}"),
+                    }
                 }
             }
         }

@@ -553,8 +553,7 @@ impl EventLoop {
                 true
             }
             Err(payload) => {
-                let msg = crate::timers::panic_message_of(payload);
-                if let Some(rejected) = self.tasks.joins.fail(join, msg) {
+                if let Some(rejected) = self.tasks.joins.fail(join, payload) {
                     self.reject(CallbackError::new(
                         CallbackKind::Task,
                         Cause::Panic(rejected),
