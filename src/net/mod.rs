@@ -37,10 +37,10 @@
 //!
 //! # Readiness and the `try_` operations
 //!
-//! As in tokio, [`TcpStream`] and its halves have readiness waits
-//! (`ready(interest)`, `readable()`, `writable()`, and their `poll_`
-//! forms) and operations that never wait (`try_read`, `try_write` and
-//! their `_vectored` forms), for code that waits
+//! As in tokio, [`TcpStream`], its halves and [`UdpSocket`] have
+//! readiness waits (`ready(interest)`, `readable()`, `writable()`, and
+//! their `poll_` forms) and operations that never wait (`try_read`,
+//! `try_write`, `try_send`, `try_recv_from`, ...), for code that waits
 //! for readiness and then does what it can: `loop { s.readable().await?;
 //! match s.try_read(&mut buf) { .. WouldBlock => continue } }`.
 //! [`Interest`] is mio's (tokio's has the same constants); [`Ready`]
