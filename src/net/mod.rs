@@ -35,6 +35,36 @@
 //! `async_io(interest, op)` tries `op` and waits for readiness only when
 //! `op` says `WouldBlock`.
 //!
+//! # Readiness and the `try_` operations
+//!
+//! As in tokio, [`TcpStream`], its halves and [`UdpSocket`] have
+//! readiness waits (`ready(interest)`, `readable()`, `writable()`, and
+//! their `poll_` forms) and operations that never wait (`try_read`,
+//! `try_write`, `try_send`, `try_recv_from`, ...), for code that waits
+//! for readiness and then does what it can: `loop { s.readable().await?;
+//! match s.try_read(&mut buf) { .. WouldBlock => continue } }`.
+//! [`Interest`] is mio's (tokio's has the same constants); [`Ready`]
+//! says what a wait found.
+//!
+//! - **A wait ends at once while its direction may be ready**: nothing
+//!   has said `WouldBlock` (or read short) since the loop last reported
+//!   it ready, or it is closed (final, as in tokio). Otherwise it waits
+//!   for the loop's next event for the socket, as a `read` does: every
+//!   task waiting is woken by it. It can end with a false positive.
+//! - **A `try_` operation asks the socket every time** (tokio's skips the
+//!   system call while its cached readiness says `WouldBlock`), so bytes
+//!   that came before the loop's poll are found. Its `WouldBlock` clears
+//!   the direction's readiness: the next wait really waits.
+//! - **The `try_` operations count in the streak** that keeps a socket
+//!   from starving the loop, as the waiting operations do: a wait at the
+//!   end of a streak of 32 yields to the loop first, so a `readable`/
+//!   `try_read` loop on a peer that is always ahead yields as a `read`
+//!   loop does.
+//! - **Once the loop is dropped**, a wait ends at once while its
+//!   direction may still be ready, and fails ([`io::ErrorKind::Other`])
+//!   once a `try_` has said `WouldBlock`; the `try_` operations work as
+//!   ever (they never wait).
+//!
 //! # The ecosystems' io traits
 //!
 //! Two features, off by default, implement the byte-stream traits on
@@ -108,11 +138,19 @@
 #![forbid(unsafe_code)]
 
 mod compat;
+mod ready;
 mod source;
 mod split;
 mod tcp;
 mod udp;
 
+/// What a readiness wait (`ready`, and [`AsyncSource`]'s operations)
+/// waits for: mio's `Interest`, the same type as
+/// [`timerloop::mio::Interest`](crate::mio::Interest), here under the name
+/// and path a port from `tokio::io::Interest` looks for.
+/// `Interest::READABLE | Interest::WRITABLE` waits for either.
+pub use mio::Interest;
+pub use ready::Ready;
 pub use source::{AsyncSource, HalfClose};
 pub use split::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, WriteHalf};
 pub use tcp::{TcpListener, TcpStream};
@@ -213,7 +251,12 @@ struct Side {
     waiters: Waiters,
     /// Operations done at once, in a row, since its tasks last waited or
     /// the loop last reported an event for the socket (see [`STREAK`]).
+    /// The `try_` operations count too: they are operations done at once.
     streak: Cell<u32>,
+    /// An event reported this direction closed (the peer's write side
+    /// shut, or the connection gone): final, as tokio's `READ_CLOSED` and
+    /// `WRITE_CLOSED` are, and a readiness wait in it ends at once.
+    closed: Cell<bool>,
 }
 
 impl Side {
@@ -222,7 +265,24 @@ impl Side {
             ready: Cell::new(true),
             waiters: Waiters::default(),
             streak: Cell::new(0),
+            closed: Cell::new(false),
         }
+    }
+
+    /// What a readiness wait in direction `dir` finds here.
+    fn readiness(&self, dir: Dir) -> Ready {
+        let (ready, closed) = match dir {
+            Dir::Read => (Ready::READABLE, Ready::READ_CLOSED),
+            Dir::Write => (Ready::WRITABLE, Ready::WRITE_CLOSED),
+        };
+        let mut r = Ready::EMPTY;
+        if self.ready.get() {
+            r |= ready;
+        }
+        if self.closed.get() {
+            r |= closed;
+        }
+        r
     }
 }
 
@@ -324,18 +384,14 @@ impl<S: mio::event::Source + 'static> Registration<S> {
         mut op: impl FnMut(&mut S) -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
         let i = &*self.inner;
-        if let Some(e) = &*i.failed.borrow() {
-            // Every operation reports it: the source is not registered,
-            // and one that waited would wait for ever.
-            return Poll::Ready(Err(match e.raw_os_error() {
-                Some(code) => io::Error::from_raw_os_error(code),
-                None => io::Error::new(e.kind(), e.to_string()),
-            }));
+        if let Some(e) = self.failure() {
+            return Poll::Ready(Err(e));
         }
         let Side {
             ready,
             waiters,
             streak,
+            ..
         } = i.side(dir);
         // Only the loop's poll phase reports readiness: with the loop gone,
         // the socket itself is asked every time, and what would wait fails.
@@ -368,6 +424,87 @@ impl<S: mio::event::Source + 'static> Registration<S> {
                 }
             }
         }
+    }
+
+    /// Why registering the source failed, if it did: every operation
+    /// reports it (the source is not registered, and one that waited
+    /// would wait for ever).
+    fn failure(&self) -> Option<io::Error> {
+        self.inner
+            .failed
+            .borrow()
+            .as_ref()
+            .map(|e| match e.raw_os_error() {
+                Some(code) => io::Error::from_raw_os_error(code),
+                None => io::Error::new(e.kind(), e.to_string()),
+            })
+    }
+
+    /// Waits until one of the directions `interest` names may be ready
+    /// (tokio's `ready`): what each of them is, as far as the loop knows.
+    /// Ready at once while a direction is (no `WouldBlock` since its last
+    /// event), or closed; a false positive is possible, as in tokio, and
+    /// the `try_` operation that finds it clears the readiness. Waits as
+    /// [`poll_io`](Self::poll_io) does: every waiter is woken by the
+    /// direction's next event, a direction whose operations ran
+    /// [`STREAK`] times in a row yields to the loop first, and with the
+    /// loop gone, what would wait fails.
+    fn poll_ready(&self, cx: &mut Context<'_>, interest: Interest) -> Poll<io::Result<Ready>> {
+        let i = &*self.inner;
+        if let Some(e) = self.failure() {
+            return Poll::Ready(Err(e));
+        }
+        let dirs = match directions(interest, i.interest) {
+            Ok(dirs) => dirs,
+            Err(e) => return Poll::Ready(Err(e)),
+        };
+        let wanted = || dirs.into_iter().flatten();
+        let gone = i.shared.closed.get();
+        let mut found = Ready::EMPTY;
+        for dir in wanted() {
+            let side = i.side(dir);
+            // A direction at the end of a streak is not ready until the
+            // loop has had its turn (unless the loop is gone: then no
+            // turn is coming, and nothing is starved).
+            if gone || side.streak.get() < STREAK {
+                found |= side.readiness(dir);
+            }
+        }
+        if !found.is_empty() {
+            return Poll::Ready(Ok(found));
+        }
+        if gone {
+            return Poll::Ready(Err(loop_gone()));
+        }
+        for dir in wanted() {
+            let side = i.side(dir);
+            side.waiters.add(cx.waker());
+            if side.streak.get() >= STREAK && !side.readiness(dir).is_empty() {
+                self.yield_to_loop(dir);
+            }
+            side.streak.set(0);
+        }
+        Poll::Pending
+    }
+
+    /// Runs `op` once, now, whatever the last readiness was (tokio's
+    /// `try_io`, which skips the call when it last saw `WouldBlock`; this
+    /// one asks the socket, so bytes that came before the loop's poll
+    /// are found). A `WouldBlock` clears `dir`'s readiness, so the next
+    /// readiness wait waits for an event; anything else counts in the
+    /// direction's streak, as an operation done at once does in
+    /// [`poll_io`](Self::poll_io).
+    fn try_io<R>(&self, dir: Dir, op: impl FnOnce(&mut S) -> io::Result<R>) -> io::Result<R> {
+        if let Some(e) = self.failure() {
+            return Err(e);
+        }
+        let side = self.inner.side(dir);
+        let r = op(&mut borrow_source(&self.inner.source));
+        match &r {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => side.ready.set(false),
+            _ => side.streak.set(side.streak.get() + 1),
+        }
+        r
     }
 
     /// Wakes the tasks waiting in `dir` from an immediate: in the loop's
@@ -405,6 +542,25 @@ impl<S: mio::event::Source + 'static> Registration<S> {
         r
     }
 
+    /// [`try_io`](Self::try_io) of a read or write of `len` bytes; one
+    /// that moves some but fewer is [short](Self::short), as in
+    /// [`poll_bytes`](Self::poll_bytes).
+    fn try_bytes(
+        &self,
+        dir: Dir,
+        len: usize,
+        op: impl FnOnce(&mut S) -> io::Result<usize>,
+    ) -> io::Result<usize> {
+        let r = self.try_io(dir, op);
+        if let Ok(n) = r
+            && 0 < n
+            && n < len
+        {
+            self.short(dir);
+        }
+        r
+    }
+
     /// Notes that an operation in `dir` moved some bytes but fewer than it
     /// was given: the socket's receive buffer is drained (a read) or its
     /// send buffer full (a write) for now. The next operation then waits
@@ -427,6 +583,27 @@ impl<S: mio::event::Source + 'static> Registration<S> {
 enum Dir {
     Read,
     Write,
+}
+
+/// The directions a readiness wait for `interest` waits in: readable,
+/// writable or both, and only ones the source is registered for (it would
+/// wait for ever in another).
+fn directions(interest: Interest, registered: Interest) -> io::Result<[Option<Dir>; 2]> {
+    let other = interest
+        .remove(Interest::READABLE)
+        .and_then(|i| i.remove(Interest::WRITABLE));
+    let read = interest.is_readable() && registered.is_readable();
+    let write = interest.is_writable() && registered.is_writable();
+    if other.is_some() || read != interest.is_readable() || write != interest.is_writable() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "a readiness wait is for READABLE, WRITABLE or both, ones the socket was \
+                 registered for ({registered:?}); it asked for {interest:?}"
+            ),
+        ));
+    }
+    Ok([read.then_some(Dir::Read), write.then_some(Dir::Write)])
 }
 
 impl<S> Inner<S> {
@@ -482,6 +659,12 @@ impl<S: mio::event::Source + 'static> Inner<S> {
         let trouble = r.error || r.read_closed || r.write_closed;
         if trouble {
             self.troubled.set(true);
+        }
+        if r.read_closed {
+            self.read.closed.set(true);
+        }
+        if r.write_closed {
+            self.write.closed.set(true);
         }
         for (side, ready) in [(&self.read, r.readable), (&self.write, r.writable)] {
             if ready || trouble {

@@ -38,6 +38,12 @@ use super::{Dir, Registration};
 /// source is borrowed for the operation, and [`get_ref`](Self::get_ref)
 /// there panics.
 ///
+/// tokio's readiness guards (`AsyncFd::readable()` returning a guard
+/// with `clear_ready` and `try_io`) are not here: their loop (wait, try,
+/// clear the readiness on `WouldBlock`, wait again) is
+/// [`async_io`](Self::async_io) (or [`poll_io`](Self::poll_io)) in one
+/// call, and a single try is [`try_io`](Self::try_io).
+///
 /// ```
 /// use timerloop::{EventLoop, mio::Interest, net::AsyncSource};
 /// let mut lp = EventLoop::new();
@@ -226,6 +232,55 @@ impl<S: mio::event::Source + 'static> AsyncSource<S> {
             Ok(dir) => self.io.poll_io(cx, dir, op),
             Err(e) => Poll::Ready(Err(e)),
         }
+    }
+
+    /// Runs `op` once, now, with no wait (tokio's `AsyncFd::try_io`, which
+    /// gives its closure `&T`): what it returned. A `WouldBlock` clears
+    /// the readiness of `interest`'s direction, so the next wait in it
+    /// (an [`async_io`](Self::async_io), a `UdpSocket`'s `readable`)
+    /// waits for the loop's next event. `op` runs whatever the last
+    /// readiness was (tokio's skips it while that said `WouldBlock`).
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, mio::Interest, net::AsyncSource};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let s = AsyncSource::new(mio::net::UdpSocket::bind("127.0.0.1:0".parse().unwrap())?);
+    ///     let mut buf = [0; 16];
+    ///     let e = s.try_io(Interest::READABLE, |s| s.recv(&mut buf)).unwrap_err();
+    ///     assert_eq!(e.kind(), std::io::ErrorKind::WouldBlock); // nothing sent yet
+    ///     let me = s.get_ref().local_addr()?;
+    ///     s.try_io(Interest::WRITABLE, |s| s.send_to(b"hi", me))?;
+    ///     let n = s.async_io(Interest::READABLE, |s| s.recv(&mut buf)).await?;
+    ///     assert_eq!(&buf[..n], b"hi");
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// What `op` returned; [`io::ErrorKind::InvalidInput`] if `interest`
+    /// is not exactly one of readable and writable, or not one the source
+    /// was registered for; the registration's error if the loop could not
+    /// register the source.
+    pub fn try_io<R>(
+        &self,
+        interest: Interest,
+        op: impl FnOnce(&mut S) -> io::Result<R>,
+    ) -> io::Result<R> {
+        self.io.try_io(self.dir(interest)?, op)
+    }
+
+    /// Waits until the source may be ready for `interest` (readable,
+    /// writable or both): the readiness waits of the types built on it.
+    pub(super) fn poll_ready(
+        &self,
+        cx: &mut Context<'_>,
+        interest: Interest,
+    ) -> Poll<io::Result<super::Ready>> {
+        self.io.poll_ready(cx, interest)
     }
 
     /// Runs `op` once, now, whatever the last readiness was.

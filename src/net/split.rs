@@ -16,7 +16,7 @@ use std::net::{Shutdown, SocketAddr};
 use std::rc::Rc;
 use std::task::{Context, Poll};
 
-use super::TcpStream;
+use super::{Interest, Ready, TcpStream};
 
 /// The read half of a [`TcpStream`], borrowed from it by
 /// [`TcpStream::split`].
@@ -279,6 +279,196 @@ impl ReadHalf<'_> {
         self.0.poll_read_shared(cx, buf)
     }
 
+    /// [`TcpStream::peek`] on the borrowed stream: reads without taking the
+    /// bytes, so the next read gets them again.
+    ///
+    /// # Errors
+    ///
+    /// As [`TcpStream::read`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (mut s, _) = l.accept().await?;
+    ///     c.write_all(b"hey").await?;
+    ///     let (mut r, _w) = s.split();
+    ///     let mut buf = [0; 8];
+    ///     let n = r.peek(&mut buf).await?;
+    ///     assert_eq!(r.read(&mut buf).await?, n); // the same bytes again
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    pub async fn peek(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.peek(buf).await
+    }
+
+    /// [`TcpStream::poll_peek`] on the borrowed stream (a byte slice where
+    /// tokio's takes a `ReadBuf`).
+    ///
+    /// # Errors
+    ///
+    /// As [`TcpStream::read`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (mut s, _) = l.accept().await?;
+    ///     c.write_all(b"x").await?;
+    ///     let (mut r, _w) = s.split();
+    ///     let mut buf = [0; 4];
+    ///     let n = std::future::poll_fn(|cx| r.poll_peek(cx, &mut buf)).await?;
+    ///     assert_eq!(&buf[..n], b"x");
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    pub fn poll_peek(&mut self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        self.0.poll_peek(cx, buf)
+    }
+
+    /// [`TcpStream::ready`] on the borrowed stream: either direction may be
+    /// asked for, as in tokio.
+    ///
+    /// # Errors
+    ///
+    /// As [`TcpStream::ready`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{Interest, TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (mut s, _) = l.accept().await?;
+    ///     c.write_all(b"x").await?;
+    ///     let (r, _w) = s.split();
+    ///     let ready = r.ready(Interest::READABLE).await?;
+    ///     assert!(ready.is_readable());
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
+        self.0.ready(interest).await
+    }
+
+    /// [`TcpStream::readable`] on the borrowed stream.
+    ///
+    /// # Errors
+    ///
+    /// As [`TcpStream::readable`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (mut s, _) = l.accept().await?;
+    ///     let (r, _w) = s.split();
+    ///     let mut buf = [0; 8];
+    ///     assert!(r.try_read(&mut buf).is_err()); // WouldBlock: nothing yet
+    ///     c.write_all(b"hey").await?;
+    ///     r.readable().await?; // waits for the bytes
+    ///     assert_eq!(r.try_read(&mut buf)?, 3);
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    pub async fn readable(&self) -> io::Result<()> {
+        self.0.readable().await
+    }
+
+    /// [`TcpStream::try_read`] on the borrowed stream.
+    ///
+    /// # Errors
+    ///
+    /// As [`TcpStream::try_read`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (mut s, _) = l.accept().await?;
+    ///     c.write_all(b"hey").await?;
+    ///     let (r, _w) = s.split();
+    ///     let mut buf = [0; 8];
+    ///     let n = loop {
+    ///         r.readable().await?;
+    ///         match r.try_read(&mut buf) {
+    ///             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+    ///             n => break n?,
+    ///         }
+    ///     };
+    ///     assert_eq!(&buf[..n], b"hey");
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.try_read(buf)
+    }
+
+    /// [`TcpStream::try_read_vectored`] on the borrowed stream.
+    ///
+    /// # Errors
+    ///
+    /// As [`TcpStream::try_read`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (mut s, _) = l.accept().await?;
+    ///     c.write_all(b"ab").await?;
+    ///     let (r, _w) = s.split();
+    ///     let (mut x, mut y) = ([0; 1], [0; 1]);
+    ///     let n = loop {
+    ///         r.readable().await?;
+    ///         let mut bufs = [std::io::IoSliceMut::new(&mut x), std::io::IoSliceMut::new(&mut y)];
+    ///         match r.try_read_vectored(&mut bufs) {
+    ///             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+    ///             n => break n?,
+    ///         }
+    ///     };
+    ///     assert_eq!((n, x, y), (2, *b"a", *b"b"));
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    pub fn try_read_vectored(&self, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<usize> {
+        self.0.try_read_vectored(bufs)
+    }
+
     /// The peer's address.
     ///
     /// # Errors
@@ -417,6 +607,120 @@ impl WriteHalf<'_> {
         self.0.write_all_shared(buf).await
     }
 
+    /// [`TcpStream::ready`] on the borrowed stream: either direction may be
+    /// asked for, as in tokio.
+    ///
+    /// # Errors
+    ///
+    /// As [`TcpStream::ready`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{Interest, TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (mut s, _) = l.accept().await?;
+    ///     let (_r, w) = s.split();
+    ///     let ready = w.ready(Interest::WRITABLE).await?;
+    ///     assert!(ready.is_writable());
+    ///     let _ = &mut c;
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
+        self.0.ready(interest).await
+    }
+
+    /// [`TcpStream::writable`] on the borrowed stream.
+    ///
+    /// # Errors
+    ///
+    /// As [`TcpStream::writable`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (mut s, _) = l.accept().await?;
+    ///     let (_r, w) = s.split();
+    ///     w.writable().await?;
+    ///     assert_eq!(w.try_write(b"abc")?, 3);
+    ///     let mut buf = [0; 8];
+    ///     assert_eq!(c.read(&mut buf).await?, 3);
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    pub async fn writable(&self) -> io::Result<()> {
+        self.0.writable().await
+    }
+
+    /// [`TcpStream::try_write`] on the borrowed stream.
+    ///
+    /// # Errors
+    ///
+    /// As [`TcpStream::try_write`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (mut s, _) = l.accept().await?;
+    ///     let (_r, w) = s.split();
+    ///     assert_eq!(w.try_write(b"now")?, 3);
+    ///     let mut buf = [0; 8];
+    ///     assert_eq!(c.read(&mut buf).await?, 3);
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        self.0.try_write(buf)
+    }
+
+    /// [`TcpStream::try_write_vectored`] on the borrowed stream.
+    ///
+    /// # Errors
+    ///
+    /// As [`TcpStream::try_write`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (mut s, _) = l.accept().await?;
+    ///     let (_r, w) = s.split();
+    ///     let bufs = [std::io::IoSlice::new(b"a"), std::io::IoSlice::new(b"b")];
+    ///     assert_eq!(w.try_write_vectored(&bufs)?, 2);
+    ///     let _ = &mut c;
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    pub fn try_write_vectored(&self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        self.0.try_write_vectored(bufs)
+    }
+
     /// The peer's address.
     ///
     /// # Errors
@@ -529,6 +833,196 @@ impl OwnedReadHalf {
     /// ```
     pub fn poll_read(&mut self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
         self.stream.poll_read_shared(cx, buf)
+    }
+
+    /// [`TcpStream::peek`] on the shared stream: reads without taking the
+    /// bytes, so the next read gets them again.
+    ///
+    /// # Errors
+    ///
+    /// As [`TcpStream::read`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (s, _) = l.accept().await?;
+    ///     c.write_all(b"hey").await?;
+    ///     let (mut r, _w) = s.into_split();
+    ///     let mut buf = [0; 8];
+    ///     let n = r.peek(&mut buf).await?;
+    ///     assert_eq!(r.read(&mut buf).await?, n); // the same bytes again
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    pub async fn peek(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.stream.peek(buf).await
+    }
+
+    /// [`TcpStream::poll_peek`] on the shared stream (a byte slice where
+    /// tokio's takes a `ReadBuf`).
+    ///
+    /// # Errors
+    ///
+    /// As [`TcpStream::read`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (s, _) = l.accept().await?;
+    ///     c.write_all(b"x").await?;
+    ///     let (mut r, _w) = s.into_split();
+    ///     let mut buf = [0; 4];
+    ///     let n = std::future::poll_fn(|cx| r.poll_peek(cx, &mut buf)).await?;
+    ///     assert_eq!(&buf[..n], b"x");
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    pub fn poll_peek(&mut self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        self.stream.poll_peek(cx, buf)
+    }
+
+    /// [`TcpStream::ready`] on the shared stream: either direction may be
+    /// asked for, as in tokio.
+    ///
+    /// # Errors
+    ///
+    /// As [`TcpStream::ready`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{Interest, TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (s, _) = l.accept().await?;
+    ///     c.write_all(b"x").await?;
+    ///     let (r, _w) = s.into_split();
+    ///     let ready = r.ready(Interest::READABLE).await?;
+    ///     assert!(ready.is_readable());
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
+        self.stream.ready(interest).await
+    }
+
+    /// [`TcpStream::readable`] on the shared stream.
+    ///
+    /// # Errors
+    ///
+    /// As [`TcpStream::readable`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (s, _) = l.accept().await?;
+    ///     let (r, _w) = s.into_split();
+    ///     let mut buf = [0; 8];
+    ///     assert!(r.try_read(&mut buf).is_err()); // WouldBlock: nothing yet
+    ///     c.write_all(b"hey").await?;
+    ///     r.readable().await?; // waits for the bytes
+    ///     assert_eq!(r.try_read(&mut buf)?, 3);
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    pub async fn readable(&self) -> io::Result<()> {
+        self.stream.readable().await
+    }
+
+    /// [`TcpStream::try_read`] on the shared stream.
+    ///
+    /// # Errors
+    ///
+    /// As [`TcpStream::try_read`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (s, _) = l.accept().await?;
+    ///     c.write_all(b"hey").await?;
+    ///     let (r, _w) = s.into_split();
+    ///     let mut buf = [0; 8];
+    ///     let n = loop {
+    ///         r.readable().await?;
+    ///         match r.try_read(&mut buf) {
+    ///             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+    ///             n => break n?,
+    ///         }
+    ///     };
+    ///     assert_eq!(&buf[..n], b"hey");
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.stream.try_read(buf)
+    }
+
+    /// [`TcpStream::try_read_vectored`] on the shared stream.
+    ///
+    /// # Errors
+    ///
+    /// As [`TcpStream::try_read`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (s, _) = l.accept().await?;
+    ///     c.write_all(b"ab").await?;
+    ///     let (r, _w) = s.into_split();
+    ///     let (mut x, mut y) = ([0; 1], [0; 1]);
+    ///     let n = loop {
+    ///         r.readable().await?;
+    ///         let mut bufs = [std::io::IoSliceMut::new(&mut x), std::io::IoSliceMut::new(&mut y)];
+    ///         match r.try_read_vectored(&mut bufs) {
+    ///             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+    ///             n => break n?,
+    ///         }
+    ///     };
+    ///     assert_eq!((n, x, y), (2, *b"a", *b"b"));
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    pub fn try_read_vectored(&self, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<usize> {
+        self.stream.try_read_vectored(bufs)
     }
 
     /// Puts the stream back together from its two halves.
@@ -700,6 +1194,120 @@ impl OwnedWriteHalf {
     /// ```
     pub async fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         self.stream.write_all_shared(buf).await
+    }
+
+    /// [`TcpStream::ready`] on the shared stream: either direction may be
+    /// asked for, as in tokio.
+    ///
+    /// # Errors
+    ///
+    /// As [`TcpStream::ready`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{Interest, TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (s, _) = l.accept().await?;
+    ///     let (_r, w) = s.into_split();
+    ///     let ready = w.ready(Interest::WRITABLE).await?;
+    ///     assert!(ready.is_writable());
+    ///     let _ = &mut c;
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
+        self.stream.ready(interest).await
+    }
+
+    /// [`TcpStream::writable`] on the shared stream.
+    ///
+    /// # Errors
+    ///
+    /// As [`TcpStream::writable`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (s, _) = l.accept().await?;
+    ///     let (_r, w) = s.into_split();
+    ///     w.writable().await?;
+    ///     assert_eq!(w.try_write(b"abc")?, 3);
+    ///     let mut buf = [0; 8];
+    ///     assert_eq!(c.read(&mut buf).await?, 3);
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    pub async fn writable(&self) -> io::Result<()> {
+        self.stream.writable().await
+    }
+
+    /// [`TcpStream::try_write`] on the shared stream.
+    ///
+    /// # Errors
+    ///
+    /// As [`TcpStream::try_write`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (s, _) = l.accept().await?;
+    ///     let (_r, w) = s.into_split();
+    ///     assert_eq!(w.try_write(b"now")?, 3);
+    ///     let mut buf = [0; 8];
+    ///     assert_eq!(c.read(&mut buf).await?, 3);
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        self.stream.try_write(buf)
+    }
+
+    /// [`TcpStream::try_write_vectored`] on the shared stream.
+    ///
+    /// # Errors
+    ///
+    /// As [`TcpStream::try_write`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (s, _) = l.accept().await?;
+    ///     let (_r, w) = s.into_split();
+    ///     let bufs = [std::io::IoSlice::new(b"a"), std::io::IoSlice::new(b"b")];
+    ///     assert_eq!(w.try_write_vectored(&bufs)?, 2);
+    ///     let _ = &mut c;
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    pub fn try_write_vectored(&self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        self.stream.try_write_vectored(bufs)
     }
 
     /// The peer's address.

@@ -6,7 +6,7 @@ use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, ToSocketAddrs};
 use std::task::{Context, Poll};
 
-use super::{Dir, Registration};
+use super::{Dir, Interest, Ready, Registration};
 
 /// A TCP listener on the current loop (`tokio::net::TcpListener`'s shape;
 /// Node's `net.Server`). Keeps its loop alive while it exists.
@@ -203,6 +203,52 @@ impl TcpListener {
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.io.source().local_addr()
     }
+
+    /// `IP_TTL`: the time-to-live of the packets of the connections it
+    /// accepts.
+    ///
+    /// # Errors
+    ///
+    /// The OS error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::TcpListener};
+    /// let mut lp = EventLoop::new();
+    /// let ttl = lp
+    ///     .block_on(async { TcpListener::bind("127.0.0.1:0").await?.ttl() })
+    ///     .unwrap()
+    ///     .unwrap();
+    /// assert!(ttl > 0);
+    /// ```
+    pub fn ttl(&self) -> io::Result<u32> {
+        self.io.source().ttl()
+    }
+
+    /// Sets `IP_TTL`.
+    ///
+    /// # Errors
+    ///
+    /// The OS error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::TcpListener};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     l.set_ttl(100)?;
+    ///     assert_eq!(l.ttl()?, 100);
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
+        self.io.source().set_ttl(ttl)
+    }
 }
 
 /// A TCP connection on the current loop (`tokio::net::TcpStream`'s shape;
@@ -210,6 +256,11 @@ impl TcpListener {
 /// closes it.
 ///
 /// See [`TcpListener`] for an example.
+///
+/// Of tokio's socket options, `SO_LINGER` (`linger`/`set_linger`) is not
+/// here: neither std (stable) nor mio sets it, and the crate's default
+/// build has no `socket2` or `libc`. Set it with `socket2` on a std
+/// stream, then [`from_std`](Self::from_std).
 ///
 /// # Examples
 ///
@@ -640,5 +691,497 @@ impl TcpStream {
     /// ```
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
         self.io.source().peer_addr()
+    }
+}
+
+/// Readiness, the `try_` operations and peeking: tokio's names and
+/// semantics.
+///
+/// A readiness wait ([`ready`](TcpStream::ready),
+/// [`readable`](TcpStream::readable), [`writable`](TcpStream::writable))
+/// ends at once while its direction may be ready (nothing has said
+/// `WouldBlock` since the loop last reported it ready, or it is closed)
+/// and otherwise waits for the loop's next event for the stream, as a
+/// `read` does; it can end with a false positive, so pair it with a
+/// `try_` operation that may still say `WouldBlock` (which clears the
+/// readiness, so the next wait really waits). The `try_` operations count
+/// in the stream's streak (module docs: no socket starves the loop), so a
+/// `readable`/`try_read` loop yields to the loop after 32 reads in a row,
+/// as a `read` loop does.
+impl TcpStream {
+    /// Waits until the stream may be ready for one of `interest`'s
+    /// directions ([`Interest::READABLE`], [`Interest::WRITABLE`] or
+    /// both), and says which (with [`Ready::READ_CLOSED`] or
+    /// [`Ready::WRITE_CLOSED`] once a direction is closed). Cancel-safe.
+    ///
+    /// # Errors
+    ///
+    /// [`io::ErrorKind::InvalidInput`] for an interest other than
+    /// readable, writable or both; [`io::ErrorKind::Other`] if it would
+    /// wait and the stream's loop was dropped (see the
+    /// [module docs](super)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{Interest, TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (s, _) = l.accept().await?;
+    ///     c.try_write(b"hi")?;
+    ///     let mut buf = [0; 8];
+    ///     loop {
+    ///         let ready = s.ready(Interest::READABLE | Interest::WRITABLE).await?;
+    ///         if ready.is_readable() {
+    ///             match s.try_read(&mut buf) {
+    ///                 Ok(n) => {
+    ///                     assert_eq!(&buf[..n], b"hi");
+    ///                     break;
+    ///                 }
+    ///                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+    ///                 Err(e) => return Err(e),
+    ///             }
+    ///         }
+    ///         if ready.is_writable() {
+    ///             // nothing to write here: wait for the bytes alone
+    ///             s.readable().await?;
+    ///         }
+    ///     }
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
+        poll_fn(|cx| self.io.poll_ready(cx, interest)).await
+    }
+
+    /// Waits until the stream may be readable: `ready(Interest::READABLE)`.
+    /// Pair it with [`try_read`](Self::try_read).
+    ///
+    /// # Errors
+    ///
+    /// [`io::ErrorKind::Other`] if it would wait and the stream's loop was
+    /// dropped.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// let got = lp
+    ///     .block_on(async {
+    ///         let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///         let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///         let (s, _) = l.accept().await?;
+    ///         c.write_all(b"ping").await?;
+    ///         let mut buf = [0; 8];
+    ///         loop {
+    ///             s.readable().await?;
+    ///             match s.try_read(&mut buf) {
+    ///                 Ok(n) => return Ok(buf[..n].to_vec()),
+    ///                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+    ///                 Err(e) => return Err(e),
+    ///             }
+    ///         }
+    ///     })
+    ///     .unwrap()
+    ///     .unwrap();
+    /// assert_eq!(got, b"ping");
+    /// ```
+    pub async fn readable(&self) -> io::Result<()> {
+        self.ready(Interest::READABLE).await.map(drop)
+    }
+
+    /// [`readable`](Self::readable) as a poll function. Every task that
+    /// polls it is woken by the next readiness (tokio wakes only the last
+    /// one's waker).
+    ///
+    /// # Errors
+    ///
+    /// As [`readable`](Self::readable).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (s, _) = l.accept().await?;
+    ///     c.write_all(b"x").await?;
+    ///     std::future::poll_fn(|cx| s.poll_read_ready(cx)).await?;
+    ///     let mut buf = [0; 4];
+    ///     assert_eq!(s.try_read(&mut buf)?, 1);
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.io.poll_ready(cx, Interest::READABLE).map_ok(drop)
+    }
+
+    /// Waits until the stream may be writable: `ready(Interest::WRITABLE)`.
+    /// Pair it with [`try_write`](Self::try_write).
+    ///
+    /// # Errors
+    ///
+    /// [`io::ErrorKind::Other`] if it would wait and the stream's loop was
+    /// dropped.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (mut s, _) = l.accept().await?;
+    ///     let n = loop {
+    ///         c.writable().await?;
+    ///         match c.try_write(b"hello") {
+    ///             Ok(n) => break n,
+    ///             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+    ///             Err(e) => return Err(e),
+    ///         }
+    ///     };
+    ///     assert_eq!(n, 5);
+    ///     let mut buf = [0; 8];
+    ///     assert_eq!(s.read(&mut buf).await?, 5);
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    pub async fn writable(&self) -> io::Result<()> {
+        self.ready(Interest::WRITABLE).await.map(drop)
+    }
+
+    /// [`writable`](Self::writable) as a poll function. Every task that
+    /// polls it is woken by the next readiness (tokio wakes only the last
+    /// one's waker).
+    ///
+    /// # Errors
+    ///
+    /// As [`writable`](Self::writable).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (_s, _) = l.accept().await?;
+    ///     std::future::poll_fn(|cx| c.poll_write_ready(cx)).await?;
+    ///     assert_eq!(c.try_write(b"ok")?, 2);
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.io.poll_ready(cx, Interest::WRITABLE).map_ok(drop)
+    }
+
+    /// Reads into `buf` now, with no wait: the number of bytes read, 0 at
+    /// end of stream (or at once, with no system call, if `buf` is
+    /// empty). The socket is asked every time (tokio's skips the call
+    /// while its last readiness said `WouldBlock`).
+    ///
+    /// # Errors
+    ///
+    /// [`io::ErrorKind::WouldBlock`] if no bytes are there: the read
+    /// readiness is cleared, so the next [`readable`](Self::readable)
+    /// waits for the loop's next event. The OS error otherwise.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (s, _) = l.accept().await?;
+    ///     let mut buf = [0; 8];
+    ///     let e = s.try_read(&mut buf).unwrap_err();
+    ///     assert_eq!(e.kind(), std::io::ErrorKind::WouldBlock); // nothing sent yet
+    ///     c.write_all(b"now").await?;
+    ///     s.readable().await?; // waits for the bytes
+    ///     assert_eq!(s.try_read(&mut buf)?, 3);
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        self.io.try_bytes(Dir::Read, buf.len(), |s| s.read(buf))
+    }
+
+    /// [`try_read`](Self::try_read) into several buffers, in order (one
+    /// `readv`).
+    ///
+    /// # Errors
+    ///
+    /// As [`try_read`](Self::try_read).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::io::IoSliceMut;
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (s, _) = l.accept().await?;
+    ///     c.write_all(b"headbody").await?;
+    ///     s.readable().await?;
+    ///     let (mut head, mut body) = ([0; 4], [0; 8]);
+    ///     let n = loop {
+    ///         let mut bufs = [IoSliceMut::new(&mut head), IoSliceMut::new(&mut body)];
+    ///         match s.try_read_vectored(&mut bufs) {
+    ///             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => s.readable().await?,
+    ///             r => break r?,
+    ///         }
+    ///     };
+    ///     assert_eq!((n, &head, &body[..4]), (8, b"head", &b"body"[..]));
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    pub fn try_read_vectored(&self, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<usize> {
+        let len = bufs.iter().map(|b| b.len()).sum();
+        if len == 0 {
+            return Ok(0);
+        }
+        self.io.try_bytes(Dir::Read, len, |s| s.read_vectored(bufs))
+    }
+
+    /// Writes some of `buf` now, with no wait: the number of bytes
+    /// written.
+    ///
+    /// # Errors
+    ///
+    /// [`io::ErrorKind::WouldBlock`] if the socket's send buffer is full:
+    /// the write readiness is cleared, so the next
+    /// [`writable`](Self::writable) waits until the peer has read some.
+    /// The OS error otherwise.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (mut s, _) = l.accept().await?;
+    ///     assert_eq!(c.try_write(b"quick")?, 5);
+    ///     let mut buf = [0; 8];
+    ///     assert_eq!(s.read(&mut buf).await?, 5);
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        self.io.try_bytes(Dir::Write, buf.len(), |s| s.write(buf))
+    }
+
+    /// [`try_write`](Self::try_write) from several buffers, in order (one
+    /// `writev`).
+    ///
+    /// # Errors
+    ///
+    /// As [`try_write`](Self::try_write).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::io::IoSlice;
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (mut s, _) = l.accept().await?;
+    ///     let n = c.try_write_vectored(&[IoSlice::new(b"head"), IoSlice::new(b"body")])?;
+    ///     assert_eq!(n, 8);
+    ///     let mut buf = [0; 8];
+    ///     let mut got = 0;
+    ///     while got < 8 {
+    ///         got += s.read(&mut buf[got..]).await?;
+    ///     }
+    ///     assert_eq!(&buf, b"headbody");
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    pub fn try_write_vectored(&self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        let len = bufs.iter().map(|b| b.len()).sum();
+        self.io
+            .try_bytes(Dir::Write, len, |s| s.write_vectored(bufs))
+    }
+
+    /// Reads into `buf` without taking the bytes from the socket: the
+    /// next read or peek gets them again. Waits for bytes as
+    /// [`read`](Self::read) does; 0 at end of stream (or at once if `buf`
+    /// is empty).
+    ///
+    /// # Errors
+    ///
+    /// As [`read`](Self::read).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (mut s, _) = l.accept().await?;
+    ///     c.write_all(b"GET /").await?;
+    ///     let mut head = [0; 3];
+    ///     let n = s.peek(&mut head).await?;
+    ///     assert_eq!(&head[..n], &b"GET"[..n]);
+    ///     let mut buf = [0; 8];
+    ///     let mut got = 0;
+    ///     while got < 5 {
+    ///         got += s.read(&mut buf[got..]).await?;
+    ///     }
+    ///     assert_eq!(&buf[..5], b"GET /"); // the peeked bytes are still there
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
+        poll_fn(|cx| self.poll_peek(cx, buf)).await
+    }
+
+    /// [`peek`](Self::peek) as a poll function. tokio's takes a
+    /// `tokio::io::ReadBuf` and fills it; this one, like
+    /// [`poll_read`](Self::poll_read), takes a byte slice and returns the
+    /// number of bytes peeked (the core crate does not depend on tokio).
+    ///
+    /// # Errors
+    ///
+    /// As [`read`](Self::read).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (s, _) = l.accept().await?;
+    ///     c.write_all(b"x").await?;
+    ///     let mut buf = [0; 4];
+    ///     let n = std::future::poll_fn(|cx| s.poll_peek(cx, &mut buf)).await?;
+    ///     assert_eq!(&buf[..n], b"x");
+    ///     assert_eq!(s.try_read(&mut buf)?, 1); // still there to read
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    pub fn poll_peek(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        if buf.is_empty() {
+            return Poll::Ready(Ok(0));
+        }
+        // Not `poll_bytes`: a short peek leaves the bytes in the socket,
+        // so it must not clear the readiness (the next read would wait
+        // for an event that already came).
+        self.io.poll_io(cx, Dir::Read, |s| s.peek(buf))
+    }
+
+    /// Whether `TCP_NODELAY` is set.
+    ///
+    /// # Errors
+    ///
+    /// The OS error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let c = TcpStream::connect(l.local_addr()?).await?;
+    ///     c.set_nodelay(true)?;
+    ///     assert!(c.nodelay()?);
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    pub fn nodelay(&self) -> io::Result<bool> {
+        self.io.source().nodelay()
+    }
+
+    /// `IP_TTL`: the time-to-live of the stream's packets.
+    ///
+    /// # Errors
+    ///
+    /// The OS error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// let ttl = lp
+    ///     .block_on(async {
+    ///         let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///         TcpStream::connect(l.local_addr()?).await?.ttl()
+    ///     })
+    ///     .unwrap()
+    ///     .unwrap();
+    /// assert!(ttl > 0);
+    /// ```
+    pub fn ttl(&self) -> io::Result<u32> {
+        self.io.source().ttl()
+    }
+
+    /// Sets `IP_TTL`.
+    ///
+    /// # Errors
+    ///
+    /// The OS error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let c = TcpStream::connect(l.local_addr()?).await?;
+    ///     c.set_ttl(42)?;
+    ///     assert_eq!(c.ttl()?, 42);
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
+        self.io.source().set_ttl(ttl)
     }
 }

@@ -1,14 +1,13 @@
 //! [`UdpSocket`].
 
 use std::fmt;
+use std::future::poll_fn;
 use std::io;
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
 use std::task::{Context, Poll};
 
-use mio::Interest;
-
-use super::AsyncSource;
 use super::tcp::each_addr;
+use super::{AsyncSource, Interest, Ready};
 
 /// A UDP socket on the current loop (`tokio::net::UdpSocket`'s shape;
 /// Node's `dgram.Socket`). Keeps its loop alive while it exists; every
@@ -419,5 +418,573 @@ impl UdpSocket {
     /// The OS error.
     pub fn ttl(&self) -> io::Result<u32> {
         self.io.get_ref().ttl()
+    }
+}
+
+/// Readiness, the `try_` operations, peeking and multicast: tokio's
+/// names and semantics. A readiness wait ends at once while its
+/// direction may be ready (nothing has said `WouldBlock` since the loop
+/// last reported it ready) and otherwise waits for the loop's next event
+/// for the socket; it can end with a false positive, so pair it with a
+/// `try_` operation, which may still say `WouldBlock` (and then clears
+/// the readiness, so the next wait really waits). The `try_` operations
+/// count in the socket's streak as its other operations do (module docs:
+/// no socket starves the loop).
+impl UdpSocket {
+    /// Waits until the socket may be ready for one of `interest`'s
+    /// directions ([`Interest::READABLE`], [`Interest::WRITABLE`] or
+    /// both), and says which. Cancel-safe.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{Interest, UdpSocket}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let a = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     let ready = a.ready(Interest::READABLE | Interest::WRITABLE).await?;
+    ///     assert!(ready.is_writable());
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`io::ErrorKind::InvalidInput`] for an interest other than
+    /// readable, writable or both; [`io::ErrorKind::Other`] if it would
+    /// wait and the socket's loop was dropped.
+    pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
+        poll_fn(|cx| self.io.poll_ready(cx, interest)).await
+    }
+
+    /// Waits until the socket may be readable: `ready(Interest::READABLE)`.
+    /// Pair it with [`try_recv`](Self::try_recv) or
+    /// [`try_recv_from`](Self::try_recv_from).
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::UdpSocket};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let a = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     let b = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     a.send_to(b"hi", b.local_addr()?).await?;
+    ///     let mut buf = [0; 8];
+    ///     let (n, from) = loop {
+    ///         b.readable().await?;
+    ///         match b.try_recv_from(&mut buf) {
+    ///             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+    ///             r => break r?,
+    ///         }
+    ///     };
+    ///     assert_eq!((&buf[..n], from), (&b"hi"[..], a.local_addr()?));
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`io::ErrorKind::Other`] if it would wait and the socket's loop was
+    /// dropped.
+    pub async fn readable(&self) -> io::Result<()> {
+        self.ready(Interest::READABLE).await.map(drop)
+    }
+
+    /// [`readable`](Self::readable) as a poll function. Every task that
+    /// polls it is woken by the next readiness (tokio wakes only the last
+    /// one's waker).
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::UdpSocket};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let a = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     a.send_to(b"me", a.local_addr()?).await?;
+    ///     std::future::poll_fn(|cx| a.poll_recv_ready(cx)).await?;
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`readable`](Self::readable).
+    pub fn poll_recv_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.io.poll_ready(cx, Interest::READABLE).map_ok(drop)
+    }
+
+    /// Waits until the socket may be writable: `ready(Interest::WRITABLE)`.
+    /// Pair it with [`try_send`](Self::try_send) or
+    /// [`try_send_to`](Self::try_send_to).
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::UdpSocket};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let a = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     let to = a.local_addr()?;
+    ///     let n = loop {
+    ///         a.writable().await?;
+    ///         match a.try_send_to(b"self", to) {
+    ///             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+    ///             r => break r?,
+    ///         }
+    ///     };
+    ///     assert_eq!(n, 4);
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`io::ErrorKind::Other`] if it would wait and the socket's loop was
+    /// dropped.
+    pub async fn writable(&self) -> io::Result<()> {
+        self.ready(Interest::WRITABLE).await.map(drop)
+    }
+
+    /// [`writable`](Self::writable) as a poll function. Every task that
+    /// polls it is woken by the next readiness (tokio wakes only the last
+    /// one's waker).
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::UdpSocket};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let a = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     std::future::poll_fn(|cx| a.poll_send_ready(cx)).await?;
+    ///     assert_eq!(a.try_send_to(b"x", a.local_addr()?)?, 1);
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`writable`](Self::writable).
+    pub fn poll_send_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.io.poll_ready(cx, Interest::WRITABLE).map_ok(drop)
+    }
+
+    /// Sends `buf` as one datagram to the connected peer, now, with no
+    /// wait; the number of bytes sent.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::UdpSocket};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let a = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     let b = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     a.connect(b.local_addr()?).await?;
+    ///     assert_eq!(a.try_send(b"now")?, 3);
+    ///     let mut buf = [0; 8];
+    ///     assert_eq!(b.recv(&mut buf).await?, 3);
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`io::ErrorKind::WouldBlock`] if the send buffer is full (the
+    /// write readiness is cleared: the next [`writable`](Self::writable)
+    /// waits for room); the OS error otherwise (not connected, for one).
+    pub fn try_send(&self, buf: &[u8]) -> io::Result<usize> {
+        self.io.try_io(Interest::WRITABLE, |s| s.send(buf))
+    }
+
+    /// Receives one datagram from the connected peer into `buf`, now,
+    /// with no wait; its length (cut to `buf`).
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::UdpSocket};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let a = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     let b = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     a.connect(b.local_addr()?).await?;
+    ///     b.connect(a.local_addr()?).await?;
+    ///     let mut buf = [0; 8];
+    ///     let e = a.try_recv(&mut buf).unwrap_err();
+    ///     assert_eq!(e.kind(), std::io::ErrorKind::WouldBlock); // nothing sent yet
+    ///     b.send(b"one").await?;
+    ///     a.readable().await?; // waits for it
+    ///     assert_eq!(a.try_recv(&mut buf)?, 3);
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`io::ErrorKind::WouldBlock`] if no datagram is there (the read
+    /// readiness is cleared: the next [`readable`](Self::readable) waits
+    /// for one); the OS error otherwise.
+    pub fn try_recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.io.try_io(Interest::READABLE, |s| s.recv(buf))
+    }
+
+    /// Sends `buf` as one datagram to `target`, now, with no wait; the
+    /// number of bytes sent.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::UdpSocket};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let a = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     let b = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     assert_eq!(a.try_send_to(b"hello", b.local_addr()?)?, 5);
+    ///     let mut buf = [0; 8];
+    ///     assert_eq!(b.recv_from(&mut buf).await?, (5, a.local_addr()?));
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`try_send`](Self::try_send).
+    pub fn try_send_to(&self, buf: &[u8], target: SocketAddr) -> io::Result<usize> {
+        self.io
+            .try_io(Interest::WRITABLE, |s| s.send_to(buf, target))
+    }
+
+    /// Receives one datagram into `buf`, now, with no wait: its length
+    /// (cut to `buf`) and its sender.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::UdpSocket};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let a = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     let b = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     a.send_to(b"hi", b.local_addr()?).await?;
+    ///     b.readable().await?;
+    ///     let mut buf = [0; 8];
+    ///     let got = loop {
+    ///         match b.try_recv_from(&mut buf) {
+    ///             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => b.readable().await?,
+    ///             r => break r?,
+    ///         }
+    ///     };
+    ///     assert_eq!(got, (2, a.local_addr()?));
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`try_recv`](Self::try_recv).
+    pub fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        self.io.try_io(Interest::READABLE, |s| s.recv_from(buf))
+    }
+
+    /// Receives one datagram into `buf` without taking it from the
+    /// socket (the next receive or peek gets it again): its length (cut
+    /// to `buf`) and its sender. Waits for a datagram as
+    /// [`recv_from`](Self::recv_from) does.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::UdpSocket};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let a = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     let b = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     a.send_to(b"hi", b.local_addr()?).await?;
+    ///     let mut buf = [0; 8];
+    ///     let peeked = b.peek_from(&mut buf).await?;
+    ///     assert_eq!(peeked, (2, a.local_addr()?));
+    ///     assert_eq!(b.recv_from(&mut buf).await?, peeked); // still there
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`recv_from`](Self::recv_from).
+    pub async fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        poll_fn(|cx| self.poll_peek_from(cx, buf)).await
+    }
+
+    /// [`peek_from`](Self::peek_from) as a poll function. tokio's takes a
+    /// `tokio::io::ReadBuf` and returns the sender; this one, like
+    /// [`poll_recv_from`](Self::poll_recv_from), takes a byte slice and
+    /// returns the length and the sender.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::UdpSocket};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let a = UdpSocket::bind("127.0.0.1:0").await?;
+    ///     a.send_to(b"me", a.local_addr()?).await?;
+    ///     let mut buf = [0; 8];
+    ///     let (n, from) = std::future::poll_fn(|cx| a.poll_peek_from(cx, &mut buf)).await?;
+    ///     assert_eq!((&buf[..n], from), (&b"me"[..], a.local_addr()?));
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`recv_from`](Self::recv_from).
+    pub fn poll_peek_from(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<(usize, SocketAddr)>> {
+        self.io
+            .poll_io(cx, Interest::READABLE, |s| s.peek_from(buf))
+    }
+
+    /// Joins the IPv4 multicast group `multiaddr` on the interface whose
+    /// address is `interface` (`Ipv4Addr::UNSPECIFIED`: the one the
+    /// system picks): `IP_ADD_MEMBERSHIP`.
+    ///
+    /// ```
+    /// use std::net::Ipv4Addr;
+    /// use timerloop::{EventLoop, net::UdpSocket};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let s = UdpSocket::bind("0.0.0.0:0").await?;
+    ///     let group = Ipv4Addr::new(239, 255, 0, 1);
+    ///     s.join_multicast_v4(group, Ipv4Addr::LOCALHOST)?;
+    ///     s.leave_multicast_v4(group, Ipv4Addr::LOCALHOST)?;
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The OS error (no such interface, or no route for multicast when
+    /// `interface` is unspecified).
+    pub fn join_multicast_v4(&self, multiaddr: Ipv4Addr, interface: Ipv4Addr) -> io::Result<()> {
+        self.io.get_ref().join_multicast_v4(&multiaddr, &interface)
+    }
+
+    /// Joins the IPv6 multicast group `multiaddr` on the interface of
+    /// index `interface` (0: the one the system picks):
+    /// `IPV6_ADD_MEMBERSHIP`.
+    ///
+    /// ```
+    /// use std::net::Ipv6Addr;
+    /// use timerloop::{EventLoop, net::UdpSocket};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     // A machine without IPv6, or without a route for its multicast,
+    ///     // says so in an error.
+    ///     let Ok(s) = UdpSocket::bind("[::]:0").await else { return Ok(()) };
+    ///     let group: Ipv6Addr = "ff02::1:3".parse().unwrap();
+    ///     if s.join_multicast_v6(&group, 0).is_ok() {
+    ///         s.leave_multicast_v6(&group, 0)?;
+    ///     }
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The OS error.
+    pub fn join_multicast_v6(&self, multiaddr: &Ipv6Addr, interface: u32) -> io::Result<()> {
+        self.io.get_ref().join_multicast_v6(multiaddr, interface)
+    }
+
+    /// Leaves an IPv4 multicast group joined with
+    /// [`join_multicast_v4`](Self::join_multicast_v4):
+    /// `IP_DROP_MEMBERSHIP`.
+    ///
+    /// ```
+    /// use std::net::Ipv4Addr;
+    /// use timerloop::{EventLoop, net::UdpSocket};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let s = UdpSocket::bind("0.0.0.0:0").await?;
+    ///     let group = Ipv4Addr::new(239, 255, 0, 2);
+    ///     assert!(s.leave_multicast_v4(group, Ipv4Addr::LOCALHOST).is_err()); // not joined
+    ///     s.join_multicast_v4(group, Ipv4Addr::LOCALHOST)?;
+    ///     s.leave_multicast_v4(group, Ipv4Addr::LOCALHOST)?;
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The OS error (the group was not joined, for one).
+    pub fn leave_multicast_v4(&self, multiaddr: Ipv4Addr, interface: Ipv4Addr) -> io::Result<()> {
+        self.io.get_ref().leave_multicast_v4(&multiaddr, &interface)
+    }
+
+    /// Leaves an IPv6 multicast group joined with
+    /// [`join_multicast_v6`](Self::join_multicast_v6):
+    /// `IPV6_DROP_MEMBERSHIP`.
+    ///
+    /// ```
+    /// use std::net::Ipv6Addr;
+    /// use timerloop::{EventLoop, net::UdpSocket};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let Ok(s) = UdpSocket::bind("[::]:0").await else { return Ok(()) }; // no IPv6
+    ///     let group: Ipv6Addr = "ff02::1:4".parse().unwrap();
+    ///     assert!(s.leave_multicast_v6(&group, 0).is_err()); // not joined
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The OS error (the group was not joined, for one).
+    pub fn leave_multicast_v6(&self, multiaddr: &Ipv6Addr, interface: u32) -> io::Result<()> {
+        self.io.get_ref().leave_multicast_v6(multiaddr, interface)
+    }
+
+    /// Whether the socket's own IPv4 multicast datagrams loop back to
+    /// the sockets of this host that joined the group:
+    /// `IP_MULTICAST_LOOP` (on by default).
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::UdpSocket};
+    /// let mut lp = EventLoop::new();
+    /// let on = lp
+    ///     .block_on(async { UdpSocket::bind("0.0.0.0:0").await?.multicast_loop_v4() })
+    ///     .unwrap()
+    ///     .unwrap();
+    /// assert!(on);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The OS error.
+    pub fn multicast_loop_v4(&self) -> io::Result<bool> {
+        self.io.get_ref().multicast_loop_v4()
+    }
+
+    /// Sets `IP_MULTICAST_LOOP`.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::UdpSocket};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let s = UdpSocket::bind("0.0.0.0:0").await?;
+    ///     s.set_multicast_loop_v4(false)?;
+    ///     assert!(!s.multicast_loop_v4()?);
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The OS error.
+    pub fn set_multicast_loop_v4(&self, on: bool) -> io::Result<()> {
+        self.io.get_ref().set_multicast_loop_v4(on)
+    }
+
+    /// The time-to-live of the socket's IPv4 multicast datagrams:
+    /// `IP_MULTICAST_TTL` (1 by default: they stay on the local network).
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::UdpSocket};
+    /// let mut lp = EventLoop::new();
+    /// let ttl = lp
+    ///     .block_on(async { UdpSocket::bind("0.0.0.0:0").await?.multicast_ttl_v4() })
+    ///     .unwrap()
+    ///     .unwrap();
+    /// assert_eq!(ttl, 1);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The OS error.
+    pub fn multicast_ttl_v4(&self) -> io::Result<u32> {
+        self.io.get_ref().multicast_ttl_v4()
+    }
+
+    /// Sets `IP_MULTICAST_TTL`.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::UdpSocket};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let s = UdpSocket::bind("0.0.0.0:0").await?;
+    ///     s.set_multicast_ttl_v4(8)?;
+    ///     assert_eq!(s.multicast_ttl_v4()?, 8);
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The OS error.
+    pub fn set_multicast_ttl_v4(&self, ttl: u32) -> io::Result<()> {
+        self.io.get_ref().set_multicast_ttl_v4(ttl)
+    }
+
+    /// Whether the socket's own IPv6 multicast datagrams loop back to
+    /// the sockets of this host that joined the group:
+    /// `IPV6_MULTICAST_LOOP` (on by default).
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::UdpSocket};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let Ok(s) = UdpSocket::bind("[::]:0").await else { return Ok(()) }; // no IPv6
+    ///     assert!(s.multicast_loop_v6()?);
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The OS error (an IPv4 socket, for one).
+    pub fn multicast_loop_v6(&self) -> io::Result<bool> {
+        self.io.get_ref().multicast_loop_v6()
+    }
+
+    /// Sets `IPV6_MULTICAST_LOOP`.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::UdpSocket};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let Ok(s) = UdpSocket::bind("[::]:0").await else { return Ok(()) }; // no IPv6
+    ///     s.set_multicast_loop_v6(false)?;
+    ///     assert!(!s.multicast_loop_v6()?);
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The OS error (an IPv4 socket, for one).
+    pub fn set_multicast_loop_v6(&self, on: bool) -> io::Result<()> {
+        self.io.get_ref().set_multicast_loop_v6(on)
     }
 }
