@@ -350,3 +350,67 @@ fn a_set_is_unpin_for_any_output() {
     fn unpin<T: Unpin>() {}
     unpin::<JoinSet<std::marker::PhantomPinned>>();
 }
+
+/// Every task has an `Id`, the same through its handle, its abort handle,
+/// its error, `task::id()` inside it and `join_next_with_id`; ids count up
+/// in spawn order, deferred spawns (from callbacks) included.
+#[test]
+fn ids_name_tasks_everywhere() {
+    use timerloop::task::{self, Id};
+    let mut lp = EventLoop::with_virtual_clock();
+    type Seen = Rc<RefCell<Vec<(Id, Option<Id>)>>>;
+    let seen: Seen = Rc::default();
+    let s = seen.clone();
+    lp.set_timeout(1, move |_| {
+        assert_eq!(task::try_id(), None, "a callback is not a task");
+        let s2 = s.clone();
+        let h = task::spawn(async move { task::id() });
+        let id = h.id();
+        task::spawn(async move {
+            let inner = h.await.unwrap();
+            s2.borrow_mut().push((id, Some(inner)));
+        });
+    });
+    let out = lp
+        .block_on(async {
+            let me = task::id();
+            let mut set = JoinSet::new();
+            let a = set.spawn(async {
+                time::sleep(ms(20)).await;
+                "a"
+            });
+            let b = set.spawn(async {
+                time::sleep(ms(5)).await;
+                panic!("b")
+            });
+            let c = set.spawn(std::future::pending::<&str>());
+            let (ia, ib, ic) = (a.id(), b.id(), c.id());
+            assert!(me < ia && ia < ib && ib < ic);
+            c.abort();
+            let mut got = Vec::new();
+            while let Some(r) = set.join_next_with_id().await {
+                got.push(match r {
+                    Ok((id, v)) => (id, v.to_owned()),
+                    Err(e) if e.is_panic() => (e.id(), "panicked".to_owned()),
+                    Err(e) => (e.id(), format!("{e}")),
+                });
+            }
+            assert_eq!(
+                got,
+                [
+                    (ic, "the task was aborted".to_owned()),
+                    (ib, "panicked".to_owned()),
+                    (ia, "a".to_owned()),
+                ]
+            );
+            me
+        })
+        .unwrap();
+    lp.run().unwrap();
+    let seen = seen.borrow();
+    assert_eq!(seen.len(), 1);
+    let (id, inner) = seen[0];
+    assert_eq!(Some(id), inner, "the deferred task saw its handle's id");
+    assert!(id > out, "spawned after the main task");
+    assert_eq!(format!("{:?}", out), format!("Id({out})"));
+}

@@ -2,11 +2,12 @@
 //! task and its handle.
 
 use std::any::Any;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
+use std::num::NonZeroU64;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
@@ -29,10 +30,11 @@ use crate::timers::LoopShared;
 #[derive(Clone)]
 pub struct JoinError {
     repr: Repr,
+    id: Id,
 }
 
 #[derive(Clone)]
-enum Repr {
+pub(super) enum Repr {
     Cancelled,
     /// Shared by clones (one word: a join state holds an error).
     Panic(Arc<Panicked>),
@@ -40,7 +42,7 @@ enum Repr {
 
 /// A task's panic: its message, and its payload for
 /// [`JoinError::into_panic`] (the first clone to take it has it).
-struct Panicked {
+pub(super) struct Panicked {
     msg: String,
     payload: Mutex<Option<Box<dyn Any + Send>>>,
 }
@@ -63,15 +65,69 @@ impl Drop for Panicked {
     }
 }
 
-impl JoinError {
-    pub(super) fn panicked(payload: Box<dyn Any + Send>) -> JoinError {
+impl Repr {
+    fn panicked(payload: Box<dyn Any + Send>) -> Repr {
         let msg = crate::timers::panic_message(&*payload);
-        JoinError {
-            repr: Repr::Panic(Arc::new(Panicked {
-                msg,
-                payload: Mutex::new(Some(payload)),
-            })),
-        }
+        Repr::Panic(Arc::new(Panicked {
+            msg,
+            payload: Mutex::new(Some(payload)),
+        }))
+    }
+}
+
+/// A task's identity, tokio's `task::Id`: what [`JoinHandle::id`],
+/// [`AbortHandle::id`], [`JoinError::id`], [`task::id`](super::id) and
+/// [`JoinSet::join_next_with_id`](super::JoinSet::join_next_with_id)
+/// give. Ids are numbered from 1 in the order of the spawns of their
+/// loop, and never reused by it (another loop numbers its own).
+///
+/// ```
+/// use timerloop::EventLoop;
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let a = lp.spawn(async {});
+/// let b = lp.spawn(async {});
+/// assert_ne!(a.id(), b.id());
+/// assert!(a.id() < b.id());
+/// assert_eq!(a.id().to_string(), "1");
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Id(NonZeroU64);
+
+impl Id {
+    /// The id numbered `n`, none for 0.
+    pub(super) fn from_raw(n: u64) -> Option<Id> {
+        NonZeroU64::new(n).map(Id)
+    }
+
+    pub(super) fn get(self) -> u64 {
+        self.0.get()
+    }
+}
+
+impl fmt::Debug for Id {
+    /// `Id(7)`, as tokio's.
+    ///
+    /// ```
+    /// use timerloop::EventLoop;
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// assert_eq!(format!("{:?}", lp.spawn(async {}).id()), "Id(1)");
+    /// ```
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Id({})", self.0)
+    }
+}
+
+impl fmt::Display for Id {
+    /// The number alone.
+    ///
+    /// ```
+    /// use timerloop::EventLoop;
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// lp.spawn(async {});
+    /// assert_eq!(lp.spawn(async {}).id().to_string(), "2");
+    /// ```
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
     }
 }
 
@@ -119,6 +175,19 @@ impl JoinError {
             Repr::Panic(p) => Some(p.msg.clone()),
             Repr::Cancelled => None,
         }
+    }
+
+    /// The [`Id`] of the task that failed.
+    ///
+    /// ```
+    /// use timerloop::EventLoop;
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let h = lp.spawn(async { panic!("no") });
+    /// let id = h.id();
+    /// assert_eq!(lp.block_on(h).unwrap().unwrap_err().id(), id);
+    /// ```
+    pub fn id(&self) -> Id {
+        self.id
     }
 
     /// The task's panic payload, to resume the panic with
@@ -169,7 +238,7 @@ impl JoinError {
 }
 
 /// Errors are equal if both are cancellations, or panics with the same
-/// message.
+/// message, whatever their tasks' ids.
 ///
 /// ```
 /// use timerloop::EventLoop;
@@ -196,8 +265,8 @@ impl Eq for JoinError {}
 impl fmt::Debug for JoinError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.repr {
-            Repr::Cancelled => f.write_str("JoinError::Cancelled"),
-            Repr::Panic(p) => f.debug_tuple("JoinError::Panic").field(&p.msg).finish(),
+            Repr::Cancelled => write!(f, "JoinError::Cancelled({:?})", self.id),
+            Repr::Panic(p) => write!(f, "JoinError::Panic({:?}, {:?})", self.id, p.msg),
         }
     }
 }
@@ -228,12 +297,16 @@ pub(crate) struct Joins {
     /// states are still there (for `abort`), by join key: kept here, not
     /// in every join state, which every spawn writes.
     made: RefCell<HashMap<Key, Key>>,
+    /// The last task id given out (ids count from 1).
+    last_id: Cell<u64>,
+    /// The id of the task being polled, 0 if none ([`super::try_id`]).
+    pub(super) current: Cell<u64>,
 }
 
 struct JoinState {
     /// The output (boxed only if its handle is still there to read it; a
     /// zero-sized output, such as `()`, allocates nothing).
-    out: Option<Result<Box<dyn Any>, JoinError>>,
+    out: Option<Result<Box<dyn Any>, Repr>>,
     waker: Option<Waker>,
     /// The output is in (or was taken, or nobody will read it): the task
     /// is over.
@@ -265,6 +338,13 @@ enum Deferred {
 }
 
 impl Joins {
+    /// The id of a task about to be spawned.
+    pub(super) fn new_id(&self) -> Id {
+        let id = self.last_id.get() + 1;
+        self.last_id.set(id);
+        Id(NonZeroU64::new(id).expect("ids start at 1"))
+    }
+
     /// A join state for a task about to be spawned.
     pub(super) fn open(&self) -> Key {
         self.open_as(Deferred::No)
@@ -351,7 +431,7 @@ impl Joins {
     /// The task `key` is over with `out` (built only if a handle will read
     /// it). Nothing if it was over already, or is detached with no abort
     /// handle; a detached task's abort handles see it over.
-    pub(super) fn complete(&self, key: Key, out: impl FnOnce() -> Result<Box<dyn Any>, JoinError>) {
+    pub(super) fn complete(&self, key: Key, out: impl FnOnce() -> Result<Box<dyn Any>, Repr>) {
         let waker = {
             let mut states = self.states.borrow_mut();
             let Some(st) = states.get_mut(key) else {
@@ -388,7 +468,7 @@ impl Joins {
             self.complete(key, cancelled); // over, for its abort handles
             return Some(crate::timers::panic_message_of(payload));
         }
-        self.complete(key, || Err(JoinError::panicked(payload)));
+        self.complete(key, || Err(Repr::panicked(payload)));
         None
     }
 
@@ -457,10 +537,8 @@ impl Joins {
     }
 }
 
-fn cancelled() -> Result<Box<dyn Any>, JoinError> {
-    Err(JoinError {
-        repr: Repr::Cancelled,
-    })
+fn cancelled() -> Result<Box<dyn Any>, Repr> {
+    Err(Repr::Cancelled)
 }
 
 /// A spawned task's output: a future of `Result<T, JoinError>`.
@@ -502,6 +580,7 @@ pub struct JoinHandle<T> {
     join: Key,
     /// Its task.
     key: Key,
+    id: Id,
     shared: Rc<LoopShared>,
     _output: PhantomData<fn() -> T>,
     _not_send: PhantomData<*const ()>,
@@ -510,17 +589,25 @@ pub struct JoinHandle<T> {
 impl<T> fmt::Debug for JoinHandle<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("JoinHandle")
+            .field("id", &self.id)
             .field("finished", &self.is_finished())
             .finish_non_exhaustive()
     }
 }
 
 impl<T: 'static> JoinHandle<T> {
-    pub(super) fn new(joins: Rc<Joins>, join: Key, key: Key, shared: Rc<LoopShared>) -> Self {
+    pub(super) fn new(
+        joins: Rc<Joins>,
+        join: Key,
+        key: Key,
+        id: Id,
+        shared: Rc<LoopShared>,
+    ) -> Self {
         JoinHandle {
             joins,
             join,
             key,
+            id,
             shared,
             _output: PhantomData,
             _not_send: PhantomData,
@@ -539,10 +626,13 @@ impl<T: 'static> JoinHandle<T> {
             .get_mut(self.join)?
             .out
             .take()?;
-        Some(out.map(|b| {
-            *b.downcast::<T>()
-                .expect("a task's output has its handle's type")
-        }))
+        Some(
+            out.map(|b| {
+                *b.downcast::<T>()
+                    .expect("a task's output has its handle's type")
+            })
+            .map_err(|repr| JoinError { repr, id: self.id }),
+        )
     }
 }
 
@@ -599,6 +689,7 @@ impl<T> JoinHandle<T> {
             joins: self.joins.clone(),
             join: self.join,
             key: self.key,
+            id: self.id,
             shared: self.shared.clone(),
             _not_send: PhantomData,
         }
@@ -619,6 +710,19 @@ impl<T> JoinHandle<T> {
     /// ```
     pub fn is_finished(&self) -> bool {
         self.joins.is_done(self.join)
+    }
+
+    /// The task's [`Id`], tokio's `JoinHandle::id`.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, task};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let h = lp.spawn(async { task::id() });
+    /// let id = h.id();
+    /// assert_eq!(lp.block_on(h).unwrap(), Ok(id)); // what the task saw
+    /// ```
+    pub fn id(&self) -> Id {
+        self.id
     }
 }
 
@@ -681,6 +785,7 @@ pub struct AbortHandle {
     join: Key,
     /// Its task (a deferred spawn's is in [`Joins::made`]).
     key: Key,
+    id: Id,
     shared: Rc<LoopShared>,
     _not_send: PhantomData<*const ()>,
 }
@@ -716,6 +821,18 @@ impl AbortHandle {
     pub fn is_finished(&self) -> bool {
         self.joins.is_done(self.join)
     }
+
+    /// The task's [`Id`].
+    ///
+    /// ```
+    /// use timerloop::EventLoop;
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let h = lp.spawn(async {});
+    /// assert_eq!(h.abort_handle().id(), h.id());
+    /// ```
+    pub fn id(&self) -> Id {
+        self.id
+    }
 }
 
 impl Clone for AbortHandle {
@@ -737,6 +854,7 @@ impl Clone for AbortHandle {
             joins: self.joins.clone(),
             join: self.join,
             key: self.key,
+            id: self.id,
             shared: self.shared.clone(),
             _not_send: PhantomData,
         }
@@ -752,6 +870,7 @@ impl Drop for AbortHandle {
 impl fmt::Debug for AbortHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AbortHandle")
+            .field("id", &self.id)
             .field("finished", &self.is_finished())
             .finish_non_exhaustive()
     }

@@ -9,7 +9,7 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use slab::Slab;
 
-use super::{AbortHandle, JoinError, JoinHandle};
+use super::{AbortHandle, Id, JoinError, JoinHandle};
 use crate::EventLoop;
 
 /// A set of tasks on the thread's loop, joined in the order they
@@ -278,6 +278,44 @@ impl<T: 'static> JoinSet<T> {
         poll_fn(|cx| self.poll_join_next(cx)).await
     }
 
+    /// [`join_next`](Self::join_next) with the [`Id`] of the task whose
+    /// output it is (an error has its task's id too:
+    /// [`JoinError::id`]), to find which of the set's tasks completed,
+    /// failed or was aborted.
+    ///
+    /// ```
+    /// use std::collections::HashMap;
+    /// use timerloop::{EventLoop, task::JoinSet};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let failed = lp
+    ///     .block_on(async {
+    ///         let mut set = JoinSet::new();
+    ///         let mut names = HashMap::new();
+    ///         for name in ["a", "b", "c"] {
+    ///             let id = set
+    ///                 .spawn(async move {
+    ///                     if name == "b" {
+    ///                         panic!("b fails");
+    ///                     }
+    ///                 })
+    ///                 .id();
+    ///             names.insert(id, name);
+    ///         }
+    ///         let mut failed = Vec::new();
+    ///         while let Some(r) = set.join_next_with_id().await {
+    ///             if let Err(e) = r {
+    ///                 failed.push(names[&e.id()]);
+    ///             }
+    ///         }
+    ///         failed
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(failed, ["b"]);
+    /// ```
+    pub async fn join_next_with_id(&mut self) -> Option<Result<(Id, T), JoinError>> {
+        poll_fn(|cx| self.poll_join_next_with_id(cx)).await
+    }
+
     /// [`join_next`](Self::join_next) as a poll function: `Ready(None)`
     /// when the set is empty.
     ///
@@ -294,6 +332,28 @@ impl<T: 'static> JoinSet<T> {
     /// assert_eq!(got, Some(Ok(7)));
     /// ```
     pub fn poll_join_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<T, JoinError>>> {
+        self.poll_join_next_with_id(cx)
+            .map(|o| o.map(|r| r.map(|(_, v)| v)))
+    }
+
+    /// [`join_next_with_id`](Self::join_next_with_id) as a poll function.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, task::JoinSet};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let (id, got) = lp
+    ///     .block_on(async {
+    ///         let mut set = JoinSet::new();
+    ///         let id = set.spawn(async { 7 }).id();
+    ///         (id, std::future::poll_fn(|cx| set.poll_join_next_with_id(cx)).await)
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(got, Some(Ok((id, 7))));
+    /// ```
+    pub fn poll_join_next_with_id(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<(Id, T), JoinError>>> {
         if self.entries.is_empty() {
             return Poll::Ready(None);
         }
@@ -301,7 +361,7 @@ impl<T: 'static> JoinSet<T> {
         // are looked at then wakes this task too.
         super::store_waker(&mut self.notified.lock().parent, cx.waker());
         match self.next_done() {
-            Some(out) => Poll::Ready(Some(out)),
+            Some(out) => Poll::Ready(Some(with_id(out))),
             None => Poll::Pending,
         }
     }
@@ -319,12 +379,27 @@ impl<T: 'static> JoinSet<T> {
     /// assert_eq!(set.try_join_next(), Some(Ok("done")));
     /// ```
     pub fn try_join_next(&mut self) -> Option<Result<T, JoinError>> {
-        self.next_done()
+        self.next_done().map(|(_, r)| r)
+    }
+
+    /// [`try_join_next`](Self::try_join_next) with the task's [`Id`], as
+    /// [`join_next_with_id`](Self::join_next_with_id) gives it.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, task::JoinSet};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let mut set = JoinSet::new();
+    /// let id = set.spawn_on(async { "done" }, &mut lp).id();
+    /// lp.run().unwrap();
+    /// assert_eq!(set.try_join_next_with_id(), Some(Ok((id, "done"))));
+    /// ```
+    pub fn try_join_next_with_id(&mut self) -> Option<Result<(Id, T), JoinError>> {
+        self.next_done().map(with_id)
     }
 
     /// Polls the notified entries, each with its own waker, until one is
     /// done: removes it and returns its output.
-    fn next_done(&mut self) -> Option<Result<T, JoinError>> {
+    fn next_done(&mut self) -> Option<(Id, Result<T, JoinError>)> {
         loop {
             let index = self.notified.lock().entries.pop_front()?;
             // An entry removed since (joined, or detached) or a reused
@@ -335,8 +410,9 @@ impl<T: 'static> JoinSet<T> {
             };
             let mut cx = Context::from_waker(&entry.waker);
             if let Poll::Ready(out) = Pin::new(&mut entry.handle).poll(&mut cx) {
+                let id = entry.handle.id();
                 self.entries.remove(index);
-                return Some(out);
+                return Some((id, out));
             }
         }
     }
@@ -541,4 +617,9 @@ where
             self.spawn(f);
         }
     }
+}
+
+/// An output with its task's id; an error has it already.
+fn with_id<T>((id, r): (Id, Result<T, JoinError>)) -> Result<(Id, T), JoinError> {
+    r.map(|v| (id, v))
 }

@@ -63,7 +63,7 @@ mod join;
 mod join_set;
 
 pub(crate) use join::Joins;
-pub use join::{AbortHandle, JoinError, JoinHandle};
+pub use join::{AbortHandle, Id, JoinError, JoinHandle};
 pub use join_set::JoinSet;
 
 use std::future::Future;
@@ -127,6 +127,7 @@ struct Task {
     header: Arc<Header>,
     /// Its join state in [`Tasks::joins`].
     join: Key,
+    id: Id,
 }
 
 /// What a task is polled with.
@@ -334,6 +335,40 @@ pub fn yield_now() -> YieldNow {
     YieldNow { yielded: false }
 }
 
+/// The [`Id`] of the task being polled: tokio's `task::id`.
+///
+/// ```
+/// use timerloop::{EventLoop, task};
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let h = lp.spawn(async { task::id() });
+/// let id = h.id();
+/// assert_eq!(lp.block_on(h).unwrap(), Ok(id));
+/// ```
+///
+/// # Panics
+///
+/// Outside a task (in a callback, or with no loop): see [`try_id`].
+pub fn id() -> Id {
+    try_id().expect("task::id called outside a task (try_id says None there)")
+}
+
+/// The [`Id`] of the task being polled, or `None` outside a task (in a
+/// callback, in `block_on`'s caller, or with no current loop): tokio's
+/// `task::try_id`.
+///
+/// ```
+/// use timerloop::{EventLoop, task};
+/// let mut lp = EventLoop::with_virtual_clock();
+/// assert_eq!(task::try_id(), None);
+/// lp.set_timeout(1, |_| assert_eq!(task::try_id(), None));
+/// let seen = lp.block_on(async { task::try_id() }).unwrap();
+/// assert!(seen.is_some());
+/// ```
+pub fn try_id() -> Option<Id> {
+    let shared = crate::timers::try_current_shared()?;
+    Id::from_raw(shared.layer::<Joins>().current.get())
+}
+
 /// Spawns a task on the thread's current loop; the same as
 /// [`EventLoop::spawn`], for code that holds no `&mut EventLoop`: inside
 /// a task, and in a library function called from anywhere on the loop.
@@ -398,14 +433,16 @@ where
 {
     let joins = shared.layer::<Joins>();
     let join = joins.open_deferred();
+    let id = joins.new_id();
     let start = Deferred {
         future: Some(future),
         joins: joins.clone(),
         join,
+        id,
     };
     shared.queue_microtask_held(move |lp| start.run(lp));
     // The handle's own key is never read: its state holds the task's.
-    JoinHandle::new(joins, join, join, shared.clone())
+    JoinHandle::new(joins, join, join, id, shared.clone())
 }
 
 /// A deferred spawn's future, until its first-poll microtask makes the
@@ -415,6 +452,7 @@ struct Deferred<F> {
     future: Option<F>,
     joins: Rc<Joins>,
     join: Key,
+    id: Id,
 }
 
 impl<F: Future + 'static> Deferred<F> {
@@ -423,7 +461,7 @@ impl<F: Future + 'static> Deferred<F> {
         if !self.joins.take_deferred(self.join) {
             return; // aborted: dropped unpolled
         }
-        let key = lp.insert_task(future, self.join);
+        let key = lp.insert_task(future, self.join, self.id);
         self.joins.made(self.join, key);
         // Made queued (`Schedule::queued`): its poll is this microtask.
         lp.poll_task(key);
@@ -472,15 +510,16 @@ impl EventLoop {
         F: Future + 'static,
     {
         let join = self.tasks.joins.open();
-        let key = self.insert_task(future, join);
+        let id = self.tasks.joins.new_id();
+        let key = self.insert_task(future, join, id);
         self.queue_task(key);
-        JoinHandle::new(self.tasks.joins.clone(), join, key, self.shared.clone())
+        JoinHandle::new(self.tasks.joins.clone(), join, key, id, self.shared.clone())
     }
 
     /// Makes the task of `future`, whose output goes to the join state
     /// `join`, queued for its first poll (not yet on the microtask queue).
     #[inline(always)]
-    fn insert_task<F>(&mut self, future: F, join: Key) -> Key
+    fn insert_task<F>(&mut self, future: F, join: Key, id: Id) -> Key
     where
         F: Future + 'static,
     {
@@ -509,6 +548,7 @@ impl EventLoop {
                 }),
                 header,
                 join,
+                id,
             }
         })
     }
@@ -532,11 +572,13 @@ impl EventLoop {
         task.header.scheduled.begin_poll();
         let join = task.join;
         let outer = self.shared.polling.replace(key.index() as u32);
+        let outer_id = self.tasks.joins.current.replace(task.id.get());
         let r = self.lend_during(|| {
             let mut cx = Context::from_waker(&running.waker);
             catch_unwind(AssertUnwindSafe(|| running.future.as_mut().poll(&mut cx)))
         });
         self.shared.polling.set(outer);
+        self.tasks.joins.current.set(outer_id);
         let aborted = self.take_aborted(key);
         let mut running = Some(running);
         let done = match r {
