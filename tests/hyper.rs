@@ -658,3 +658,46 @@ fn header_read_timeout_with_the_loop_timer() {
     assert!(gave_up);
     assert_eq!(lp.now(), 60_000);
 }
+
+/// The same on the virtual clock: 200 clients, each sending three
+/// requests on its keep-alive connection to a handler that sleeps 10 to
+/// 100 ms (by client): every answer comes at its exact virtual time, the
+/// third at three times the sleep, and the loop ends at 300.
+#[test]
+fn two_hundred_keep_alive_clients_exact_on_the_virtual_clock() {
+    const CLIENTS: u64 = 200;
+    let mut lp = EventLoop::with_virtual_clock();
+    let answers = lp
+        .block_on(async move {
+            let addr = Rc::new(spawn_server(server::Builder::new(), Rc::default()).await?);
+            let mut clients = JoinSet::new();
+            for i in 0..CLIENTS {
+                let addr = addr.clone();
+                clients.spawn(async move {
+                    let mut c = connect(&addr).await.map_err(|e| e.to_string())?;
+                    let ms = (i % 10) * 10 + 10;
+                    let mut got = Vec::new();
+                    for _ in 0..3 {
+                        let req = get(&format!("/sleep?ms={ms}"));
+                        let res = c.send_request(req).await.map_err(|e| e.to_string())?;
+                        let (_, body) = text(res).await.map_err(|e| e.to_string())?;
+                        got.push((body, Instant::now().as_millis()));
+                    }
+                    Ok::<_, String>((ms, got))
+                });
+            }
+            TestResult::Ok(clients.join_all().await)
+        })
+        .unwrap()
+        .unwrap();
+    assert_eq!(answers.len(), CLIENTS as usize);
+    for answer in answers {
+        let (ms, got) = answer.unwrap();
+        let body = format!("slept {ms}");
+        assert_eq!(
+            got,
+            [(body.clone(), ms), (body.clone(), 2 * ms), (body, 3 * ms)]
+        );
+    }
+    assert_eq!(lp.now(), 300);
+}
