@@ -66,6 +66,12 @@ impl TcpListener {
     /// with `SO_REUSEADDR`, as tokio and Node do. Resolving a host name
     /// blocks the thread; pass an IP address to avoid that.
     ///
+    /// Its listen backlog is 128, std's and mio's, where tokio's `bind`
+    /// asks for 1024 and Node's `listen` for 511: more connects at once
+    /// than it holds wait for the clients to send their SYNs again (a
+    /// second later, on Linux). For a larger backlog, bind and listen
+    /// with `socket2` and hand the listener to [`from_std`](Self::from_std).
+    ///
     /// ```
     /// use timerloop::{EventLoop, net::TcpListener};
     /// let mut lp = EventLoop::new();
