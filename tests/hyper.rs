@@ -95,10 +95,9 @@ async fn route(req: Request<Incoming>) -> Result<Response<Body>, hyper::Error> {
     Ok(Response::new(body))
 }
 
-/// A listener on loopback with tokio's listen backlog, 1024.
-/// `TcpListener::bind` has std's (and mio's), 128: more connects at once
-/// than that overflow it, and the kernel drops their SYNs until the
-/// clients send them again, a second later.
+/// A listener on loopback, made by socket2 with a listen backlog of 1024
+/// and handed over with `TcpListener::from_std`, the way to choose a
+/// backlog (`TcpListener::bind` has Node's, 511).
 fn listener() -> io::Result<TcpListener> {
     use socket2::{Domain, Socket, Type};
     let s = Socket::new(Domain::IPV4, Type::STREAM, None)?;
@@ -386,9 +385,9 @@ fn graceful_shutdown_completes_the_requests_in_flight() {
 
 /// 200 clients at once on one loop, each with its own connection and
 /// body: every one gets its own body back. (The listener's backlog is
-/// 1024, as [`listener`] says: with `TcpListener::bind`'s 128, the test
-/// passes too, but the connects past the 129th wait a second for their
-/// SYN's retransmission.)
+/// 1024, as [`listener`] says; with a backlog of 128, the test passes
+/// too, but the connects past the 129th wait a second for their SYN's
+/// retransmission.)
 #[test]
 fn two_hundred_concurrent_connections() {
     const CLIENTS: usize = 200;

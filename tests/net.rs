@@ -519,3 +519,37 @@ fn owned_halves_drop_and_reunite() {
     assert_eq!(got.1, b"still heard");
     assert_eq!(got.2, b"ok");
 }
+
+/// `TcpListener::bind` listens with Node's backlog (511), not std's 128:
+/// 400 clients that connect while nobody accepts all get their
+/// connection at once. With a backlog of 128, the connects past the
+/// 129th wait for a SYN sent again a second later, and fail here (the
+/// listener never accepts, so they time out at 3 s).
+#[test]
+fn bind_listens_with_nodes_backlog() {
+    let cap = std::fs::read_to_string("/proc/sys/net/core/somaxconn")
+        .ok()
+        .and_then(|s| s.trim().parse::<usize>().ok())
+        .unwrap_or(4096);
+    if cap < 511 {
+        eprintln!("net.core.somaxconn is {cap}: the kernel caps the backlog, nothing to check");
+        return;
+    }
+    let mut lp = EventLoop::new();
+    let l = lp
+        .block_on(async { TcpListener::bind("127.0.0.1:0").await })
+        .unwrap()
+        .unwrap();
+    let addr = l.local_addr().unwrap();
+    // The loop registers the listener at its next flush point; no accept
+    // ever runs, so the connections stay in the backlog.
+    lp.run_nowait().unwrap();
+    let clients: Vec<_> = (0..400)
+        .map(|i| {
+            std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(3))
+                .unwrap_or_else(|e| panic!("connect {i}: {e}"))
+        })
+        .collect();
+    assert_eq!(clients.len(), 400);
+    drop(l);
+}

@@ -61,16 +61,21 @@ pub(super) fn each_addr<A: ToSocketAddrs, T>(
     Err(last.unwrap_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no address to use")))
 }
 
+/// The listen backlog of [`TcpListener::bind`]: Node's default (its
+/// `server.listen`), where std and mio ask for 128.
+const BACKLOG: i32 = 511;
+
 impl TcpListener {
     /// Binds a listener to `addr` (the first of its addresses that works),
     /// with `SO_REUSEADDR`, as tokio and Node do. Resolving a host name
     /// blocks the thread; pass an IP address to avoid that.
     ///
-    /// Its listen backlog is 128, std's and mio's, where tokio's `bind`
-    /// asks for 1024 and Node's `listen` for 511: more connects at once
-    /// than it holds wait for the clients to send their SYNs again (a
-    /// second later, on Linux). For a larger backlog, bind and listen
-    /// with `socket2` and hand the listener to [`from_std`](Self::from_std).
+    /// It listens with Node's default backlog, 511 connections waiting
+    /// to be accepted (capped by the system's, `net.core.somaxconn` on
+    /// Linux), where std and mio ask for 128: past the backlog, a client's
+    /// connect waits for its SYN to be sent again, a second later on
+    /// Linux. For another backlog, bind and listen with `socket2` and hand
+    /// the listener to [`from_std`](Self::from_std).
     ///
     /// ```
     /// use timerloop::{EventLoop, net::TcpListener};
@@ -91,7 +96,12 @@ impl TcpListener {
     ///
     /// If no loop is current on this thread.
     pub async fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<TcpListener> {
-        let l = each_addr(addr, mio::net::TcpListener::bind)?;
+        let l = each_addr(addr, |a| {
+            let l = mio::net::TcpListener::bind(a)?;
+            // Listening again sets the backlog of a listening socket.
+            socket2::SockRef::from(&l).listen(BACKLOG)?;
+            Ok(l)
+        })?;
         Ok(TcpListener::from_mio(l))
     }
 
