@@ -375,14 +375,22 @@ impl Joins {
     /// Records the panic of a task that was not aborted, its payload
     /// kept for [`JoinError::into_panic`]. Returns the message if nobody
     /// will read it (the task is detached): an unhandled rejection.
+    ///
+    /// The payload is dropped (or kept) only after the states are let go
+    /// of: its drop may use handles or spawn (it runs on this thread).
     pub(super) fn fail(&self, key: Key, payload: Box<dyn Any + Send>) -> Option<String> {
-        let attached = match self.states.borrow().get(key) {
+        let state = self
+            .states
+            .borrow()
+            .get(key)
+            .map(|st| (st.done, st.attached));
+        let attached = match state {
             None => return Some(crate::timers::panic_message_of(payload)),
-            Some(st) if st.done => {
+            Some((true, _)) => {
                 crate::timers::discard_payload(payload);
                 return None;
             }
-            Some(st) => st.attached,
+            Some((false, attached)) => attached,
         };
         if !attached {
             self.complete(key, cancelled); // over, for its abort handles
