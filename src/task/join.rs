@@ -773,14 +773,22 @@ impl<T: 'static> Future for JoinHandle<T> {
             return Poll::Ready(out);
         }
         let mut states = self.joins.states.borrow_mut();
-        if let Some(st) = states.get_mut(self.join) {
-            if st.done {
+        let replaced = match states.get_mut(self.join) {
+            Some(st) if st.done => {
                 // Done and its output taken: by an earlier poll's `Ready`.
                 drop(states);
                 polled_after_completion();
             }
-            super::store_waker(&mut st.waker, cx.waker());
-        }
+            Some(st) => match &st.waker {
+                Some(w) if w.will_wake(cx.waker()) => None,
+                _ => st.waker.replace(cx.waker().clone()),
+            },
+            None => None,
+        };
+        // The waker it replaces is dropped after the states are let go
+        // of: a waker's drop is user code, which may use handles.
+        drop(states);
+        drop(replaced);
         Poll::Pending
     }
 }
