@@ -455,14 +455,22 @@ impl Joins {
     /// Records the panic of a task that was not aborted, its payload
     /// kept for [`JoinError::into_panic`]. Returns the message if nobody
     /// will read it (the task is detached): an unhandled rejection.
+    ///
+    /// The payload is dropped (or kept) only after the states are let go
+    /// of: its drop may use handles or spawn (it runs on this thread).
     pub(super) fn fail(&self, key: Key, payload: Box<dyn Any + Send>) -> Option<String> {
-        let attached = match self.states.borrow().get(key) {
+        let state = self
+            .states
+            .borrow()
+            .get(key)
+            .map(|st| (st.done, st.attached));
+        let attached = match state {
             None => return Some(crate::timers::panic_message_of(payload)),
-            Some(st) if st.done => {
+            Some((true, _)) => {
                 crate::timers::discard_payload(payload);
                 return None;
             }
-            Some(st) => st.attached,
+            Some((false, attached)) => attached,
         };
         if !attached {
             self.complete(key, cancelled); // over, for its abort handles
@@ -884,14 +892,22 @@ impl<T: 'static> Future for JoinHandle<T> {
             return Poll::Ready(out);
         }
         let mut states = self.joins.states.borrow_mut();
-        if let Some(st) = states.get_mut(self.join) {
-            if st.done {
+        let replaced = match states.get_mut(self.join) {
+            Some(st) if st.done => {
                 // Done and its output taken: by an earlier poll's `Ready`.
                 drop(states);
                 polled_after_completion();
             }
-            super::store_waker(&mut st.waker, cx.waker());
-        }
+            Some(st) => match &st.waker {
+                Some(w) if w.will_wake(cx.waker()) => None,
+                _ => st.waker.replace(cx.waker().clone()),
+            },
+            None => None,
+        };
+        // The waker it replaces is dropped after the states are let go
+        // of: a waker's drop is user code, which may use handles.
+        drop(states);
+        drop(replaced);
         Poll::Pending
     }
 }
@@ -1001,6 +1017,65 @@ mod tests {
         assert_eq!(live_states(&lp), 0);
         assert!(lp.tasks.joins.made.borrow().is_empty());
         drop(lp);
+    }
+
+    /// review39: states and `made` keys are freed on the paths a panic,
+    /// a JoinSet and a self-abort take, whatever order the handles go in.
+    #[test]
+    fn states_are_freed_after_panics_sets_and_self_aborts() {
+        use crate::task::{AbortHandle, JoinSet};
+        use std::cell::RefCell;
+        use std::rc::Rc;
+        let mut lp = EventLoop::with_virtual_clock();
+        lp.set_uncaught_handler(|_, _| {});
+        let kept: Rc<RefCell<Vec<AbortHandle>>> = Rc::default();
+        let k = kept.clone();
+        lp.set_timeout(1, move |_| {
+            // Deferred, detached, panicking, with two abort handles.
+            let h = crate::task::spawn(async {
+                crate::task::yield_now().await;
+                panic!("p")
+            });
+            let a = h.abort_handle();
+            k.borrow_mut().push(a.clone());
+            k.borrow_mut().push(a);
+            drop(h);
+            // Deferred, aborting itself through its own abort handle.
+            let slot: Rc<RefCell<Option<AbortHandle>>> = Rc::default();
+            let s = slot.clone();
+            let h = crate::task::spawn(async move {
+                s.borrow().as_ref().unwrap().abort();
+                std::future::pending::<()>().await
+            });
+            *slot.borrow_mut() = Some(h.abort_handle());
+            k.borrow_mut().push(h.abort_handle());
+            drop(h);
+            drop(slot); // the task holds the other Rc: its drop frees it
+        });
+        lp.run_until(1).unwrap();
+        assert!(kept.borrow().iter().all(|a| a.is_finished()));
+        assert_eq!(lp.stats().tasks, 0);
+        kept.borrow_mut().reverse();
+        kept.borrow_mut().clear();
+        assert_eq!(live_states(&lp), 0);
+        assert!(lp.tasks.joins.made.borrow().is_empty());
+
+        let aborts = lp.scope(|| {
+            let mut set = JoinSet::new();
+            let a = set.spawn(std::future::pending::<()>());
+            let b = set.spawn(async {});
+            set.detach_all();
+            let mut set2 = JoinSet::new();
+            let c = set2.spawn(std::future::pending::<()>());
+            drop(set2);
+            vec![a, b, c]
+        });
+        lp.run_until(1).unwrap();
+        assert_eq!(live_states(&lp), 3);
+        aborts[0].abort();
+        drop(aborts);
+        lp.run_until(1).unwrap();
+        assert_eq!((live_states(&lp), lp.stats().tasks), (0, 0));
     }
 
     /// The abort count lives in the state's padding: no spawn writes more.
