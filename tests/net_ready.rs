@@ -552,3 +552,111 @@ fn udp_multicast_options_round_trip() {
     .unwrap()
     .unwrap();
 }
+
+/// A waker that counts the live copies of itself.
+struct Counted(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl std::task::Wake for Counted {
+    fn wake(self: std::sync::Arc<Self>) {}
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+fn counted_waker(live: &std::sync::Arc<std::sync::atomic::AtomicUsize>) -> std::task::Waker {
+    live.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    std::task::Waker::from(std::sync::Arc::new(Counted(live.clone())))
+}
+
+/// An async operation that gives up (dropped while it waits: a
+/// `timeout`, a `select!` that chose another branch) takes its waker out
+/// of the socket's list: a thousand of them on an idle socket leave none.
+/// The poll API keeps only its latest caller's waker, as tokio's does.
+#[test]
+fn waits_that_give_up_leave_no_waker_behind() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::task::Context;
+    let mut lp = EventLoop::new();
+    lp.block_on(async {
+        let u = UdpSocket::bind("127.0.0.1:0").await?;
+        let (_l, _c, s) = connected().await?;
+        assert!(would_block(u.try_recv(&mut [0; 4])));
+        assert!(would_block(s.try_read(&mut [0; 4])));
+        let live = Arc::new(AtomicUsize::new(0));
+        let mut buf = [0; 8];
+        for _ in 0..1000 {
+            let w = counted_waker(&live);
+            let mut cx = Context::from_waker(&w);
+            assert!(pin!(u.readable()).poll(&mut cx).is_pending());
+            assert!(pin!(u.recv_from(&mut buf)).poll(&mut cx).is_pending());
+            assert!(pin!(s.ready(Interest::READABLE)).poll(&mut cx).is_pending());
+            assert!(pin!(s.peek(&mut buf)).poll(&mut cx).is_pending());
+        }
+        assert_eq!(
+            live.load(Ordering::Relaxed),
+            0,
+            "async waits gave their wakers back"
+        );
+        for _ in 0..1000 {
+            let w = counted_waker(&live);
+            let mut cx = Context::from_waker(&w);
+            assert!(u.poll_recv_ready(&mut cx).is_pending());
+            assert!(s.poll_read_ready(&mut cx).is_pending());
+        }
+        assert_eq!(
+            live.load(Ordering::Relaxed),
+            1,
+            "the poll API keeps its latest caller's"
+        );
+        io::Result::Ok(())
+    })
+    .unwrap()
+    .unwrap();
+}
+
+/// Two waits of one task on one direction (a `join!` of two reads of a
+/// shared socket): dropping one while both wait leaves the other's entry,
+/// and the next datagram wakes it.
+#[test]
+fn dropping_one_of_a_tasks_two_waits_keeps_the_other() {
+    let mut lp = EventLoop::new();
+    let got = lp
+        .block_on(async {
+            let u = UdpSocket::bind("127.0.0.1:0").await?;
+            let addr = u.local_addr()?;
+            assert!(would_block(u.try_recv(&mut [0; 4])));
+            let mut a = Box::pin(u.readable());
+            let mut b = Box::pin(u.readable());
+            poll_fn(|cx| {
+                assert!(a.as_mut().poll(cx).is_pending());
+                assert!(b.as_mut().poll(cx).is_pending());
+                Poll::Ready(())
+            })
+            .await;
+            drop(a);
+            task::spawn(async move {
+                let s = UdpSocket::bind("127.0.0.1:0").await?;
+                s.send_to(b"hi", addr).await
+            });
+            // Woken by the datagram at once; a lost waker would end only
+            // when the timeout polls it again, at 10 s.
+            let t0 = Instant::now();
+            time::timeout(Duration::from_secs(10), b)
+                .await
+                .expect("the other wait ended")?;
+            assert!(
+                t0.elapsed() < Duration::from_secs(5),
+                "woken only by the timeout"
+            );
+            let mut buf = [0; 4];
+            let (n, _) = u.recv_from(&mut buf).await?;
+            io::Result::Ok(buf[..n].to_vec())
+        })
+        .unwrap()
+        .unwrap();
+    assert_eq!(got, b"hi");
+}

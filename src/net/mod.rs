@@ -20,6 +20,14 @@
 //! - **Nothing is lost**: an operation is tried first, and only a
 //!   `WouldBlock` waits for the next readiness event; a read or write that
 //!   is dropped before it completes has transferred nothing.
+//! - **Every waiting task is woken, and nothing waits for nothing**: each
+//!   async operation waiting on a direction (`read().await`,
+//!   `readable().await`, `recv_from`, `accept`, in any number of tasks
+//!   sharing the socket) is woken by its next event, and one dropped
+//!   before it ends (a `timeout` that expired, a `select!` that chose
+//!   another branch) takes its waker back at once. The poll API
+//!   (`poll_read`, `poll_recv_ready`, the io traits) keeps one waker per
+//!   direction, its latest caller's, as tokio's `poll_` methods do.
 //! - **Never a wait that cannot end**: readiness comes only from the loop
 //!   that made the socket, so once that loop is dropped, an operation that
 //!   would wait fails instead ([`io::ErrorKind::Other`]); one the socket
@@ -56,10 +64,12 @@
 //!   that came before the loop's poll are found. Its `WouldBlock` clears
 //!   the direction's readiness: the next wait really waits.
 //! - **The `try_` operations count in the streak** that keeps a socket
-//!   from starving the loop, as the waiting operations do: a wait at the
-//!   end of a streak of 32 yields to the loop first, so a `readable`/
-//!   `try_read` loop on a peer that is always ahead yields as a `read`
-//!   loop does.
+//!   from starving the loop, as the waiting operations do, and so does a
+//!   wait that ends at once: a wait at the end of a streak of 32 yields
+//!   to the loop first, so a `readable`/`try_read` loop on a peer that is
+//!   always ahead yields (every 16 rounds) as a `read` loop does, and a
+//!   `ready` loop that ignores what it is told (a writable socket with
+//!   nothing to write) cannot keep the loop from its timers.
 //! - **Once the loop is dropped**, a wait ends at once while its
 //!   direction may still be ready, and fails ([`io::ErrorKind::Other`])
 //!   once a `try_` has said `WouldBlock`; the `try_` operations work as
@@ -158,7 +168,9 @@ pub use udp::UdpSocket;
 
 use std::cell::{Cell, RefCell};
 use std::fmt;
+use std::future::Future;
 use std::io;
+use std::pin::Pin;
 use std::rc::{Rc, Weak};
 use std::task::{Context, Poll, Waker};
 
@@ -238,6 +250,12 @@ struct Inner<S> {
     troubled: Cell<bool>,
     read: Side,
     write: Side,
+    /// Set while a [`Wait`] polls its operation: a wait then goes into
+    /// [`wants`](Self::wants), for the `Wait` to keep in the directions'
+    /// lists, instead of the poll API's slot.
+    collecting: Cell<bool>,
+    /// The directions the operation a [`Wait`] polls waits in.
+    wants: Cell<u8>,
 }
 
 /// One direction of a socket.
@@ -245,9 +263,11 @@ struct Side {
     /// May be ready: the next operation tries the socket. Cleared by a
     /// `WouldBlock`, set by the poll phase.
     ready: Cell<bool>,
-    /// The tasks waiting: every one of them (tasks sharing the socket
-    /// through an `Rc` may wait in the same direction at once), each once;
-    /// all are woken by a readiness event.
+    /// The tasks waiting: the waker of each async operation waiting
+    /// ([`Wait`]: tasks sharing the socket through an `Rc` may wait in the
+    /// same direction at once), each taken out when its operation is
+    /// dropped, and the poll API's one waker, its latest caller's (as
+    /// tokio's `poll_` methods keep). All are woken by a readiness event.
     waiters: Waiters,
     /// Operations done at once, in a row, since its tasks last waited or
     /// the loop last reported an event for the socket (see [`STREAK`]).
@@ -295,41 +315,206 @@ impl Side {
 const STREAK: u32 = 32;
 
 /// The wakers of the tasks waiting on one direction of a socket: the
-/// first inline (one task per direction is the common case, and it costs
-/// no allocation), any others beside it.
+/// async operations' ([`Wait`]), the first inline (one task per direction
+/// is the common case, and it costs no allocation), any others beside it;
+/// and the poll API's slot. An event takes them all and starts a new
+/// epoch: a `Wait` whose waker was taken has nothing to take back. Cells
+/// taken and put back (no user code runs between), not `RefCell`s: a
+/// socket keeps two of these, and every connection of a server one
+/// socket.
 #[derive(Default)]
 struct Waiters {
-    first: RefCell<Option<Waker>>,
-    more: RefCell<Vec<Waker>>,
+    first: Cell<Option<Waker>>,
+    more: Cell<Vec<Waker>>,
+    /// The latest waker of the poll API (`poll_read`, `poll_recv_ready`,
+    /// the io traits): one, replaced by each call, as tokio's `poll_`
+    /// methods keep only their latest caller's.
+    slot: Cell<Option<Waker>>,
+    /// Counts the wakes: a [`Wait`]'s entry is in the lists only while
+    /// the epoch it was put in lasts.
+    epoch: Cell<u64>,
 }
 
 impl Waiters {
-    /// Adds `w` unless a waker that wakes the same task is there already.
-    fn add(&self, w: &Waker) {
-        let mut first = self.first.borrow_mut();
-        match &mut *first {
-            None => *first = Some(w.clone()),
-            Some(f) if f.will_wake(w) => {}
-            Some(_) => {
-                let mut more = self.more.borrow_mut();
-                if !more.iter().any(|o| o.will_wake(w)) {
-                    more.push(w.clone());
-                }
+    /// Adds an async operation's waker (one entry per operation: tasks
+    /// with two operations waiting have two).
+    fn push(&self, w: &Waker) {
+        match self.first.take() {
+            None => self.first.set(Some(w.clone())),
+            f @ Some(_) => {
+                self.first.set(f);
+                let mut more = self.more.take();
+                more.push(w.clone());
+                self.more.set(more);
             }
         }
+    }
+
+    /// Takes one entry that wakes as `w` does out (an operation's own,
+    /// or one just like it: the same task, so the same effect).
+    fn remove(&self, w: &Waker) {
+        let mut more = self.more.take();
+        let gone = match self.first.take() {
+            Some(f) if f.will_wake(w) => {
+                // The first of the others moves inline.
+                self.first
+                    .set((!more.is_empty()).then(|| more.swap_remove(0)));
+                Some(f)
+            }
+            f => {
+                self.first.set(f);
+                more.iter()
+                    .position(|o| o.will_wake(w))
+                    .map(|i| more.swap_remove(i))
+            }
+        };
+        self.more.set(more);
+        drop(gone); // after the cells are whole again: a waker's drop is foreign code
+    }
+
+    /// Keeps `w` as the poll API's waker.
+    fn set_slot(&self, w: &Waker) {
+        let old = match self.slot.take() {
+            Some(s) if s.will_wake(w) => Some(s),
+            old => {
+                drop(old);
+                Some(w.clone())
+            }
+        };
+        self.slot.set(old);
     }
 }
 
 /// Wakes every waiter (each then polls again and, if it finds nothing,
-/// adds itself back), taken out of the cells first.
+/// waits again), taken out of the cells first; a new epoch begins.
 fn wake_stored(w: &Waiters) {
-    let first = w.first.borrow_mut().take();
-    let more = std::mem::take(&mut *w.more.borrow_mut());
+    w.epoch.set(w.epoch.get() + 1);
+    let first = w.first.take();
+    let more = w.more.take();
+    let slot = w.slot.take();
     if let Some(f) = first {
         f.wake();
     }
     for waker in more {
         waker.wake();
+    }
+    if let Some(s) = slot {
+        s.wake();
+    }
+}
+
+impl Dir {
+    fn bit(self) -> u8 {
+        match self {
+            Dir::Read => 1,
+            Dir::Write => 2,
+        }
+    }
+}
+
+/// An async operation on a socket: its poll function (`f`), polled as
+/// `poll_fn` would, with its waits kept in the directions' waiter lists,
+/// so every task waiting is woken by an event, and taken out again when
+/// the operation ends or is dropped first (a `select!` that chose another
+/// branch, a `timeout` that expired): an idle socket keeps no waker of an
+/// operation that gave up.
+struct Wait<S, F> {
+    inner: Rc<Inner<S>>,
+    f: F,
+    /// The waker this operation put in the lists of the directions in
+    /// `held` (bits of [`Dir::bit`]), each in the epoch beside it.
+    waker: Option<Waker>,
+    epochs: [u64; 2],
+    held: u8,
+}
+
+impl<S: mio::event::Source + 'static> Registration<S> {
+    /// The registration's shared state, for a [`wait`] on it (taken
+    /// before the poll function borrows the socket).
+    fn rc(&self) -> Rc<Inner<S>> {
+        self.inner.clone()
+    }
+}
+
+/// `f`, a poll function of the socket whose state is `inner`, as an
+/// async operation: see [`Wait`].
+fn wait<S, T, F: FnMut(&mut Context<'_>) -> Poll<T> + Unpin>(
+    inner: Rc<Inner<S>>,
+    f: F,
+) -> Wait<S, F> {
+    Wait {
+        inner,
+        f,
+        waker: None,
+        epochs: [0; 2],
+        held: 0,
+    }
+}
+
+impl<S, F> Wait<S, F> {
+    /// Takes this operation's entries out of the lists that still hold
+    /// them (those of its epochs: a wake took the others), except in the
+    /// directions of `keep`.
+    fn release(&mut self, keep: u8) {
+        for dir in [Dir::Read, Dir::Write] {
+            let bit = dir.bit();
+            if self.held & bit == 0 || keep & bit != 0 {
+                continue;
+            }
+            self.held &= !bit;
+            let waiters = &self.inner.side(dir).waiters;
+            if let Some(w) = &self.waker
+                && self.epochs[dir as usize] == waiters.epoch.get()
+            {
+                waiters.remove(w);
+            }
+        }
+        if self.held == 0 {
+            self.waker = None;
+        }
+    }
+}
+
+impl<S, T, F: FnMut(&mut Context<'_>) -> Poll<T> + Unpin> Future for Wait<S, F> {
+    type Output = T;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
+        let this = &mut *self;
+        let i = &*this.inner;
+        let outer = i.collecting.replace(true);
+        let wants = i.wants.replace(0);
+        let r = (this.f)(cx);
+        i.collecting.set(outer);
+        let now = i.wants.replace(wants);
+        let now = if r.is_pending() { now } else { 0 };
+        // Entries of an earlier epoch were taken by their wakes.
+        for dir in [Dir::Read, Dir::Write] {
+            if this.epochs[dir as usize] != i.side(dir).waiters.epoch.get() {
+                this.held &= !dir.bit();
+            }
+        }
+        // A waker of another task (the future moved) is replaced.
+        let same = this.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker()));
+        this.release(if same { now } else { 0 });
+        for dir in [Dir::Read, Dir::Write] {
+            let bit = dir.bit();
+            if now & bit != 0 && this.held & bit == 0 {
+                let waiters = &this.inner.side(dir).waiters;
+                waiters.push(cx.waker());
+                this.epochs[dir as usize] = waiters.epoch.get();
+                this.held |= bit;
+            }
+        }
+        if this.held != 0 && this.waker.is_none() {
+            this.waker = Some(cx.waker().clone());
+        }
+        r
+    }
+}
+
+impl<S, F> Drop for Wait<S, F> {
+    fn drop(&mut self) {
+        self.release(0);
     }
 }
 
@@ -347,6 +532,8 @@ impl<S: mio::event::Source + 'static> Registration<S> {
             troubled: Cell::new(false),
             read: Side::new(),
             write: Side::new(),
+            collecting: Cell::new(false),
+            wants: Cell::new(0),
         });
         let me = inner.clone();
         let unrun = WakeWhenReleased(Rc::downgrade(&inner));
@@ -402,14 +589,14 @@ impl<S: mio::event::Source + 'static> Registration<S> {
             // here: it yields to the loop instead, and goes on in the check
             // phase, after timers, I/O and immediates have had their turn.
             streak.set(0);
-            waiters.add(cx.waker());
+            i.wait_in(dir, waiters, cx.waker());
             self.yield_to_loop(dir);
             return Poll::Pending;
         }
         loop {
             if !ready.get() && !gone {
                 streak.set(0);
-                waiters.add(cx.waker());
+                i.wait_in(dir, waiters, cx.waker());
                 return Poll::Pending;
             }
             match op(&mut borrow_source(&i.source)) {
@@ -471,6 +658,16 @@ impl<S: mio::event::Source + 'static> Registration<S> {
             }
         }
         if !found.is_empty() {
+            // A readiness found at once counts in its direction's streak,
+            // as an operation done at once does: a loop that waits and
+            // then does nothing (a writable answer it ignores) still
+            // yields to the loop.
+            for dir in wanted() {
+                let side = i.side(dir);
+                if !side.readiness(dir).is_empty() {
+                    side.streak.set(side.streak.get() + 1);
+                }
+            }
             return Poll::Ready(Ok(found));
         }
         if gone {
@@ -478,7 +675,7 @@ impl<S: mio::event::Source + 'static> Registration<S> {
         }
         for dir in wanted() {
             let side = i.side(dir);
-            side.waiters.add(cx.waker());
+            i.wait_in(dir, &side.waiters, cx.waker());
             if side.streak.get() >= STREAK && !side.readiness(dir).is_empty() {
                 self.yield_to_loop(dir);
             }
@@ -607,6 +804,17 @@ fn directions(interest: Interest, registered: Interest) -> io::Result<[Option<Di
 }
 
 impl<S> Inner<S> {
+    /// A poll function waits in `dir`: under a [`Wait`], which keeps its
+    /// waker in the list, noted for it; otherwise (the poll API) in the
+    /// slot.
+    fn wait_in(&self, dir: Dir, waiters: &Waiters, w: &Waker) {
+        if self.collecting.get() {
+            self.wants.set(self.wants.get() | dir.bit());
+        } else {
+            waiters.set_slot(w);
+        }
+    }
+
     fn side(&self, dir: Dir) -> &Side {
         match dir {
             Dir::Read => &self.read,

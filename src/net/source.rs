@@ -2,7 +2,6 @@
 
 use std::cell::{Ref, RefMut};
 use std::fmt;
-use std::future::poll_fn;
 use std::io;
 use std::task::{Context, Poll};
 
@@ -184,7 +183,7 @@ impl<S: mio::event::Source + 'static> AsyncSource<S> {
         interest: Interest,
         mut op: impl FnMut(&mut S) -> io::Result<R>,
     ) -> io::Result<R> {
-        poll_fn(|cx| self.poll_io(cx, interest, &mut op)).await
+        super::wait(self.io.rc(), |cx| self.poll_io(cx, interest, &mut op)).await
     }
 
     /// [`async_io`](Self::async_io) as a poll function: for a type's own
@@ -275,6 +274,11 @@ impl<S: mio::event::Source + 'static> AsyncSource<S> {
 
     /// Waits until the source may be ready for `interest` (readable,
     /// writable or both): the readiness waits of the types built on it.
+    /// Its registration's shared state, for a [`wait`](super::wait).
+    pub(super) fn rc(&self) -> std::rc::Rc<super::Inner<S>> {
+        self.io.rc()
+    }
+
     pub(super) fn poll_ready(
         &self,
         cx: &mut Context<'_>,

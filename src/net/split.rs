@@ -10,7 +10,6 @@
 //! stream), as tokio's does.
 
 use std::fmt;
-use std::future::poll_fn;
 use std::io;
 use std::net::{Shutdown, SocketAddr};
 use std::rc::Rc;
@@ -247,7 +246,8 @@ impl ReadHalf<'_> {
     /// .unwrap();
     /// ```
     pub async fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.0.poll_read_shared(cx, buf)).await
+        let io = self.0.io.rc();
+        super::wait(io, |cx| self.0.poll_read_shared(cx, buf)).await
     }
 
     /// [`TcpStream::poll_read`] on the borrowed stream.
@@ -548,7 +548,8 @@ impl WriteHalf<'_> {
     /// .unwrap();
     /// ```
     pub async fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.0.poll_write_shared(cx, buf)).await
+        let io = self.0.io.rc();
+        super::wait(io, |cx| self.0.poll_write_shared(cx, buf)).await
     }
 
     /// [`TcpStream::poll_write`] on the borrowed stream.
@@ -803,7 +804,8 @@ impl OwnedReadHalf {
     /// .unwrap();
     /// ```
     pub async fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.stream.poll_read_shared(cx, buf)).await
+        let io = self.stream.io.rc();
+        super::wait(io, |cx| self.stream.poll_read_shared(cx, buf)).await
     }
 
     /// [`TcpStream::poll_read`] on the shared stream.
@@ -1137,7 +1139,8 @@ impl OwnedWriteHalf {
     /// .unwrap();
     /// ```
     pub async fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.stream.poll_write_shared(cx, buf)).await
+        let io = self.stream.io.rc();
+        super::wait(io, |cx| self.stream.poll_write_shared(cx, buf)).await
     }
 
     /// [`TcpStream::poll_write`] on the shared stream.

@@ -1,7 +1,6 @@
 //! [`TcpListener`] and [`TcpStream`].
 
 use std::fmt;
-use std::future::poll_fn;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, ToSocketAddrs};
 use std::task::{Context, Poll};
@@ -162,7 +161,7 @@ impl TcpListener {
     /// .unwrap();
     /// ```
     pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
-        poll_fn(|cx| self.poll_accept(cx)).await
+        super::wait(self.io.rc(), |cx| self.poll_accept(cx)).await
     }
 
     /// [`accept`](Self::accept) as a poll function.
@@ -299,7 +298,7 @@ impl TcpListener {
 /// .unwrap();
 /// ```
 pub struct TcpStream {
-    io: Registration<mio::net::TcpStream>,
+    pub(super) io: Registration<mio::net::TcpStream>,
 }
 
 impl fmt::Debug for TcpStream {
@@ -358,7 +357,7 @@ impl TcpStream {
         let s = TcpStream::from_mio(mio::net::TcpStream::connect(addr)?);
         // mio's connect is non-blocking: writable means it finished, and
         // then `take_error` / `peer_addr` say how.
-        poll_fn(|cx| {
+        super::wait(s.io.rc(), |cx| {
             s.io.poll_io(cx, Dir::Write, |s| {
                 if let Some(e) = s.take_error()? {
                     return Err(e);
@@ -432,7 +431,8 @@ impl TcpStream {
     /// .unwrap();
     /// ```
     pub async fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.poll_read(cx, buf)).await
+        let io = self.io.rc();
+        super::wait(io, |cx| self.poll_read(cx, buf)).await
     }
 
     /// [`read`](Self::read) as a poll function.
@@ -510,7 +510,8 @@ impl TcpStream {
     /// .unwrap();
     /// ```
     pub async fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.poll_write(cx, buf)).await
+        let io = self.io.rc();
+        super::wait(io, |cx| self.poll_write(cx, buf)).await
     }
 
     /// [`write`](Self::write) as a poll function.
@@ -590,7 +591,7 @@ impl TcpStream {
     /// [`write_all`](Self::write_all) through a shared reference.
     pub(super) async fn write_all_shared(&self, mut buf: &[u8]) -> io::Result<()> {
         while !buf.is_empty() {
-            match poll_fn(|cx| self.poll_write_shared(cx, buf)).await? {
+            match super::wait(self.io.rc(), |cx| self.poll_write_shared(cx, buf)).await? {
                 0 => return Err(io::ErrorKind::WriteZero.into()),
                 n => buf = &buf[n..],
             }
@@ -771,7 +772,7 @@ impl TcpStream {
     /// .unwrap();
     /// ```
     pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
-        poll_fn(|cx| self.io.poll_ready(cx, interest)).await
+        super::wait(self.io.rc(), |cx| self.io.poll_ready(cx, interest)).await
     }
 
     /// Waits until the stream may be readable: `ready(Interest::READABLE)`.
@@ -1086,7 +1087,7 @@ impl TcpStream {
     /// .unwrap();
     /// ```
     pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.poll_peek(cx, buf)).await
+        super::wait(self.io.rc(), |cx| self.poll_peek(cx, buf)).await
     }
 
     /// [`peek`](Self::peek) as a poll function. tokio's takes a

@@ -1,7 +1,6 @@
 //! [`UdpSocket`].
 
 use std::fmt;
-use std::future::poll_fn;
 use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
 use std::task::{Context, Poll};
@@ -454,7 +453,7 @@ impl UdpSocket {
     /// readable, writable or both; [`io::ErrorKind::Other`] if it would
     /// wait and the socket's loop was dropped.
     pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
-        poll_fn(|cx| self.io.poll_ready(cx, interest)).await
+        super::wait(self.io.rc(), |cx| self.io.poll_ready(cx, interest)).await
     }
 
     /// Waits until the socket may be readable: `ready(Interest::READABLE)`.
@@ -715,7 +714,7 @@ impl UdpSocket {
     ///
     /// As [`recv_from`](Self::recv_from).
     pub async fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        poll_fn(|cx| self.poll_peek_from(cx, buf)).await
+        super::wait(self.io.rc(), |cx| self.poll_peek_from(cx, buf)).await
     }
 
     /// [`peek_from`](Self::peek_from) as a poll function. tokio's takes a
