@@ -481,11 +481,13 @@ impl<S, T, F: FnMut(&mut Context<'_>) -> Poll<T> + Unpin> Future for Wait<S, F> 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
         let this = &mut *self;
         let i = &*this.inner;
-        let outer = i.collecting.replace(true);
-        let wants = i.wants.replace(0);
+        let collecting = Collecting {
+            outer: (i.collecting.replace(true), i.wants.replace(0)),
+            inner: i,
+        };
         let r = (this.f)(cx);
-        i.collecting.set(outer);
-        let now = i.wants.replace(wants);
+        let now = i.wants.get();
+        drop(collecting);
         let now = if r.is_pending() { now } else { 0 };
         // Entries of an earlier epoch were taken by their wakes.
         for dir in [Dir::Read, Dir::Write] {
@@ -509,6 +511,23 @@ impl<S, T, F: FnMut(&mut Context<'_>) -> Poll<T> + Unpin> Future for Wait<S, F> 
             this.waker = Some(cx.waker().clone());
         }
         r
+    }
+}
+
+/// A [`Wait`] polling its operation: puts the socket's `collecting` and
+/// `wants` back as they were however the poll ends. An operation's
+/// closure may panic (the loop fails its task, not the socket, which
+/// other tasks may share): left set, `collecting` would send every later
+/// wait of the poll API on the socket to a `Wait` that is gone.
+struct Collecting<'a, S> {
+    inner: &'a Inner<S>,
+    outer: (bool, u8),
+}
+
+impl<S> Drop for Collecting<'_, S> {
+    fn drop(&mut self) {
+        self.inner.collecting.set(self.outer.0);
+        self.inner.wants.set(self.outer.1);
     }
 }
 
@@ -599,7 +618,13 @@ impl<S: mio::event::Source + 'static> Registration<S> {
                 i.wait_in(dir, waiters, cx.waker());
                 return Poll::Pending;
             }
-            match op(&mut borrow_source(&i.source)) {
+            // `op` is the caller's code (an `AsyncSource` closure): a poll
+            // function it calls on this socket is the poll API's, not the
+            // operation a `Wait` may be collecting for.
+            let collecting = i.collecting.replace(false);
+            let r = op(&mut borrow_source(&i.source));
+            i.collecting.set(collecting);
+            match r {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock && gone => {
                     return Poll::Ready(Err(loop_gone()));
                 }

@@ -31,7 +31,10 @@ use super::{Dir, Registration};
 /// `S: Read`) and `AsyncWrite` (for `S: Write +` [`HalfClose`]: a
 /// `mio::net::UnixStream`, a pipe's writing end): buffered readers,
 /// `lines`, `copy` and `copy_bidirectional` work on it. Its shutdown is
-/// the source's [`HalfClose::half_close`].
+/// the source's [`HalfClose::half_close`]. Like the poll API, the traits
+/// keep one waker per direction, their latest caller's: one task may read
+/// through a shared reference while another writes, but of two tasks
+/// reading (or writing) through one at once, only the latest is woken.
 ///
 /// Inside an operation's closure, use the `&mut S` it is given: the
 /// source is borrowed for the operation, and [`get_ref`](Self::get_ref)
@@ -272,13 +275,13 @@ impl<S: mio::event::Source + 'static> AsyncSource<S> {
         self.io.try_io(self.dir(interest)?, op)
     }
 
-    /// Waits until the source may be ready for `interest` (readable,
-    /// writable or both): the readiness waits of the types built on it.
     /// Its registration's shared state, for a [`wait`](super::wait).
     pub(super) fn rc(&self) -> std::rc::Rc<super::Inner<S>> {
         self.io.rc()
     }
 
+    /// Waits until the source may be ready for `interest` (readable,
+    /// writable or both): the readiness waits of the types built on it.
     pub(super) fn poll_ready(
         &self,
         cx: &mut Context<'_>,
