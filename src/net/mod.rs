@@ -172,7 +172,7 @@ use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::rc::{Rc, Weak};
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll, RawWakerVTable, Waker};
 
 use crate::EventLoop;
 use crate::timers::{CallbackKind, LoopShared, current_shared};
@@ -338,24 +338,25 @@ struct Waiters {
 impl Waiters {
     /// Adds an async operation's waker (one entry per operation: tasks
     /// with two operations waiting have two).
-    fn push(&self, w: &Waker) {
+    fn push(&self, w: Waker) {
         match self.first.take() {
-            None => self.first.set(Some(w.clone())),
+            None => self.first.set(Some(w)),
             f @ Some(_) => {
                 self.first.set(f);
                 let mut more = self.more.take();
-                more.push(w.clone());
+                more.push(w);
                 self.more.set(more);
             }
         }
     }
 
-    /// Takes one entry that wakes as `w` does out (an operation's own,
-    /// or one just like it: the same task, so the same effect).
-    fn remove(&self, w: &Waker) {
+    /// Takes the entry `id` out (an operation's own; several entries of
+    /// one task may share an identity, and then which one goes makes no
+    /// difference).
+    fn remove(&self, id: WakerId) {
         let mut more = self.more.take();
         let gone = match self.first.take() {
-            Some(f) if f.will_wake(w) => {
+            Some(f) if id.is(&f) => {
                 // The first of the others moves inline.
                 self.first
                     .set((!more.is_empty()).then(|| more.swap_remove(0)));
@@ -364,7 +365,7 @@ impl Waiters {
             f => {
                 self.first.set(f);
                 more.iter()
-                    .position(|o| o.will_wake(w))
+                    .position(|o| id.is(o))
                     .map(|i| more.swap_remove(i))
             }
         };
@@ -421,11 +422,26 @@ impl Dir {
 struct Wait<S, F> {
     inner: Rc<Inner<S>>,
     f: F,
-    /// The waker this operation put in the lists of the directions in
-    /// `held` (bits of [`Dir::bit`]), each in the epoch beside it.
-    waker: Option<Waker>,
+    /// Per direction: the entry this operation put in its list, by the
+    /// identity of the waker put there (not `will_wake`, which may miss a
+    /// waker whose clones differ: its entries would pile up), and the
+    /// epoch it was put in.
+    held: [Option<WakerId>; 2],
     epochs: [u64; 2],
-    held: u8,
+}
+
+/// A waker's identity: its data pointer and its table.
+#[derive(Clone, Copy)]
+struct WakerId(*const (), &'static RawWakerVTable);
+
+impl WakerId {
+    fn of(w: &Waker) -> WakerId {
+        WakerId(w.data(), w.vtable())
+    }
+
+    fn is(self, w: &Waker) -> bool {
+        std::ptr::eq(self.0, w.data()) && std::ptr::eq(self.1, w.vtable())
+    }
 }
 
 impl<S: mio::event::Source + 'static> Registration<S> {
@@ -445,33 +461,18 @@ fn wait<S, T, F: FnMut(&mut Context<'_>) -> Poll<T> + Unpin>(
     Wait {
         inner,
         f,
-        waker: None,
+        held: [None; 2],
         epochs: [0; 2],
-        held: 0,
     }
 }
 
-impl<S, F> Wait<S, F> {
-    /// Takes this operation's entries out of the lists that still hold
-    /// them (those of its epochs: a wake took the others), except in the
-    /// directions of `keep`.
-    fn release(&mut self, keep: u8) {
-        for dir in [Dir::Read, Dir::Write] {
-            let bit = dir.bit();
-            if self.held & bit == 0 || keep & bit != 0 {
-                continue;
-            }
-            self.held &= !bit;
-            let waiters = &self.inner.side(dir).waiters;
-            if let Some(w) = &self.waker
-                && self.epochs[dir as usize] == waiters.epoch.get()
-            {
-                waiters.remove(w);
-            }
-        }
-        if self.held == 0 {
-            self.waker = None;
-        }
+/// Takes a [`Wait`]'s entry in `waiters` out, if the list still holds it
+/// (a wake took the entries of earlier epochs than the list's).
+fn release(waiters: &Waiters, held: &mut Option<WakerId>, epoch: u64) {
+    if let Some(id) = held.take()
+        && epoch == waiters.epoch.get()
+    {
+        waiters.remove(id);
     }
 }
 
@@ -489,26 +490,25 @@ impl<S, T, F: FnMut(&mut Context<'_>) -> Poll<T> + Unpin> Future for Wait<S, F> 
         let now = i.wants.get();
         drop(collecting);
         let now = if r.is_pending() { now } else { 0 };
-        // Entries of an earlier epoch were taken by their wakes.
         for dir in [Dir::Read, Dir::Write] {
-            if this.epochs[dir as usize] != i.side(dir).waiters.epoch.get() {
-                this.held &= !dir.bit();
+            let d = dir as usize;
+            let waiters = &this.inner.side(dir).waiters;
+            let want = now & dir.bit() != 0;
+            let current = this.epochs[d] == waiters.epoch.get();
+            match this.held[d] {
+                // Still there, and it wakes this task: kept.
+                Some(id) if want && current && id.is(cx.waker()) => continue,
+                // Taken by a wake: nothing to take back.
+                Some(_) if !current => this.held[d] = None,
+                Some(_) => release(waiters, &mut this.held[d], this.epochs[d]),
+                None => {}
             }
-        }
-        // A waker of another task (the future moved) is replaced.
-        let same = this.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker()));
-        this.release(if same { now } else { 0 });
-        for dir in [Dir::Read, Dir::Write] {
-            let bit = dir.bit();
-            if now & bit != 0 && this.held & bit == 0 {
-                let waiters = &this.inner.side(dir).waiters;
-                waiters.push(cx.waker());
-                this.epochs[dir as usize] = waiters.epoch.get();
-                this.held |= bit;
+            if want {
+                let w = cx.waker().clone();
+                this.held[d] = Some(WakerId::of(&w));
+                this.epochs[d] = waiters.epoch.get();
+                waiters.push(w);
             }
-        }
-        if this.held != 0 && this.waker.is_none() {
-            this.waker = Some(cx.waker().clone());
         }
         r
     }
@@ -533,7 +533,14 @@ impl<S> Drop for Collecting<'_, S> {
 
 impl<S, F> Drop for Wait<S, F> {
     fn drop(&mut self) {
-        self.release(0);
+        for dir in [Dir::Read, Dir::Write] {
+            let d = dir as usize;
+            release(
+                &self.inner.side(dir).waiters,
+                &mut self.held[d],
+                self.epochs[d],
+            );
+        }
     }
 }
 
