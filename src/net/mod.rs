@@ -373,16 +373,16 @@ impl Waiters {
         drop(gone); // after the cells are whole again: a waker's drop is foreign code
     }
 
-    /// Keeps `w` as the poll API's waker.
+    /// Keeps `w` as the poll API's waker (the one it replaces is dropped
+    /// once the slot is whole again: a waker's drop is foreign code).
     fn set_slot(&self, w: &Waker) {
-        let old = match self.slot.take() {
-            Some(s) if s.will_wake(w) => Some(s),
+        match self.slot.take() {
+            Some(s) if s.will_wake(w) => self.slot.set(Some(s)),
             old => {
+                self.slot.set(Some(w.clone()));
                 drop(old);
-                Some(w.clone())
             }
-        };
-        self.slot.set(old);
+        }
     }
 }
 
