@@ -699,3 +699,36 @@ fn unrefed_timers_keep_nothing_alive() {
         assert_eq!(lp.is_alive(), refed_scheduled, "step {step}");
     }
 }
+
+/// A `PeriodicTimer` shared in an `Rc`: one task waits on it through
+/// `poll_wait_for_next_tick` while others change its period and dispose
+/// it (.NET's shutdown path calling `Dispose()` to end a
+/// `while (await t.WaitForNextTickAsync())` loop). The waiter sees the
+/// new period from the change on, and ends with `false` at the dispose.
+#[test]
+fn a_shared_periodic_timer_is_changed_and_disposed_while_waited_on() {
+    use std::future::poll_fn;
+    use timerloop::task;
+    let mut lp = EventLoop::with_virtual_clock();
+    let seen = lp
+        .block_on(async {
+            let t = Rc::new(PeriodicTimer::new(ms(100)).unwrap());
+            let other = t.clone();
+            task::spawn(async move {
+                time::sleep(ms(250)).await;
+                other.set_period(ms(40)).unwrap(); // next ticks at 290, 330, ...
+                time::sleep(ms(100)).await;
+                other.dispose(); // at 350: the wait pending since 330 ends
+            });
+            let start = Instant::now();
+            let mut seen = Vec::new();
+            while poll_fn(|cx| t.poll_wait_for_next_tick(cx)).await {
+                seen.push((Instant::now() - start).as_millis());
+            }
+            seen.push((Instant::now() - start).as_millis());
+            seen
+        })
+        .unwrap();
+    assert_eq!(seen, [100, 200, 290, 330, 350]);
+    assert_eq!(lp.stats(), Stats::default(), "nothing left behind");
+}

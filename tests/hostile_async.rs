@@ -287,7 +287,7 @@ fn dotnet_timers_of_duration_max_and_zero() {
             let zero = dotnet::PeriodicTimer::new(Duration::ZERO).is_err();
             let mut p = dotnet::PeriodicTimer::new(Duration::MAX).unwrap();
             let no_tick = time::timeout(ms(5), p.wait_for_next_tick()).await.is_err();
-            let mut q = dotnet::PeriodicTimer::new(ms(1)).unwrap();
+            let q = dotnet::PeriodicTimer::new(ms(1)).unwrap();
             let bad_change = q.set_period(Duration::ZERO).is_err();
             (disposed, zero, no_tick, bad_change, q.period())
         });

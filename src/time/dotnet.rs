@@ -684,6 +684,45 @@ impl PeriodicTimer {
         WaitForNextTick { timer: self }
     }
 
+    /// [`wait_for_next_tick`](Self::wait_for_next_tick) as a poll function
+    /// on a shared timer, for a timer that one task waits on while another
+    /// disposes it or changes its period (.NET's `Dispose()` from a
+    /// shutdown path ending a `while (await t.WaitForNextTickAsync())`
+    /// loop). As tokio's `poll_` methods, it keeps one waker: its latest
+    /// caller's.
+    ///
+    /// ```
+    /// use std::{future::poll_fn, rc::Rc, time::Duration};
+    /// use timerloop::{EventLoop, task, time::{self, dotnet::PeriodicTimer}};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let ticks = lp
+    ///     .block_on(async {
+    ///         let t = Rc::new(PeriodicTimer::new(Duration::from_millis(100)).unwrap());
+    ///         let stop = t.clone();
+    ///         task::spawn(async move {
+    ///             time::sleep(Duration::from_millis(350)).await;
+    ///             stop.dispose(); // the waiting loop below ends
+    ///         });
+    ///         let mut ticks = 0;
+    ///         while poll_fn(|cx| t.poll_wait_for_next_tick(cx)).await {
+    ///             ticks += 1;
+    ///         }
+    ///         ticks
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!((ticks, lp.now()), (3, 350));
+    /// ```
+    pub fn poll_wait_for_next_tick(&self, cx: &mut Context<'_>) -> Poll<bool> {
+        if self.timer.is_disposed() {
+            return Poll::Ready(false);
+        }
+        if self.ticks.pending.replace(false) {
+            return Poll::Ready(true);
+        }
+        store_waker(&mut self.ticks.waker.borrow_mut(), cx.waker());
+        Poll::Pending
+    }
+
     /// The period.
     ///
     /// ```
@@ -718,14 +757,18 @@ impl PeriodicTimer {
     /// # Errors
     ///
     /// [`InvalidPeriod`] for a zero period; the timer is left unchanged.
-    pub fn set_period(&mut self, period: Duration) -> Result<(), InvalidPeriod> {
+    pub fn set_period(&self, period: Duration) -> Result<(), InvalidPeriod> {
         InvalidPeriod::check(period)?;
         self.timer.change(Some(period), Some(period));
         Ok(())
     }
 
     /// Stops the timer for good (.NET's `Dispose`): a tick not yet waited
-    /// for is dropped and every later wait returns `false`.
+    /// for is dropped and every later wait returns `false`. A wait pending
+    /// meanwhile (another task's, on a timer shared in an `Rc`, through
+    /// [`poll_wait_for_next_tick`](Self::poll_wait_for_next_tick)) ends
+    /// with `false`, as .NET's does when another thread disposes the
+    /// timer.
     ///
     /// ```
     /// use std::time::Duration;
@@ -741,7 +784,7 @@ impl PeriodicTimer {
     ///     .unwrap();
     /// assert!(!got);
     /// ```
-    pub fn dispose(&mut self) {
+    pub fn dispose(&self) {
         self.timer.dispose();
         self.ticks.pending.set(false);
         wake_stored(&self.ticks.waker);
@@ -825,15 +868,7 @@ impl Future for WaitForNextTick<'_> {
     type Output = bool;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<bool> {
-        let pt = &*self.timer;
-        if pt.timer.is_disposed() {
-            return Poll::Ready(false);
-        }
-        if pt.ticks.pending.replace(false) {
-            return Poll::Ready(true);
-        }
-        store_waker(&mut pt.ticks.waker.borrow_mut(), cx.waker());
-        Poll::Pending
+        self.timer.poll_wait_for_next_tick(cx)
     }
 }
 
