@@ -29,11 +29,16 @@
 //!   `timerloop::net`.
 //! - `--threads N`: N loops, one per thread, each with its own listener on
 //!   the same port (`SO_REUSEPORT`), as Node's cluster does with processes.
+//! - `--trace-early` (callbacks only): a diagnostic for loadgen's
+//!   early-close check. Each connection keeps std's `Instant` of its last
+//!   refresh, and an idle close less than MS − 1 ms after it is reported
+//!   on stderr (`early close: ...`). The loop's timers count whole
+//!   milliseconds, so a close can come up to 1 ms before MS, never more.
 
 use std::cell::Cell;
 use std::io::{self, ErrorKind, Read, Write};
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
@@ -89,7 +94,12 @@ struct Args {
     idle_ms: u64,
     threads: usize,
     async_mode: bool,
+    trace_early: bool,
 }
+
+/// `--trace-early`: keep each connection's last refresh time, and report
+/// an idle close more than 1 ms early by it.
+static TRACE_EARLY: AtomicBool = AtomicBool::new(false);
 
 fn parse_args() -> Result<Args, String> {
     let mut a = Args {
@@ -97,6 +107,7 @@ fn parse_args() -> Result<Args, String> {
         idle_ms: 0,
         threads: 1,
         async_mode: false,
+        trace_early: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -118,11 +129,15 @@ fn parse_args() -> Result<Args, String> {
                     .map_err(|e| format!("--threads: {e}"))?;
             }
             "--async" => a.async_mode = true,
+            "--trace-early" => a.trace_early = true,
             other => return Err(format!("unknown argument {other}")),
         }
     }
     if a.idle_ms == 0 || a.threads == 0 {
-        return Err("usage: idle_server --port PORT --idle-ms MS [--threads N] [--async]".into());
+        return Err(
+            "usage: idle_server --port PORT --idle-ms MS [--threads N] [--async] [--trace-early]"
+                .into(),
+        );
     }
     Ok(a)
 }
@@ -149,6 +164,7 @@ fn main() {
             std::process::exit(2);
         }
     };
+    TRACE_EARLY.store(args.trace_early, Ordering::Relaxed);
     let counters = Arc::new(Counters::default());
     // Bind every listener first: the first picks the port (for --port 0).
     let first = reuseport_listener(args.port).unwrap_or_else(|e| {
@@ -232,6 +248,8 @@ struct Conn {
     /// echoes of the lines it sent are written, then the connection is
     /// closed as closed by its peer.
     peer_eof: bool,
+    /// With `--trace-early`: when its timer was last refreshed.
+    refreshed: Option<std::time::Instant>,
     /// An event reported the peer's close or an error: reads go on until
     /// they return 0 or `WouldBlock` (no later event will say it again).
     drain: bool,
@@ -419,6 +437,7 @@ fn accept(
         drain: false,
         closing: false,
         peer_eof: false,
+        refreshed: None,
     };
     let c = counters.clone();
     let h = match lp.insert_io(conn, Interest::READABLE, move |lp, conn, ev| {
@@ -429,6 +448,9 @@ fn accept(
                     && let Some(t) = conn.timer
                 {
                     let _ = lp.refresh(t);
+                    if TRACE_EARLY.load(Ordering::Relaxed) {
+                        conn.refreshed = Some(std::time::Instant::now());
+                    }
                 }
                 if let Some(i) = conn.interest() {
                     let _ = lp.set_io_interest(ev.handle, i);
@@ -451,18 +473,28 @@ fn accept(
     };
     counters.opened();
     let c = counters.clone();
-    let timer = lp.set_timeout(idle, move |lp| on_idle(lp, h, &c));
+    let timer = lp.set_timeout(idle, move |lp| on_idle(lp, h, &c, idle));
     if let Ok(conn) = lp.io_source::<Conn>(h) {
         conn.timer = Some(timer);
     }
 }
 
 /// The idle timer fired: say so, and close once that is written.
-fn on_idle(lp: &mut EventLoop, h: IoHandle, counters: &Counters) {
+fn on_idle(lp: &mut EventLoop, h: IoHandle, counters: &Counters, idle: Duration) {
     let Ok(conn) = lp.io_source::<Conn>(h) else {
         return;
     };
     conn.timer = None;
+    if let Some(at) = conn.refreshed {
+        let since = at.elapsed();
+        if since + Duration::from_millis(1) < idle {
+            eprintln!(
+                "early close: {:.3} ms after the last refresh (idle {} ms)",
+                since.as_secs_f64() * 1e3,
+                idle.as_millis()
+            );
+        }
+    }
     if conn.peer_eof {
         // Half-closed and not reading its echoes for a whole idle period:
         // they cannot be written, nor can the goodbye.
