@@ -11,7 +11,6 @@
 use std::cell::{Cell, RefCell};
 use std::future::{Future, poll_fn};
 use std::io::{self, ErrorKind, Read, Write};
-use std::pin::pin;
 use std::rc::Rc;
 use std::sync::mpsc;
 use std::task::Poll;
@@ -23,21 +22,6 @@ use timerloop::{CallbackKind, EventLoop, time};
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
-}
-
-/// Runs `f` on its own thread and fails if it does not end within
-/// `secs` seconds (the thread is left behind: the test binary exits).
-fn deadline<R: Send + 'static>(secs: u64, f: impl FnOnce() -> R + Send + 'static) -> R {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
-        let _ = tx.send(r);
-    });
-    match rx.recv_timeout(Duration::from_secs(secs)) {
-        Ok(Ok(r)) => r,
-        Ok(Err(p)) => std::panic::resume_unwind(p),
-        Err(_) => panic!("hung: not done within {secs} s"),
-    }
 }
 
 /// Counts its drops.
@@ -559,7 +543,7 @@ impl Drop for SpawnOnDrop {
 /// dropped while the join states are borrowed).
 #[test]
 fn a_detached_panic_payload_whose_drop_spawns() {
-    deadline(20, || {
+    within(20, || {
         let mut lp = EventLoop::with_virtual_clock();
         let seen = Rc::new(RefCell::new(Vec::new()));
         let s = seen.clone();
@@ -589,7 +573,7 @@ fn a_detached_panic_payload_whose_drop_drops_abort_handles() {
             });
         }
     }
-    deadline(20, || {
+    within(20, || {
         let mut lp = EventLoop::with_virtual_clock();
         lp.set_uncaught_handler(|_, _| {});
         let victim = lp.spawn(std::future::pending::<()>());
@@ -774,7 +758,7 @@ fn detached_outputs_whose_drop_reenters() {
             drop(task::spawn(async { RAN.with(|r| r.set(true)) }));
         }
     }
-    deadline(20, || {
+    within(20, || {
         let mut lp = EventLoop::with_virtual_clock();
         let seen = Rc::new(Cell::new(0));
         let s = seen.clone();
@@ -827,7 +811,7 @@ fn a_replaced_join_waker_whose_drop_spawns() {
             }
         }
     }
-    deadline(20, || {
+    within(20, || {
         let mut lp = EventLoop::with_virtual_clock();
         let mut h = lp.spawn(std::future::pending::<()>());
         lp.scope(|| {
@@ -858,25 +842,8 @@ fn a_replaced_join_waker_whose_drop_spawns() {
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-fn would_block<T: std::fmt::Debug>(r: io::Result<T>) -> bool {
-    match r {
-        Err(e) => e.kind() == ErrorKind::WouldBlock,
-        Ok(t) => panic!("expected WouldBlock, got Ok({t:?})"),
-    }
-}
-
-/// Whether `fut`'s first poll is ready, with the current task's waker.
-async fn ready_at_once<F: Future>(fut: F) -> Poll<F::Output> {
-    let mut fut = pin!(fut);
-    poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await
-}
-
-async fn connected() -> io::Result<(TcpListener, TcpStream, TcpStream)> {
-    let l = TcpListener::bind("127.0.0.1:0").await?;
-    let c = TcpStream::connect(l.local_addr()?).await?;
-    let (s, _) = l.accept().await?;
-    Ok((l, c, s))
-}
+mod common;
+use common::*;
 
 /// A std peer on another thread connected to a loop listener: the loop's
 /// end of the connection, and the peer's thread (it runs `peer` on its
@@ -899,7 +866,7 @@ async fn with_std_peer(
 /// the next datagram. Nobody hangs.
 #[test]
 fn two_udp_readers_share_the_wakes() {
-    deadline(20, || {
+    within(20, || {
         let mut lp = EventLoop::new();
         lp.block_on(async {
             let a = UdpSocket::bind("127.0.0.1:0").await?;
@@ -952,7 +919,7 @@ fn two_udp_readers_share_the_wakes() {
 /// edge-triggered readiness reports none of them again).
 #[test]
 fn short_datagrams_do_not_lose_queued_ones() {
-    deadline(20, || {
+    within(20, || {
         let mut lp = EventLoop::new();
         lp.block_on(async {
             let a = UdpSocket::bind("127.0.0.1:0").await?;
@@ -991,7 +958,7 @@ fn short_datagrams_do_not_lose_queued_ones() {
 /// aborted at the end through its AbortHandle).
 #[test]
 fn readable_races_read_in_another_task() {
-    deadline(20, || {
+    within(20, || {
         let mut lp = EventLoop::new();
         lp.block_on(async {
             let (_l, mut c, s) = connected().await?;
@@ -1038,7 +1005,7 @@ fn readable_races_read_in_another_task() {
 /// peeked bytes.
 #[test]
 fn peek_then_read_the_same_bytes() {
-    deadline(20, || {
+    within(20, || {
         let mut lp = EventLoop::new();
         lp.block_on(async {
             let (_l, mut c, mut s) = connected().await?;
@@ -1075,7 +1042,7 @@ fn peek_then_read_the_same_bytes() {
 /// the peer's FIN closes only the read direction).
 #[test]
 fn eof_and_read_closed() {
-    deadline(20, || {
+    within(20, || {
         let mut lp = EventLoop::new();
         lp.block_on(async {
             let (_l, mut c, s) = connected().await?;
@@ -1116,7 +1083,7 @@ fn eof_and_read_closed() {
 /// peer (a std thread) drains, then ends.
 #[test]
 fn writable_waits_for_a_full_buffer_until_the_peer_drains() {
-    deadline(20, || {
+    within(20, || {
         let mut lp = EventLoop::new();
         let peer = lp
             .block_on(async {
@@ -1174,7 +1141,7 @@ fn timer_fires_beside(
     + 'static,
     peer_reads: bool,
 ) -> (u128, u64) {
-    deadline(20, move || {
+    within(20, move || {
         let mut lp = EventLoop::new();
         let out = lp
             .block_on(async move {
@@ -1322,7 +1289,7 @@ fn starvation_writable_try_write() {
 /// 128 polls, so the same loop there is a busy loop that lets timers run.
 #[test]
 fn a_ready_loop_that_ignores_writable_hangs_the_loop() {
-    deadline(10, || {
+    within(10, || {
         let mut lp = EventLoop::new();
         lp.block_on(async {
             let (_l, _c, s) = connected().await?;
@@ -1357,7 +1324,7 @@ fn lp_timer(stop: Rc<Cell<bool>>) {
 #[test]
 fn invalid_interests_fail_at_once() {
     use timerloop::net::AsyncSource;
-    deadline(20, || {
+    within(20, || {
         let mut lp = EventLoop::new();
         lp.block_on(async {
             let u = UdpSocket::bind("127.0.0.1:0").await?;
@@ -1402,7 +1369,7 @@ fn invalid_interests_fail_at_once() {
 /// ready, fails once a try_ said WouldBlock; writes go on.
 #[test]
 fn udp_after_the_loop_is_dropped() {
-    deadline(20, || {
+    within(20, || {
         let mut a = EventLoop::new();
         let (x, y) = a
             .block_on(async {
@@ -1450,7 +1417,7 @@ fn udp_after_the_loop_is_dropped() {
 /// datagram, and a third waiter added after it too.
 #[test]
 fn an_aborted_waiter_does_not_take_a_wake() {
-    deadline(20, || {
+    within(20, || {
         let mut lp = EventLoop::new();
         lp.block_on(async {
             let a = UdpSocket::bind("127.0.0.1:0").await?;
@@ -1491,7 +1458,7 @@ fn an_aborted_waiter_does_not_take_a_wake() {
 #[test]
 fn multicast_send_and_receive_if_the_host_allows() {
     use std::net::Ipv4Addr;
-    deadline(20, || {
+    within(20, || {
         let mut lp = EventLoop::new();
         let outcome = lp
             .block_on(async {
@@ -1530,7 +1497,7 @@ fn multicast_send_and_receive_if_the_host_allows() {
 /// turn; after 31 (30 reads) it does not. The same for 32 UDP writes.
 #[test]
 fn a_wait_after_32_try_operations_yields_once() {
-    deadline(20, || {
+    within(20, || {
         let mut lp = EventLoop::new();
         lp.block_on(async {
             for n in [30, 31] {
@@ -1579,7 +1546,7 @@ fn poll_recv_ready_keeps_every_waker_until_an_event() {
             self.0.fetch_sub(1, Ordering::Relaxed);
         }
     }
-    deadline(20, || {
+    within(20, || {
         let mut lp = EventLoop::new();
         lp.block_on(async {
             let u = UdpSocket::bind("127.0.0.1:0").await?;

@@ -14,31 +14,12 @@ use std::rc::Rc;
 use std::task::Poll;
 use std::time::Duration;
 
-use timerloop::net::{Interest, Ready, TcpListener, TcpStream, UdpSocket};
+use timerloop::net::{Interest, Ready, UdpSocket};
 use timerloop::time::{self, Instant};
 use timerloop::{EventLoop, task};
 
-/// A listener on loopback, a client connected to it and the server's end
-/// of that connection, made on the current loop.
-async fn connected() -> io::Result<(TcpListener, TcpStream, TcpStream)> {
-    let l = TcpListener::bind("127.0.0.1:0").await?;
-    let c = TcpStream::connect(l.local_addr()?).await?;
-    let (s, _) = l.accept().await?;
-    Ok((l, c, s))
-}
-
-/// Whether `fut`'s first poll is ready, with the current task's waker.
-async fn ready_at_once<F: Future>(fut: F) -> Poll<F::Output> {
-    let mut fut = pin!(fut);
-    poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await
-}
-
-fn would_block<T: std::fmt::Debug>(r: io::Result<T>) -> bool {
-    match r {
-        Err(e) => e.kind() == ErrorKind::WouldBlock,
-        Ok(t) => panic!("expected WouldBlock, got Ok({t:?})"),
-    }
-}
+mod common;
+use common::*;
 
 /// `try_read` on an empty socket says `WouldBlock` and clears the read
 /// readiness: `readable()` then waits (it is still waiting after the

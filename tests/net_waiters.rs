@@ -12,39 +12,14 @@ use std::pin::pin;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc;
 use std::task::{Context, Poll, RawWaker, RawWakerVTable, Wake, Waker};
 use std::time::Duration;
 
-use timerloop::net::{AsyncSource, Interest, TcpListener, TcpStream, UdpSocket};
+use timerloop::net::{AsyncSource, Interest, UdpSocket};
 use timerloop::{EventLoop, task, time};
 
-fn deadline<R: Send + 'static>(secs: u64, f: impl FnOnce() -> R + Send + 'static) -> R {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
-        let _ = tx.send(r);
-    });
-    match rx.recv_timeout(Duration::from_secs(secs)) {
-        Ok(Ok(r)) => r,
-        Ok(Err(p)) => std::panic::resume_unwind(p),
-        Err(_) => panic!("hung: not done within {secs} s"),
-    }
-}
-
-fn would_block<T: std::fmt::Debug>(r: io::Result<T>) -> bool {
-    match r {
-        Err(e) => e.kind() == ErrorKind::WouldBlock,
-        Ok(t) => panic!("expected WouldBlock, got Ok({t:?})"),
-    }
-}
-
-async fn connected() -> io::Result<(TcpListener, TcpStream, TcpStream)> {
-    let l = TcpListener::bind("127.0.0.1:0").await?;
-    let c = TcpStream::connect(l.local_addr()?).await?;
-    let (s, _) = l.accept().await?;
-    Ok((l, c, s))
-}
+mod common;
+use common::*;
 
 /// A waker that notes it was woken.
 struct Flag(AtomicBool);
@@ -79,7 +54,7 @@ fn udp_source() -> AsyncSource<mio::net::UdpSocket> {
 /// was noted for a Wait that no longer existed and never woken.
 #[test]
 fn a_panic_inside_an_operation_leaves_the_poll_api_waking() {
-    deadline(20, || {
+    within(20, || {
         let mut lp = EventLoop::new();
         lp.block_on(async {
             let src = Rc::new(udp_source());
@@ -132,7 +107,7 @@ fn a_panic_inside_an_operation_leaves_the_poll_api_waking() {
 /// outer Wait's directions, not the slot, and its caller was never woken.
 #[test]
 fn the_poll_api_inside_an_operation_keeps_its_own_waker() {
-    deadline(20, || {
+    within(20, || {
         let mut lp = EventLoop::new();
         lp.block_on(async {
             let src = udp_source();
@@ -226,7 +201,7 @@ fn a_wait_repolled_or_moved_keeps_one_entry() {
 /// with another waker, the other entry is replaced too.
 #[test]
 fn ready_both_ended_by_one_side_takes_the_other_entry_back() {
-    deadline(20, || {
+    within(20, || {
         let mut lp = EventLoop::new();
         lp.block_on(async {
             let (_l, c, s) = connected().await?;
@@ -324,7 +299,7 @@ fn a_wait_with_a_waker_whose_clones_differ_gives_its_entries_back() {
 /// once, nobody hangs, and no waker is left behind at the end.
 #[test]
 fn churning_receivers_on_a_shared_socket_lose_nothing() {
-    deadline(30, || {
+    within(30, || {
         let mut lp = EventLoop::new();
         let got = lp
             .block_on(async {
@@ -372,7 +347,7 @@ fn churning_receivers_on_a_shared_socket_lose_nothing() {
 /// timer fires. Nothing hangs; the waiters' wakers are all given back.
 #[test]
 fn a_streak_yield_with_other_waiters_on_the_direction() {
-    deadline(30, || {
+    within(30, || {
         let mut lp = EventLoop::new();
         lp.block_on(async {
             let (_l, c, s) = connected().await?;
@@ -442,7 +417,7 @@ fn a_streak_yield_with_other_waiters_on_the_direction() {
 #[test]
 fn two_trait_readers_of_one_shared_source_wake_only_the_latest() {
     use tokio::io::AsyncReadExt;
-    deadline(20, || {
+    within(20, || {
         let (a, b) = mio::net::UnixStream::pair().unwrap();
         let mut lp = EventLoop::new();
         lp.block_on(async move {
@@ -553,7 +528,7 @@ fn a_wait_woken_by_a_failed_registration() {
             mio::unix::SourceFd(&self.0).deregister(r)
         }
     }
-    deadline(20, || {
+    within(20, || {
         let mut lp = EventLoop::new();
         lp.block_on(async {
             let first = udp_source();

@@ -120,3 +120,32 @@ pub fn spawn_woken_in_checkpoint(lp: &mut EventLoop, then: impl FnOnce() + 'stat
         parked.borrow_mut().take().expect("the task parked").wake();
     });
 }
+
+/// A listener on loopback, a client connected to it and the server's end
+/// of that connection, made on the current loop.
+pub async fn connected() -> std::io::Result<(
+    timerloop::net::TcpListener,
+    timerloop::net::TcpStream,
+    timerloop::net::TcpStream,
+)> {
+    use timerloop::net::{TcpListener, TcpStream};
+    let l = TcpListener::bind("127.0.0.1:0").await?;
+    let c = TcpStream::connect(l.local_addr()?).await?;
+    let (s, _) = l.accept().await?;
+    Ok((l, c, s))
+}
+
+/// Whether `r` is a `WouldBlock` error (true) or another error (false);
+/// panics on `Ok`, with the value.
+pub fn would_block<T: std::fmt::Debug>(r: std::io::Result<T>) -> bool {
+    match r {
+        Err(e) => e.kind() == std::io::ErrorKind::WouldBlock,
+        Ok(t) => panic!("expected WouldBlock, got Ok({t:?})"),
+    }
+}
+
+/// Whether `fut`'s first poll is ready, with the current task's waker.
+pub async fn ready_at_once<F: std::future::Future>(fut: F) -> std::task::Poll<F::Output> {
+    let mut fut = std::pin::pin!(fut);
+    std::future::poll_fn(|cx| std::task::Poll::Ready(fut.as_mut().poll(cx))).await
+}
