@@ -323,6 +323,14 @@ struct JoinState {
     aborts: u32,
 }
 
+impl JoinState {
+    /// Held by something other than its handle: an abort handle, or a
+    /// deferred spawn's microtask still to come.
+    fn held_elsewhere(&self) -> bool {
+        self.aborts > 0 || self.deferred == Deferred::Waiting
+    }
+}
+
 /// A task spawned where its loop was held (`task::spawn` inside a
 /// callback) is made by its first-poll microtask, queued at the spawn:
 /// until then its handles have no task key. One byte, beside `done`.
@@ -372,7 +380,7 @@ impl Joins {
     /// output's drop may drop other handles).
     fn free_if_unowned(&self, states: &mut Arena<JoinState>, join: Key) -> Option<JoinState> {
         let st = states.get(join)?;
-        if st.attached || st.aborts > 0 || st.deferred == Deferred::Waiting {
+        if st.attached || st.held_elsewhere() {
             return None;
         }
         if st.deferred == Deferred::Made {
@@ -692,15 +700,7 @@ impl<T> JoinHandle<T> {
     /// assert_eq!(lp.now(), 100);
     /// ```
     pub fn abort_handle(&self) -> AbortHandle {
-        self.joins.add_abort(self.join);
-        AbortHandle {
-            joins: self.joins.clone(),
-            join: self.join,
-            key: self.key,
-            id: self.id,
-            shared: self.shared.clone(),
-            _not_send: PhantomData,
-        }
+        AbortHandle::counted(&self.joins, self.join, self.key, self.id, &self.shared)
     }
 
     /// Whether the task is over: completed, panicked or aborted. True as
@@ -740,9 +740,11 @@ impl<T> Drop for JoinHandle<T> {
         // it (or a deferred spawn's microtask, which frees it). What goes
         // (an output nobody took, a waker) is dropped after the states
         // are released: an output's drop may drop other handles.
+        // One lookup, on the path of every spawn whose handle is dropped:
+        // `free_if_unowned`'s test, with the handle known gone.
         let mut states = self.joins.states.borrow_mut();
         let gone = match states.get_mut(self.join) {
-            Some(st) if st.aborts == 0 && st.deferred != Deferred::Waiting => {
+            Some(st) if !st.held_elsewhere() => {
                 if st.deferred == Deferred::Made {
                     self.joins.made.borrow_mut().remove(&self.join);
                 }
@@ -799,6 +801,19 @@ pub struct AbortHandle {
 }
 
 impl AbortHandle {
+    /// A new abort handle of the join state `join`, counted in it.
+    fn counted(joins: &Rc<Joins>, join: Key, key: Key, id: Id, shared: &Rc<LoopShared>) -> Self {
+        joins.add_abort(join);
+        AbortHandle {
+            joins: joins.clone(),
+            join,
+            key,
+            id,
+            shared: shared.clone(),
+            _not_send: PhantomData,
+        }
+    }
+
     /// Aborts the task, as [`JoinHandle::abort`] does: its future is
     /// dropped (with its timers) at the loop's next flush point, and its
     /// join handle, if there, completes with a cancelled [`JoinError`].
@@ -857,15 +872,7 @@ impl Clone for AbortHandle {
     /// assert!(h.is_finished());
     /// ```
     fn clone(&self) -> Self {
-        self.joins.add_abort(self.join);
-        AbortHandle {
-            joins: self.joins.clone(),
-            join: self.join,
-            key: self.key,
-            id: self.id,
-            shared: self.shared.clone(),
-            _not_send: PhantomData,
-        }
+        AbortHandle::counted(&self.joins, self.join, self.key, self.id, &self.shared)
     }
 }
 
