@@ -154,6 +154,9 @@ type Deferred = InlineFn;
 pub(crate) struct LoopShared {
     pub(crate) id: u32,
     pub(crate) clock: Rc<dyn Clock>,
+    /// `clock`'s millisecond cache when it is a
+    /// [`SystemClock`](crate::SystemClock) (the loop keeps its own).
+    ms_cache: Option<RefCell<uv::MsCache>>,
     pub(crate) micro: MicroQueue,
     /// A same-thread waker queued a task since the latest microtask
     /// checkpoint. If that happened while the loop was not running, the
@@ -210,10 +213,16 @@ thread_local! {
 }
 
 impl LoopShared {
-    pub(crate) fn new(id: u32, clock: Rc<dyn Clock>, sender: uv::Sender<EventLoop>) -> Rc<Self> {
+    pub(crate) fn new(
+        id: u32,
+        clock: Rc<dyn Clock>,
+        ms_cache: Option<uv::MsCache>,
+        sender: uv::Sender<EventLoop>,
+    ) -> Rc<Self> {
         let shared = Rc::new(LoopShared {
             id,
             clock,
+            ms_cache: ms_cache.map(RefCell::new),
             micro: MicroQueue::new(),
             woke_task: Cell::new(false),
             deferred: RefCell::new(VecDeque::new()),
@@ -315,7 +324,10 @@ impl LoopShared {
     /// in whole loop milliseconds (the cached loop time is never ahead of
     /// the clock).
     pub(crate) fn now_ms(&self) -> u64 {
-        self.clock.now_ms()
+        match &self.ms_cache {
+            Some(cache) => cache.borrow_mut().now_ms(),
+            None => self.clock.now_ms(),
+        }
     }
 
     /// Drops whatever is queued (the loop is going away): breaks the

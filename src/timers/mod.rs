@@ -428,8 +428,8 @@ impl EventLoop {
             .downcast_ref::<SystemClock>()
             .map(uv::MsCache::new);
         let mut uv = Loop::new(Rc::new(clock))?;
-        if let Some(cache) = ms_cache {
-            uv.set_fast_clock(uv::FastClock::System(cache));
+        if let Some(cache) = &ms_cache {
+            uv.set_fast_clock(uv::FastClock::System(cache.clone()));
         } else if let Some(v) = &virtual_clock {
             uv.set_fast_clock(uv::FastClock::Virtual(v.clone()));
         }
@@ -443,7 +443,7 @@ impl EventLoop {
         let idle = uv.idle_init_bare();
         let timer_base = uv.now();
         let id = next_loop_id();
-        let shared = LoopShared::new(id.get(), uv.clock_rc(), uv.sender());
+        let shared = LoopShared::new(id.get(), uv.clock_rc(), ms_cache, uv.sender());
         let tasks = crate::task::Tasks::new(&shared);
         Ok(EventLoop {
             uv,
