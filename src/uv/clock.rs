@@ -129,10 +129,11 @@ pub trait Clock: fmt::Debug + 'static {
 /// the clock, as Node's `getLibuvNow()` does).
 ///
 /// The counter never supplies the time itself, only the moment to look
-/// again: `quanta`'s calibration of the counter against the OS clock is
-/// off by up to about a hundred parts per million in a process started
-/// under load, so time scaled from the counter would run ahead of
-/// `Instant` by up to 100 µs a second and fire a long timer early. The
+/// again: `quanta`'s calibration of the counter against the OS clock,
+/// made once per process in about a millisecond, is off by tens of parts
+/// per million in a process started under load (-180 to +32 in 400), so
+/// time scaled from the counter could run ahead of `Instant` by tens of
+/// microseconds a second and fire a long timer early. The
 /// loop's time is never ahead of `Instant`; it may lag it by a few
 /// nanoseconds at a millisecond's end. The loop's time never goes backwards
 /// (it keeps the largest reading it has seen), and a timer is due only
