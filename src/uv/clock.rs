@@ -133,9 +133,10 @@ pub trait Clock: fmt::Debug + 'static {
 /// made once per process in about a millisecond, is off by tens of parts
 /// per million in a process started under load (-180 to +32 in 400), so
 /// time scaled from the counter could run ahead of `Instant` by tens of
-/// microseconds a second and fire a long timer early. The
-/// loop's time is never ahead of `Instant`; it may lag it by a few
-/// nanoseconds at a millisecond's end. The loop's time never goes backwards
+/// microseconds a second and fire a long timer early. The loop's time is
+/// never ahead of `Instant`, and behind it only where that calibration is
+/// off by more than 0.1% (then by at most that share of a millisecond, at
+/// a millisecond's end). The loop's time never goes backwards
 /// (it keeps the largest reading it has seen), and a timer is due only
 /// when this clock says so: the poll phase waits again if the OS woke it
 /// a little before.
