@@ -131,7 +131,7 @@ pub trait Clock: fmt::Debug + 'static {
 /// The counter never supplies the time itself, only the moment to look
 /// again: `quanta`'s calibration of the counter against the OS clock,
 /// made once per process in about a millisecond, is off by tens of parts
-/// per million in a process started under load (-180 to +32 in 400), so
+/// per million in a process started under load (-462 to +35 in 2,400), so
 /// time scaled from the counter could run ahead of `Instant` by tens of
 /// microseconds a second and fire a long timer early. The loop's time is
 /// never ahead of `Instant`, and behind it only where that calibration is
