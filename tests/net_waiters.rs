@@ -293,6 +293,55 @@ fn a_wait_with_a_waker_whose_clones_differ_gives_its_entries_back() {
 // Many waiters, timeouts, streaks
 // ---------------------------------------------------------------------
 
+/// Tasks waiting on one direction of a socket are woken in the order they
+/// began to wait, also after some of them gave up: the order of their
+/// polls, and of what they do next, is the order they waited in, as Node
+/// calls a socket's listeners in the order they were added. Five tasks
+/// wait for `readable`; the second and fourth give up (a timeout) before
+/// a datagram comes. Removing a waiter by swapping the last into its
+/// place woke them A, E, C.
+#[test]
+fn waiters_are_woken_in_the_order_they_waited_after_others_gave_up() {
+    within(20, || {
+        let mut lp = EventLoop::new();
+        let order = lp
+            .block_on(async {
+                let u = Rc::new(UdpSocket::bind("127.0.0.1:0").await?);
+                let addr = u.local_addr()?;
+                // The socket starts ready: find it empty, so that waits wait.
+                assert!(would_block(u.try_recv(&mut [0; 8])));
+                let order = Rc::new(std::cell::RefCell::new(Vec::new()));
+                let mut hs = Vec::new();
+                for name in ["A", "B", "C", "D", "E"] {
+                    let (u, order) = (u.clone(), order.clone());
+                    let gives_up = name == "B" || name == "D";
+                    hs.push(task::spawn(async move {
+                        if gives_up {
+                            let r = time::timeout(Duration::from_millis(5), u.readable()).await;
+                            assert!(r.is_err(), "{name} gave up before the datagram");
+                        } else {
+                            u.readable().await?;
+                            order.borrow_mut().push(name);
+                        }
+                        io::Result::Ok(())
+                    }));
+                    // Each task begins its wait before the next is spawned.
+                    task::yield_now().await;
+                }
+                time::sleep(Duration::from_millis(20)).await;
+                let tx = UdpSocket::bind("127.0.0.1:0").await?;
+                tx.send_to(b"x", addr).await?;
+                for h in hs {
+                    h.await.unwrap()?;
+                }
+                io::Result::Ok(order.take())
+            })
+            .unwrap()
+            .unwrap();
+        assert_eq!(order, ["A", "C", "E"]);
+    });
+}
+
 /// Eight tasks share one UDP socket, each receiving under a short
 /// timeout in a loop (their waits given up again and again), while
 /// datagrams come one by one from a timer: every datagram is received

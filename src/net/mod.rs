@@ -23,9 +23,10 @@
 //! - **Every waiting task is woken, and nothing waits for nothing**: each
 //!   async operation waiting on a direction (`read().await`,
 //!   `readable().await`, `recv_from`, `accept`, in any number of tasks
-//!   sharing the socket) is woken by its next event, and one dropped
-//!   before it ends (a `timeout` that expired, a `select!` that chose
-//!   another branch) takes its waker back at once. The poll API
+//!   sharing the socket) is woken by its next event, in the order the
+//!   operations began to wait, and one dropped before it ends (a
+//!   `timeout` that expired, a `select!` that chose another branch) takes
+//!   its waker back at once, leaving the others' order. The poll API
 //!   (`poll_read`, `poll_recv_ready`, the io traits) keeps one waker per
 //!   direction, its latest caller's, as tokio's `poll_` methods do.
 //! - **Never a wait that cannot end**: readiness comes only from the loop
@@ -316,8 +317,9 @@ const STREAK: u32 = 32;
 
 /// The wakers of the tasks waiting on one direction of a socket: the
 /// async operations' ([`Wait`]), the first inline (one task per direction
-/// is the common case, and it costs no allocation), any others beside it;
-/// and the poll API's slot. An event takes them all and starts a new
+/// is the common case, and it costs no allocation), any others beside it,
+/// in the order they began to wait (an event wakes them in that order);
+/// and the poll API's slot, woken last. An event takes them all and starts a new
 /// epoch: a `Wait` whose waker was taken has nothing to take back. Cells
 /// taken and put back (no user code runs between), not `RefCell`s: a
 /// socket keeps two of these, and every connection of a server one
@@ -357,16 +359,15 @@ impl Waiters {
         let mut more = self.more.take();
         let gone = match self.first.take() {
             Some(f) if id.is(&f) => {
-                // The first of the others moves inline.
-                self.first
-                    .set((!more.is_empty()).then(|| more.swap_remove(0)));
+                // The first of the others moves inline; the rest keep
+                // their order (the lists are short: a shift, not a swap,
+                // so tasks are woken in the order they waited).
+                self.first.set((!more.is_empty()).then(|| more.remove(0)));
                 Some(f)
             }
             f => {
                 self.first.set(f);
-                more.iter()
-                    .position(|o| id.is(o))
-                    .map(|i| more.swap_remove(i))
+                more.iter().position(|o| id.is(o)).map(|i| more.remove(i))
             }
         };
         self.more.set(more);
