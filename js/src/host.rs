@@ -131,16 +131,82 @@ fn owner_of(err: &CallbackError) -> Option<Rc<dyn Owner>> {
 /// thread, where it is no host's).
 static NEXT_HOST: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
+/// The application's uncaught-error handler, as the router found it when
+/// it was installed, and whether the router is still the loop's handler.
+struct Router {
+    /// Gets every failure that is no host's.
+    app: RefCell<Option<AppHandler>>,
+    /// The router is the loop's handler (the application has not replaced
+    /// or cleared it since): cleared when the loop drops it.
+    installed: Cell<bool>,
+}
+
+type AppHandler = Box<dyn FnMut(&mut EventLoop, CallbackError)>;
+
+/// Held by the installed router's closure: the loop dropping that closure
+/// (the application set or cleared a handler) marks the router gone.
+struct Installed(Rc<Router>);
+
+impl Drop for Installed {
+    fn drop(&mut self) {
+        self.0.installed.set(false);
+    }
+}
+
 /// The loop's uncaught handler while any host on the thread has
 /// `uncaughtException` listeners: a host's own failure goes to that host;
-/// any other (the application's own callbacks) is declined, so it is
-/// fatal exactly as with no handler ([`EventLoop::run`] returns it).
-fn route_uncaught(lp: &mut EventLoop, err: CallbackError) {
-    match owner_of(&err) {
-        Some(h) => h.uncaught(lp, err),
+/// any other (the application's own callbacks) goes to the handler the
+/// application had set before the router, or, if it had none, is declined,
+/// so it is fatal exactly as with no handler ([`EventLoop::run`] returns it).
+fn route_uncaught(lp: &mut EventLoop, err: CallbackError, router: &Router) {
+    if let Some(h) = owner_of(&err) {
+        return h.uncaught(lp, err);
+    }
+    // Out of its cell while it runs: it may do anything to the loop.
+    let app = router.app.borrow_mut().take();
+    match app {
+        Some(mut app) => {
+            app(lp, err);
+            let mut slot = router.app.borrow_mut();
+            if slot.is_none() {
+                *slot = Some(app);
+            }
+        }
         None => {
             let _ = lp.decline_uncaught(err);
         }
+    }
+}
+
+/// Makes the router the loop's uncaught handler, in front of whatever
+/// handler the application has set (unless the router already is).
+fn install_router(lp: &mut EventLoop) {
+    if ROUTER.with(|r| r.borrow().as_ref().is_some_and(|r| r.installed.get())) {
+        return;
+    }
+    let router = Rc::new(Router {
+        app: RefCell::new(lp.take_uncaught_handler()),
+        installed: Cell::new(true),
+    });
+    ROUTER.with(|r| *r.borrow_mut() = Some(router.clone()));
+    let held = Installed(router);
+    lp.set_uncaught_handler(move |lp, err| route_uncaught(lp, err, &held.0));
+}
+
+/// Gives the loop back the application's handler, if the router is still
+/// the loop's handler (if the application set or cleared one since, that
+/// one stays).
+fn uninstall_router(lp: &mut EventLoop) {
+    let Some(router) = ROUTER.with(|r| r.borrow_mut().take()) else {
+        return;
+    };
+    if !router.installed.get() {
+        return;
+    }
+    drop(lp.take_uncaught_handler());
+    match router.app.borrow_mut().take() {
+        Some(app) => lp.set_uncaught_handler(app),
+        None => lp.clear_uncaught_handler(),
     }
 }
 
@@ -150,6 +216,8 @@ thread_local! {
     /// Hosts on this thread (on its one loop) with `uncaughtException`
     /// listeners: the handler is [`route_uncaught`] while there are any.
     static LISTENING: Cell<usize> = const { Cell::new(0) };
+    /// The router, from its installation until the last listener goes.
+    static ROUTER: RefCell<Option<Rc<Router>>> = const { RefCell::new(None) };
 }
 
 #[derive(Default)]
@@ -530,7 +598,7 @@ impl<E: Engine> Host<E> {
                 n.get()
             });
             if n == 0 {
-                lp.clear_uncaught_handler();
+                uninstall_router(lp);
             }
         }
     }
@@ -803,15 +871,17 @@ impl<E: Engine> Host<E> {
     /// - a host's own exception goes to that host's listeners, or, if it
     ///   has none, ends that host's program with 1 (and stops the loop),
     ///   never to another host's;
-    /// - any other failure (the application's own callbacks, a panic) is
+    /// - any other failure (the application's own callbacks, a panic) goes
+    ///   to the handler the application had set, or, with none, is
     ///   declined ([`EventLoop::decline_uncaught`]): fatal as if no host
     ///   were there, so [`EventLoop::run`] returns it
     ///   ([`timerloop::Error::Uncaught`], the callback's own error inside).
     ///
-    /// An uncaught-error handler the application set before is replaced
-    /// while hosts listen (and cleared after); one it sets after replaces
-    /// the router, and then gets the hosts' exceptions too (as their
-    /// message).
+    /// An uncaught-error handler the application set before stays behind
+    /// the router: it gets every failure that is no host's while hosts
+    /// listen, and is the loop's handler again after. One it sets after
+    /// replaces the router, and then gets the hosts' exceptions too (as
+    /// their message); the hosts then leave it in place.
     ///
     /// ```
     /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
@@ -834,7 +904,7 @@ impl<E: Engine> Host<E> {
                 return;
             }
             LISTENING.with(|n| n.set(n.get() + 1));
-            lp.set_uncaught_handler(route_uncaught);
+            install_router(lp);
         });
     }
 

@@ -328,3 +328,57 @@ fn each_hosts_uncaught_exceptions_are_its_own() {
     let la: Vec<String> = global(a.context(), "log");
     assert_eq!(la, ["caught A", "caught again", "exit 0"]);
 }
+
+/// The application's own uncaught-error handler stays behind the hosts'
+/// router: while a host listens for `uncaughtException`, the host's
+/// exceptions go to its listeners and the application's failures to the
+/// application's handler; when the host stops listening, that handler is
+/// the loop's again. Before, the router replaced it (the application's
+/// failures were fatal while a host listened) and then cleared it.
+#[test]
+fn the_applications_handler_stays_behind_the_hosts_router() {
+    use std::cell::RefCell;
+    let app_log = Rc::new(RefCell::new(Vec::<String>::new()));
+    let mut lp = EventLoop::with_virtual_clock();
+    let l = app_log.clone();
+    lp.set_uncaught_handler(move |_, e| l.borrow_mut().push(e.message()));
+    let host = QuickJsHost::create_with(Options::default()).unwrap();
+    let src = "globalThis.log = [];
+        globalThis.listener = e => log.push('caught ' + e.message);
+        process.on('uncaughtException', listener);
+        setTimeout(() => { throw new Error('js broke') }, 5)";
+    host.eval_main(&mut lp, "main.js", src).unwrap();
+    lp.set_timeout(10, |_| Err::<(), _>("app broke"));
+    lp.run().unwrap();
+    let log: Vec<String> = global(host.context(), "log");
+    assert_eq!(log, ["caught js broke"]);
+    assert_eq!(*app_log.borrow(), ["app broke"]);
+
+    // The host stops listening: the application's handler is back.
+    host.enter(&mut lp, |c| {
+        c.eval::<(), _>("process.removeListener('uncaughtException', listener)")
+    })
+    .unwrap();
+    lp.set_timeout(1, |_| Err::<(), _>("app again"));
+    lp.run().unwrap();
+    assert_eq!(*app_log.borrow(), ["app broke", "app again"]);
+
+    // A handler the application sets while the host listens replaces the
+    // router, and stays when the host stops listening.
+    host.enter(&mut lp, |c| {
+        c.eval::<(), _>("process.on('uncaughtException', listener)")
+    })
+    .unwrap();
+    let l = app_log.clone();
+    lp.set_uncaught_handler(move |_, e| l.borrow_mut().push(format!("new: {}", e.message())));
+    host.enter(&mut lp, |c| {
+        c.eval::<(), _>("process.removeListener('uncaughtException', listener)")
+    })
+    .unwrap();
+    lp.set_timeout(1, |_| Err::<(), _>("app third"));
+    lp.run().unwrap();
+    assert_eq!(
+        *app_log.borrow(),
+        ["app broke", "app again", "new: app third"]
+    );
+}

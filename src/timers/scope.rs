@@ -80,6 +80,46 @@ impl EventLoop {
         self.uncaught_changed = true;
     }
 
+    /// Takes the uncaught-error handler out, leaving none (as
+    /// `std::panic::take_hook`): for a layer that puts its own handler in
+    /// front of the application's and hands it what is not its own (an
+    /// embedded script engine's router), then puts it back. Called by the
+    /// handler itself, it answers `None` (a handler is out of the loop while
+    /// it runs) and, as [`clear_uncaught_handler`](Self::clear_uncaught_handler),
+    /// leaves no handler for later failures.
+    ///
+    /// ```
+    /// use std::{cell::RefCell, rc::Rc};
+    /// use timerloop::EventLoop;
+    /// let seen = Rc::new(RefCell::new(Vec::new()));
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let s = seen.clone();
+    /// lp.set_uncaught_handler(move |_, err| s.borrow_mut().push(format!("app: {}", err.message())));
+    /// // A layer in front: takes what says "mine", hands on the rest.
+    /// let mut app = lp.take_uncaught_handler().unwrap();
+    /// let s = seen.clone();
+    /// lp.set_uncaught_handler(move |lp, err| {
+    ///     if err.message() == "mine" {
+    ///         s.borrow_mut().push("layer: mine".to_string());
+    ///     } else {
+    ///         app(lp, err);
+    ///     }
+    /// });
+    /// lp.set_timeout(1, |_| Err::<(), _>("mine"));
+    /// lp.set_timeout(2, |_| Err::<(), _>("theirs"));
+    /// lp.run().unwrap();
+    /// assert_eq!(*seen.borrow(), ["layer: mine", "app: theirs"]);
+    /// assert!(lp.take_uncaught_handler().is_some());
+    /// assert!(lp.take_uncaught_handler().is_none());
+    /// ```
+    #[allow(clippy::type_complexity)]
+    pub fn take_uncaught_handler(
+        &mut self,
+    ) -> Option<Box<dyn FnMut(&mut EventLoop, CallbackError)>> {
+        self.uncaught_changed = true;
+        self.uncaught.take()
+    }
+
     /// Declines, from inside the uncaught-error handler, the failure it
     /// was given: it is then fatal exactly as with no handler installed
     /// (the loop halts and [`run`](Self::run) returns
