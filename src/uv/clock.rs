@@ -220,8 +220,8 @@ impl Clock for SystemClock {
 /// ends, at most one millisecond of counter ticks later.
 #[derive(Clone, Debug)]
 pub(crate) struct MsCache {
-    counter: quanta::Clock,
-    origin: Instant,
+    /// The clock it caches: its OS reading and its counter.
+    clock: SystemClock,
     /// `ns(PROBE) + 1`, with `ns` the calibration's scaling of counter
     /// ticks to nanoseconds.
     probe_ns: u64,
@@ -255,8 +255,7 @@ impl MsCache {
     /// [`PROBE`](Self::PROBE) ticks (a test gives a wrong scale on purpose).
     fn with_probe_ns(clock: &SystemClock, probe_ns: u64) -> Self {
         MsCache {
-            counter: clock.counter.clone(),
-            origin: clock.origin,
+            clock: clock.clone(),
             probe_ns: probe_ns.max(1),
             lo: 0,
             hi: 0,
@@ -267,7 +266,7 @@ impl MsCache {
     /// [`SystemClock::now_ms`], from the cache when the counter is in range.
     #[inline]
     pub(crate) fn now_ms(&mut self) -> u64 {
-        let raw = self.counter.raw();
+        let raw = self.clock.counter.raw();
         if self.lo <= raw && raw < self.hi {
             return self.ms;
         }
@@ -280,8 +279,8 @@ impl MsCache {
     fn fill(&mut self) -> u64 {
         // The OS clock first: every counter value read from here on is
         // read later, when the OS clock is at `ns` or beyond.
-        let ns = to_nanos(self.origin.elapsed());
-        let raw = self.counter.raw();
+        let ns = self.clock.now_nanos();
+        let raw = self.clock.counter.raw();
         let ms = nanos_to_ms_floor(ns);
         if ms == u64::MAX {
             // The end of time: nothing to cache.
@@ -514,7 +513,7 @@ mod tests {
         let (mut lags, mut hits) = (0, 0);
         for i in 0..n {
             let a = sys.now_ms();
-            let raw = cache.counter.raw();
+            let raw = cache.clock.counter.raw();
             hits += usize::from(cache.lo <= raw && raw < cache.hi);
             let b = cache.now_ms();
             let c = sys.now_ms();
