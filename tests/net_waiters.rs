@@ -42,6 +42,19 @@ fn udp_source() -> AsyncSource<mio::net::UdpSocket> {
     AsyncSource::new(mio::net::UdpSocket::bind("127.0.0.1:0".parse().unwrap()).unwrap())
 }
 
+/// Waits (up to 5 s) for the event of a datagram sent to `src`, peeking
+/// at it, so that the event is known to have come and been handled.
+async fn datagram_event(src: &AsyncSource<mio::net::UdpSocket>) -> io::Result<()> {
+    let mut buf = [0; 8];
+    time::timeout(
+        Duration::from_secs(5),
+        src.async_io(Interest::READABLE, |s| s.peek_from(&mut buf)),
+    )
+    .await
+    .expect("the datagram's event came")?;
+    Ok(())
+}
+
 // ---------------------------------------------------------------------
 // Panics and nested calls while a Wait collects
 // ---------------------------------------------------------------------
@@ -83,13 +96,7 @@ fn a_panic_inside_an_operation_leaves_the_poll_api_waking() {
             );
             // A datagram to itself; a wait on the event, to know it came.
             src.try_io(Interest::WRITABLE, |s| s.send_to(b"hi", me))?;
-            let mut b2 = [0; 8];
-            time::timeout(
-                Duration::from_secs(5),
-                src.async_io(Interest::READABLE, |s| s.peek_from(&mut b2)),
-            )
-            .await
-            .expect("the datagram's event came")?;
+            datagram_event(&src).await?;
             assert!(
                 woke.0.load(Ordering::SeqCst),
                 "the poll API's waker was woken by the event"
@@ -128,13 +135,7 @@ fn the_poll_api_inside_an_operation_keeps_its_own_waker() {
             })
             .await?;
             assert!(inner_pending);
-            let mut b2 = [0; 8];
-            time::timeout(
-                Duration::from_secs(5),
-                src.async_io(Interest::READABLE, |s| s.peek_from(&mut b2)),
-            )
-            .await
-            .expect("the datagram's event came")?;
+            datagram_event(&src).await?;
             assert!(
                 woke.0.load(Ordering::SeqCst),
                 "the nested poll's waker was woken by the event"
@@ -157,10 +158,7 @@ fn the_poll_api_inside_an_operation_keeps_its_own_waker() {
 fn a_wait_repolled_or_moved_keeps_one_entry() {
     let mut lp = EventLoop::new();
     lp.block_on(async {
-        let u = UdpSocket::bind("127.0.0.1:0").await?;
-        let (_l, _c, s) = connected().await?;
-        assert!(would_block(u.try_recv(&mut [0; 4])));
-        assert!(would_block(s.try_read(&mut [0; 4])));
+        let (u, (_l, _c, s)) = idle_udp_and_tcp().await?;
         let (f1, w1) = flag();
         let (f2, w2) = flag();
         let mut buf = [0; 8];

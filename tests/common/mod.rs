@@ -135,6 +135,23 @@ pub async fn connected() -> std::io::Result<(
     Ok((l, c, s))
 }
 
+/// A UDP socket and a connection ([`connected`]), both found empty by a
+/// `try_` (so that waits on them wait: a new socket starts ready).
+pub async fn idle_udp_and_tcp() -> std::io::Result<(
+    timerloop::net::UdpSocket,
+    (
+        timerloop::net::TcpListener,
+        timerloop::net::TcpStream,
+        timerloop::net::TcpStream,
+    ),
+)> {
+    let u = timerloop::net::UdpSocket::bind("127.0.0.1:0").await?;
+    let tcp = connected().await?;
+    assert!(would_block(u.try_recv(&mut [0; 4])));
+    assert!(would_block(tcp.2.try_read(&mut [0; 4])));
+    Ok((u, tcp))
+}
+
 /// Whether `r` is a `WouldBlock` error (true) or another error (false);
 /// panics on `Ok`, with the value.
 pub fn would_block<T: std::fmt::Debug>(r: std::io::Result<T>) -> bool {
