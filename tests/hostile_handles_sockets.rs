@@ -1192,6 +1192,27 @@ fn timer_fires_beside(
     })
 }
 
+/// Counts a `try_` that did something; one that would block counts
+/// nothing; any other error is the task's.
+fn count_done(r: io::Result<usize>, ops: &mut u64) -> io::Result<()> {
+    match r {
+        Ok(_) => *ops += 1,
+        Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+        Err(e) => return Err(e),
+    }
+    Ok(())
+}
+
+/// The 50 ms timer beside a starving loop fired on time (generous margin:
+/// under 2 s); `what` the loop's operations, for the message.
+fn fired_on_time(fired: u128, ops: u64, what: &str) {
+    eprintln!("fired at {fired} ms ({ops} {what})");
+    assert!(
+        (40..2000).contains(&fired),
+        "fired at {fired} ms ({ops} {what})"
+    );
+}
+
 /// A `readable()` + `try_read` loop (one byte at a time: never a short
 /// read) against a peer that is always ahead lets a 50 ms timer fire on
 /// time (generous margin: under 2 s).
@@ -1204,22 +1225,14 @@ fn starvation_readable_try_read() {
                 let mut b = [0; 1];
                 while !stop.get() {
                     s.readable().await?;
-                    match s.try_read(&mut b) {
-                        Ok(_) => ops += 1,
-                        Err(e) if e.kind() == ErrorKind::WouldBlock => {}
-                        Err(e) => return Err(e),
-                    }
+                    count_done(s.try_read(&mut b), &mut ops)?;
                 }
                 Ok(ops)
             })
         },
         false,
     );
-    eprintln!("fired at {fired} ms ({ops} reads)");
-    assert!(
-        (40..2000).contains(&fired),
-        "fired at {fired} ms ({ops} reads)"
-    );
+    fired_on_time(fired, ops, "reads");
     assert!(ops > 0);
 }
 
@@ -1234,22 +1247,14 @@ fn starvation_peek_and_ready() {
                 while !stop.get() {
                     s.peek(&mut b).await?;
                     s.ready(Interest::READABLE).await?;
-                    match s.try_read(&mut b) {
-                        Ok(_) => ops += 1,
-                        Err(e) if e.kind() == ErrorKind::WouldBlock => {}
-                        Err(e) => return Err(e),
-                    }
+                    count_done(s.try_read(&mut b), &mut ops)?;
                 }
                 Ok(ops)
             })
         },
         false,
     );
-    eprintln!("fired at {fired} ms ({ops} reads)");
-    assert!(
-        (40..2000).contains(&fired),
-        "fired at {fired} ms ({ops} reads)"
-    );
+    fired_on_time(fired, ops, "reads");
 }
 
 /// A `writable()` + `try_write` loop (small writes: never short) against
@@ -1262,22 +1267,14 @@ fn starvation_writable_try_write() {
                 let mut ops = 0;
                 while !stop.get() {
                     s.writable().await?;
-                    match s.try_write(&[1; 4]) {
-                        Ok(_) => ops += 1,
-                        Err(e) if e.kind() == ErrorKind::WouldBlock => {}
-                        Err(e) => return Err(e),
-                    }
+                    count_done(s.try_write(&[1; 4]), &mut ops)?;
                 }
                 Ok(ops)
             })
         },
         true,
     );
-    eprintln!("fired at {fired} ms ({ops} writes)");
-    assert!(
-        (40..2000).contains(&fired),
-        "fired at {fired} ms ({ops} writes)"
-    );
+    fired_on_time(fired, ops, "writes");
 }
 
 /// A wait loop that does no operation in the direction it was told is
