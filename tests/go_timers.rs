@@ -9,7 +9,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use timerloop::time::{self, Instant, InvalidPeriod, go};
-use timerloop::{Error, EventLoop};
+use timerloop::{Clock, Error, EventLoop, VirtualClock};
 
 mod common;
 use common::*;
@@ -103,6 +103,52 @@ fn a_waiting_receiver_is_woken_at_the_deadline() {
     assert_eq!(lp.now(), 30);
     let got = task.enter(|cx, _| t.poll_recv(cx));
     assert_eq!(got.map(|v| rel(start, v)), std::task::Poll::Ready(30));
+}
+
+/// A clock whose whole-millisecond reading lags its `Duration` reading by
+/// one millisecond: against [`Clock::now_ms`]'s contract, but what two
+/// caches of one clock may show for an instant (the loop's own and the one
+/// code without the loop reads). A deadline the timer found reached stays
+/// reached, whatever a later read says.
+#[derive(Debug, Clone)]
+struct LaggingMs(VirtualClock);
+
+impl Clock for LaggingMs {
+    fn now(&self) -> Duration {
+        self.0.now()
+    }
+    fn now_ms(&self) -> u64 {
+        self.0.now_ms().saturating_sub(1)
+    }
+    /// One millisecond past the deadline, where the lagging millisecond
+    /// reaches it (else the loop would wait for it without end).
+    fn wait_until(&self, deadline: Option<Duration>, in_flight: bool) -> Option<Duration> {
+        self.0.wait_until(deadline.map(|d| d + ms(1)), in_flight)
+    }
+    fn block(&self, d: Duration) {
+        self.0.block(d)
+    }
+    fn is_virtual(&self) -> bool {
+        true
+    }
+}
+
+/// A zero timer is due at once, and a timer whose Node timeout fired is
+/// due, even where the loop's millisecond reads behind the clock that
+/// timed them: a receiver is never left waiting for a value no timeout
+/// will announce (before, `recv` on a zero timer here never finished).
+#[test]
+fn a_reached_deadline_stays_due_when_the_millisecond_lags() {
+    let v = VirtualClock::new();
+    v.advance(ms(5));
+    let mut lp = EventLoop::with_clock(LaggingMs(v));
+    let mut zero = lp.scope(|| go::Timer::new(Duration::ZERO));
+    assert_eq!(lp.stats().timers, 0);
+    let got = lp.block_on(async move { zero.recv().await }).unwrap();
+    assert_eq!(got.as_millis(), 5, "the value counts from the clock's time");
+    let mut later = lp.scope(|| go::Timer::new(ms(3)));
+    let got = lp.block_on(async move { later.recv().await }).unwrap();
+    assert_eq!(got.as_millis(), 8);
 }
 
 /// Durations round up to whole milliseconds.

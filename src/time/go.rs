@@ -225,12 +225,6 @@ impl Core {
         let up = if down == u64::MAX { down } else { ms_ceil(t) };
         (down, up)
     }
-
-    /// Whether the value is due: active, and its time has come on the
-    /// loop's clock.
-    fn due(&self) -> bool {
-        self.active.get() && self.now() >= self.when.get()
-    }
 }
 
 /// What a Go timer does when its Node timeout reaches its deadline.
@@ -345,6 +339,21 @@ fn set_ref<E: Fire>(me: &Rc<E>, refed: bool) {
 struct TimerEntry {
     core: Core,
     waker: RefCell<Option<Waker>>,
+    /// The current generation's deadline was reached: by its Node timeout
+    /// (which read the loop's time), or at once for a zero duration. The
+    /// value is then due whatever a later read of the clock says, so a
+    /// receiver woken for it always gets it.
+    reached: Cell<bool>,
+}
+
+impl TimerEntry {
+    /// Whether the value is due: active, and its deadline reached (its
+    /// Node timeout fired) or its time come on the loop's clock (a receive
+    /// made before the timers phase ran that timeout).
+    fn due(&self) -> bool {
+        let c = &self.core;
+        c.active.get() && (self.reached.get() || c.now() >= c.when.get())
+    }
 }
 
 impl Fire for TimerEntry {
@@ -354,6 +363,7 @@ impl Fire for TimerEntry {
 
     fn fire(self: &Rc<Self>, _lp: &mut EventLoop) {
         // The value stays until received or discarded (G5): only wake.
+        self.reached.set(true);
         wake_stored(&self.waker);
     }
 }
@@ -433,6 +443,7 @@ impl Timer {
         let entry = Rc::new(TimerEntry {
             core: Core::new(current_shared()),
             waker: RefCell::new(None),
+            reached: Cell::new(false),
         });
         let timer = Timer { entry };
         timer.start(d);
@@ -446,6 +457,7 @@ impl Timer {
         let ms = ms_ceil(d);
         let when = if ms == 0 { now } else { up.saturating_add(ms) };
         c.restart(when);
+        self.entry.reached.set(ms == 0);
         retire(&self.entry);
         if ms > 0 {
             schedule(&self.entry, now, when);
@@ -573,7 +585,7 @@ impl Timer {
     /// ```
     pub fn try_recv(&mut self) -> Option<Instant> {
         let e = &self.entry;
-        if !e.core.due() {
+        if !e.due() {
             return None;
         }
         e.core.active.set(false);
