@@ -5,7 +5,9 @@
 //! with `VirtualClock::advance` and runs the loop's due timers with
 //! `run_nowait`.
 
+use std::cell::Cell;
 use std::future::Future;
+use std::rc::Rc;
 use std::task::Poll;
 use std::time::Duration;
 
@@ -72,6 +74,23 @@ fn zero_and_fractions() {
 
 /// Dropping a pending `Sleep` clears its timer and its ref at once, and
 /// drops the stored waker: the mock task's waker count falls back to one.
+/// A fired sleep dropped lets go of its waker too (A9): its state goes
+/// back to the loop's pool for the next sleep, but a foreign waker does
+/// not go with it (before, the pool kept tokio-test's waker here).
+#[test]
+fn dropping_a_fired_sleep_lets_go_of_the_waker() {
+    let (mut lp, clock) = setup();
+    let mut s = lp.scope(|| spawn(time::sleep(ms(10))));
+    lp.scope(|| assert_pending!(s.poll()));
+    advance(&mut lp, &clock, 10);
+    assert!(s.is_woken());
+    lp.scope(|| assert_ready!(s.poll()));
+    // The next sleep is made before the fired one goes: it cannot take
+    // the fired one's state from the pool.
+    lp.scope(|| drop(std::mem::replace(&mut *s, time::sleep(ms(1)))));
+    assert_eq!(s.waker_ref_count(), 1, "dropped with the sleep");
+}
+
 #[test]
 fn dropping_a_sleep_cancels_it() {
     let (mut lp, _clock) = setup();
@@ -330,12 +349,13 @@ impl std::task::Wake for CountWakes {
     }
 }
 
-/// A finished sleep's pooled state keeps the waker its last poll stored:
-/// the next sleep polled with the same waker (a task sleeping in a loop)
-/// clones none. A kept waker is never woken for a sleep that did not
-/// store it, and the loop's drop lets go of it.
+/// A finished sleep's state goes back to the loop's pool, with the waker
+/// its last poll stored only if that is a loop task's own (the next sleep
+/// of that task, polled with it, clones none). A foreign waker goes with
+/// its sleep, and a kept one is never woken for a sleep that did not
+/// store it.
 #[test]
-fn a_pooled_sleep_state_keeps_its_waker_but_never_wakes_it_stale() {
+fn a_pooled_sleep_state_keeps_only_a_tasks_waker_and_never_wakes_it_stale() {
     use std::sync::Arc;
     use std::sync::atomic::Ordering::SeqCst;
     use std::task::{Context, Waker};
@@ -350,6 +370,7 @@ fn a_pooled_sleep_state_keeps_its_waker_but_never_wakes_it_stale() {
     };
     let wakes = |c: &Arc<CountWakes>| c.0.load(SeqCst);
 
+    // A foreign waker: kept while the sleep lives, dropped with it.
     let mut s = lp.scope(|| time::sleep(ms(5)));
     assert!(poll(&mut lp, &mut s, &wa).is_pending());
     assert_eq!(Arc::strong_count(&a), 3, "ours, `wa`, the sleep's clone");
@@ -357,34 +378,44 @@ fn a_pooled_sleep_state_keeps_its_waker_but_never_wakes_it_stale() {
     assert_eq!((wakes(&a), Arc::strong_count(&a)), (1, 3), "woken, kept");
     assert!(poll(&mut lp, &mut s, &wa).is_ready());
     drop(s);
-    assert_eq!(Arc::strong_count(&a), 3, "pooled with its state");
+    assert_eq!(Arc::strong_count(&a), 2, "not pooled with its state");
 
-    // The next sleep takes that state; it fires before any poll: the
-    // waker it kept is not woken.
+    // A task's own waker stays with the state; the next sleep takes that
+    // state and fires before any poll: the task is not woken by it.
+    let polls = Rc::new(Cell::new(0));
+    let release = Rc::new(Cell::new(false));
+    let (p, r) = (polls.clone(), release.clone());
+    lp.spawn(async move {
+        time::sleep(ms(5)).await;
+        std::future::poll_fn(|_| {
+            p.set(p.get() + 1);
+            if r.get() {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        })
+        .await;
+    });
+    lp.run_nowait().unwrap(); // its first poll: the sleep
+    advance(&mut lp, &clock, 5);
+    assert_eq!(polls.get(), 1, "after its sleep, it waits for `release`");
     let s = lp.scope(|| time::sleep(ms(5)));
     advance(&mut lp, &clock, 5);
     assert!(s.is_elapsed());
-    assert_eq!(wakes(&a), 1, "a stale waker is never woken");
+    assert_eq!(polls.get(), 1, "a stale waker is never woken");
     drop(s);
 
-    // Polled with the same waker: nothing cloned, and woken when due.
-    let mut s = lp.scope(|| time::sleep(ms(5)));
-    assert!(poll(&mut lp, &mut s, &wa).is_pending());
-    assert_eq!(Arc::strong_count(&a), 3, "the kept waker was reused");
-    advance(&mut lp, &clock, 5);
-    assert_eq!(wakes(&a), 2);
-    drop(s);
-
-    // Polled with another waker: that one replaces it and is the one woken.
+    // Polled with another waker: that one is stored and is the one woken.
     let mut s = lp.scope(|| time::sleep(ms(5)));
     assert!(poll(&mut lp, &mut s, &wb).is_pending());
-    assert_eq!((Arc::strong_count(&a), Arc::strong_count(&b)), (2, 3));
+    assert_eq!(Arc::strong_count(&b), 3);
     advance(&mut lp, &clock, 5);
-    assert_eq!((wakes(&a), wakes(&b)), (2, 1));
+    assert_eq!((wakes(&a), wakes(&b), polls.get()), (1, 1, 1));
     drop(s);
-    assert_eq!(Arc::strong_count(&b), 3, "pooled");
+    assert_eq!(Arc::strong_count(&b), 2, "not pooled");
+    release.set(true);
     drop(lp);
-    assert_eq!(Arc::strong_count(&b), 2, "the loop's drop empties the pool");
 }
 
 // ----- Interval: tokio's tests/time_interval.rs timelines ---------------

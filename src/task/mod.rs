@@ -70,9 +70,9 @@ use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::pin::Pin;
 use std::rc::Rc;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::task::{Context, Poll, Wake, Waker};
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll, RawWakerVTable, Wake, Waker};
 
 use crate::collections::arena::{Arena, Key};
 use crate::prim::AtomicBool;
@@ -160,6 +160,26 @@ where
         this.joins.complete(*this.join, || Ok(Box::new(value)));
         Poll::Ready(())
     }
+}
+
+/// The vtable of the loop tasks' wakers, recorded with the first one
+/// made: see [`is_task_waker`].
+static TASK_WAKER_VTABLE: OnceLock<&'static RawWakerVTable> = OnceLock::new();
+
+/// A task's waker, its vtable recorded.
+fn task_waker(header: Arc<Header>) -> Waker {
+    let waker = Waker::from(header);
+    TASK_WAKER_VTABLE.get_or_init(|| waker.vtable());
+    waker
+}
+
+/// Whether `w` is a loop task's own waker (one that holds only the task's
+/// header), not a foreign executor's or a combinator's: a finished
+/// sleep's pooled state keeps only such a waker (`Wakeup::recycle`).
+pub(crate) fn is_task_waker(w: &Waker) -> bool {
+    TASK_WAKER_VTABLE
+        .get()
+        .is_some_and(|v| std::ptr::eq(*v, w.vtable()))
 }
 
 /// What a task's waker knows: enough to queue the task from any thread.
@@ -544,7 +564,7 @@ impl EventLoop {
                         joins: task_joins,
                         join,
                     }),
-                    waker: Waker::from(header.clone()),
+                    waker: task_waker(header.clone()),
                 }),
                 header,
                 join,

@@ -17,12 +17,16 @@
 //!   state (a state holds that shared state: a cycle otherwise).
 //! - `waker` is woken only while `polled` is set: by a poll of the sleep
 //!   that owns the state now. A pooled state keeps the waker its last
-//!   sleep stored, unset `polled`: a task sleeping in a loop takes back
+//!   sleep stored, unset `polled`, if that is a loop task's own (it holds
+//!   only the task's small header): a task sleeping in a loop takes back
 //!   the state it just gave up (the pool is LIFO), its poll finds its own
 //!   waker there (`Waker::will_wake`) and clones nothing, so a round of
 //!   sleep, fire and wake makes no atomic reference-count operation on the
-//!   task's waker. A stale waker is never woken: another task's poll
-//!   replaces it, and a timer that fires before any poll wakes nothing.
+//!   task's waker. Any other waker (a foreign executor's, a combinator's)
+//!   is dropped with the sleep, as tokio's `Sleep` drops it (seeds A9):
+//!   the pool never keeps what it belongs to alive. A stale waker is
+//!   never woken: another task's poll replaces it, and a timer that fires
+//!   before any poll wakes nothing.
 //! - `task` is a hint: the arena index of the task whose poll stored
 //!   `waker`. At the deadline the loop queues that task itself, as the
 //!   waker would on the loop's thread, but only if the stored waker is
@@ -191,12 +195,22 @@ impl Wakeup {
 
     /// Offers a finished sleep's state (`me`: the sleep's own reference,
     /// about to go; the sleep fired and has no timer) to the loop's pool:
-    /// kept, with its waker, if nothing else refers to it (no queued
-    /// operation holds it), the loop is still there and the pool has room.
+    /// kept if nothing else refers to it (no queued operation holds it),
+    /// the loop is still there and the pool has room; with its waker only
+    /// if that is a loop task's own (module docs).
     pub(crate) fn recycle(me: &Rc<Wakeup>) {
         debug_assert!(me.fired.get() && me.timer.get().is_none());
         if Rc::strong_count(me) != 1 || Rc::weak_count(me) != 0 || me.shared.closed.get() {
             return;
+        }
+        // Dropped before the pool is borrowed: a foreign waker's drop may
+        // run anything, a sleep's drop among it.
+        if let Some(w) = me.waker.take() {
+            if crate::task::is_task_waker(&w) {
+                me.waker.set(Some(w));
+            } else {
+                drop(w);
+            }
         }
         let mut pool = me.shared.wakeups.borrow_mut();
         if pool.len() < super::current::WAKEUP_POOL {
@@ -267,6 +281,33 @@ mod tests {
         let t = lp.scope(|| time::sleep(Duration::from_millis(3)));
         assert_eq!(Rc::as_ptr(&t.entry), first);
         assert!(lp.shared.wakeups.borrow().is_empty());
+    }
+
+    /// The pool keeps a loop task's own waker with a finished sleep's
+    /// state, for that task's next sleep, and no other: a foreign waker
+    /// (tokio-test's here) is dropped with its sleep.
+    #[test]
+    fn the_pool_keeps_a_tasks_own_waker_and_no_other() {
+        let mut lp = EventLoop::with_virtual_clock();
+        let pooled_waker = |lp: &EventLoop| {
+            let pool = lp.shared.wakeups.borrow();
+            assert_eq!(pool.len(), 1);
+            let w = pool[0].waker.take();
+            let kept = w.is_some();
+            pool[0].waker.set(w);
+            kept
+        };
+        lp.spawn(async { time::sleep(Duration::from_millis(3)).await });
+        lp.run().unwrap();
+        assert!(pooled_waker(&lp), "the task's own waker stays");
+        lp.shared.wakeups.borrow_mut().clear();
+        let mut s = tokio_test::task::spawn(lp.scope(|| time::sleep(Duration::from_millis(3))));
+        assert!(lp.scope(|| s.poll()).is_pending());
+        lp.run().unwrap();
+        assert!(s.is_woken());
+        assert!(lp.scope(|| s.poll()).is_ready());
+        drop(s);
+        assert!(!pooled_waker(&lp), "a foreign waker goes with its sleep");
     }
 
     /// The state stays 56 bytes (72 with the `Rc`'s counts: an 80-byte
