@@ -218,3 +218,54 @@ fn an_abort_handle_outlives_its_loop() {
     a.abort(); // nothing left to abort
     assert_eq!(ticks.get(), 1);
 }
+
+/// Schedules a timeout through `EventLoop::with_current` when dropped, as
+/// a guard that hands its cleanup to the loop would.
+struct CleanupOnDrop(Rc<RefCell<Vec<(&'static str, u64)>>>, &'static str);
+
+impl Drop for CleanupOnDrop {
+    fn drop(&mut self) {
+        let (log, name) = (self.0.clone(), self.1);
+        EventLoop::with_current(|lp| {
+            lp.set_timeout(5, move |lp| log.borrow_mut().push((name, lp.now())));
+        });
+    }
+}
+
+/// An aborted task's future is dropped with the loop lendable, as it was
+/// polled: a local's `drop` reaches the loop through `with_current`,
+/// whether the abort came from a callback, another task or the task
+/// itself (before, that `drop` panicked: the loop was not lent).
+#[test]
+fn an_aborted_tasks_locals_drop_with_the_loop_lendable() {
+    let mut lp = EventLoop::with_virtual_clock();
+    let log = Rc::new(RefCell::new(Vec::new()));
+    let guarded = |name: &'static str| {
+        let guard = CleanupOnDrop(log.clone(), name);
+        async move {
+            let _guard = guard;
+            time::sleep(ms(1_000)).await;
+        }
+    };
+    let by_callback = lp.spawn(guarded("callback")).abort_handle();
+    lp.set_timeout(10, move |_| by_callback.abort());
+    let by_task = lp.spawn(guarded("task")).abort_handle();
+    lp.spawn(async move {
+        time::sleep(ms(20)).await;
+        by_task.abort();
+    });
+    let slot: Rc<RefCell<Option<AbortHandle>>> = Rc::default();
+    let (s, guard) = (slot.clone(), CleanupOnDrop(log.clone(), "itself"));
+    let h = lp.spawn(async move {
+        let _guard = guard;
+        time::sleep(ms(30)).await;
+        s.borrow().as_ref().unwrap().abort();
+        task::yield_now().await;
+    });
+    *slot.borrow_mut() = Some(h.abort_handle());
+    lp.run().unwrap();
+    assert_eq!(
+        *log.borrow(),
+        [("callback", 15), ("task", 25), ("itself", 35)]
+    );
+}

@@ -626,7 +626,9 @@ impl EventLoop {
         };
         if done {
             self.tasks.slab.remove_at(key.index());
-            drop(running);
+            // What is left of it (an aborted task's locals, a hand-written
+            // future's fields) drops with the loop lendable, as it polled.
+            self.lend_if_current(|| drop(running));
             if self.tasks.main == Some(key) {
                 self.halt_for_main();
             }
@@ -666,7 +668,9 @@ impl EventLoop {
         if let Some(running) = task.running.take() {
             self.tasks.slab.remove_at(key.index());
             self.take_aborted(key);
-            drop(running);
+            // Its locals' drops may use `EventLoop::with_current`, as its
+            // polls could.
+            self.lend_if_current(|| drop(running));
         }
     }
 

@@ -560,6 +560,20 @@ impl EventLoop {
         self.assert_not_replaced(instance, r)
     }
 
+    /// [`lend_during`](Self::lend_during) where this loop is the current
+    /// one (its frame the top of the thread's stack), else `f` alone: for
+    /// dropping a task's future, whose `drop` may use
+    /// [`with_current`](Self::with_current) as its polls do, from wherever
+    /// the drop happens (an abort applied by a plain insert's flush, with
+    /// no loop current, drops it unlent).
+    pub(crate) fn lend_if_current<R>(&mut self, f: impl FnOnce() -> R) -> R {
+        if self.shared.top.get() {
+            self.lend_during(f)
+        } else {
+            f()
+        }
+    }
+
     /// Runs `f` with this loop as the thread's current loop, lendable: free
     /// functions of [`time`](crate::time) and [`task`](crate::task) and
     /// [`EventLoop::with_current`] work inside. Deferred work `f` leaves
