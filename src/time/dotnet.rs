@@ -43,12 +43,12 @@
 //! | callbacks overlapping on the pool (N2) | one at a time on the loop |
 //! | `new PeriodicTimer(period)` | [`PeriodicTimer::new`] |
 //! | `await t.WaitForNextTickAsync()` | [`PeriodicTimer::wait_for_next_tick`]`().await` |
-//! | a second concurrent `WaitForNextTickAsync` (`InvalidOperationException`) | impossible: it borrows the timer mutably |
+//! | a second concurrent `WaitForNextTickAsync` (`InvalidOperationException`) | impossible through [`PeriodicTimer::wait_for_next_tick`], which borrows the timer mutably; no error through [`PeriodicTimer::poll_wait_for_next_tick`] on a shared timer, which wakes only its latest caller (as tokio's `poll_` methods): the task it replaced is not woken |
 //! | `t.Period = p` | [`PeriodicTimer::set_period`] |
 //! | `FakeTimeProvider.Advance(d)` | a [`VirtualClock`](crate::VirtualClock): the loop jumps from deadline to deadline |
 //! | fractions of a millisecond truncated (a 500 µs period is no period, 1.5 ms is 1 ms) | rounded up, as every `Duration` here (500 µs is 1 ms, 1.5 ms is 2 ms): never early |
 //! | `Change` or `Period` after `Dispose`: `ObjectDisposedException` | [`Timer::change`] returns `false` (as `FakeTimeProvider`'s), [`PeriodicTimer::set_period`] `Ok` |
-//! | `Dispose` completes a pending `WaitForNextTickAsync` with `false` | the wait borrows the timer mutably: drop the wait's future (or its task) to end it |
+//! | `Dispose` completes a pending `WaitForNextTickAsync` with `false` | [`wait_for_next_tick`](PeriodicTimer::wait_for_next_tick) borrows the timer mutably: drop the wait's future (or its task) to end it; a task in [`poll_wait_for_next_tick`](PeriodicTimer::poll_wait_for_next_tick) on a shared timer is woken and reads `false` |
 //! | a callback's `Change` of another timer due at the same instant: that run, already queued, still happens | it is cancelled: nothing of the old schedule runs after `change` returns |
 //!
 //! A periodic timer whose own callback runs past its next deadline fires
