@@ -176,6 +176,9 @@ fn task_waker(header: Arc<Header>) -> Waker {
 /// Whether `w` is a loop task's own waker (one that holds only the task's
 /// header), not a foreign executor's or a combinator's: a finished
 /// sleep's pooled state keeps only such a waker (`Wakeup::recycle`).
+/// Best effort, as `Waker::will_wake`: Rust does not promise one address
+/// per vtable (Miri makes a new one each time), and a `false` for a
+/// task's waker only costs its next sleep a clone.
 pub(crate) fn is_task_waker(w: &Waker) -> bool {
     TASK_WAKER_VTABLE
         .get()

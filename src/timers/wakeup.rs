@@ -285,7 +285,10 @@ mod tests {
 
     /// The pool keeps a loop task's own waker with a finished sleep's
     /// state, for that task's next sleep, and no other: a foreign waker
-    /// (tokio-test's here) is dropped with its sleep.
+    /// (tokio-test's here) is dropped with its sleep. Which waker is a
+    /// task's is told by its vtable's address, which Rust does not promise
+    /// to keep (as `Waker::will_wake`'s answer): Miri gives each vtable
+    /// made a new one, so there only the second half holds.
     #[test]
     fn the_pool_keeps_a_tasks_own_waker_and_no_other() {
         let mut lp = EventLoop::with_virtual_clock();
@@ -299,7 +302,10 @@ mod tests {
         };
         lp.spawn(async { time::sleep(Duration::from_millis(3)).await });
         lp.run().unwrap();
-        assert!(pooled_waker(&lp), "the task's own waker stays");
+        assert!(
+            cfg!(miri) || pooled_waker(&lp),
+            "the task's own waker stays"
+        );
         lp.shared.wakeups.borrow_mut().clear();
         let mut s = tokio_test::task::spawn(lp.scope(|| time::sleep(Duration::from_millis(3))));
         assert!(lp.scope(|| s.poll()).is_pending());
