@@ -60,6 +60,42 @@ fn try_read_would_block_then_readable_waits_for_the_peer() {
     assert_eq!(got, b"bytes");
 }
 
+/// A vectored read of more slices than one system call takes (std passes
+/// at most `IOV_MAX`, 1024 on Linux, to `readv`) moves fewer bytes than
+/// the slices hold with bytes still queued: that is not the short read
+/// that drains the socket, so the read readiness stays and `readable()`
+/// is ready at once. Before, it was cleared, and the wait depended on a
+/// new event from the kernel: with the peer silent, on Linux's
+/// edge-triggered epoll, one may never come.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+#[test]
+fn a_vectored_read_capped_by_iov_max_keeps_the_readiness() {
+    let mut lp = EventLoop::new();
+    let rest = lp
+        .block_on(async {
+            let (_l, mut c, s) = connected().await?;
+            c.write_all(&[7; 4096]).await?;
+            // Until all 4096 bytes are queued at `s` (a peek takes none).
+            let mut probe = [0; 4096];
+            while s.peek(&mut probe).await? < probe.len() {
+                task::yield_now().await;
+            }
+            let mut store = vec![0u8; 2048];
+            let mut bufs: Vec<io::IoSliceMut<'_>> =
+                store.chunks_mut(1).map(io::IoSliceMut::new).collect();
+            assert_eq!(s.try_read_vectored(&mut bufs)?, 1024, "one readv's slices");
+            assert!(
+                ready_at_once(s.readable()).await.is_ready(),
+                "readable() waits with 3072 bytes queued"
+            );
+            let mut rest = [0; 4096];
+            s.try_read(&mut rest)
+        })
+        .unwrap()
+        .unwrap();
+    assert_eq!(rest, 3072);
+}
+
 /// Every task waiting in `readable()` on one stream is woken by the
 /// bytes, not only the last one to poll.
 #[test]

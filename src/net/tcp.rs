@@ -979,10 +979,10 @@ impl TcpStream {
     /// .unwrap();
     /// ```
     pub fn try_read_vectored(&self, bufs: &mut [io::IoSliceMut<'_>]) -> io::Result<usize> {
-        let len = bufs.iter().map(|b| b.len()).sum();
-        if len == 0 {
+        if bufs.iter().all(|b| b.is_empty()) {
             return Ok(0);
         }
+        let len = one_call_len(bufs.iter().map(|b| b.len()));
         self.io.try_bytes(Dir::Read, len, |s| s.read_vectored(bufs))
     }
 
@@ -1048,7 +1048,7 @@ impl TcpStream {
     /// .unwrap();
     /// ```
     pub fn try_write_vectored(&self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
-        let len = bufs.iter().map(|b| b.len()).sum();
+        let len = one_call_len(bufs.iter().map(|b| b.len()));
         self.io
             .try_bytes(Dir::Write, len, |s| s.write_vectored(bufs))
     }
@@ -1201,4 +1201,23 @@ impl TcpStream {
     pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
         self.io.source().set_ttl(ttl)
     }
+}
+
+/// How many slices of a vectored read or write one system call surely
+/// takes: std passes at most the platform's `IOV_MAX` to `readv` and
+/// `writev` (1024 on Linux, `UIO_MAXIOV`); elsewhere the first 16, the
+/// least POSIX allows, which is safe whatever the platform's limit.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const ONE_CALL_SLICES: usize = 1024;
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+const ONE_CALL_SLICES: usize = 16;
+
+/// The bytes of the slices one vectored call surely takes
+/// ([`ONE_CALL_SLICES`]): a call that moves fewer drained the receive
+/// buffer or filled the send buffer (`Registration::short`); one
+/// that moves fewer than all the slices hold may have met the cap, with
+/// bytes (or room) left, and must not clear the readiness, whose next
+/// edge would then never come.
+fn one_call_len(lens: impl Iterator<Item = usize>) -> usize {
+    lens.take(ONE_CALL_SLICES).fold(0, usize::saturating_add)
 }
