@@ -225,6 +225,9 @@ struct State {
     /// Shared by timeouts, immediates and ticks, from 2, as Node's async
     /// ids in a plain script.
     next_id: u32,
+    /// The ids ran past `u32::MAX` and start again from 2: from then on
+    /// an id still held by a timeout or immediate is skipped.
+    wrapped: bool,
     timers: HashMap<u32, Timeout>,
     immediates: HashMap<u32, Immediate>,
 }
@@ -1076,11 +1079,25 @@ impl<E: Engine> Host<E> {
         }
     }
 
+    /// The next id. After about 4.3 billion (70 minutes at a million
+    /// timers, immediates and ticks a second) they start again from 2,
+    /// skipping any a timeout or immediate still holds: a new timer never
+    /// takes a live one's id (and with it its loop timer's callback).
     fn new_id(&self) -> u32 {
         let mut s = self.state.borrow_mut();
-        let id = s.next_id;
-        s.next_id = s.next_id.wrapping_add(1);
-        id
+        loop {
+            let id = s.next_id;
+            match id.checked_add(1) {
+                Some(next) => s.next_id = next,
+                None => {
+                    s.next_id = 2;
+                    s.wrapped = true;
+                }
+            }
+            if !s.wrapped || !(s.timers.contains_key(&id) || s.immediates.contains_key(&id)) {
+                return id;
+            }
+        }
     }
 
     fn timeout(&self, id: u32) -> Option<Timeout> {
@@ -1409,4 +1426,27 @@ struct LoopClock {
     wall_ms: f64,
     /// Time since the host was made, then (wall).
     since_start: std::time::Duration,
+}
+
+#[cfg(test)]
+mod tests {
+    /// Past `u32::MAX` the ids start again from 2 and skip those a live
+    /// timeout or immediate holds: the interval made first keeps id 2 and
+    /// its own callback.
+    #[test]
+    fn ids_past_u32_max_skip_the_ones_in_use() {
+        let host = crate::QuickJsHost::create_with(Default::default()).unwrap();
+        let mut lp = timerloop::EventLoop::with_virtual_clock();
+        let interval = lp.scope(|| host.set_timer(10.0, true));
+        let immediate = lp.scope(|| host.set_immediate());
+        host.state.borrow_mut().next_id = u32::MAX;
+        let ids: Vec<u32> = (0..3)
+            .map(|_| lp.scope(|| host.set_timer(5.0, false)))
+            .collect();
+        assert_eq!((interval, immediate), (2, 3));
+        assert_eq!(ids, [u32::MAX, 4, 5]);
+        let state = host.state.borrow();
+        assert_eq!(state.timers.len(), 4, "no timer replaced another");
+        assert!(state.immediates.contains_key(&3));
+    }
 }
