@@ -19,6 +19,13 @@
   // callback's own `apply` cannot hijack or stop its timers.
   const ReflectApply = Reflect.apply;
   const StringOf = String;
+  // Text goes out as UTF-8, which has no lone surrogate: each becomes
+  // U+FFFD, as Node writes it (the native takes only well-formed text).
+  const ToWellFormed = String.prototype.toWellFormed;
+  const hostWrite = host.write;
+  function writeText(fd, s) {
+    hostWrite(fd, ReflectApply(ToWellFormed, s, []));
+  }
   const { get: MapGet, set: MapSet, delete: MapDelete, has: MapHas } = Map.prototype;
   // A Map whose methods are its own properties (looked up before the
   // prototype's), for this file's private stores.
@@ -264,16 +271,33 @@
     refresh() {
       if (this._idleTimeout !== -1) {
         if (this._onTimeout !== null) timers.set(this._id, this);
+        // Node's `insertGuarded`: a fired timeout made pending again is a
+        // new async resource, with the next id (what `+t` reads); the
+        // loop's timer keeps its key.
+        if (this._destroyed) this._asyncId = host.asyncId();
         this._destroyed = false;
       }
       host.refresh(this._id);
       return this;
     }
     close() { clearTimeout(this); return this; }
+    // Node's: the first conversion makes the id a key for clearTimeout,
+    // later ones do not (after a fire or clear took that key away, and
+    // for the new id a refresh of a fired timeout takes).
     [Symbol.toPrimitive]() {
-      known.set(StringOf(this._id), this);
-      return this._id;
+      const id = asyncIdOf(this);
+      if (!this._hasPrimitive) {
+        this._hasPrimitive = true;
+        known.set(StringOf(id), this);
+      }
+      return id;
     }
+  }
+
+  // The id a program sees (Node's async id): the loop's key, until a
+  // refresh of a fired timeout gave it a new one.
+  function asyncIdOf(t) {
+    return t._asyncId === undefined ? t._id : t._asyncId;
   }
 
   class Immediate {
@@ -298,11 +322,41 @@
     }
   }
 
-  function describe(v) {
-    if (v === null || v === undefined) return String(v);
-    if (typeof v === 'function') return 'function ' + v.name;
-    if (typeof v === 'object') return 'an instance of ' + (v.constructor && v.constructor.name || 'Object');
-    return 'type ' + typeof v + ' (' + inspect(v, 0) + ')';
+  // Node's `determineSpecificType` (v20.20), for ERR_INVALID_ARG_TYPE
+  // messages.
+  function describe(value) {
+    if (value === null) return 'null';
+    if (value === undefined) return 'undefined';
+    const type = typeof value;
+    switch (type) {
+      case 'bigint':
+        return 'type bigint (' + value + 'n)';
+      case 'number':
+        if (value === 0) return 1 / value === -Infinity ? 'type number (-0)' : 'type number (0)';
+        if (value !== value) return 'type number (NaN)';
+        if (value === Infinity) return 'type number (Infinity)';
+        if (value === -Infinity) return 'type number (-Infinity)';
+        return 'type number (' + value + ')';
+      case 'boolean':
+        return value ? 'type boolean (true)' : 'type boolean (false)';
+      case 'symbol':
+        return 'type symbol (' + StringOf(value) + ')';
+      case 'function':
+        return 'function ' + value.name;
+      case 'object':
+        if (value.constructor && 'name' in value.constructor) {
+          return 'an instance of ' + value.constructor.name;
+        }
+        return inspectValue(value, { depth: -1 });
+      case 'string':
+        if (value.length > 28) value = value.slice(0, 25) + '...';
+        if (value.indexOf("'") === -1) return "type string ('" + value + "')";
+        return 'type string (' + JSON.stringify(value) + ')';
+      default:
+        value = inspectValue(value, { colors: false });
+        if (value.length > 28) value = value.slice(0, 25) + '...';
+        return 'type ' + type + ' (' + value + ')';
+    }
   }
 
   function setTimeout(cb, after, ...args) {
@@ -340,7 +394,7 @@
     }
     if (t instanceof Timeout) {
       timers.delete(t._id);
-      known.delete(StringOf(t._id));
+      known.delete(StringOf(asyncIdOf(t)));
       host.clear(t._id);
     }
   }
@@ -396,7 +450,7 @@
         // does.
         if (once && !timers.has(id) && !t._destroyed) {
           t._destroyed = true;
-          known.delete(StringOf(id));
+          known.delete(StringOf(asyncIdOf(t)));
         }
       }
     } else if (kind === 1) {
@@ -493,11 +547,11 @@
   const fs = {
     writeSync(fd, buf, off = 0, len) {
       if (typeof buf === 'string') {
-        host.write(fd, buf);
+        writeText(fd, buf);
         return encodeUtf8(buf).length;
       }
       if (len === undefined) len = buf.length - off;
-      host.write(fd, decodeUtf8(buf, off, off + len));
+      writeText(fd, decodeUtf8(buf, off, off + len));
       return len;
     },
     readFileSync(path, opts) {
@@ -1267,7 +1321,7 @@
   // Node's console writes through the stream with a callback of its own,
   // so a console call ends a run of same-callback writes (see `writer`).
   function consoleWrite(fd, args) {
-    host.write(fd, format(args));
+    writeText(fd, format(args));
     streamState[fd].after = null;
   }
   const console = {
@@ -1449,7 +1503,7 @@
       } else {
         throw argTypeError('chunk', 'of type string or an instance of Buffer, TypedArray, or DataView', chunk);
       }
-      host.write(fd, text);
+      writeText(fd, text);
       if (cb !== null) {
         if (state.after !== null && state.after.cb === cb) {
           state.after.count++;
@@ -1493,7 +1547,7 @@
         // Node's hint, once per process: --trace-deprecation for a
         // DeprecationWarning, --trace-warnings for any other.
         const flag = w.name === 'DeprecationWarning' ? '--trace-deprecation' : '--trace-warnings';
-        host.write(2, '(node:' + process.pid + ') ' + (w.code ? '[' + w.code + '] ' : '') +
+        writeText(2, '(node:' + process.pid + ') ' + (w.code ? '[' + w.code + '] ' : '') +
           w.name + ': ' + w.message + '\n' +
           (warned ? '' : '(Use `node ' + flag + ' ...` to show where the warning was created)\n'));
         warned = true;
