@@ -19,6 +19,9 @@
   // callback's own `apply` cannot hijack or stop its timers.
   const ReflectApply = Reflect.apply;
   const StringOf = String;
+  const ObjectGetPrototypeOf = Object.getPrototypeOf;
+  const ObjectGetOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
+  const SymbolToString = Symbol.prototype.toString;
   // Text goes out as UTF-8, which has no lone surrogate: each becomes
   // U+FFFD, as Node writes it (the native takes only well-formed text).
   const ToWellFormed = String.prototype.toWellFormed;
@@ -2069,6 +2072,40 @@
     timers: timersModule, 'timers/promises': timersPromises, fs, util, assert,
     'assert/strict': assert.strict,
   };
+  // V8's NoSideEffectsToString, as Node's unhandled-rejection message
+  // shows a reason: a primitive as `String` makes it (a bigint without
+  // its `n`), a function as its source, an object whose `toString` is
+  // Object.prototype's as `#<Constructor>`, any other object as its
+  // builtin tag, `[object Array]`. Only data properties are read.
+  function dataProperty(o, key) {
+    for (let p = o; p !== null; p = ObjectGetPrototypeOf(p)) {
+      const d = ObjectGetOwnPropertyDescriptor(p, key);
+      if (d !== undefined) return 'value' in d ? d.value : undefined;
+    }
+    return undefined;
+  }
+  function noSideEffectsToString(v) {
+    if (typeof v === 'symbol') return ReflectApply(SymbolToString, v, []);
+    if (typeof v === 'function') return ReflectApply(FunctionToString, v, []);
+    if (typeof v !== 'object' || v === null) return '' + v;
+    if (dataProperty(v, 'toString') === ObjectToString) {
+      const ctor = dataProperty(v, 'constructor');
+      const name = typeof ctor === 'function' ? dataProperty(ctor, 'name') : undefined;
+      return '#<' + (typeof name === 'string' && name !== '' ? name : 'Object') + '>';
+    }
+    return ReflectApply(ObjectToString, v, []);
+  }
+  // Node's error for an unhandled rejection whose reason is not an
+  // error: what `uncaughtException` listeners get, and what is fatal.
+  class UnhandledPromiseRejection extends Error {
+    constructor(reason) {
+      super('This error originated either by throwing inside of an async function without a ' +
+        'catch block, or by rejecting a promise which was not handled with .catch(). The ' +
+        'promise rejected with the reason "' + noSideEffectsToString(reason) + '".');
+      this.code = 'ERR_UNHANDLED_REJECTION';
+      this.name = 'UnhandledPromiseRejection';
+    }
+  }
   function require(name) {
     const key = String(name).replace(/^node:/, '');
     if (Object.prototype.hasOwnProperty.call(modules, key)) return modules[key];
@@ -2081,6 +2118,7 @@
     mainShift = shift;
   }
   return { dispatch, require, emitExit, exitCode, setMain,
+           rejectionError: (reason) => new UnhandledPromiseRejection(reason),
            emitUncaught: (err, origin) => emit('uncaughtException', err, origin),
            emitRejection: (reason, promise) => emit('unhandledRejection', reason, promise),
            emitHandled(promise, id) {

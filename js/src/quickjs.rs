@@ -75,6 +75,9 @@ pub struct QuickJs {
     /// Tells the prelude the main file and its wrapper's width, which
     /// shifts the columns of its first line.
     set_main: Option<Persistent<Function<'static>>>,
+    /// Makes Node's `UnhandledPromiseRejection` error for a reason that is
+    /// not an error.
+    rejection_error: Option<Persistent<Function<'static>>>,
     /// `process.exitCode` as the status takes it: validated and truncated
     /// to int32 by the prelude's setter (Node's `fields[kExitCode]`), `None`
     /// when unset.
@@ -620,6 +623,7 @@ pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Throw
                         get("emitRejection")?,
                         get("emitHandled")?,
                         get("setMain")?,
+                        get("rejectionError")?,
                     ])
                 })
                 .map_err(|e| Thrown(format!("tljs prelude: {e}: {:?}", c.catch())))
@@ -633,11 +637,12 @@ pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Throw
             emit_rejection,
             emit_handled,
             set_main,
+            rejection_error,
         ] = match api {
             Ok(fs) => fs.map(Some),
             Err(e) => {
                 failed = Some(e);
-                [None, None, None, None, None, None, None, None]
+                [None, None, None, None, None, None, None, None, None]
             }
         };
         QuickJs {
@@ -649,6 +654,7 @@ pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Throw
             emit_rejection,
             emit_handled,
             set_main,
+            rejection_error,
             exit_status: std::cell::Cell::new(None),
             last_thrown: RefCell::new(None),
             max_memory,
@@ -1142,13 +1148,21 @@ impl QuickJs {
         if reason.as_exception().is_some() {
             return self.describe(c, reason);
         }
-        let text = self.describe(c, reason).0;
-        let text = text.lines().next().unwrap_or_default().to_owned();
+        // Node's `UnhandledPromiseRejection`, which `uncaughtException`
+        // listeners get: its message shows the reason as V8's
+        // `NoSideEffectsToString` does.
+        let made = self
+            .rejection_error
+            .clone()
+            .and_then(|f| f.restore(c).ok())
+            .and_then(|f| f.call::<_, Object>((reason.clone(),)).ok());
+        let Some(err) = made else {
+            return self.describe(c, reason);
+        };
+        let message: String = err.get("message").unwrap_or_default();
+        *self.last_thrown.borrow_mut() = Some(Persistent::save(c, err.into_value()));
         Thrown(format!(
-            "UnhandledPromiseRejection: This error originated either by throwing inside \
-             of an async function without a catch block, or by rejecting a promise which \
-             was not handled with .catch(). The promise rejected with the reason \"{text}\". {{\n  \
-             code: 'ERR_UNHANDLED_REJECTION'\n}}"
+            "UnhandledPromiseRejection: {message} {{\n  code: 'ERR_UNHANDLED_REJECTION'\n}}"
         ))
     }
 }
