@@ -588,6 +588,17 @@ impl std::fmt::Debug for Options {
 /// assert_eq!(ctx.with(|c| c.globals().get::<_, i32>("done")).unwrap(), 1);
 /// ```
 ///
+/// # One host per runtime
+///
+/// The rejection tracker and the interrupt handler belong to the runtime,
+/// not the context, and QuickJS keeps one of each: a second `install` on
+/// another context of the same runtime takes them over, and the first
+/// host then neither hears of its own unhandled rejections (the second
+/// host gets them, as its own) nor stops at its own `process.exit` or
+/// budget (its program may spin on). Give each host its own
+/// [`Runtime`](rquickjs::Runtime); contexts a host does not run can share
+/// its runtime.
+///
 /// # Errors
 ///
 /// If the prelude fails on this context (a bug, or a context without the
