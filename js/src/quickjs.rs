@@ -93,8 +93,13 @@ pub struct QuickJs {
     unhandled: RefCell<Vec<Rejection>>,
     /// Rejections reported, to `unhandledRejection` listeners or as an
     /// uncaught exception (Node's `warned`): one that gets a handler later
-    /// is `rejectionHandled`.
+    /// is `rejectionHandled`. Each is marked on its promise, under
+    /// `reported_key` (see [`mark_reported`](Self::mark_reported)); only a
+    /// promise that takes no property is kept here.
     reported: RefCell<Vec<(Persistent<Value<'static>>, u32)>>,
+    /// The symbol, the host's alone, under which a reported promise holds
+    /// its rejection id.
+    reported_key: Option<Persistent<Value<'static>>>,
     /// Reported rejections handled since, with their ids, for the next
     /// check (Node's `asyncHandledRejections`).
     handled_late: RefCell<Vec<(Persistent<Value<'static>>, u32)>>,
@@ -656,6 +661,11 @@ pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Throw
                 [None, None, None, None, None, None, None, None, None]
             }
         };
+        let reported_key = ctx.with(|c| {
+            c.eval::<Value, _>("Symbol('tljs: rejection id')")
+                .ok()
+                .map(|k| Persistent::save(&c, k))
+        });
         QuickJs {
             dispatch,
             inspect,
@@ -672,6 +682,7 @@ pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Throw
             last_was_rejection: std::cell::Cell::new(false),
             unhandled: RefCell::new(Vec::new()),
             reported: RefCell::new(Vec::new()),
+            reported_key,
             handled_late: RefCell::new(Vec::new()),
             last_rejection_id: std::cell::Cell::new(0),
             console,
@@ -694,12 +705,12 @@ pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Throw
             };
             if handled {
                 e.unhandled.borrow_mut().retain(|(p, _, _)| !same(p));
-                let mut reported = e.reported.borrow_mut();
-                if let Some(i) = reported.iter().position(|(p, _)| same(p)) {
+                if let Some(id) = e.take_reported(&ctx, &promise) {
                     // Handled after listeners heard of it: `rejectionHandled`
                     // at the next check.
-                    e.handled_late.borrow_mut().push(reported.remove(i));
-                    drop(reported);
+                    e.handled_late
+                        .borrow_mut()
+                        .push((Persistent::save(&ctx, promise), id));
                     h.rejection_pending();
                 }
             } else {
@@ -1140,16 +1151,57 @@ impl QuickJs {
                     .and_then(|f| f.call::<_, bool>((reason.clone(), p)))
                     .map_err(|e| self.report(&c, e))?;
                 if heard {
-                    self.reported.borrow_mut().push((promise, id));
+                    self.mark_reported(&c, promise, id);
                     return Ok(true);
                 }
             }
             // Reported either way (Node marks it `warned` before it
             // dispatches): handled later, after an `uncaughtException`
             // listener took it, it is a `rejectionHandled`.
-            self.reported.borrow_mut().push((promise, id));
+            self.mark_reported(&c, promise, id);
             Err(self.rejection_error(&c, reason))
         })
+    }
+
+    /// Marks a reported rejection on its promise: a non-enumerable
+    /// property under the host's own symbol, holding its id. A handler
+    /// added later finds the id there (a `rejectionHandled`), and the
+    /// mark goes with the promise, as Node's `WeakMap` entry does, where a
+    /// list would keep every reported promise alive. A promise that takes
+    /// no property (a frozen one) is kept in `reported` instead.
+    fn mark_reported(&self, c: &Ctx<'_>, promise: Persistent<Value<'static>>, id: u32) {
+        let key = self.reported_key.clone().and_then(|k| k.restore(c).ok());
+        let target = promise.clone().restore(c).ok().and_then(Value::into_object);
+        let marked = key.zip(target).is_some_and(|(k, o)| {
+            o.prop(k, rquickjs::object::Property::from(id).configurable())
+                .is_ok()
+        });
+        if !marked {
+            self.reported.borrow_mut().push((promise, id));
+        }
+    }
+
+    /// The id of a reported rejection whose promise now has a handler,
+    /// its mark taken off; `None` if it was not reported. Only the
+    /// promise's own symbol-keyed properties are read: no getter or
+    /// proxy trap runs inside the rejection tracker.
+    fn take_reported<'js>(&self, c: &Ctx<'js>, promise: &Value<'js>) -> Option<u32> {
+        let key = self.reported_key.clone().and_then(|k| k.restore(c).ok());
+        if let (Some(k), Some(o)) = (key, promise.as_object()) {
+            let mark = o
+                .own_props::<Value, Value>(rquickjs::object::Filter::new().symbol())
+                .filter_map(Result::ok)
+                .find(|(name, _)| *name == k);
+            if let Some((_, id)) = mark {
+                let _ = o.remove(k);
+                return id.as_number().map(|n| n as u32);
+            }
+        }
+        let mut reported = self.reported.borrow_mut();
+        let i = reported
+            .iter()
+            .position(|(p, _)| p.clone().restore(c).ok().as_ref() == Some(promise))?;
+        Some(reported.remove(i).1)
     }
 
     /// The uncaught exception an unhandled rejection becomes, as Node

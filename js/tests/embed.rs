@@ -382,3 +382,24 @@ fn the_applications_handler_stays_behind_the_hosts_router() {
         ["app broke", "app again", "new: app third"]
     );
 }
+
+/// A rejection reported to an `unhandledRejection` listener is not kept
+/// alive by the host: once the program drops its promise, a collection
+/// frees it (Node keeps reported promises in a `WeakMap`). Before, the
+/// host kept every reported promise for a `rejectionHandled` that might
+/// come, so the finalizer never ran.
+#[test]
+fn a_reported_rejection_is_freed_with_its_promise() {
+    let (ctx, host, mut lp) = host();
+    let src = "globalThis.freed = 0;
+        const reg = new FinalizationRegistry(() => { freed++ });
+        process.on('unhandledRejection', () => {});
+        for (let i = 0; i < 3; i++) reg.register(Promise.reject(new Error('x' + i)), i);
+        setTimeout(() => {}, 10);
+        setTimeout(() => {}, 20);";
+    host.eval_main(&mut lp, "main.js", src).unwrap();
+    lp.run_until(5).unwrap(); // the rejections are reported
+    ctx.runtime().run_gc();
+    assert_eq!(host.run(&mut lp), 0);
+    assert_eq!(global::<i32>(&ctx, "freed"), 3);
+}
