@@ -601,7 +601,7 @@ impl std::fmt::Debug for Options {
 /// host then neither hears of its own unhandled rejections (the second
 /// host gets them, as its own) nor stops at its own `process.exit` or
 /// budget (its program may spin on). Give each host its own
-/// [`Runtime`](rquickjs::Runtime); contexts a host does not run can share
+/// [`Runtime`]; contexts a host does not run can share
 /// its runtime.
 ///
 /// # Errors
