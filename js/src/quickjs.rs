@@ -1188,10 +1188,13 @@ impl QuickJs {
     fn take_reported<'js>(&self, c: &Ctx<'js>, promise: &Value<'js>) -> Option<u32> {
         let key = self.reported_key.clone().and_then(|k| k.restore(c).ok());
         if let (Some(k), Some(o)) = (key, promise.as_object()) {
+            // Compared as atoms: a symbol key read back as a value is its
+            // description, not the symbol.
+            let atom = rquickjs::Atom::from_value(c.clone(), &k).ok();
             let mark = o
-                .own_props::<Value, Value>(rquickjs::object::Filter::new().symbol())
+                .own_props::<rquickjs::Atom, Value>(rquickjs::object::Filter::new().symbol())
                 .filter_map(Result::ok)
-                .find(|(name, _)| *name == k);
+                .find(|(name, _)| Some(name) == atom.as_ref());
             if let Some((_, id)) = mark {
                 let _ = o.remove(k);
                 return id.as_number().map(|n| n as u32);

@@ -392,7 +392,7 @@ fn the_applications_handler_stays_behind_the_hosts_router() {
 fn a_reported_rejection_is_freed_with_its_promise() {
     let (ctx, host, mut lp) = host();
     let src = "globalThis.freed = 0;
-        const reg = new FinalizationRegistry(() => { freed++ });
+        const reg = globalThis.reg = new FinalizationRegistry(() => { freed++ });
         process.on('unhandledRejection', () => {});
         for (let i = 0; i < 3; i++) reg.register(Promise.reject(new Error('x' + i)), i);
         setTimeout(() => {}, 10);
