@@ -1321,11 +1321,21 @@
     return formatArgs(args) + '\n';
   }
 
-  // Node's console writes through the stream with a callback of its own,
-  // so a console call ends a run of same-callback writes (see `writer`).
+  // Node's console writes through the stream with a callback of its own
+  // (its error handler, one per console): a console call ends a run of
+  // other same-callback writes, and a run of console calls shares one
+  // after-write tick, as any such run does (see `writer`). That tick runs
+  // nothing a program sees, but it takes an id, as Node's does.
+  function consoleDone() {}
   function consoleWrite(fd, args) {
     writeText(fd, format(args));
-    streamState[fd].after = null;
+    const state = streamState[fd];
+    if (state.after !== null && state.after.cb === consoleDone) {
+      state.after.count++;
+    } else {
+      const info = state.after = { cb: consoleDone, count: 1 };
+      nextTick(afterWriteTick, state, info);
+    }
   }
   const console = {
     log: (...a) => consoleWrite(1, a),
