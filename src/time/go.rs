@@ -732,6 +732,10 @@ struct TickerEntry {
     /// The period, in whole milliseconds (at least 1).
     period: Cell<u64>,
     waker: RefCell<Option<Waker>>,
+    /// The pending tick (at `when`) was found due by its Node timeout:
+    /// it is due to a receive whatever a later read of the clock says (as
+    /// [`TimerEntry`]'s).
+    reached: Cell<bool>,
 }
 
 impl TickerEntry {
@@ -761,6 +765,7 @@ impl Fire for TickerEntry {
             // A tick is due: wake a waiting receiver. If nobody takes it,
             // it stays the one pending tick and this grid point's tick is
             // dropped.
+            self.reached.set(true);
             wake_stored(&self.waker);
             self.next_after(when, now)
         } else {
@@ -856,6 +861,7 @@ impl Ticker {
             core: Core::new(current_shared()),
             period: Cell::new(ms),
             waker: RefCell::new(None),
+            reached: Cell::new(false),
         });
         let ticker = Ticker { entry };
         ticker.start(ms);
@@ -868,6 +874,7 @@ impl Ticker {
         let when = up.saturating_add(ms);
         e.period.set(ms);
         e.core.restart(when);
+        e.reached.set(false);
         retire(e);
         schedule(e, now, when);
     }
@@ -985,8 +992,14 @@ impl Ticker {
     /// ```
     pub fn try_recv(&mut self) -> Option<Instant> {
         let e = &self.entry;
-        let now = e.core.now();
+        // A tick its timeout found due counts as due now, even if this
+        // read of the clock is behind the loop's.
         let when = e.core.when.get();
+        let now = if e.reached.replace(false) {
+            e.core.now().max(when)
+        } else {
+            e.core.now()
+        };
         if !e.core.active.get() || now < when {
             return None;
         }
@@ -1304,6 +1317,25 @@ impl WeakAfterFunc {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A tick its Node timeout found due (`reached`, as `fire` sets it)
+    /// is received even where this read of the clock is behind the loop's
+    /// (the two millisecond caches of one clock, off by a calibration
+    /// error): the receiver it woke gets it, and the next tick is on the
+    /// grid. Before, the receive read the clock alone and returned
+    /// nothing; at the end of loop time, with no next leg armed, the
+    /// receiver waited forever.
+    #[test]
+    fn a_tick_its_timeout_found_due_is_received_whatever_the_clock_reads() {
+        let mut lp = EventLoop::with_virtual_clock();
+        let mut tk = lp.scope(|| Ticker::new(Duration::from_millis(10)).unwrap());
+        tk.entry.reached.set(true); // as the timeout's `fire` on a loop read ahead
+        assert_eq!(lp.scope(|| tk.try_recv()), Some(Instant::from_millis(10)));
+        assert_eq!(tk.entry.core.when.get(), 20, "the next tick on the grid");
+        assert_eq!(lp.scope(|| tk.try_recv()), None, "one tick");
+        assert_eq!(lp.scope(|| tk.reset(Duration::from_millis(5))), Ok(()));
+        assert!(!tk.entry.reached.get(), "a reset starts unreached");
+    }
 
     /// The generation guard alone (no queued clearing, which the public
     /// operations always add and which the loop applies before the next
