@@ -100,6 +100,9 @@ pub struct QuickJs {
     /// The symbol, the host's alone, under which a reported promise holds
     /// its rejection id.
     reported_key: Option<Persistent<Value<'static>>>,
+    /// `Object.getOwnPropertyDescriptor` as it was at start-up: reads the
+    /// mark without calling a getter.
+    own_descriptor: Option<Persistent<Function<'static>>>,
     /// Reported rejections handled since, with their ids, for the next
     /// check (Node's `asyncHandledRejections`).
     handled_late: RefCell<Vec<(Persistent<Value<'static>>, u32)>>,
@@ -260,6 +263,10 @@ fn install_prelude<'js>(
     })?;
     let h = w.clone();
     native(ctx, &o, "stat", move || up(&h).map_or(0, |h| h.stat()))?;
+    let h = w.clone();
+    native(ctx, &o, "engaged", move || {
+        up(&h).is_some_and(|h| h.engaged())
+    })?;
     let h = w.clone();
     native(ctx, &o, "asyncId", move || {
         up(&h).map_or(0, |h| h.async_id())
@@ -661,10 +668,15 @@ pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Throw
                 [None, None, None, None, None, None, None, None, None]
             }
         };
-        let reported_key = ctx.with(|c| {
-            c.eval::<Value, _>("Symbol('tljs: rejection id')")
-                .ok()
-                .map(|k| Persistent::save(&c, k))
+        let (reported_key, own_descriptor) = ctx.with(|c| {
+            (
+                c.eval::<Value, _>("Symbol('tljs: rejection id')")
+                    .ok()
+                    .map(|k| Persistent::save(&c, k)),
+                c.eval::<Function, _>("Object.getOwnPropertyDescriptor")
+                    .ok()
+                    .map(|f| Persistent::save(&c, f)),
+            )
         });
         QuickJs {
             dispatch,
@@ -683,6 +695,7 @@ pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Throw
             unhandled: RefCell::new(Vec::new()),
             reported: RefCell::new(Vec::new()),
             reported_key,
+            own_descriptor,
             handled_late: RefCell::new(Vec::new()),
             last_rejection_id: std::cell::Cell::new(0),
             console,
@@ -1173,8 +1186,11 @@ impl QuickJs {
         let key = self.reported_key.clone().and_then(|k| k.restore(c).ok());
         let target = promise.clone().restore(c).ok().and_then(Value::into_object);
         let marked = key.zip(target).is_some_and(|(k, o)| {
-            o.prop(k, rquickjs::object::Property::from(id).configurable())
-                .is_ok()
+            let r = o.prop(k, rquickjs::object::Property::from(id).configurable());
+            if r.is_err() {
+                let _ = c.catch(); // a frozen promise's TypeError: not the program's
+            }
+            r.is_ok()
         });
         if !marked {
             self.reported.borrow_mut().push((promise, id));
@@ -1183,21 +1199,33 @@ impl QuickJs {
 
     /// The id of a reported rejection whose promise now has a handler,
     /// its mark taken off; `None` if it was not reported. Only the
-    /// promise's own symbol-keyed properties are read: no getter or
-    /// proxy trap runs inside the rejection tracker.
+    /// promise's own symbol keys are listed, and the mark is read through
+    /// its descriptor: no getter of the program's runs inside the
+    /// rejection tracker (a promise is never a proxy).
     fn take_reported<'js>(&self, c: &Ctx<'js>, promise: &Value<'js>) -> Option<u32> {
         let key = self.reported_key.clone().and_then(|k| k.restore(c).ok());
         if let (Some(k), Some(o)) = (key, promise.as_object()) {
             // Compared as atoms: a symbol key read back as a value is its
             // description, not the symbol.
             let atom = rquickjs::Atom::from_value(c.clone(), &k).ok();
-            let mark = o
-                .own_props::<rquickjs::Atom, Value>(rquickjs::object::Filter::new().symbol())
+            let marked = o
+                .own_keys::<rquickjs::Atom>(rquickjs::object::Filter::new().symbol())
                 .filter_map(Result::ok)
-                .find(|(name, _)| Some(name) == atom.as_ref());
-            if let Some((_, id)) = mark {
-                let _ = o.remove(k);
-                return id.as_number().map(|n| n as u32);
+                .any(|name| Some(&name) == atom.as_ref());
+            if marked {
+                let id = self
+                    .own_descriptor
+                    .clone()
+                    .and_then(|f| f.restore(c).ok())
+                    .and_then(|f| f.call::<_, Value>((o.clone(), k.clone())).ok())
+                    .and_then(Value::into_object)
+                    .and_then(|d| d.get::<_, Option<f64>>("value").ok().flatten());
+                if o.remove(k).is_err() {
+                    let _ = c.catch();
+                }
+                if let Some(id) = id {
+                    return Some(id as u32);
+                }
             }
         }
         let mut reported = self.reported.borrow_mut();
@@ -1221,7 +1249,13 @@ impl QuickJs {
             .rejection_error
             .clone()
             .and_then(|f| f.restore(c).ok())
-            .and_then(|f| f.call::<_, Object>((reason.clone(),)).ok());
+            .and_then(|f| match f.call::<_, Object>((reason.clone(),)) {
+                Ok(err) => Some(err),
+                Err(_) => {
+                    let _ = c.catch(); // the reason's own failure: the old text below
+                    None
+                }
+            });
         let Some(err) = made else {
             return self.describe(c, reason);
         };
