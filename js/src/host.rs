@@ -263,6 +263,10 @@ pub struct Host<E: Engine> {
     state: RefCell<State>,
     pump_queued: Cell<bool>,
     rejections_queued: Cell<bool>,
+    /// How many of [`run_engine`](Self::run_engine)'s scopes are open:
+    /// JavaScript running with none (an embedder's bare `ctx.with`) has
+    /// no current loop to queue a tick on.
+    engaged: Cell<u32>,
     start: Instant,
     /// The JavaScript clocks follow the loop's virtual clock
     /// ([`Clocks::Loop`](crate::Clocks::Loop)), from the first time the
@@ -400,6 +404,7 @@ impl<E: Engine> Host<E> {
                 ..State::default()
             }),
             pump_queued: Cell::new(false),
+            engaged: Cell::new(0),
             rejections_queued: Cell::new(false),
             start: Instant::now(),
             follow_loop_clock: Cell::new(false),
@@ -612,7 +617,17 @@ impl<E: Engine> Host<E> {
     /// [`stopped`](Self::stopped).
     fn run_engine<T>(&self, lp: &mut EventLoop, f: impl FnOnce(&E) -> T) -> T {
         self.attach_clock(lp);
-        let r = lp.scope(|| f(&self.engine));
+        struct Engaged<'a>(&'a Cell<u32>);
+        impl Drop for Engaged<'_> {
+            fn drop(&mut self) {
+                self.0.set(self.0.get() - 1);
+            }
+        }
+        self.engaged.set(self.engaged.get() + 1);
+        let r = {
+            let _engaged = Engaged(&self.engaged);
+            lp.scope(|| f(&self.engine))
+        };
         if self.exited().is_none()
             && let Some(t) = self.engine.interrupted()
         {
@@ -1334,6 +1349,12 @@ impl<E: Engine> Host<E> {
     pub fn immediate_has_ref(&self, id: u32) -> bool {
         self.immediate(id)
             .is_some_and(|i| EventLoop::with_current(|lp| lp.immediate_has_ref(i)))
+    }
+
+    /// Whether the host runs JavaScript now, in the loop's scope (not an
+    /// embedder's bare `ctx.with`, where no loop is current).
+    pub(crate) fn engaged(&self) -> bool {
+        self.engaged.get() > 0
     }
 
     /// `process.nextTick`: one loop tick, which calls the engine's next

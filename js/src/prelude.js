@@ -1332,9 +1332,14 @@
     const state = streamState[fd];
     if (state.after !== null && state.after.cb === consoleDone) {
       state.after.count++;
-    } else {
+    } else if (host.engaged()) {
       const info = state.after = { cb: consoleDone, count: 1 };
       nextTick(afterWriteTick, state, info);
+    } else {
+      // An embedder's bare `ctx.with`: no loop to queue the tick on, but
+      // its id is taken all the same.
+      host.asyncId();
+      state.after = null;
     }
   }
   const console = {

@@ -194,3 +194,24 @@ fn nothing_reaches_the_process_streams() {
         assert!(!s.contains("SECRET") && !s.contains("Node.js v20"), "{s}");
     }
 }
+
+/// The console works from an embedder's bare `ctx.with`, outside the
+/// host's scope with no loop current, as a synchronous write: its
+/// after-write tick (which needs the loop) is left out there, its id
+/// still taken; inside the host the tick is queued as Node's. Before,
+/// that first console call panicked (no current loop).
+#[test]
+fn console_works_outside_the_hosts_scope() {
+    let (host, out) = captured();
+    host.context()
+        .with(|c| c.eval::<(), _>("console.log('bare'); console.error('bare err')"))
+        .unwrap();
+    assert_eq!(text(&out, Stream::Stdout), "bare\n");
+    assert_eq!(text(&out, Stream::Stderr), "bare err\n");
+    // And in the host's scope, the ticks are queued and run.
+    let mut lp = EventLoop::with_virtual_clock();
+    let src = "console.log('in scope'); const t = setTimeout(() => {}, 1); console.log(+t)";
+    assert_eq!(host.run_main(&mut lp, "main.js", src), 0);
+    // 2, 3: the bare calls' ids; 4: the tick of 'in scope'; 5: the timeout.
+    assert_eq!(text(&out, Stream::Stdout), "bare\nin scope\n5\n");
+}
