@@ -181,6 +181,12 @@ struct Core {
     refed: Cell<bool>,
     /// The Node timeout, with the generation it was armed for.
     timer: Cell<Option<(u64, Timeout)>>,
+    /// The current generation's value (a timer's, a ticker's pending
+    /// tick) was found due by its Node timeout, which read the loop's
+    /// time, or at once (a zero timer): it is due to a receive whatever a
+    /// later read of the clock says, so a receiver woken for it gets it.
+    /// Cleared by [`restart`](Self::restart); `AfterFunc` has no use for it.
+    reached: Cell<bool>,
 }
 
 impl Core {
@@ -192,6 +198,7 @@ impl Core {
             generation: Cell::new(0),
             refed: Cell::new(true),
             timer: Cell::new(None),
+            reached: Cell::new(false),
         }
     }
 
@@ -208,6 +215,7 @@ impl Core {
         self.bump();
         self.when.set(when);
         self.active.set(true);
+        self.reached.set(false);
     }
 
     fn now(&self) -> u64 {
@@ -224,6 +232,13 @@ impl Core {
         // The end of time (a saturated clock) stays the end of time.
         let up = if down == u64::MAX { down } else { ms_ceil(t) };
         (down, up)
+    }
+
+    /// Whether the value is due: active, and its deadline reached (its
+    /// Node timeout fired) or its time come on the loop's clock (a receive
+    /// made before the timers phase ran that timeout).
+    fn due(&self) -> bool {
+        self.active.get() && (self.reached.get() || self.now() >= self.when.get())
     }
 }
 
@@ -339,21 +354,6 @@ fn set_ref<E: Fire>(me: &Rc<E>, refed: bool) {
 struct TimerEntry {
     core: Core,
     waker: RefCell<Option<Waker>>,
-    /// The current generation's deadline was reached: by its Node timeout
-    /// (which read the loop's time), or at once for a zero duration. The
-    /// value is then due whatever a later read of the clock says, so a
-    /// receiver woken for it always gets it.
-    reached: Cell<bool>,
-}
-
-impl TimerEntry {
-    /// Whether the value is due: active, and its deadline reached (its
-    /// Node timeout fired) or its time come on the loop's clock (a receive
-    /// made before the timers phase ran that timeout).
-    fn due(&self) -> bool {
-        let c = &self.core;
-        c.active.get() && (self.reached.get() || c.now() >= c.when.get())
-    }
 }
 
 impl Fire for TimerEntry {
@@ -363,7 +363,7 @@ impl Fire for TimerEntry {
 
     fn fire(self: &Rc<Self>, _lp: &mut EventLoop) {
         // The value stays until received or discarded (G5): only wake.
-        self.reached.set(true);
+        self.core.reached.set(true);
         wake_stored(&self.waker);
     }
 }
@@ -443,7 +443,6 @@ impl Timer {
         let entry = Rc::new(TimerEntry {
             core: Core::new(current_shared()),
             waker: RefCell::new(None),
-            reached: Cell::new(false),
         });
         let timer = Timer { entry };
         timer.start(d);
@@ -457,7 +456,7 @@ impl Timer {
         let ms = ms_ceil(d);
         let when = if ms == 0 { now } else { up.saturating_add(ms) };
         c.restart(when);
-        self.entry.reached.set(ms == 0);
+        c.reached.set(ms == 0);
         retire(&self.entry);
         if ms > 0 {
             schedule(&self.entry, now, when);
@@ -585,7 +584,7 @@ impl Timer {
     /// ```
     pub fn try_recv(&mut self) -> Option<Instant> {
         let e = &self.entry;
-        if !e.due() {
+        if !e.core.due() {
             return None;
         }
         e.core.active.set(false);
@@ -732,10 +731,6 @@ struct TickerEntry {
     /// The period, in whole milliseconds (at least 1).
     period: Cell<u64>,
     waker: RefCell<Option<Waker>>,
-    /// The pending tick (at `when`) was found due by its Node timeout:
-    /// it is due to a receive whatever a later read of the clock says (as
-    /// [`TimerEntry`]'s).
-    reached: Cell<bool>,
 }
 
 impl TickerEntry {
@@ -765,7 +760,7 @@ impl Fire for TickerEntry {
             // A tick is due: wake a waiting receiver. If nobody takes it,
             // it stays the one pending tick and this grid point's tick is
             // dropped.
-            self.reached.set(true);
+            c.reached.set(true);
             wake_stored(&self.waker);
             self.next_after(when, now)
         } else {
@@ -861,7 +856,6 @@ impl Ticker {
             core: Core::new(current_shared()),
             period: Cell::new(ms),
             waker: RefCell::new(None),
-            reached: Cell::new(false),
         });
         let ticker = Ticker { entry };
         ticker.start(ms);
@@ -874,7 +868,6 @@ impl Ticker {
         let when = up.saturating_add(ms);
         e.period.set(ms);
         e.core.restart(when);
-        e.reached.set(false);
         retire(e);
         schedule(e, now, when);
     }
@@ -995,7 +988,7 @@ impl Ticker {
         // A tick its timeout found due counts as due now, even if this
         // read of the clock is behind the loop's.
         let when = e.core.when.get();
-        let now = if e.reached.replace(false) {
+        let now = if e.core.reached.replace(false) {
             e.core.now().max(when)
         } else {
             e.core.now()
@@ -1329,12 +1322,12 @@ mod tests {
     fn a_tick_its_timeout_found_due_is_received_whatever_the_clock_reads() {
         let mut lp = EventLoop::with_virtual_clock();
         let mut tk = lp.scope(|| Ticker::new(Duration::from_millis(10)).unwrap());
-        tk.entry.reached.set(true); // as the timeout's `fire` on a loop read ahead
+        tk.entry.core.reached.set(true); // as the timeout's `fire` on a loop read ahead
         assert_eq!(lp.scope(|| tk.try_recv()), Some(Instant::from_millis(10)));
         assert_eq!(tk.entry.core.when.get(), 20, "the next tick on the grid");
         assert_eq!(lp.scope(|| tk.try_recv()), None, "one tick");
         assert_eq!(lp.scope(|| tk.reset(Duration::from_millis(5))), Ok(()));
-        assert!(!tk.entry.reached.get(), "a reset starts unreached");
+        assert!(!tk.entry.core.reached.get(), "a reset starts unreached");
     }
 
     /// The generation guard alone (no queued clearing, which the public
