@@ -20,7 +20,6 @@
   const ReflectApply = Reflect.apply;
   const StringOf = String;
   const ObjectGetPrototypeOf = Object.getPrototypeOf;
-  const ObjectGetOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
   const SymbolToString = Symbol.prototype.toString;
   // Text goes out as UTF-8, which has no lone surrogate: each becomes
   // U+FFFD, as Node writes it (the native takes only well-formed text).
@@ -1330,11 +1329,8 @@
   function consoleWrite(fd, args) {
     writeText(fd, format(args));
     const state = streamState[fd];
-    if (state.after !== null && state.after.cb === consoleDone) {
-      state.after.count++;
-    } else if (host.engaged()) {
-      const info = state.after = { cb: consoleDone, count: 1 };
-      nextTick(afterWriteTick, state, info);
+    if ((state.after !== null && state.after.cb === consoleDone) || host.engaged()) {
+      afterWrite(state, consoleDone);
     } else {
       // An embedder's bare `ctx.with`: no loop to queue the tick on, but
       // its id is taken all the same.
@@ -1495,6 +1491,16 @@
     state.after = null;
     for (let n = info.count; n > 0; n--) info.cb(null);
   }
+  // `cb` runs after a write to `state`'s stream, from its after-write
+  // tick: a run of writes with one callback shares one tick.
+  function afterWrite(state, cb) {
+    if (state.after !== null && state.after.cb === cb) {
+      state.after.count++;
+    } else {
+      const info = state.after = { cb, count: 1 };
+      nextTick(afterWriteTick, state, info);
+    }
+  }
   function writer(fd) {
     const state = streamState[fd];
     function write(chunk, encoding, cb) {
@@ -1522,14 +1528,7 @@
         throw argTypeError('chunk', 'of type string or an instance of Buffer, TypedArray, or DataView', chunk);
       }
       writeText(fd, text);
-      if (cb !== null) {
-        if (state.after !== null && state.after.cb === cb) {
-          state.after.count++;
-        } else {
-          const info = state.after = { cb, count: 1 };
-          nextTick(afterWriteTick, state, info);
-        }
-      }
+      if (cb !== null) afterWrite(state, cb);
       return true;
     }
     return { write, fd };
@@ -2094,7 +2093,7 @@
   // builtin tag, `[object Array]`. Only data properties are read.
   function dataProperty(o, key) {
     for (let p = o; p !== null; p = ObjectGetPrototypeOf(p)) {
-      const d = ObjectGetOwnPropertyDescriptor(p, key);
+      const d = getOwnDescriptor(p, key);
       if (d !== undefined) return 'value' in d ? d.value : undefined;
     }
     return undefined;
