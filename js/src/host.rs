@@ -263,6 +263,11 @@ pub struct Host<E: Engine> {
     state: RefCell<State>,
     pump_queued: Cell<bool>,
     rejections_queued: Cell<bool>,
+    /// A rejection event (a new rejection, a reported one handled) came
+    /// while a check was queued or running: the check ends by queueing
+    /// another, as Node's tick loop runs `processPromiseRejections` again
+    /// after the microtasks its listeners queued.
+    rejections_again: Cell<bool>,
     /// How many of [`run_engine`](Self::run_engine)'s scopes are open:
     /// JavaScript running with none (an embedder's bare `ctx.with`) has
     /// no current loop to queue a tick on.
@@ -406,6 +411,7 @@ impl<E: Engine> Host<E> {
             pump_queued: Cell::new(false),
             engaged: Cell::new(0),
             rejections_queued: Cell::new(false),
+            rejections_again: Cell::new(false),
             start: Instant::now(),
             follow_loop_clock: Cell::new(false),
             loop_clock: RefCell::new(None),
@@ -1038,6 +1044,7 @@ impl<E: Engine> Host<E> {
     /// ```
     pub fn rejection_pending(self: &Rc<Self>) {
         if self.rejections_queued.replace(true) {
+            self.rejections_again.set(true);
             return;
         }
         let h = self.clone();
@@ -1088,7 +1095,15 @@ impl<E: Engine> Host<E> {
                 Err(self.own(t))
             }
             None => {
-                self.rejections_queued.set(false);
+                if self.rejections_again.replace(false) {
+                    // Behind the ticks and the pump queued above, as the
+                    // first check of any turn waits for them.
+                    lp.next_tick(move |lp| {
+                        lp.queue_microtask(move |lp| h.check_rejections(lp, false));
+                    });
+                } else {
+                    self.rejections_queued.set(false);
+                }
                 Ok(())
             }
         }

@@ -1158,20 +1158,20 @@ impl QuickJs {
             let Ok(reason) = reason.restore(&c) else {
                 return Ok(false);
             };
-            if let (Some(f), Ok(p)) = (self.emit_rejection.clone(), promise.clone().restore(&c)) {
+            // Reported, whoever takes it, before anyone does (Node marks it
+            // `warned` before it dispatches): a handler added later, even
+            // by the `unhandledRejection` listener itself or after an
+            // `uncaughtException` listener took it, is a `rejectionHandled`.
+            self.mark_reported(&c, promise.clone(), id);
+            if let (Some(f), Ok(p)) = (self.emit_rejection.clone(), promise.restore(&c)) {
                 let heard = f
                     .restore(&c)
                     .and_then(|f| f.call::<_, bool>((reason.clone(), p)))
                     .map_err(|e| self.report(&c, e))?;
                 if heard {
-                    self.mark_reported(&c, promise, id);
                     return Ok(true);
                 }
             }
-            // Reported either way (Node marks it `warned` before it
-            // dispatches): handled later, after an `uncaughtException`
-            // listener took it, it is a `rejectionHandled`.
-            self.mark_reported(&c, promise, id);
             Err(self.rejection_error(&c, reason))
         })
     }
