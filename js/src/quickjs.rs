@@ -26,6 +26,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rquickjs::context::EvalOptions;
+use rquickjs::function::This;
 use rquickjs::promise::PromiseState;
 use rquickjs::{Context, Ctx, Function, Object, Persistent, Runtime, Value};
 use timerloop::{BoxError, EventLoop};
@@ -93,16 +94,8 @@ pub struct QuickJs {
     unhandled: RefCell<Vec<Rejection>>,
     /// Rejections reported, to `unhandledRejection` listeners or as an
     /// uncaught exception (Node's `warned`): one that gets a handler later
-    /// is `rejectionHandled`. Each is marked on its promise, under
-    /// `reported_key` (see [`mark_reported`](Self::mark_reported)); only a
-    /// promise that takes no property is kept here.
-    reported: RefCell<Vec<(Persistent<Value<'static>>, u32)>>,
-    /// The symbol, the host's alone, under which a reported promise holds
-    /// its rejection id.
-    reported_key: Option<Persistent<Value<'static>>>,
-    /// `Object.getOwnPropertyDescriptor` as it was at start-up: reads the
-    /// mark without calling a getter.
-    own_descriptor: Option<Persistent<Function<'static>>>,
+    /// is `rejectionHandled`. See [`Reported`].
+    reported: Option<Reported>,
     /// Reported rejections handled since, with their ids, for the next
     /// check (Node's `asyncHandledRejections`).
     handled_late: RefCell<Vec<(Persistent<Value<'static>>, u32)>>,
@@ -668,16 +661,13 @@ pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Throw
                 [None, None, None, None, None, None, None, None, None]
             }
         };
-        let (reported_key, own_descriptor) = ctx.with(|c| {
-            (
-                c.eval::<Value, _>("Symbol('tljs: rejection id')")
-                    .ok()
-                    .map(|k| Persistent::save(&c, k)),
-                c.eval::<Function, _>("Object.getOwnPropertyDescriptor")
-                    .ok()
-                    .map(|f| Persistent::save(&c, f)),
-            )
-        });
+        let reported = match ctx.with(|c| Reported::new(&c)) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                failed.get_or_insert(e);
+                None
+            }
+        };
         QuickJs {
             dispatch,
             inspect,
@@ -693,9 +683,7 @@ pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Throw
             max_memory,
             last_was_rejection: std::cell::Cell::new(false),
             unhandled: RefCell::new(Vec::new()),
-            reported: RefCell::new(Vec::new()),
-            reported_key,
-            own_descriptor,
+            reported,
             handled_late: RefCell::new(Vec::new()),
             last_rejection_id: std::cell::Cell::new(0),
             console,
@@ -1013,7 +1001,7 @@ impl Engine for QuickJs {
             let dir = std::path::Path::new(name)
                 .parent()
                 .map_or(String::from("."), |p| p.display().to_string());
-            let this = rquickjs::function::This(exports.clone());
+            let this = This(exports.clone());
             f.call::<_, ()>((this, exports, require, module, name, dir))
         })
         .map_err(|t| self.oom::<()>(Err(t)).unwrap_err())
@@ -1148,6 +1136,70 @@ impl Engine for QuickJs {
     }
 }
 
+/// The reported rejections' ids, in a `WeakMap` keyed by promise, as
+/// Node keeps them (`maybeUnhandledPromises`): an entry goes with its
+/// promise, and nothing shows on the promise itself (frozen or not).
+///
+/// The map and `WeakMap.prototype`'s `get`, `set` and `delete` are taken
+/// at start-up, before any program runs, and called with the map as
+/// `this`: built-ins the program cannot replace, which call none of its
+/// code (a key is an object, never converted), so the rejection tracker
+/// runs nothing of the program's.
+struct Reported {
+    map: Persistent<Object<'static>>,
+    get: Persistent<Function<'static>>,
+    set: Persistent<Function<'static>>,
+    delete: Persistent<Function<'static>>,
+}
+
+impl Reported {
+    fn new(c: &Ctx<'_>) -> Result<Self, Thrown> {
+        let made = c
+            .eval::<rquickjs::Array, _>(
+                "(() => { const p = WeakMap.prototype; return [new WeakMap(), p.get, p.set, p.delete] })()",
+            )
+            .and_then(|a| {
+                Ok(Reported {
+                    map: Persistent::save(c, a.get::<Object>(0)?),
+                    get: Persistent::save(c, a.get::<Function>(1)?),
+                    set: Persistent::save(c, a.get::<Function>(2)?),
+                    delete: Persistent::save(c, a.get::<Function>(3)?),
+                })
+            });
+        made.map_err(|e| Thrown(format!("tljs prelude: {e}: {:?}", c.catch())))
+    }
+
+    /// The map and one of its methods; `None` only if the runtime is gone.
+    fn with<'js>(
+        &self,
+        c: &Ctx<'js>,
+        f: &Persistent<Function<'static>>,
+    ) -> Option<(This<Object<'js>>, Function<'js>)> {
+        let map = self.map.clone().restore(c).ok()?;
+        Some((This(map), f.clone().restore(c).ok()?))
+    }
+
+    fn set<'js>(&self, c: &Ctx<'js>, promise: Value<'js>, id: u32) {
+        if let Some((map, set)) = self.with(c, &self.set) {
+            cleared(c, set.call::<_, Value>((map, promise, id)));
+        }
+    }
+
+    fn take<'js>(&self, c: &Ctx<'js>, promise: &Value<'js>) -> Option<u32> {
+        let (map, get) = self.with(c, &self.get)?;
+        let id = cleared(c, get.call::<_, Value>((map, promise.clone())))?.as_number()?;
+        let (map, delete) = self.with(c, &self.delete)?;
+        cleared(c, delete.call::<_, Value>((map, promise.clone())));
+        Some(id as u32)
+    }
+}
+
+/// A call's value; its error (none is expected from these built-ins,
+/// whose key is a promise) cleared, not left pending for the program.
+fn cleared<'js, T>(c: &Ctx<'js>, r: rquickjs::Result<T>) -> Option<T> {
+    r.map_err(|_| c.catch()).ok()
+}
+
 impl QuickJs {
     /// One unhandled rejection, as Node 20's `throw` mode treats it: to
     /// `unhandledRejection` listeners if there are any (`Ok(true)`: look
@@ -1176,63 +1228,18 @@ impl QuickJs {
         })
     }
 
-    /// Marks a reported rejection on its promise: a non-enumerable
-    /// property under the host's own symbol, holding its id. A handler
-    /// added later finds the id there (a `rejectionHandled`), and the
-    /// mark goes with the promise, as Node's `WeakMap` entry does, where a
-    /// list would keep every reported promise alive. A promise that takes
-    /// no property (a frozen one) is kept in `reported` instead.
+    /// Records a reported rejection: a handler added later finds its id
+    /// (a `rejectionHandled`).
     fn mark_reported(&self, c: &Ctx<'_>, promise: Persistent<Value<'static>>, id: u32) {
-        let key = self.reported_key.clone().and_then(|k| k.restore(c).ok());
-        let target = promise.clone().restore(c).ok().and_then(Value::into_object);
-        let marked = key.zip(target).is_some_and(|(k, o)| {
-            let r = o.prop(k, rquickjs::object::Property::from(id).configurable());
-            if r.is_err() {
-                let _ = c.catch(); // a frozen promise's TypeError: not the program's
-            }
-            r.is_ok()
-        });
-        if !marked {
-            self.reported.borrow_mut().push((promise, id));
+        if let (Some(r), Ok(p)) = (&self.reported, promise.restore(c)) {
+            r.set(c, p, id);
         }
     }
 
     /// The id of a reported rejection whose promise now has a handler,
-    /// its mark taken off; `None` if it was not reported. Only the
-    /// promise's own symbol keys are listed, and the mark is read through
-    /// its descriptor: no getter of the program's runs inside the
-    /// rejection tracker (a promise is never a proxy).
+    /// forgotten; `None` if it was not reported.
     fn take_reported<'js>(&self, c: &Ctx<'js>, promise: &Value<'js>) -> Option<u32> {
-        let key = self.reported_key.clone().and_then(|k| k.restore(c).ok());
-        if let (Some(k), Some(o)) = (key, promise.as_object()) {
-            // Compared as atoms: a symbol key read back as a value is its
-            // description, not the symbol.
-            let atom = rquickjs::Atom::from_value(c.clone(), &k).ok();
-            let marked = o
-                .own_keys::<rquickjs::Atom>(rquickjs::object::Filter::new().symbol())
-                .filter_map(Result::ok)
-                .any(|name| Some(&name) == atom.as_ref());
-            if marked {
-                let id = self
-                    .own_descriptor
-                    .clone()
-                    .and_then(|f| f.restore(c).ok())
-                    .and_then(|f| f.call::<_, Value>((o.clone(), k.clone())).ok())
-                    .and_then(Value::into_object)
-                    .and_then(|d| d.get::<_, Option<f64>>("value").ok().flatten());
-                if o.remove(k).is_err() {
-                    let _ = c.catch();
-                }
-                if let Some(id) = id {
-                    return Some(id as u32);
-                }
-            }
-        }
-        let mut reported = self.reported.borrow_mut();
-        let i = reported
-            .iter()
-            .position(|(p, _)| p.clone().restore(c).ok().as_ref() == Some(promise))?;
-        Some(reported.remove(i).1)
+        self.reported.as_ref()?.take(c, promise)
     }
 
     /// The uncaught exception an unhandled rejection becomes, as Node
