@@ -621,3 +621,73 @@ fn a_panic_escaping_after_an_immediate_or_a_tick_loses_nothing() {
         assert!(!lp.is_alive());
     });
 }
+
+/// A panic that escapes a completion's callback (through the flush of a
+/// deferred operation) leaves the rest of the poll phase's messages for
+/// the next run: a completion after it in the same batch still runs, so
+/// its request does not stay in flight and keep the loop waiting for
+/// ever, and a post queued after it runs too.
+#[test]
+fn a_panic_escaping_a_completion_keeps_the_messages_after_it() {
+    within(10, || {
+        let mut lp = EventLoop::with_virtual_clock();
+        let log: Rc<RefCell<Vec<&'static str>>> = Rc::default();
+        let h = doomed_task(&mut lp);
+        let first = lp.completion(move |_| h.abort());
+        let l = log.clone();
+        let second = lp.completion(move |_| l.borrow_mut().push("second"));
+        let remote = lp.remote();
+        first.complete();
+        second.complete();
+        let posted = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let p = posted.clone();
+        remote
+            .post(move |_| p.store(true, std::sync::atomic::Ordering::Relaxed))
+            .expect("the loop is there");
+        drop(remote);
+        assert_run_panics(&mut lp);
+        lp.run().expect("the rest runs");
+        assert_eq!(*log.borrow(), ["second"]);
+        assert!(posted.load(std::sync::atomic::Ordering::Relaxed));
+        assert!(!lp.is_alive(), "no request left in flight");
+    });
+}
+
+/// A panic that escapes an I/O callback leaves the source registered with
+/// its callback: a later event still reaches it, and the source can be
+/// taken back (it was dropped, and the handle left busy for ever).
+#[test]
+fn a_panic_escaping_an_io_callback_keeps_the_source_and_its_callback() {
+    use std::io::{Read, Write};
+    use timerloop::mio;
+    within(10, || {
+        let mut lp = EventLoop::with_virtual_clock();
+        let (mut tx, rx) = mio::net::UnixStream::pair().unwrap();
+        let mut doomed = Some(doomed_task(&mut lp));
+        let log: Rc<RefCell<Vec<Vec<u8>>>> = Rc::default();
+        let l = log.clone();
+        let io = lp
+            .insert_io(rx, mio::Interest::READABLE, move |lp, rx, ev| {
+                let mut buf = [0; 8];
+                if let Ok(n) = rx.read(&mut buf) {
+                    l.borrow_mut().push(buf[..n].to_vec());
+                }
+                if let Some(h) = doomed.take() {
+                    h.abort(); // its drop panics after this callback
+                } else {
+                    lp.close_io(ev.handle).unwrap();
+                }
+            })
+            .unwrap();
+        tx.write_all(b"a").unwrap();
+        assert_run_panics(&mut lp);
+        assert!(
+            lp.io_source::<mio::net::UnixStream>(io).is_ok(),
+            "the source is back"
+        );
+        tx.write_all(b"b").unwrap();
+        lp.run().expect("the second event is delivered");
+        assert_eq!(*log.borrow(), [b"a".to_vec(), b"b".to_vec()]);
+        assert_eq!(lp.stats().io_sources, 0);
+    });
+}

@@ -38,6 +38,7 @@
 use std::any::Any;
 use std::collections::VecDeque;
 use std::fmt;
+use std::panic::resume_unwind;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -46,7 +47,7 @@ use mio::event::Source;
 use mio::{Events, Interest, Poll, Token, Waker};
 use slab::Slab;
 
-use super::{Handle, Host, IoCb, Kind, Loop, OnceCb, UvError};
+use super::{Handle, Host, IoCb, Kind, Loop, OnceCb, UvError, catch_unless_replaced};
 use crate::prim::{AtomicBool, AtomicUsize, Mutex, MutexGuard, ThreadId, current_thread_id};
 
 #[cfg(all(test, loom))]
@@ -1113,10 +1114,14 @@ fn dispatch<H: Host>(host: &mut H, owed: Option<u64>) -> bool {
         let Some(mut f) = cb.take() else { continue };
         let mut lent = source.take();
         let handle = lp.handles.key_at(key);
-        match &mut lent {
+        // Caught, so that the callback and the source go back (as
+        // `call_handle` puts a timer's back) before a panic unwinds on:
+        // dropped, the source would be closed under a live handle, busy
+        // for ever.
+        let r = catch_unless_replaced(host, |host| match &mut lent {
             Some(src) => f(host, handle, src.as_any(), readiness),
             None => f(host, handle, &mut (), readiness),
-        }
+        });
         ran = true;
         let lp = host.uv();
         if let Some(rec) = lp.handles.get_mut(handle)
@@ -1148,6 +1153,9 @@ fn dispatch<H: Host>(host: &mut H, owed: Option<u64>) -> bool {
                 }
             }
         }
+        if let Err(payload) = r {
+            resume_unwind(payload);
+        }
         if host.uv().halted {
             return ran;
         }
@@ -1178,7 +1186,7 @@ fn dispatch<H: Host>(host: &mut H, owed: Option<u64>) -> bool {
                 lp.io.held.push_back(msg);
             }
             Msg::Run(f) => {
-                f(host);
+                run_keeping(host, &mut batch, f);
                 ran = true;
             }
             Msg::Complete(key) | Msg::Cancel(key)
@@ -1191,7 +1199,7 @@ fn dispatch<H: Host>(host: &mut H, owed: Option<u64>) -> bool {
             }
             Msg::Complete(key) => {
                 if let Some((_, Some(cb))) = lp.io.requests.try_remove(key) {
-                    cb(host);
+                    run_keeping(host, &mut batch, cb);
                     ran = true;
                 }
             }
@@ -1218,4 +1226,15 @@ fn dispatch<H: Host>(host: &mut H, owed: Option<u64>) -> bool {
     let lp = host.uv();
     lp.io.held.append(&mut batch);
     ran
+}
+
+/// Runs one message's closure; if a panic escapes it, the messages of the
+/// batch not yet delivered go back to the loop (after those held back)
+/// before it unwinds on, for the next poll phase: a lost completion would
+/// leave its request in flight, and the loop waiting, for ever.
+fn run_keeping<H: Host>(host: &mut H, batch: &mut VecDeque<Msg<H>>, f: impl FnOnce(&mut H)) {
+    if let Err(payload) = catch_unless_replaced(host, f) {
+        host.uv().io.held.append(batch);
+        resume_unwind(payload);
+    }
 }
