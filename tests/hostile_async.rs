@@ -173,6 +173,48 @@ fn sleep_of_duration_max_is_a_timer_that_only_a_timeout_ends() {
     });
 }
 
+/// At the end of loop time (the virtual clock at `u64::MAX` ms), a sleep's
+/// deadline saturates at now. A task that sleeps in a loop, or ticks an
+/// interval, must still give the loop back: each sleep and each tick waits
+/// for the next timers pass (as `set_interval` there fires once a pass),
+/// where being ready at once spun the task's poll for ever.
+#[test]
+fn sleeps_and_ticks_at_the_end_of_time_wait_a_pass_each() {
+    let (sleeps, ticks, timeout) = within(10, || {
+        let mut lp = EventLoop::with_virtual_clock();
+        lp.block(u64::MAX);
+        let sleeps = Rc::new(std::cell::Cell::new(0_u32));
+        let ticks = Rc::new(std::cell::Cell::new(0_u32));
+        let s = sleeps.clone();
+        lp.spawn(async move {
+            loop {
+                time::sleep(ms(10)).await;
+                s.set(s.get() + 1);
+            }
+        });
+        let t = ticks.clone();
+        lp.spawn(async move {
+            let mut iv = time::interval(ms(5));
+            loop {
+                iv.tick().await;
+                t.set(t.get() + 1);
+            }
+        });
+        for _ in 0..3 {
+            lp.run_once().unwrap();
+        }
+        // A timeout there ends its future at the next pass, not never.
+        let timeout =
+            lp.block_on(async { time::timeout(ms(1), std::future::pending::<()>()).await });
+        (sleeps.get(), ticks.get(), timeout.unwrap().is_err())
+    });
+    // The interval's first tick is at once; then one sleep and one tick a
+    // pass.
+    assert!((2..=4).contains(&sleeps), "{sleeps} sleeps in 3 passes");
+    assert!((3..=5).contains(&ticks), "{ticks} ticks in 3 passes");
+    assert!(timeout);
+}
+
 #[test]
 fn timeout_of_duration_max_and_timeout_at_the_past() {
     within(10, || {

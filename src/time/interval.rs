@@ -120,7 +120,9 @@ pub struct Interval {
 /// runs every 1 ms; use `interval(Duration::from_millis(1))` for that, or
 /// [`EventLoop::set_interval`](crate::EventLoop::set_interval).) A period
 /// under 1 ms rounds up to 1 ms; [`Duration::MAX`] ticks once, at once,
-/// and then never.
+/// and then at the end of loop time (`u64::MAX` ms: never on a real
+/// clock). There, where every deadline saturates, an interval ticks once
+/// per timers pass, as Node's `setInterval` runs there.
 ///
 /// # Panics
 ///

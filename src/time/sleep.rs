@@ -71,7 +71,9 @@ impl fmt::Debug for Sleep {
 /// [`Duration::MAX`] is the longest timer, not an overflow: the deadline
 /// saturates at the end of loop time (`u64::MAX` ms), so on a real clock
 /// the sleep never completes and on a virtual clock, alone, it completes
-/// when the clock jumps there.
+/// when the clock jumps there. A sleep made there (its deadline saturates
+/// at now) completes at the next timers pass, not at once, so a task
+/// that sleeps in a loop still gives the loop back.
 ///
 /// # Panics
 ///

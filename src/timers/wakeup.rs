@@ -101,9 +101,13 @@ impl Wakeup {
 
     /// Arms the timeout, counted from `now`: at once where the loop can be
     /// lent (in a task's poll), deferred elsewhere (or, for a deadline
-    /// already reached, fires at once: no timer).
+    /// already reached, fires at once: no timer). At the end of loop time
+    /// (`u64::MAX` ms), where every deadline saturates at now, it is armed
+    /// all the same and fires in the next timers pass (as a Node timeout
+    /// there does): ready at once, a task sleeping or ticking in a loop
+    /// would never give the loop back.
     pub(crate) fn schedule(self: &Rc<Self>, now: u64) {
-        if self.deadline.get() <= now {
+        if self.deadline.get() <= now && now != u64::MAX {
             self.fired.set(true);
             return;
         }
