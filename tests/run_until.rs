@@ -199,3 +199,33 @@ fn the_system_clock_waits_for_the_step() {
     );
     assert_eq!(log.borrow().len(), 1);
 }
+
+/// A loop made on a clock that has already run (a `VirtualClock` moved
+/// first, or shared with another loop) goes on from the clock's time: its
+/// `now()`, `run_until`'s step, its timers and `time::Instant` all count
+/// in that one time (before, `now()` counted from the loop's making and
+/// the rest from the clock's, so `run_until(now() + 20)` returned at once
+/// and `sleep_until(Instant::from_millis(now() + 5))` was ready at once).
+#[test]
+fn a_loop_on_a_clock_that_already_ran_keeps_the_clocks_time() {
+    let clock = timerloop::VirtualClock::new();
+    clock.advance(Duration::from_millis(1000));
+    let mut lp = EventLoop::with_clock(clock.clone());
+    assert_eq!(lp.now(), 1000);
+    let log = Rc::new(RefCell::new(Vec::new()));
+    let l = log.clone();
+    lp.set_timeout(10, move |lp| l.borrow_mut().push(lp.now()));
+    lp.run_until(lp.now() + 20).unwrap();
+    assert_eq!(*log.borrow(), [1010]);
+    assert_eq!(lp.now(), 1020);
+    assert_eq!(lp.scope(time::Instant::now).as_millis(), lp.now());
+    let due = time::Instant::from_millis(lp.now() + 5);
+    let woke = lp.block_on(async move {
+        time::sleep_until(due).await;
+        time::Instant::now().as_millis()
+    });
+    assert_eq!(woke.unwrap(), 1025);
+    // A second loop on the same clock tells the same time.
+    let other = EventLoop::with_clock(clock);
+    assert_eq!(other.now(), lp.now());
+}

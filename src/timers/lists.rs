@@ -4,10 +4,12 @@
 //!
 //! Ground rules:
 //! - **One time base.** Every stored time (a timer's start, a list's
-//!   expiry) is loop time: the loop's cached milliseconds. Node's
-//!   JavaScript times are loop time minus `timer_base` (R1.2); the rules
-//!   only add and compare times, so they hold unchanged, and the base is
-//!   subtracted only where a time leaves the crate ([`EventLoop::now`]).
+//!   expiry) is loop time: the loop's cached milliseconds of its clock,
+//!   which is also the time the crate shows ([`EventLoop::now`],
+//!   `time::Instant`). Node's JavaScript times are loop time minus
+//!   `timer_base` (R1.2); a new clock starts at 0, where Node's base is
+//!   the loop time at start-up, and the rules only add and compare times,
+//!   so they hold with either.
 //! - **The native timer follows the heap's root.** Only
 //!   [`EventLoop::sync_native`] arms it and only [`EventLoop::sync_ref`]
 //!   refs or unrefs it; the expiry it is armed for is kept by the loop layer
@@ -116,8 +118,6 @@ pub(super) struct Timers {
     /// each (its heap entry re-keyed: 56 instructions), where now it is
     /// started once per turn of the loop.
     pub(super) native_pending: bool,
-    /// Loop time when the loop was made (Node's `timer_base`).
-    base: u64,
     /// The slot of the timer whose callback is running (Node's `this`),
     /// or [`NO_TIMER`]. Its index only: the slot is live while the
     /// callback runs, so its generation is read when asked
@@ -166,7 +166,7 @@ pub(super) enum Arm {
 }
 
 impl Timers {
-    pub(super) fn new(native: uv::Handle, base: u64) -> Self {
+    pub(super) fn new(native: uv::Handle) -> Self {
         Timers {
             slab: Arena::default(),
             links: Vec::new(),
@@ -181,16 +181,11 @@ impl Timers {
             native,
             native_due: 0,
             native_pending: false,
-            base,
             current: NO_TIMER,
             timers_emptied: Emptied::default(),
             lists_emptied: Emptied::default(),
             interrupted: false,
         }
-    }
-
-    pub(super) fn base(&self) -> u64 {
-        self.base
     }
 
     pub(super) fn ref_count(&self) -> usize {

@@ -31,8 +31,8 @@
 //!
 //! Inserting into an existing list, clearing, and refreshing are O(1);
 //! only a list's creation, expiry or reschedule touches the heap. Every
-//! stored time is loop time (one time base; JavaScript times are loop time
-//! minus `timer_base`, R1.2), and the native timer is armed and refed from
+//! stored time is loop time, the clock's (one time base, which
+//! [`EventLoop::now`] shows as it is), and the native timer is armed and refed from
 //! one function that reads the heap's root (`lists.rs`). When the
 //! native timer fires, `processTimers` takes one frozen `now` and runs every
 //! due list, oldest timer first; a list whose oldest timer is not yet due is
@@ -441,7 +441,6 @@ impl EventLoop {
         let _ = uv.unref_handle(check);
         let _ = uv.watcher_start(check);
         let idle = uv.idle_init_bare();
-        let timer_base = uv.now();
         let id = next_loop_id();
         let shared = LoopShared::new(id.get(), uv.clock_rc(), ms_cache, uv.sender());
         let tasks = crate::task::Tasks::new(&shared);
@@ -450,7 +449,7 @@ impl EventLoop {
             id,
             instance: next_instance(),
             virtual_clock,
-            timers: lists::Timers::new(native, timer_base),
+            timers: lists::Timers::new(native),
             immediates: immediate::Immediates::new(idle),
             ticks: ticks::Ticks::default(),
             depth: 0,
@@ -476,10 +475,14 @@ impl EventLoop {
         self.virtual_clock.as_ref()
     }
 
-    /// The clock's time in whole ms since the loop was made: what Node's
+    /// The loop's time: its clock's time in whole ms, what Node's
     /// `getLibuvNow()` returns, read without storing it (a `&self` method
     /// cannot refresh the loop's cached time; [`update_time`](Self::update_time)
-    /// does).
+    /// does). A new clock starts at 0; a loop made on a clock that has
+    /// already run (a [`VirtualClock`] moved first, or shared with another
+    /// loop) goes on from the clock's time, as every loop on that clock
+    /// does, and [`run_until`](Self::run_until), [`time::Instant`](crate::time::Instant)
+    /// and the timers count in the same time.
     ///
     /// ```
     /// use std::time::Duration;
@@ -489,8 +492,7 @@ impl EventLoop {
     /// assert_eq!(lp.now(), 7);
     /// ```
     pub fn now(&self) -> u64 {
-        let t = self.uv.now().max(uv::ms_floor(self.uv.clock().now()));
-        t - self.timers.base()
+        self.uv.now().max(uv::ms_floor(self.uv.clock().now()))
     }
 
     /// Refreshes the loop's cached time from its clock (`uv_update_time`).
