@@ -639,7 +639,7 @@ impl<S: mio::event::Source + 'static> Registration<S> {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => ready.set(false),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 r => {
-                    streak.set(streak.get() + 1);
+                    streak.set(streak.get().saturating_add(1));
                     return Poll::Ready(r);
                 }
             }
@@ -698,7 +698,7 @@ impl<S: mio::event::Source + 'static> Registration<S> {
             for dir in wanted() {
                 let side = i.side(dir);
                 if !side.readiness(dir).is_empty() {
-                    side.streak.set(side.streak.get() + 1);
+                    side.streak.set(side.streak.get().saturating_add(1));
                 }
             }
             return Poll::Ready(Ok(found));
@@ -732,7 +732,7 @@ impl<S: mio::event::Source + 'static> Registration<S> {
         let r = op(&mut borrow_source(&self.inner.source));
         match &r {
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => side.ready.set(false),
-            _ => side.streak.set(side.streak.get() + 1),
+            _ => side.streak.set(side.streak.get().saturating_add(1)),
         }
         r
     }

@@ -231,9 +231,12 @@ impl Instant {
     /// let a = lp.scope(Instant::now);
     /// assert!(a.checked_add(Duration::MAX).is_none());
     /// assert!(a.checked_add(Duration::from_secs(1)).is_some());
+    /// // From the loop's time 0 too: Duration::MAX is more milliseconds
+    /// // than loop time holds.
+    /// assert!(Instant::from_millis(0).checked_add(Duration::MAX).is_none());
     /// ```
     pub fn checked_add(&self, d: Duration) -> Option<Instant> {
-        self.ms.checked_add(ms_ceil(d)).map(Instant::from_millis)
+        self.ms.checked_add(ms_ceil_checked(d)?).map(Instant::from_millis)
     }
 
     /// `self - d`, or `None` before the loop's time began.
@@ -244,10 +247,18 @@ impl Instant {
     /// let mut lp = EventLoop::with_virtual_clock();
     /// let a = lp.scope(Instant::now);
     /// assert!(a.checked_sub(Duration::from_millis(1)).is_none());
+    /// assert!(Instant::from_millis(u64::MAX).checked_sub(Duration::MAX).is_none());
     /// ```
     pub fn checked_sub(&self, d: Duration) -> Option<Instant> {
-        self.ms.checked_sub(ms_ceil(d)).map(Instant::from_millis)
+        self.ms.checked_sub(ms_ceil_checked(d)?).map(Instant::from_millis)
     }
+}
+
+/// Whole milliseconds of `d`, rounded up; `None` past `u64::MAX` (where
+/// [`ms_ceil`] saturates, which would make `0 + Duration::MAX` fit).
+fn ms_ceil_checked(d: Duration) -> Option<u64> {
+    let part = u64::from(d.subsec_nanos().div_ceil(1_000_000));
+    d.as_secs().checked_mul(1000)?.checked_add(part)
 }
 
 impl Add<Duration> for Instant {

@@ -196,8 +196,10 @@ impl Clock for SystemClock {
     }
 
     fn block(&self, d: Duration) {
-        let end = Instant::now() + d;
-        while Instant::now() < end {
+        // A duration past what `Instant` holds spins for ever, as the
+        // time it asks for never comes (it panicked on the addition).
+        let end = Instant::now().checked_add(d);
+        while end.is_none_or(|end| Instant::now() < end) {
             std::hint::spin_loop();
         }
     }
