@@ -236,7 +236,9 @@ impl Instant {
     /// assert!(Instant::from_millis(0).checked_add(Duration::MAX).is_none());
     /// ```
     pub fn checked_add(&self, d: Duration) -> Option<Instant> {
-        self.ms.checked_add(ms_ceil_checked(d)?).map(Instant::from_millis)
+        self.ms
+            .checked_add(ms_ceil_checked(d)?)
+            .map(Instant::from_millis)
     }
 
     /// `self - d`, or `None` before the loop's time began.
@@ -250,7 +252,9 @@ impl Instant {
     /// assert!(Instant::from_millis(u64::MAX).checked_sub(Duration::MAX).is_none());
     /// ```
     pub fn checked_sub(&self, d: Duration) -> Option<Instant> {
-        self.ms.checked_sub(ms_ceil_checked(d)?).map(Instant::from_millis)
+        self.ms
+            .checked_sub(ms_ceil_checked(d)?)
+            .map(Instant::from_millis)
     }
 }
 

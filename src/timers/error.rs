@@ -325,6 +325,12 @@ pub enum Error {
     /// set on it, cleared, and dropped with it; a loop meant to finish its
     /// work should be run before the thread ends.
     ThreadExiting,
+    /// The loop's poller failed (the OS refused to wait on it: its
+    /// descriptor was closed under it, say), so the loop cannot wait for
+    /// I/O, other threads or time. The run stopped in its poll phase, and
+    /// what was queued stays queued; a run again tries the poller again.
+    /// (libuv aborts the process here.)
+    Poll(std::io::Error),
 }
 
 impl fmt::Display for Error {
@@ -344,6 +350,7 @@ impl fmt::Display for Error {
                 "the thread is exiting (its thread-locals are being destroyed): the loop \
                  cannot be made current, and nothing ran; run it before the thread ends",
             ),
+            Error::Poll(e) => write!(f, "the loop's poller failed, so the loop cannot wait: {e}"),
         }
     }
 }
@@ -352,6 +359,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Uncaught(e) => Some(e),
+            Error::Poll(e) => Some(e),
             Error::Reentrant | Error::Stalled | Error::ThreadExiting => None,
         }
     }
@@ -370,7 +378,7 @@ impl Error {
     pub fn into_callback_error(self) -> Option<CallbackError> {
         match self {
             Error::Uncaught(e) => Some(e),
-            Error::Reentrant | Error::Stalled | Error::ThreadExiting => None,
+            Error::Reentrant | Error::Stalled | Error::ThreadExiting | Error::Poll(_) => None,
         }
     }
 }

@@ -710,6 +710,32 @@ mod tests {
         move |lp: &mut EventLoop| log.borrow_mut().push(format!("{name}@{}", lp.now()))
     }
 
+    /// The poller failing (not `EINTR`) halts the run with
+    /// `Error::Poll`, where every poll failing at once spun for ever with
+    /// no deadline to end it; what was queued stays for the next run.
+    #[test]
+    fn a_failing_poller_ends_the_run_with_its_error() {
+        let mut lp = EventLoop::new();
+        let remote = lp.remote(); // refed: the poll phase would wait for ever
+        let log: Log = Rc::default();
+        lp.uv.fail_next_poll(std::io::ErrorKind::InvalidInput);
+        lp.set_immediate(mark(&log, "immediate"));
+        lp.set_timeout(1, mark(&log, "timeout"));
+        // The first iteration's poll phase need not wait (an immediate is
+        // queued): no syscall. The second's waits, and fails.
+        let err = lp.run().unwrap_err();
+        assert!(
+            matches!(&err, crate::Error::Poll(e) if e.kind() == std::io::ErrorKind::InvalidInput)
+        );
+        assert!(err.to_string().contains("poller failed"), "{err}");
+        assert!(std::error::Error::source(&err).is_some());
+        assert_eq!(*log.borrow(), ["immediate"]);
+        // The next run polls again (successfully) and goes on.
+        drop(remote);
+        lp.run().unwrap();
+        assert_eq!(*log.borrow(), ["immediate", "timeout"]);
+    }
+
     /// A callback that logs `name` alone.
     fn mark(log: &Log, name: &'static str) -> impl FnMut(&mut EventLoop) + 'static {
         let log = log.clone();

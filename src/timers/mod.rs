@@ -617,7 +617,8 @@ impl EventLoop {
     /// handler is installed; [`Error::Reentrant`] if called from one of the
     /// loop's own callbacks; [`Error::ThreadExiting`] if called from a
     /// thread-local's destructor after the crate's own thread-locals were
-    /// destroyed. In the last two cases nothing ran.
+    /// destroyed (in these two cases nothing ran); [`Error::Poll`] if the
+    /// OS refused to wait on the loop's poller.
     pub fn run(&mut self) -> Result<(), Error> {
         self.run_mode(RunMode::Default).map(|_| ())
     }
@@ -878,8 +879,11 @@ impl EventLoop {
             return Ok(self.is_alive());
         }
         let alive = uv::run(self, mode).map_err(|_| Error::Reentrant)?;
-        match self.fatal.take() {
-            Some(e) => Err(Error::Uncaught(e)),
+        if let Some(e) = self.fatal.take() {
+            return Err(Error::Uncaught(e));
+        }
+        match self.uv.take_poll_error() {
+            Some(e) => Err(Error::Poll(e)),
             None => Ok(alive),
         }
     }

@@ -609,6 +609,12 @@ pub(super) struct Io<H> {
     /// Made with the loop when its clock is real (a virtual clock never
     /// waits); `None` also where it could not be made.
     pub(super) deadline: Option<DeadlineTimer>,
+    /// The poller's own failure (not `EINTR`): the poll phase halted the
+    /// loop, and its run returns this ([`Loop::take_poll_error`]).
+    failed: Option<std::io::Error>,
+    /// Tests: the next poll fails with this, as if the kernel said so.
+    #[cfg(test)]
+    fail_next: Option<std::io::ErrorKind>,
 }
 
 impl<H: 'static> Io<H> {
@@ -633,6 +639,9 @@ impl<H: 'static> Io<H> {
             sources: 0,
             grace: DEFAULT_GRACE,
             deadline,
+            failed: None,
+            #[cfg(test)]
+            fail_next: None,
         })
     }
 
@@ -659,6 +668,17 @@ impl<H: Host> Loop<H> {
                 handle,
             }),
         }
+    }
+
+    /// Tests: the next poll fails with `kind`, as if the kernel said so.
+    #[cfg(test)]
+    pub(crate) fn fail_next_poll(&mut self, kind: std::io::ErrorKind) {
+        self.io.fail_next = Some(kind);
+    }
+
+    /// The poller's failure that halted the last run, if it failed.
+    pub(crate) fn take_poll_error(&mut self) -> Option<std::io::Error> {
+        self.io.failed.take()
     }
 
     /// A [`Sender`] for this loop.
@@ -1036,14 +1056,26 @@ fn io_poll_phase<H: Host>(host: &mut H, timeout: Option<u64>) {
         // and the clock read after it, since no time was spent waiting.
         let syscall = wait != Some(Duration::ZERO) || io.sources > 0;
         if syscall {
-            match io.poll.poll(&mut io.events, wait) {
+            #[cfg(test)]
+            let polled = match io.fail_next.take() {
+                Some(kind) => Err(std::io::Error::from(kind)),
+                None => io.poll.poll(&mut io.events, wait),
+            };
+            #[cfg(not(test))]
+            let polled = io.poll.poll(&mut io.events, wait);
+            match polled {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                // The poller itself failing (EBADF, ENOMEM) leaves nothing to
-                // wait on; treat it as a spurious wake-up rather than spinning
-                // silently forever: the deadline check below still ends the
-                // wait.
-                Err(_) => {}
+                // The poller itself failing (its descriptor closed under it,
+                // EBADF) leaves the loop nothing to wait with: each poll
+                // would fail at once, a silent spin with no deadline to end
+                // it (libuv aborts). The loop halts, and its run returns
+                // the error.
+                Err(e) => {
+                    io.failed = Some(e);
+                    lp.halt();
+                    return;
+                }
             }
             for ev in io.events.iter() {
                 match ev.token() {
