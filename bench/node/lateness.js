@@ -61,8 +61,9 @@ function runDelay(idx) {
     const sorted = Array.from(vals).sort((a, b) => a - b);
     const p50 = percentile(sorted, 50);
     const p99 = percentile(sorted, 99);
+    const min = sorted[0];
     process.stdout.write(
-      `node lateness delay=${d} p50=${p50.toFixed(3)} p99=${p99.toFixed(3)}\n`);
+      `node lateness delay=${d} p50=${p50.toFixed(3)} p99=${p99.toFixed(3)} min=${min.toFixed(3)}\n`);
     runDelay(idx + 1);
   });
 }

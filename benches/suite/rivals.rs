@@ -18,13 +18,19 @@
 //! `tasks`: N tasks that each spawn, sleep 1 ms and wake, on this crate's
 //! loop (virtual clock) and on tokio's current-thread runtime with a
 //! `LocalSet` (paused clock, which auto-advances: neither side waits for
-//! real time). Ops are tasks completed. N defaults to 1,000,000.
+//! real time). Ops are tasks completed. N defaults to 1,000,000. A
+//! second line, `tasks-spawn`, runs tokio without the `LocalSet`
+//! (`tokio::spawn` of the same, `Send`, futures), which spares it the
+//! `LocalSet`'s own queue and waker: what a tokio user whose tasks can be
+//! `Send` writes.
 //!
 //! `sleeps`: the sleep alone, without the spawn: [`SLEEPERS`] tasks
 //! each sleep 1 ms N / [`SLEEPERS`] times in a row, so every millisecond
 //! a thousand sleeps fire together and their tasks make the next ones (a
 //! server's connections each waiting on a timeout). Same runtimes and
 //! clocks as `tasks`. Ops are sleeps completed; N defaults to 1,000,000.
+//! `sleeps-spawn`: the same with tokio's tasks spawned without the
+//! `LocalSet`, as `tasks-spawn`.
 //!
 //! `semaphore`: `timerloop::sync::Semaphore` against
 //! `tokio::sync::Semaphore`, two workloads of N acquire-and-release ops
@@ -86,8 +92,15 @@
 //! set-up: the timeouts are made in index order (`DelayQueue::insert`),
 //! time moves 1,010 ms, every live one is refreshed (reset) once.
 //!
+//! `timers-refresh-idle-real`: the same on real clocks, a server's case:
+//! timerloop's `EventLoop::new` (every refresh reads the clock: the
+//! TSC, and the OS clock about once a millisecond), and a tokio runtime
+//! not paused (`DelayQueue::reset` reads `Instant::now()`, the OS clock).
+//! The set-up waits the 1,010 ms for real, on each side, every
+//! repetition.
+//!
 //! `all`: `tasks`, `sleeps`, `semaphore`, `wake` and
-//! `timers-refresh-idle` in one run, seven lines. Without N each uses its own default; with N, `wake`
+//! `timers-refresh-idle` in one run, ten lines. Without N each uses its own default; with N, `wake`
 //! does N / 10 round trips (a round trip between two threads costs a
 //! hundred times an acquire or more, so the run stays short) and
 //! `timers-refresh-idle` N × 10 refreshes (a refresh costs a tenth of a
@@ -142,6 +155,26 @@ fn tokio_tasks(n: u64) -> f64 {
     n as f64 / start.elapsed().as_secs_f64()
 }
 
+/// `tasks` on tokio without a `LocalSet`: `tokio::spawn` on the
+/// current-thread runtime (the futures are `Send`), as a tokio user whose
+/// tasks can be `Send` writes it; the `block_on` future waits past the
+/// sleeps' millisecond, by which the paused clock has fired them all.
+fn tokio_tasks_spawn(n: u64) -> f64 {
+    let rt = paused_runtime();
+    let start = Instant::now();
+    rt.block_on(async {
+        for _ in 0..n {
+            tokio::spawn(async {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    });
+    let rate = n as f64 / start.elapsed().as_secs_f64();
+    assert_eq!(rt.metrics().num_alive_tasks(), 0, "every task completed");
+    rate
+}
+
 /// Tasks in the `sleeps` workload.
 const SLEEPERS: u64 = 1_000;
 
@@ -176,6 +209,26 @@ fn tokio_sleeps(n: u64) -> f64 {
     }
     rt.block_on(local);
     (SLEEPERS * per) as f64 / start.elapsed().as_secs_f64()
+}
+
+/// `sleeps` on tokio without a `LocalSet` (see [`tokio_tasks_spawn`]).
+fn tokio_sleeps_spawn(n: u64) -> f64 {
+    let per = (n / SLEEPERS).max(1);
+    let rt = paused_runtime();
+    let start = Instant::now();
+    rt.block_on(async {
+        for _ in 0..SLEEPERS {
+            tokio::spawn(async move {
+                for _ in 0..per {
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(per + 1)).await;
+    });
+    let rate = (SLEEPERS * per) as f64 / start.elapsed().as_secs_f64();
+    assert_eq!(rt.metrics().num_alive_tasks(), 0, "every sleeper finished");
+    rate
 }
 
 /// Tasks in the contended semaphore workload.
@@ -368,6 +421,17 @@ fn tokio_wake_semaphore(n: u64) -> f64 {
 /// set-up and batches, with the clock advanced instead of slept on; the
 /// last batch stops the loop (the live timeouts stay pending).
 fn timerloop_refresh_idle(n: u64) -> f64 {
+    refresh_idle_on(n, false)
+}
+
+/// `timers-refresh-idle` on the real clock (`EventLoop::new`): what a
+/// server pays, a clock read in every refresh (the TSC, and the OS clock
+/// once a millisecond); the set-up waits the 1,010 ms for real.
+fn timerloop_refresh_idle_real(n: u64) -> f64 {
+    refresh_idle_on(n, true)
+}
+
+fn refresh_idle_on(n: u64, real: bool) -> f64 {
     use std::cell::Cell;
     use std::rc::Rc;
     use timerloop::EventLoop;
@@ -383,11 +447,17 @@ fn timerloop_refresh_idle(n: u64) -> f64 {
     }
 
     IDLE_FIRED.set(0);
-    let mut lp = EventLoop::with_virtual_clock();
+    let mut lp = if real {
+        EventLoop::new()
+    } else {
+        EventLoop::with_virtual_clock()
+    };
     let live = idle_connections(&mut lp);
-    lp.virtual_clock()
-        .expect("a virtual clock")
-        .advance(Duration::from_millis(IDLE_MS + IDLE_SLACK_MS));
+    let idle = Duration::from_millis(IDLE_MS + IDLE_SLACK_MS);
+    match lp.virtual_clock() {
+        Some(clock) => clock.advance(idle),
+        None => std::thread::sleep(idle),
+    }
     for &t in &live {
         lp.refresh(t).expect("a pending timeout");
     }
@@ -409,10 +479,23 @@ fn timerloop_refresh_idle(n: u64) -> f64 {
 /// `timers-refresh-idle` on tokio-util's `DelayQueue` (paused clock): the
 /// same keys in the same order, `reset` for `refresh`.
 fn delayqueue_refresh_idle(n: u64) -> f64 {
+    delayqueue_refresh_idle_on(n, paused_runtime())
+}
+
+/// The same on a runtime whose clock is real: `DelayQueue::reset` reads
+/// `Instant::now()` (the OS clock) every time, as in a server.
+fn delayqueue_refresh_idle_real(n: u64) -> f64 {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a current-thread runtime");
+    delayqueue_refresh_idle_on(n, rt)
+}
+
+fn delayqueue_refresh_idle_on(n: u64, rt: tokio::runtime::Runtime) -> f64 {
     use std::task::Poll;
     use tokio_util::time::DelayQueue;
 
-    let rt = paused_runtime();
     rt.block_on(async move {
         let idle_ms = Duration::from_millis(IDLE_MS);
         // The value: whether the connection is idle.
@@ -425,7 +508,8 @@ fn delayqueue_refresh_idle(n: u64) -> f64 {
                 live.push(key);
             }
         }
-        tokio::time::advance(Duration::from_millis(IDLE_MS + IDLE_SLACK_MS)).await;
+        // The paused clock moves at once; a real one is waited for.
+        tokio::time::sleep(Duration::from_millis(IDLE_MS + IDLE_SLACK_MS)).await;
         for k in &live {
             dq.reset(k, idle_ms);
         }
@@ -485,11 +569,19 @@ const USAGE: &str =
 fn tasks(n: Option<u64>, reps: u64) {
     let n = n.unwrap_or(1_000_000);
     compare("tasks", n, reps, timerloop_tasks, tokio_tasks);
+    compare("tasks-spawn", n, reps, timerloop_tasks, tokio_tasks_spawn);
 }
 
 fn sleeps(n: Option<u64>, reps: u64) {
     let n = n.unwrap_or(1_000_000);
     compare("sleeps", n, reps, timerloop_sleeps, tokio_sleeps);
+    compare(
+        "sleeps-spawn",
+        n,
+        reps,
+        timerloop_sleeps,
+        tokio_sleeps_spawn,
+    );
 }
 
 fn semaphore(n: Option<u64>, reps: u64) {
@@ -536,6 +628,13 @@ fn refresh_idle(n: Option<u64>, reps: u64) {
         reps,
         timerloop_refresh_idle,
         delayqueue_refresh_idle,
+    );
+    compare(
+        "timers-refresh-idle-real",
+        n,
+        reps,
+        timerloop_refresh_idle_real,
+        delayqueue_refresh_idle_real,
     );
 }
 

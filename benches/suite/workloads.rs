@@ -653,12 +653,14 @@ pub(crate) fn refresh_lines(lp: &mut EventLoop, lines: &mut Lines) -> bool {
 /// `uv_update_time` reads `CLOCK_MONOTONIC_COARSE` when its resolution is
 /// 1 ms or better and `CLOCK_MONOTONIC` otherwise (the coarse clock is
 /// 4 ms with CONFIG_HZ=250, as on the VM of `bench/results-*`, so both
-/// read `CLOCK_MONOTONIC` there); timerloop's `SystemClock` reads
-/// `Instant::now()`, `CLOCK_MONOTONIC`. Both are vDSO calls, not
-/// syscalls, with a clocksource such as `tsc` (see
-/// `/sys/devices/system/clocksource/clocksource0/current_clocksource`).
-/// On a kernel whose coarse clock is 1 ms (CONFIG_HZ=1000) Node reads the
-/// cheaper one (about 10 ns instead of 40 here) and timerloop does not.
+/// read `CLOCK_MONOTONIC` there, a vDSO call, about 23 ns). timerloop's
+/// loop reads its `SystemClock` through a millisecond cache (`MsCache`,
+/// `src/uv/clock.rs`): one `rdtsc` per read, and `CLOCK_MONOTONIC` itself
+/// only when the counter says the next millisecond may have begun, about
+/// once a millisecond; the loop's time is still the OS clock's, never
+/// ahead of it. So the clock work is not the same on both sides: that is
+/// timerloop's own saving, counted in its rate. On a kernel whose coarse
+/// clock is 1 ms (CONFIG_HZ=1000) Node reads that cheaper one instead.
 /// Per batch, Node's poll phase makes one `epoll_wait` with timeout 0 (Node
 /// always watches some fds) that timerloop skips (it watches none here):
 /// one syscall per 1,000 ops.
