@@ -32,9 +32,10 @@
 //!
 //! # Safety
 //!
-//! This is one of the crate's three modules with hand-written `unsafe`
-//! (the others: `thin.rs` stores a timer's or an immediate's small
-//! closure inline, and `pool.rs` keeps the blocks of larger ones): a raw
+//! This is one of the crate's few modules with hand-written `unsafe`
+//! (`src/lib.rs` lists them all; `thin.rs` stores a timer's or an
+//! immediate's small closure inline, and `pool.rs` keeps the blocks of
+//! larger ones): a raw
 //! pointer to the loop, stored in the loop's shared state
 //! (`LoopShared::lend`) while lending is allowed, turned into
 //! `&mut EventLoop` in one place, `lent`, for `with_current` and

@@ -57,6 +57,9 @@ where
     R: CallbackResult,
 {
     let mut f = Some(f);
+    // SAFETY: none of ours: `smallbox!` expands to smallbox's own
+    // `unsafe` constructor, given the value and its address as the macro
+    // means it to be (see the module docs).
     InlineFn(smallbox!(move |lp: &mut EventLoop| match f.take() {
         Some(f) => f(lp).into_result(),
         None => Ok(()),

@@ -29,13 +29,14 @@
 //!
 //! # Safety
 //!
-//! One of the crate's three modules with hand-written `unsafe` (with
-//! `thin.rs`, its only user, and `current.rs`). Its blocks rely on the
+//! One of the crate's few modules with hand-written `unsafe` (`src/lib.rs`
+//! lists them all; `thin.rs` is its only user). Its blocks rely on the
 //! invariants above, which the private fields keep: a block's pointer
 //! leaves the module only through [`take`] and comes back only through
 //! [`give`], whose contract is invariant 2's; the list and bump pointers
-//! are written nowhere else. Its tests and the timer and immediate tests
-//! run clean under valgrind's memcheck.
+//! are written nowhere else. CI runs its tests under Miri (`.ci/miri`);
+//! they and the timer and immediate tests also run clean under
+//! valgrind's memcheck.
 //!
 //! # Why
 //!

@@ -48,8 +48,8 @@
 //!
 //! # Safety
 //!
-//! This module is one of the crate's three with hand-written `unsafe`
-//! (the others are `current.rs` and `pool.rs`). Its blocks rely on
+//! This module is one of the crate's few with hand-written `unsafe`
+//! (`src/lib.rs` lists them all). Its blocks rely on
 //! invariants 1 and 2, which the private fields keep: the one storing
 //! function, [`Thin::store`], is itself `unsafe` and is called only by
 //! the two constructors, each with
@@ -79,10 +79,9 @@
 //! place (even by a panicking drop) or moved out for its one call; the
 //! pool's own invariants keep its blocks valid while they are out.
 //!
-//! Miri, which would check these blocks against Rust's aliasing model,
-//! cannot be installed on this project's machines (one toolchain, no
-//! components); the unit tests below and the timer and immediate tests
-//! run clean under valgrind's memcheck.
+//! CI runs the unit tests below, with the timer and immediate ones,
+//! under Miri (`.ci/miri`), which checks these blocks against Rust's
+//! aliasing model; they also run clean under valgrind's memcheck.
 //!
 //! Why not `smallbox`, which `inline.rs` uses for the deferred-operation
 //! queue and immediates used until this module: a
@@ -137,6 +136,11 @@ static SPENT: Table = Table {
 
 /// A spent [`ThinOnce`]'s call: does nothing (as the `Option` that an
 /// `FnMut` over a one-shot closure empties).
+///
+/// # Safety
+///
+/// None needed: it reads nothing. It is `unsafe` only to have the type
+/// of a table's `call`, whose other functions read `data` as their `G`.
 unsafe fn call_spent(_: *mut (), _: &mut EventLoop) -> Out {
     Ok(())
 }
