@@ -15,6 +15,14 @@
 //!   its deadline in loop time, and on a virtual clock deadlines are exact.
 //! - **Dropping** a `Sleep`, [`Timeout`] or [`Interval`] clears its timer
 //!   and its ref before anything else runs; nothing is woken afterwards.
+//! - **A future outlives its loop** only on another executor (a task's
+//!   futures are dropped with the loop): there, once the loop is dropped,
+//!   a pending `Sleep`, `Timeout`, `Interval` tick or [`go`]/[`dotnet`]
+//!   wait never completes, its timer gone with the loop and nothing left
+//!   to fire it (tokio's panic when polled after their runtime shut down).
+//!   Drop the loop last, or the futures first. A socket tells it instead
+//!   ([`net`](crate::net): an error), and a `JoinHandle` completes as
+//!   cancelled.
 //! - **Refs.** A `Sleep` keeps the loop alive while pending, as a refed
 //!   timeout does; [`Sleep::set_ref`] opts out (Node's `{ ref: false }`).
 //! - These functions work wherever a loop is current on the thread (in
