@@ -1327,7 +1327,13 @@
   // nothing a program sees, but it takes an id, as Node's does.
   function consoleDone() {}
   function consoleWrite(fd, args) {
-    writeText(fd, format(args));
+    const text = format(args);
+    // The console's streams, made on its first use as Node's are: a
+    // write to stdout makes stderr too (Node's console binds both then,
+    // where a write to stderr makes stderr alone).
+    if (fd === 1) stdio(1);
+    stdio(2);
+    writeText(fd, text);
     const state = streamState[fd];
     if ((state.after !== null && state.after.cb === consoleDone) || host.engaged()) {
       afterWrite(state, consoleDone);
@@ -1533,6 +1539,20 @@
     }
     return { write, fd };
   }
+  // process.stdout and stderr are made on first use, as Node's getters
+  // make them. Node's stream for a TTY, a pipe or a socket has a handle,
+  // which takes an async id then (a file's SyncWriteStream has none), and
+  // a TTY stdout listens for SIGWINCH, a signal handle, one id more; so
+  // the ids a program reads after its first output follow what its
+  // stdout is, as in Node.
+  const stdioStreams = { 1: null, 2: null };
+  function stdio(fd) {
+    if (stdioStreams[fd] === null) {
+      stdioStreams[fd] = writer(fd);
+      for (let n = host.stdioIds(fd); n > 0; n--) host.asyncId();
+    }
+    return stdioStreams[fd];
+  }
 
   const process = {
     argv: host.argv(),
@@ -1550,8 +1570,8 @@
     listenerCount: (name) => listeners(name).length,
     listeners: (name) => listeners(name).map((f) => f.listener || f),
     removeAllListeners(name) { events.delete(name); changed(name); return process; },
-    stdout: writer(1),
-    stderr: writer(2),
+    get stdout() { return stdio(1); },
+    get stderr() { return stdio(2); },
     emitWarning(warning, type, code) {
       let w = warning;
       if (typeof w === 'string') {

@@ -196,6 +196,41 @@ fn on_id<'js>(
     })
 }
 
+/// The async ids Node takes when it makes `process.stdout` (fd 1) or
+/// `stderr` (fd 2), by what libuv's `uv_guess_handle` finds there: a file
+/// or a character device (`SyncWriteStream`) none; a pipe or a socket
+/// (`net.Socket`) one, its handle's; a TTY (`tty.WriteStream`) one, and
+/// for stdout one more, the signal handle of its `SIGWINCH` listener.
+fn stdio_ids(fd: i32) -> u32 {
+    #[cfg(unix)]
+    {
+        use std::io::IsTerminal;
+        use std::os::fd::AsFd;
+        use std::os::unix::fs::FileTypeExt;
+        let (out, err) = (std::io::stdout(), std::io::stderr());
+        let handle = match fd {
+            1 => out.as_fd(),
+            2 => err.as_fd(),
+            _ => return 0,
+        };
+        if handle.is_terminal() {
+            return if fd == 1 { 2 } else { 1 };
+        }
+        let Ok(owned) = handle.try_clone_to_owned() else {
+            return 0;
+        };
+        let piped = std::fs::File::from(owned)
+            .metadata()
+            .is_ok_and(|m| m.file_type().is_fifo() || m.file_type().is_socket());
+        u32::from(piped)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = fd;
+        0
+    }
+}
+
 fn install_prelude<'js>(
     ctx: &Ctx<'js>,
     w: &Weak<QuickJsHost>,
@@ -269,6 +304,15 @@ fn install_prelude<'js>(
         fs_result(std::fs::read_to_string(&path).map(|s| vec![s]))
     })?;
     native(ctx, &o, "pid", std::process::id)?;
+    let h = w.clone();
+    native(ctx, &o, "stdioIds", move |fd: i32| {
+        // Written to the embedder's sink: no stream of the process's.
+        if up(&h).is_some_and(|h| h.engine().console.is_none()) {
+            stdio_ids(fd)
+        } else {
+            0
+        }
+    })?;
     // A promise's state for util.inspect: -1 not a promise, 0 pending, 1
     // fulfilled, 2 rejected; and its value.
     native(ctx, &o, "promiseState", |v: Value<'js>| {

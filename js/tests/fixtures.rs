@@ -53,3 +53,45 @@ fn fixtures_match_node() {
         failures.join("\n")
     );
 }
+
+/// A fixture with an `X.file.out` golden (node with stdout a file and
+/// stderr `/dev/null`) prints it on tljs run so too: Node's stdout stream for a file
+/// takes no async id, where a pipe's takes one, so a program that reads
+/// ids after its output tells the two apart.
+#[test]
+fn fixtures_with_stdout_a_file_match_node() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/js");
+    let mut goldens: Vec<_> = std::fs::read_dir(&dir)
+        .expect("fixtures/js")
+        .map(|e| e.expect("dir entry").path())
+        .filter(|p| p.to_string_lossy().ends_with(".file.out"))
+        .collect();
+    goldens.sort();
+    assert!(!goldens.is_empty(), "no .file.out golden in fixtures/js");
+    let out_dir = std::env::temp_dir().join(format!("tljs-file-out-{}", std::process::id()));
+    std::fs::create_dir_all(&out_dir).expect("a temporary folder");
+    for golden_path in &goldens {
+        let name = golden_path.file_name().expect("a name").to_string_lossy();
+        let js = dir.join(name.replace(".file.out", ".js"));
+        let golden = std::fs::read_to_string(golden_path).expect("golden");
+        let target = out_dir.join(name.as_ref());
+        let run = || {
+            let file = std::fs::File::create(&target).expect("the output file");
+            let status = Command::new(env!("CARGO_BIN_EXE_tljs"))
+                .arg(&js)
+                .current_dir(&dir)
+                .stdout(file)
+                .stderr(std::process::Stdio::null())
+                .status()
+                .expect("run tljs");
+            (
+                status,
+                std::fs::read_to_string(&target).expect("the output"),
+            )
+        };
+        let (status, printed) = run();
+        assert!(status.success(), "{}: {status}", js.display());
+        assert_eq!(printed, golden, "{} with stdout a file", js.display());
+    }
+    let _ = std::fs::remove_dir_all(&out_dir);
+}
