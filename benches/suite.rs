@@ -7,7 +7,7 @@
 //! cargo bench -p timerloop-bench --bench suite -- baseline IMPL OP DIST COUNT [--reps R]
 //! cargo bench -p timerloop-bench --bench suite -- memory [--same] [--count N] [--impl IMPL]
 //! cargo bench -p timerloop-bench --bench suite -- lateness [--samples K]
-//! cargo bench -p timerloop-bench --bench suite -- rivals (tasks | semaphore | wake | timers-refresh-idle | all) [N] [--reps R]
+//! cargo bench -p timerloop-bench --bench suite -- rivals (tasks | sleeps | semaphore | wake | timers-refresh-idle | all) [N] [--reps R]
 //! ```
 //!
 //! This bench belongs to the `timerloop-bench` package (`bench/Cargo.toml`),
@@ -204,7 +204,7 @@ fn usage() -> ! {
          \x20      | lateness [--samples K]\n\
          \x20      | clock [--reads N]\n\
          \x20      | sweep [--count N]\n\
-         \x20      | rivals (tasks | semaphore | wake | timers-refresh-idle | all) [N] [--reps R])"
+         \x20      | rivals (tasks | sleeps | semaphore | wake | timers-refresh-idle | all) [N] [--reps R])"
     );
     exit(2)
 }

@@ -217,6 +217,22 @@ pub(crate) fn run(name: &str, n_arg: Option<&str>) {
     OPS.set(n);
 
     let mut lp = EventLoop::new();
+    // SUITE_WATCH=1: one idle socket registered (unrefed, never ready), as
+    // any program with a connection or listener has, and as Node always
+    // has descriptors to watch: the loop's poll phase then asks the kernel
+    // every iteration (`epoll_wait`, timeout 0 where it must not wait),
+    // which it skips while it watches nothing. The depth rows run one
+    // iteration per op, so this shows what that call costs them.
+    let _watched = std::env::var_os("SUITE_WATCH")
+        .is_some_and(|v| v == "1")
+        .then(|| {
+            let (a, b) = timerloop::mio::net::UnixStream::pair().expect("a socket pair");
+            let h = lp
+                .insert_io(a, timerloop::mio::Interest::READABLE, |_, _, _| {})
+                .expect("registered");
+            lp.unref_io(h).expect("a live handle");
+            b // the peer stays open, silent: never readable
+        });
     lp.next_tick(move |lp: &mut EventLoop| f(lp, n));
     if let Err(e) = lp.run() {
         eprintln!("{name}: the loop failed: {e}");
