@@ -125,6 +125,10 @@ struct ProbeState {
     wake_pending: bool,
     /// Holds a live, refed timer.
     has_timer: bool,
+    /// A `time::timeout` task whose timeout has neither fired nor been
+    /// beaten by its future: its refed timer must keep `run()` going
+    /// until one of the two happens.
+    timeout_pending: bool,
 }
 
 type Errors = Rc<RefCell<String>>;
@@ -340,6 +344,7 @@ fn spawn(
         }
     });
     st.borrow_mut().has_timer = has_timer;
+    st.borrow_mut().timeout_pending = matches!(kind, Kind::Timeout(_));
     // The first poll is queued: it counts as a pending wake.
     st.borrow_mut().wake_pending = true;
     let probe = Probe {
@@ -351,19 +356,24 @@ fn spawn(
     };
     let handle = match kind {
         Kind::Timeout(ms) => {
-            let (st, errs) = (st.clone(), errs.clone());
+            let (st, errs, exact) = (st.clone(), errs.clone(), exact.clone());
             lp.spawn(async move {
-                let d = Duration::from_millis(u64::from(ms));
+                // Zero is one millisecond, as Node coerces it.
+                let d = Duration::from_millis(u64::from(ms).max(1));
                 let start = Instant::now();
                 let timed_out = time::timeout(d, probe).await.is_err();
                 let now = Instant::now();
-                if timed_out && now - start < d {
+                // Never early; and exactly on time while the clock is
+                // moved only by the loop.
+                if timed_out && (now - start < d || (exact.get() && now - start != d)) {
                     err(
                         &errs,
                         format!("task {id}: timeout of {d:?} from {start:?} failed at {now:?}"),
                     );
                 }
-                st.borrow_mut().done = true;
+                let mut st = st.borrow_mut();
+                st.done = true;
+                st.timeout_pending = false;
             })
         }
         _ => lp.spawn(probe),
@@ -449,7 +459,7 @@ fn check_after_run(lp: &mut EventLoop, tasks: &mut [TaskRec], errs: &Errors, ran
     let noop = Waker::noop();
     let mut cx = Context::from_waker(noop);
     for (k, t) in tasks.iter_mut().enumerate() {
-        let (done, aborted, dropped, woken, timer) = {
+        let (done, aborted, dropped, woken, timer, timeout) = {
             let st = t.st.borrow();
             (
                 st.done,
@@ -457,6 +467,7 @@ fn check_after_run(lp: &mut EventLoop, tasks: &mut [TaskRec], errs: &Errors, ran
                 st.dropped,
                 st.wake_pending,
                 st.has_timer,
+                st.timeout_pending,
             )
         };
         if woken && !done && !aborted {
@@ -472,6 +483,12 @@ fn check_after_run(lp: &mut EventLoop, tasks: &mut [TaskRec], errs: &Errors, ran
             err(
                 errs,
                 format!("task {k} ({:?}) holds a timer after run()", t.kind),
+            );
+        }
+        if ran_out && timeout && !aborted {
+            err(
+                errs,
+                format!("task {k} ({:?}): its timeout never fired in run()", t.kind),
             );
         }
         if let Some(h) = &mut t.handle {
