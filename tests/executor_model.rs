@@ -84,7 +84,12 @@ proptest! {
 /// (`fuzz/regressions/tasks-*.bin`) through the same model.
 #[test]
 fn fuzz_regressions_replay() {
-    for (name, data) in common::fuzz_regressions("tasks-") {
+    let inputs = common::fuzz_regressions("tasks-");
+    assert!(
+        !inputs.is_empty(),
+        "no tasks-* input in fuzz/regressions: the replay would check nothing"
+    );
+    for (name, data) in inputs {
         if let Err(e) = exec_model::exec(&exec_model::decode(&data)) {
             panic!("{name}: {e}");
         }

@@ -1255,6 +1255,7 @@ fn starvation_peek_and_ready() {
         false,
     );
     fired_on_time(fired, ops, "reads");
+    assert!(ops > 0, "the loop under test ran");
 }
 
 /// A `writable()` + `try_write` loop (small writes: never short) against
@@ -1275,6 +1276,7 @@ fn starvation_writable_try_write() {
         true,
     );
     fired_on_time(fired, ops, "writes");
+    assert!(ops > 0, "the loop under test ran");
 }
 
 /// A wait loop that does no operation in the direction it was told is

@@ -3,12 +3,13 @@
 # plain Node timer program per seed; each runs on node and on tljs (release
 # build expected in $CARGO_TARGET_DIR or target/). Equal stdout and status:
 # identical. Otherwise node runs it 4 more times and tljs 2 more, twice,
-# 2 s apart: if node or tljs disagrees with itself, or a rerun of one
-# equals the other's output, the program is unstable (timing-sensitive on
+# 2 s apart: if node disagrees with itself, or a run of one side prints
+# what the other printed, the program is unstable (timing-sensitive on
 # this machine, which other jobs load, and nice -n 10 leaves a process
-# waiting tens of ms behind them); else it is a difference, listed with
-# its seed
-# (reproduce: node js/scripts/genjs.js SEED SIZE > p.js).
+# waiting tens of ms behind them); else it is a difference (a tljs that
+# varies but never prints node's output among them), listed with its
+# seed (reproduce: node js/scripts/genjs.js SEED SIZE > p.js). The exit
+# status fails on any difference, or on more than half unstable.
 #
 # Usage: js/scripts/diffjs.sh [FIRST_SEED [COUNT [SIZE]]]
 # Build first: cargo build --release -p timerloop-js (or set TLJS=path).
@@ -26,21 +27,26 @@ for seed in $(seq "$first" $((first + count - 1))); do
   b=$(timeout 20 "$tljs" p.js 2>/dev/null; echo "status=$?")
   if [ "$a" == "$b" ]; then same=$((same + 1)); continue; fi
   # Two rounds, 2 s apart (a burst of load passes): node 4 runs, tljs 2.
-  stable=1
+  # Unstable (timing-sensitive here): node disagrees with itself, or some
+  # run of one side prints what the other printed. A tljs that disagrees
+  # with itself but never prints node's output is a difference.
+  node_varies=0; crossed=0
   for round in 1 2; do
-    [ $stable = 1 ] || break
     [ $round = 2 ] && sleep 2
     for _ in 1 2 3 4; do
       c=$(timeout 20 node p.js 2>/dev/null; echo "status=$?")
-      if [ "$c" != "$a" ] || [ "$c" == "$b" ]; then stable=0; fi
+      [ "$c" != "$a" ] && node_varies=1
+      [ "$c" == "$b" ] && crossed=1
     done
     for _ in 1 2; do
       c=$(timeout 20 "$tljs" p.js 2>/dev/null; echo "status=$?")
-      if [ "$c" != "$b" ] || [ "$c" == "$a" ]; then stable=0; fi
+      [ "$c" == "$a" ] && crossed=1
     done
+    [ $node_varies = 1 ] || [ $crossed = 1 ] && break
   done
-  if [ $stable = 1 ]; then differ=$((differ + 1)); echo "differs: seed $seed"
+  if [ $node_varies = 0 ] && [ $crossed = 0 ]; then differ=$((differ + 1)); echo "differs: seed $seed"
   else unstable=$((unstable + 1)); echo "unstable: seed $seed"; fi
 done
-echo "identical=$same different=$differ node-unstable=$unstable"
-[ $differ = 0 ]
+echo "identical=$same different=$differ unstable=$unstable"
+# Unstable programs prove nothing either way: more than half is a failure.
+[ $differ = 0 ] && [ $((unstable * 2)) -le "$count" ]
