@@ -89,8 +89,18 @@ async fn run(port: u16, idle: Duration) -> io::Result<()> {
     let listener = TcpListener::bind(("127.0.0.1", port)).await?;
     println!("listening on http://{}", listener.local_addr()?);
     loop {
-        let (stream, peer) = listener.accept().await?;
-        stream.set_nodelay(true)?;
+        // A failed accept (out of descriptors, a peer gone before it was
+        // accepted) ends neither the server nor the others' connections:
+        // it is tried again shortly.
+        let (stream, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(e) => {
+                eprintln!("accept: {e}");
+                time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
         task::spawn(async move {
             if let Err(e) = serve(stream, idle).await {
                 eprintln!("{peer}: {e}");

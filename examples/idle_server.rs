@@ -14,7 +14,12 @@
 //! is closed MS after its last complete line. A peer that shuts down its
 //! write side (half-close) gets the echoes of the lines it sent, then the
 //! server closes (as Node's `allowHalfOpen: false`); a peer that resets is
-//! dropped at once. Both count as closed by the peer. It prints
+//! dropped at once. Both count as closed by the peer, as does a peer whose
+//! line grows past 1 MiB, which is dropped rather than buffered without
+//! end. A peer that does not read its echoes stops being read (below), so
+//! no line comes and its idle timer fires; a goodbye it does not take
+//! within another idle period is not waited for: the connection is
+//! dropped. It prints
 //! `listening on 127.0.0.1:PORT` once ready (PORT 0 picks a free port);
 //! on SIGINT or SIGTERM (watched by the loop itself through
 //! `signal-hook-mio`) it prints
@@ -24,7 +29,10 @@
 //!   it to its I/O callback, and the idle timer reaches it by handle
 //!   (`io_source`). Writes that do not fit wait in the connection's buffer
 //!   with WRITABLE interest; a reader too slow for its echoes stops being
-//!   read until its buffer drains (no busy loop, no lost bytes).
+//!   read until its buffer drains (no busy loop, no lost bytes). An
+//!   `accept` that fails for want of descriptors is tried again every
+//!   10 ms while it does (no new event would say the backlog still
+//!   waits).
 //! - `--async`: the same server as tasks (`spawn`, `timeout_at`) on
 //!   `timerloop::net`.
 //! - `--threads N`: N loops, one per thread, each with its own listener on
@@ -51,6 +59,10 @@ use timerloop::{EventLoop, IoEvent, IoHandle, Remote, Timeout, task};
 /// Output buffered for a slow reader beyond which reading stops until it
 /// drains.
 const HIGH_WATER: usize = 1 << 20;
+
+/// The longest line: a peer that sends more without a newline is dropped
+/// (counted as closed by the peer), not buffered without end.
+const MAX_LINE: usize = 1 << 20;
 
 #[derive(Default)]
 struct Counters {
@@ -308,10 +320,20 @@ impl Conn {
             match self.stream.read(&mut buf) {
                 Ok(0) => return Ok((lines, true)),
                 Ok(n) => {
-                    self.input.extend_from_slice(&buf[..n]);
-                    while let Some(i) = self.input.iter().position(|&b| b == b'\n') {
-                        self.output.extend(self.input.drain(..=i));
-                        lines += 1;
+                    let new = &buf[..n];
+                    // `input` holds no newline: only the new bytes are
+                    // searched, and the whole lines go out in one move.
+                    match new.iter().rposition(|&b| b == b'\n') {
+                        Some(end) => {
+                            lines += new.iter().filter(|&&b| b == b'\n').count();
+                            self.output.append(&mut self.input);
+                            self.output.extend_from_slice(&new[..=end]);
+                            self.input.extend_from_slice(&new[end + 1..]);
+                        }
+                        None => self.input.extend_from_slice(new),
+                    }
+                    if self.input.len() > MAX_LINE {
+                        return Err(io::Error::new(ErrorKind::InvalidData, "line too long"));
                     }
                     if self.output.len() > HIGH_WATER {
                         self.flush()?;
@@ -406,18 +428,56 @@ fn serve_callbacks(
     counters: Arc<Counters>,
 ) {
     let listener = mio::net::TcpListener::from_std(listener);
-    lp.insert_io(listener, Interest::READABLE, move |lp, listener, _| {
-        loop {
-            match listener.accept() {
-                Ok((stream, _)) => accept(lp, stream, idle, &counters),
-                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                // Out of descriptors, a connection reset before accept:
-                // the listener stays, the next readiness tries again.
-                Err(_) => break,
-            }
+    lp.insert_io(listener, Interest::READABLE, move |lp, listener, ev| {
+        let (accepted, stuck) = accept_ready(listener);
+        for stream in accepted {
+            accept(lp, stream, idle, &counters);
+        }
+        if stuck {
+            retry_accept(lp, ev.handle, idle, counters.clone());
         }
     })
     .expect("cannot watch the listener");
+}
+
+/// Accepts what the listener has. `true` beside them: it failed for want
+/// of a resource (out of descriptors, of memory) with connections still
+/// waiting, which no new readiness event will announce (mio's events are
+/// edge-triggered), so the caller must try again later. A connection
+/// reset before it was accepted is skipped.
+fn accept_ready(listener: &mut mio::net::TcpListener) -> (Vec<mio::net::TcpStream>, bool) {
+    let mut accepted = Vec::new();
+    loop {
+        match listener.accept() {
+            Ok((stream, _)) => accepted.push(stream),
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return (accepted, false),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::ConnectionAborted
+                        | ErrorKind::ConnectionReset
+                        | ErrorKind::Interrupted
+                ) => {}
+            Err(_) => return (accepted, true),
+        }
+    }
+}
+
+/// Tries the listener again in 10 ms (as the tasks mode waits), and again
+/// while it stays stuck.
+fn retry_accept(lp: &mut EventLoop, h: IoHandle, idle: Duration, counters: Arc<Counters>) {
+    lp.set_timeout(Duration::from_millis(10), move |lp| {
+        let Ok(listener) = lp.io_source::<mio::net::TcpListener>(h) else {
+            return;
+        };
+        let (accepted, stuck) = accept_ready(listener);
+        for stream in accepted {
+            accept(lp, stream, idle, &counters);
+        }
+        if stuck {
+            retry_accept(lp, h, idle, counters.clone());
+        }
+    });
 }
 
 fn accept(
@@ -464,6 +524,11 @@ fn accept(
                 let _ = lp.close_io(ev.handle);
             }
             Next::Done => {
+                // The goodbye is out (or the peer left meanwhile): its
+                // last-chance timer goes too.
+                if let Some(t) = conn.timer.take() {
+                    let _ = lp.clear_timeout(t);
+                }
                 let _ = lp.close_io(ev.handle);
             }
         }
@@ -495,13 +560,9 @@ fn on_idle(lp: &mut EventLoop, h: IoHandle, counters: &Counters, idle: Duration)
             );
         }
     }
-    if conn.peer_eof {
-        // Half-closed and not reading its echoes for a whole idle period:
-        // they cannot be written, nor can the goodbye.
-        counters.closed(true);
-        let _ = lp.close_io(h);
-        return;
-    }
+    // Idle, or a reader too slow for its echoes (reading it stopped, so no
+    // line came): the goodbye goes after what is pending, a half-closed
+    // peer's echoes included.
     conn.output.extend_from_slice(b"idle timeout\n");
     conn.closing = true;
     conn.paused = true; // nothing more is read or echoed
@@ -509,8 +570,18 @@ fn on_idle(lp: &mut EventLoop, h: IoHandle, counters: &Counters, idle: Duration)
     let failed = conn.flush().is_err();
     if failed || conn.output.is_empty() {
         let _ = lp.close_io(h);
-    } else if let Some(i) = conn.interest() {
+        return;
+    }
+    if let Some(i) = conn.interest() {
         let _ = lp.set_io_interest(h, i);
+    }
+    // A peer that does not take it within another idle period never
+    // will: the connection is dropped, its buffer with it.
+    let last_chance = lp.set_timeout(idle, move |lp| {
+        let _ = lp.close_io(h);
+    });
+    if let Ok(conn) = lp.io_source::<Conn>(h) {
+        conn.timer = Some(last_chance);
     }
 }
 
@@ -552,25 +623,43 @@ async fn connection(mut s: TcpStream, idle: Duration, counters: Arc<Counters>) {
                 return;
             }
             Ok(Ok(n)) => {
-                input.extend_from_slice(&buf[..n]);
-                if let Some(end) = input.iter().rposition(|&b| b == b'\n') {
-                    last_line.set(Instant::now());
-                    let lines: Vec<u8> = input.drain(..=end).collect();
-                    // A slow reader holds this task here: nothing more is
-                    // read until the echoes are written.
-                    if s.write_all(&lines).await.is_err() {
-                        counters.closed(false);
-                        return;
+                // `input` holds no newline: only the new bytes are searched.
+                let new = &buf[..n];
+                match new.iter().rposition(|&b| b == b'\n') {
+                    Some(end) => {
+                        last_line.set(Instant::now());
+                        let mut lines = std::mem::take(&mut input);
+                        lines.extend_from_slice(&new[..=end]);
+                        input.extend_from_slice(&new[end + 1..]);
+                        // A slow reader holds this task here: nothing more
+                        // is read until the echoes are written, and they
+                        // must be by the idle deadline, as in the callbacks
+                        // mode, whose timer no line refreshes meanwhile.
+                        match time::timeout_at(last_line.get() + idle, s.write_all(&lines)).await {
+                            Ok(Ok(())) => {}
+                            Ok(Err(_)) => {
+                                counters.closed(false);
+                                return;
+                            }
+                            Err(_elapsed) => return goodbye(&mut s, idle, &counters).await,
+                        }
                     }
+                    None => input.extend_from_slice(new),
+                }
+                if input.len() > MAX_LINE {
+                    counters.closed(false);
+                    return;
                 }
             }
-            Err(_elapsed) => {
-                counters.closed(true);
-                // A reader that never reads gets no more than another idle
-                // period to take the goodbye.
-                let _ = time::timeout(idle, s.write_all(b"idle timeout\n")).await;
-                return;
-            }
+            Err(_elapsed) => return goodbye(&mut s, idle, &counters).await,
         }
     }
+}
+
+/// The idle timeout: counted, and the goodbye written if the peer takes it
+/// within another idle period (a reader that never reads would hold the
+/// task for ever); then the connection is dropped.
+async fn goodbye(s: &mut TcpStream, idle: Duration, counters: &Counters) {
+    counters.closed(true);
+    let _ = time::timeout(idle, s.write_all(b"idle timeout\n")).await;
 }

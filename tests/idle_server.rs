@@ -254,3 +254,93 @@ fn half_close_gets_its_echoes_then_eof() {
         );
     }
 }
+
+/// The server's open descriptors (Linux: `/proc/PID/fd`).
+#[cfg(target_os = "linux")]
+fn open_fds(server: &Server) -> usize {
+    std::fs::read_dir(format!("/proc/{}/fd", server.child.id()))
+        .map(|d| d.count())
+        .unwrap_or(0)
+}
+
+/// A peer that sends and never reads its echoes fills the server's
+/// buffers: the server stops reading it, the idle timer fires MS after
+/// its last complete line, and the goodbye cannot be written either. It
+/// gets one more idle period to take it, then the connection is dropped:
+/// its descriptor comes back. (It was kept for ever in both modes, the
+/// callbacks' output buffer with it.)
+#[cfg(target_os = "linux")]
+#[test]
+fn a_peer_that_never_reads_is_dropped() {
+    for extra in [&[][..], &["--async"][..]] {
+        let server = start(extra);
+        let before = open_fds(&server);
+        let mut s = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+        s.set_write_timeout(Some(Duration::from_millis(100)))
+            .unwrap();
+        let chunk = b"0123456789abcdef\n".repeat(1 << 10);
+        let t = Instant::now();
+        // Lines until both sides' buffers are full and a write blocks.
+        while s.write_all(&chunk).is_ok() {
+            assert!(
+                t.elapsed() < Duration::from_secs(10),
+                "{extra:?}: writes never blocked"
+            );
+        }
+        let sent = Instant::now();
+        let deadline = sent + Duration::from_secs(10);
+        while open_fds(&server) > before {
+            assert!(
+                Instant::now() < deadline,
+                "{extra:?}: the connection is still open 10 s after the peer stopped"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // Its last line came before `sent`: the drop comes after two idle
+        // periods at most from it (generous bound), never before one.
+        let waited = sent.elapsed();
+        assert!(
+            waited < Duration::from_millis(4 * IDLE_MS + 2000),
+            "{extra:?}: {waited:?}"
+        );
+        drop(s);
+        let stats = server.stop();
+        assert!(
+            stats.starts_with("accepted=1 closed_idle=1 closed_by_peer=0 max_open=1"),
+            "{extra:?}: {stats}"
+        );
+    }
+}
+
+/// A line longer than the server's limit (1 MiB) is not buffered without
+/// end: the connection is dropped, counted as closed by its peer, well
+/// before the idle timer.
+#[test]
+fn a_line_longer_than_the_limit_is_dropped() {
+    for extra in [&[][..], &["--async"][..]] {
+        let server = start(extra);
+        let mut s = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+        s.set_write_timeout(Some(Duration::from_secs(5))).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let t = Instant::now();
+        // No newline in 2 MiB; the server may drop it (and reset) before
+        // all of it is written.
+        let _ = s.write_all(&vec![b'x'; 2 << 20]);
+        let mut got = Vec::new();
+        let _ = s.read_to_end(&mut got);
+        assert!(
+            got.is_empty(),
+            "{extra:?}: {:?}",
+            String::from_utf8_lossy(&got)
+        );
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "{extra:?}: not dropped"
+        );
+        let stats = server.stop();
+        assert!(
+            stats.starts_with("accepted=1 closed_idle=0 closed_by_peer=1"),
+            "{extra:?}: {stats}"
+        );
+    }
+}
