@@ -73,10 +73,13 @@
 //!   instead of reading it (it was behind: its timers run before its poll,
 //!   as libuv's), with the line's age at the close
 //!   (`unread_line_age_*_ms`). Like late closes, both are reported, not
-//!   violations; their unanswered lines are `lost_echoes_excused`.
-//! * No other close by the server (`closed_without_notice`), except the
-//!   EOF a half-close expects; a half-close answered by an idle timeout is
+//!   violations; their unanswered lines are `lost_echoes_excused`. A line
+//!   older than L at the close was not read at all, behind or not: that is
 //!   `unexpected_idle_closes`.
+//! * No other close by the server (`closed_without_notice`), except the
+//!   EOF a half-close expects; a half-close answered by an idle timeout
+//!   more than L after its FIN is `unexpected_idle_closes` (within L, a
+//!   server behind: `server_behind`, the FIN's age as the line's).
 //! * Every connect succeeds within 20 attempts (`connect_failures`).
 //! * With `--server-pid`: the server's `VmRSS` and open descriptors
 //!   (`/proc/PID/fd`) are sampled every second. If D ≥ 120 s, with the
@@ -433,6 +436,8 @@ struct Slot {
     /// `shutdown(Write)` once `out` is written.
     shut_after_flush: bool,
     shut: bool,
+    /// When it shut its write side: the server has had its FIN since.
+    shut_at: Option<Instant>,
     inbuf: Vec<u8>,
     pending: VecDeque<Vec<u8>>,
     seq: u64,
@@ -539,6 +544,7 @@ fn run_worker(a: &Args, shared: &Shared, ids: Vec<u32>) -> io::Result<Report> {
             out: Vec::new(),
             shut_after_flush: false,
             shut: false,
+            shut_at: None,
             inbuf: Vec::new(),
             pending: VecDeque::new(),
             seq: 0,
@@ -773,6 +779,7 @@ impl Worker<'_> {
         s.out.clear();
         s.shut_after_flush = false;
         s.shut = false;
+        s.shut_at = None;
         s.inbuf.clear();
         s.pending.clear();
         s.pieces.clear();
@@ -1017,9 +1024,9 @@ impl Worker<'_> {
         s.out.drain(..at);
         if s.out.is_empty() && s.shut_after_flush && !s.shut {
             s.shut = true;
+            s.shut_at = Some(now);
             let _ = st.shutdown(Shutdown::Write);
         }
-        let _ = now;
     }
 
     fn read(&mut self, idx: usize, now: Instant) {
@@ -1126,6 +1133,29 @@ impl Worker<'_> {
     fn on_notice(&mut self, idx: usize, now: Instant) {
         let s = &mut self.slots[idx];
         let kind = KINDS[s.kind.index()];
+        if let (Kind::HalfClose, Some(fin)) = (s.kind, s.shut_at) {
+            // Its FIN was in the server's socket: the server owed it its
+            // echoes and EOF, not a timeout. Excused only as a server
+            // behind by about the FIN's age (its timers run before its
+            // poll), which L bounds.
+            let age = signed_ms(now, fin);
+            if age > self.a.late_ms {
+                self.r.unexpected_idle_closes += 1;
+                let msg = format!(
+                    "conn {} (half-close): `idle timeout` {age:.3} ms after its FIN, not its echoes and EOF",
+                    s.id
+                );
+                self.r.violation(msg);
+            } else {
+                self.r.server_behind += 1;
+                self.r.unread_line_age_ms.push(age);
+                self.r.idle_closes_busy += 1;
+                self.shared.idle_closes.fetch_add(1, Ordering::Relaxed);
+            }
+            self.r.lost_echoes_excused += s.pending.len() as u64;
+            s.pending.clear();
+            return;
+        }
         let Some((lo, hi)) = s.idle_from else {
             // Closed while its script was not idle. Early (before MS since
             // the last refresh) is a violation; otherwise either the
@@ -1153,6 +1183,18 @@ impl Worker<'_> {
                 self.r.violation(msg);
             } else {
                 match line_done {
+                    // A server behind by the line's age could not have
+                    // read it (its timers run before its poll); older
+                    // than L, it was not read at all.
+                    Some(t) if t < rlo + self.a.idle && signed_ms(now, t) > self.a.late_ms => {
+                        self.r.unexpected_idle_closes += 1;
+                        let msg = format!(
+                            "conn {} ({kind}): `idle timeout` with a complete line {:.3} ms old unread",
+                            s.id,
+                            signed_ms(now, t)
+                        );
+                        self.r.violation(msg);
+                    }
                     Some(t) if t < rlo + self.a.idle => {
                         self.r.server_behind += 1;
                         self.r.unread_line_age_ms.push(signed_ms(now, t));
