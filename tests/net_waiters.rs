@@ -452,7 +452,10 @@ fn a_streak_yield_with_other_waiters_on_the_direction() {
     // Every task got its turns: the reader read, and each waiter, woken
     // with it, peeked and waited again.
     assert!(read > 0, "the reader read nothing");
-    assert!(peeked.iter().all(|&n| n > 0), "a waiter never ran: {peeked:?}");
+    assert!(
+        peeked.iter().all(|&n| n > 0),
+        "a waiter never ran: {peeked:?}"
+    );
 }
 
 // ---------------------------------------------------------------------

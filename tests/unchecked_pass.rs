@@ -122,7 +122,11 @@ fn a_callback_emptying_every_list() {
         if variant & 4 != 0 {
             // Kept: still stored, unless released in its callback (6).
             let released = lp.release_timeout(a);
-            let want = if variant & 3 == 2 { Err(TimerError::Stale) } else { Ok(()) };
+            let want = if variant & 3 == 2 {
+                Err(TimerError::Stale)
+            } else {
+                Ok(())
+            };
             assert_eq!(released, want, "variant {variant}");
         }
         assert_eq!(lp.stats(), Stats::default(), "variant {variant}");
