@@ -161,6 +161,14 @@ struct Src {
 struct Shared {
     srcs: Vec<Src>,
     timers_pending: usize,
+    /// A source was closed or removed since the last run step (outside
+    /// it, or in an I/O callback, before the step's closing phase).
+    closing: bool,
+    /// One was closed by a timer's callback, after the closing phase of
+    /// its step: still closing after it.
+    closing_late: bool,
+    /// A timer's callback is running.
+    in_timer: bool,
     errors: String,
 }
 
@@ -190,12 +198,32 @@ fn expect<T>(sh: &Sh, what: &str, k: usize, got: &Result<T, IoError>, want_ok: b
     }
 }
 
+/// Marks a timer's callback as running for as long as it lives.
+struct InTimer(Sh);
+
+impl Drop for InTimer {
+    fn drop(&mut self) {
+        self.0.borrow_mut().in_timer = false;
+    }
+}
+
 /// Source `k` is closed or removed: its peer goes too, so that no write
 /// ever meets a closed socket (`EPIPE`, and `SIGPIPE` in a fuzz binary,
 /// whose `main` is libFuzzer's and does not ignore it).
 fn gone(sh: &Sh, k: usize) {
     let peer = {
         let mut g = sh.borrow_mut();
+        // Its handle is closing until the next closing phase: the loop is
+        // alive till then, as libuv's `uv__loop_alive` counts closing
+        // handles. A timer's callback runs after its iteration's closing
+        // phase, so its close outlasts the run step.
+        if g.srcs[k].registered {
+            if g.in_timer {
+                g.closing_late = true;
+            } else {
+                g.closing = true;
+            }
+        }
         let s = &mut g.srcs[k];
         s.registered = false;
         s.peer.take()
@@ -429,7 +457,12 @@ fn step(lp: &mut EventLoop, other: &mut EventLoop, foreign: IoHandle, sh: &Sh, o
             let s2 = sh.clone();
             lp.set_timeout(u64::from(ms), move |lp| {
                 let sh = &s2;
-                sh.borrow_mut().timers_pending -= 1;
+                {
+                    let mut g = sh.borrow_mut();
+                    g.timers_pending -= 1;
+                    g.in_timer = true;
+                }
+                let _in_timer = InTimer(sh.clone());
                 match action {
                     TimerAction::Close(j) => {
                         if let Some(k) = pick(sh, j) {
@@ -450,10 +483,29 @@ fn step(lp: &mut EventLoop, other: &mut EventLoop, foreign: IoHandle, sh: &Sh, o
             });
         }
         IoOp::RunNowait | IoOp::RunOnce => {
-            let alive = lp.is_alive();
+            // The model says whether the loop is alive (a pending timer, a
+            // registered refed source), and the loop must agree: a read
+            // check gated on the loop's own answer would go quiet exactly
+            // when a refed source failed to keep it alive.
+            let alive = {
+                let g = sh.borrow();
+                g.timers_pending > 0 || g.closing || g.srcs.iter().any(|s| s.registered && s.refed)
+            };
+            if lp.is_alive() != alive {
+                err(
+                    sh,
+                    format!("{op:?}: is_alive() = {}, model {alive}", lp.is_alive()),
+                );
+            }
             let before = snapshot(sh);
             let once = op == IoOp::RunOnce && sh.borrow().timers_pending > 0;
             let r = if once { lp.run_once() } else { lp.run_nowait() };
+            // The step's closing phase closed them; closes made by its
+            // timers' callbacks, after that phase, wait for the next.
+            {
+                let mut g = sh.borrow_mut();
+                g.closing = std::mem::take(&mut g.closing_late);
+            }
             if let Err(e) = r {
                 err(sh, format!("{op:?}: {e}"));
             }
