@@ -1327,12 +1327,13 @@
   // nothing a program sees, but it takes an id, as Node's does.
   function consoleDone() {}
   function consoleWrite(fd, args) {
-    const text = format(args);
-    // The console's streams, made on its first use as Node's are: a
-    // write to stdout makes stderr too (Node's console binds both then,
-    // where a write to stderr makes stderr alone).
+    // The console's streams, made on its first use as Node's are, before
+    // the arguments are formatted (Node reads the stream's inspect
+    // options first): a write to stdout makes stderr too (Node's console
+    // binds both then), a write to stderr makes stderr alone.
     if (fd === 1) stdio(1);
     stdio(2);
+    const text = format(args);
     writeText(fd, text);
     const state = streamState[fd];
     if ((state.after !== null && state.after.cb === consoleDone) || host.engaged()) {
@@ -1542,14 +1543,20 @@
   // process.stdout and stderr are made on first use, as Node's getters
   // make them. Node's stream for a TTY, a pipe or a socket has a handle,
   // which takes an async id then (a file's SyncWriteStream has none), and
-  // a TTY stdout listens for SIGWINCH, a signal handle, one id more; so
-  // the ids a program reads after its first output follow what its
-  // stdout is, as in Node.
+  // a TTY stream listens for SIGWINCH: the first listener makes the
+  // signal's handle, one id more. So the ids a program reads after its
+  // first output follow what its stdout and stderr are, as in Node.
   const stdioStreams = { 1: null, 2: null };
+  let sigwinchHandle = false;
   function stdio(fd) {
     if (stdioStreams[fd] === null) {
       stdioStreams[fd] = writer(fd);
-      for (let n = host.stdioIds(fd); n > 0; n--) host.asyncId();
+      const kind = host.stdioKind(fd); // 0 a file or none, 1 a pipe or socket, 2 a TTY
+      if (kind !== 0) host.asyncId();
+      if (kind === 2 && !sigwinchHandle) {
+        sigwinchHandle = true;
+        host.asyncId();
+      }
     }
     return stdioStreams[fd];
   }
@@ -1584,9 +1591,11 @@
         // Node's hint, once per process: --trace-deprecation for a
         // DeprecationWarning, --trace-warnings for any other.
         const flag = w.name === 'DeprecationWarning' ? '--trace-deprecation' : '--trace-warnings';
-        writeText(2, '(node:' + process.pid + ') ' + (w.code ? '[' + w.code + '] ' : '') +
-          w.name + ': ' + w.message + '\n' +
-          (warned ? '' : '(Use `node ' + flag + ' ...` to show where the warning was created)\n'));
+        // Through the console, as Node's warning handler writes: it
+        // makes stderr and takes the console's after-write tick.
+        consoleWrite(2, ['(node:' + process.pid + ') ' + (w.code ? '[' + w.code + '] ' : '') +
+          w.name + ': ' + w.message +
+          (warned ? '' : '\n(Use `node ' + flag + ' ...` to show where the warning was created)')]);
         warned = true;
       });
     },

@@ -196,12 +196,13 @@ fn on_id<'js>(
     })
 }
 
-/// The async ids Node takes when it makes `process.stdout` (fd 1) or
-/// `stderr` (fd 2), by what libuv's `uv_guess_handle` finds there: a file
-/// or a character device (`SyncWriteStream`) none; a pipe or a socket
-/// (`net.Socket`) one, its handle's; a TTY (`tty.WriteStream`) one, and
-/// for stdout one more, the signal handle of its `SIGWINCH` listener.
-fn stdio_ids(fd: i32) -> u32 {
+/// What Node's `process.stdout` (fd 1) or `stderr` (fd 2) would be, by
+/// what libuv's `uv_guess_handle` finds there: 0 a file or a character
+/// device (`SyncWriteStream`, no handle), 1 a pipe or a socket
+/// (`net.Socket`, whose handle takes an async id), 2 a TTY
+/// (`tty.WriteStream`: its handle's id, and the first TTY stream's
+/// `SIGWINCH` listener makes the signal's handle, one more).
+fn stdio_kind(fd: i32) -> u32 {
     #[cfg(unix)]
     {
         use std::io::IsTerminal;
@@ -214,7 +215,7 @@ fn stdio_ids(fd: i32) -> u32 {
             _ => return 0,
         };
         if handle.is_terminal() {
-            return if fd == 1 { 2 } else { 1 };
+            return 2;
         }
         let Ok(owned) = handle.try_clone_to_owned() else {
             return 0;
@@ -305,10 +306,10 @@ fn install_prelude<'js>(
     })?;
     native(ctx, &o, "pid", std::process::id)?;
     let h = w.clone();
-    native(ctx, &o, "stdioIds", move |fd: i32| {
+    native(ctx, &o, "stdioKind", move |fd: i32| {
         // Written to the embedder's sink: no stream of the process's.
         if up(&h).is_some_and(|h| h.engine().console.is_none()) {
-            stdio_ids(fd)
+            stdio_kind(fd)
         } else {
             0
         }
