@@ -46,6 +46,7 @@
 use std::cell::Cell;
 use std::io::{self, ErrorKind, Read, Write};
 use std::net::SocketAddr;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
@@ -383,7 +384,7 @@ impl Conn {
         if self.flush().is_err() {
             return (lines, Next::PeerClosed);
         }
-        if self.paused && !self.peer_eof && self.output.len() <= HIGH_WATER / 2 {
+        if self.paused && !self.peer_eof && !self.closing && self.output.len() <= HIGH_WATER / 2 {
             self.paused = false;
             // Edge-triggered: read what arrived while paused.
             if let Ok((n, eof)) = self.read_lines() {
@@ -428,13 +429,16 @@ fn serve_callbacks(
     counters: Arc<Counters>,
 ) {
     let listener = mio::net::TcpListener::from_std(listener);
+    // Whether a retry is queued: one at a time, however many connections
+    // arrive meanwhile (each readiness event would start another).
+    let retrying = Rc::new(Cell::new(false));
     lp.insert_io(listener, Interest::READABLE, move |lp, listener, ev| {
         let (accepted, stuck) = accept_ready(listener);
         for stream in accepted {
             accept(lp, stream, idle, &counters);
         }
-        if stuck {
-            retry_accept(lp, ev.handle, idle, counters.clone());
+        if stuck && !retrying.replace(true) {
+            retry_accept(lp, ev.handle, idle, counters.clone(), retrying.clone());
         }
     })
     .expect("cannot watch the listener");
@@ -464,10 +468,17 @@ fn accept_ready(listener: &mut mio::net::TcpListener) -> (Vec<mio::net::TcpStrea
 }
 
 /// Tries the listener again in 10 ms (as the tasks mode waits), and again
-/// while it stays stuck.
-fn retry_accept(lp: &mut EventLoop, h: IoHandle, idle: Duration, counters: Arc<Counters>) {
+/// while it stays stuck; `retrying` is set while a try is queued.
+fn retry_accept(
+    lp: &mut EventLoop,
+    h: IoHandle,
+    idle: Duration,
+    counters: Arc<Counters>,
+    retrying: Rc<Cell<bool>>,
+) {
     lp.set_timeout(Duration::from_millis(10), move |lp| {
         let Ok(listener) = lp.io_source::<mio::net::TcpListener>(h) else {
+            retrying.set(false);
             return;
         };
         let (accepted, stuck) = accept_ready(listener);
@@ -475,7 +486,9 @@ fn retry_accept(lp: &mut EventLoop, h: IoHandle, idle: Duration, counters: Arc<C
             accept(lp, stream, idle, &counters);
         }
         if stuck {
-            retry_accept(lp, h, idle, counters.clone());
+            retry_accept(lp, h, idle, counters.clone(), retrying.clone());
+        } else {
+            retrying.set(false);
         }
     });
 }
@@ -504,7 +517,10 @@ fn accept(
         let (lines, next) = conn.on_event(ev);
         match next {
             Next::Open => {
+                // After the goodbye, `timer` is its last chance: nothing
+                // read then (nothing is) refreshes it.
                 if lines > 0
+                    && !conn.closing
                     && let Some(t) = conn.timer
                 {
                     let _ = lp.refresh(t);
@@ -635,13 +651,23 @@ async fn connection(mut s: TcpStream, idle: Duration, counters: Arc<Counters>) {
                         // is read until the echoes are written, and they
                         // must be by the idle deadline, as in the callbacks
                         // mode, whose timer no line refreshes meanwhile.
-                        match time::timeout_at(last_line.get() + idle, s.write_all(&lines)).await {
-                            Ok(Ok(())) => {}
-                            Ok(Err(_)) => {
-                                counters.closed(false);
-                                return;
+                        // Written by hand, so that a deadline that comes
+                        // mid-way knows what is left: the goodbye goes
+                        // after whole lines, never inside one.
+                        let mut at = 0;
+                        while at < lines.len() {
+                            match time::timeout_at(last_line.get() + idle, s.write(&lines[at..]))
+                                .await
+                            {
+                                Ok(Ok(0)) | Ok(Err(_)) => {
+                                    counters.closed(false);
+                                    return;
+                                }
+                                Ok(Ok(n)) => at += n,
+                                Err(_elapsed) => {
+                                    return goodbye(&mut s, &lines[at..], idle, &counters).await;
+                                }
                             }
-                            Err(_elapsed) => return goodbye(&mut s, idle, &counters).await,
                         }
                     }
                     None => input.extend_from_slice(new),
@@ -651,15 +677,20 @@ async fn connection(mut s: TcpStream, idle: Duration, counters: Arc<Counters>) {
                     return;
                 }
             }
-            Err(_elapsed) => return goodbye(&mut s, idle, &counters).await,
+            Err(_elapsed) => return goodbye(&mut s, &[], idle, &counters).await,
         }
     }
 }
 
-/// The idle timeout: counted, and the goodbye written if the peer takes it
-/// within another idle period (a reader that never reads would hold the
-/// task for ever); then the connection is dropped.
-async fn goodbye(s: &mut TcpStream, idle: Duration, counters: &Counters) {
+/// The idle timeout: counted, and the echoes still unwritten (`rest`)
+/// then the goodbye written if the peer takes them within another idle
+/// period (a reader that never reads would hold the task for ever); then
+/// the connection is dropped.
+async fn goodbye(s: &mut TcpStream, rest: &[u8], idle: Duration, counters: &Counters) {
     counters.closed(true);
-    let _ = time::timeout(idle, s.write_all(b"idle timeout\n")).await;
+    let _ = time::timeout(idle, async {
+        s.write_all(rest).await?;
+        s.write_all(b"idle timeout\n").await
+    })
+    .await;
 }

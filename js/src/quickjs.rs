@@ -638,6 +638,14 @@ impl std::fmt::Debug for Options {
 /// assert_eq!(ctx.with(|c| c.globals().get::<_, i32>("done")).unwrap(), 1);
 /// ```
 ///
+/// # A context no code has run in
+///
+/// The host takes built-ins (`WeakMap` and its methods, `Reflect`,
+/// `Object.getOwnPropertyDescriptor` and others) when it is installed, and
+/// its rejection tracker and prelude rely on them being the originals:
+/// install it on a context where none of the application's JavaScript has
+/// run, or one whose built-ins it has left alone.
+///
 /// # One host per runtime
 ///
 /// The rejection tracker and the interrupt handler belong to the runtime,

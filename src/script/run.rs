@@ -146,7 +146,8 @@ impl Drop for RestorePlain {
 /// # Errors
 ///
 /// What [`EventLoop::run`] returns; with the handler installed, only
-/// [`Error::Reentrant`] is possible, and only if `lp` is already running.
+/// [`Error::Reentrant`] (if `lp` is already running) and
+/// [`Error::Poll`] (if the OS refuses to wait on its poller) are possible.
 ///
 /// # Examples
 ///

@@ -717,8 +717,10 @@ impl EventLoop {
     /// [`CallbackKind::Task`]) or if a callback failed with no handler;
     /// [`Error::Reentrant`] if called from inside the loop;
     /// [`Error::ThreadExiting`] if called while the thread is exiting (see
-    /// [`run`](Self::run)). In the last two cases `future` is dropped
-    /// unpolled.
+    /// [`run`](Self::run)); [`Error::Poll`] if the OS refused to wait on
+    /// the loop's poller. In the two before the last, `future` is dropped
+    /// unpolled; after any other error its task is aborted (the rest of
+    /// the loop's work stays queued).
     ///
     /// A [`stop`](Self::stop) inside `block_on` ends the current run's
     /// iteration, and `block_on` goes on with the next: it returns when

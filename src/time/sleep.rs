@@ -100,7 +100,9 @@ pub fn sleep(duration: Duration) -> Sleep {
 ///
 /// A deadline in the past (however far: `Instant - Duration::MAX`
 /// saturates at the loop's time 0) or equal to now is ready on the first
-/// poll, and no timer is made.
+/// poll, and no timer is made; except at the end of loop time
+/// (`u64::MAX` ms), where it waits for the next timers pass (see
+/// [`sleep`]).
 ///
 /// # Panics
 ///
@@ -159,7 +161,8 @@ impl Sleep {
     /// Works on an elapsed `Sleep` too. A deadline already reached makes
     /// the sleep elapsed at once and wakes the task waiting on it, if one
     /// polled it (it may be another task, sharing the sleep), as tokio's
-    /// `reset` does.
+    /// `reset` does; at the end of loop time it waits for the next timers
+    /// pass instead (see [`sleep`]).
     ///
     /// ```
     /// use std::{pin::pin, time::Duration};

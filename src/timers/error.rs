@@ -328,8 +328,10 @@ pub enum Error {
     /// The loop's poller failed (the OS refused to wait on it: its
     /// descriptor was closed under it, say), so the loop cannot wait for
     /// I/O, other threads or time. The run stopped in its poll phase, and
-    /// what was queued stays queued; a run again tries the poller again.
-    /// (libuv aborts the process here.)
+    /// what was queued stays queued (but a
+    /// [`block_on`](crate::EventLoop::block_on)'s own future, aborted as
+    /// on any error); a run again tries the poller again. (libuv aborts
+    /// the process here.)
     Poll(std::io::Error),
 }
 

@@ -787,8 +787,8 @@ impl EventLoop {
         self.uv.is_running() || self.depth > 0
     }
 
-    /// The cached loop time, in loop milliseconds (not relative to the
-    /// loop's start, as [`now`](Self::now) is).
+    /// The cached loop time, in loop milliseconds (the time
+    /// [`now`](Self::now) tells, without its fresh clock read).
     pub(crate) fn loop_time(&self) -> u64 {
         self.uv.now()
     }
