@@ -134,7 +134,9 @@ struct ProbeState {
 type Errors = Rc<RefCell<String>>;
 
 enum Timer {
-    Sleep(Pin<Box<Sleep>>),
+    /// The sleep, and its deadline as the model counts it: made (or
+    /// reset) at loop time `t` for `ms`, due at `t + max(ms, 1)`.
+    Sleep(Pin<Box<Sleep>>, Instant),
     Interval {
         iv: Interval,
         period: Duration,
@@ -176,9 +178,13 @@ impl Future for Probe {
             this.timer = None;
         }
         if let Some(ms) = st.reset.take()
-            && let Some(Timer::Sleep(s)) = &mut this.timer
+            && let Some(Timer::Sleep(s, due)) = &mut this.timer
         {
-            s.as_mut().reset(Instant::now() + Duration::from_millis(ms));
+            let now = Instant::now();
+            s.as_mut().reset(now + Duration::from_millis(ms));
+            // A reset to a deadline already reached is ready at once (no
+            // timer; 0 ms is not coerced to 1 here, as in tokio).
+            *due = now + Duration::from_millis(ms);
         }
         if st.finish {
             st.done = true;
@@ -188,12 +194,23 @@ impl Future for Probe {
         let exact = this.exact.get();
         match &mut this.timer {
             None => {}
-            Some(Timer::Sleep(s)) => {
+            Some(Timer::Sleep(s, due)) => {
                 if s.as_mut().poll(cx).is_pending() {
                     st.waker = Some(cx.waker().clone());
                     return Poll::Pending;
                 }
-                let (now, deadline) = (Instant::now(), s.deadline());
+                // The model's own deadline, not the sleep's report of it.
+                let (now, deadline) = (Instant::now(), *due);
+                if s.deadline() != deadline {
+                    err(
+                        &this.errs,
+                        format!(
+                            "task {}: sleep says due {:?}, model {deadline:?}",
+                            this.id,
+                            s.deadline()
+                        ),
+                    );
+                }
                 if now < deadline || (exact && now != deadline) {
                     err(
                         &this.errs,
@@ -324,9 +341,11 @@ fn spawn(
     let (timer, has_timer) = lp.scope(|| match kind {
         Kind::Gate | Kind::Timeout(_) => (None, false),
         Kind::Sleep(ms) => (
-            Some(Timer::Sleep(Box::pin(time::sleep(Duration::from_millis(
-                u64::from(ms),
-            ))))),
+            Some(Timer::Sleep(
+                Box::pin(time::sleep(Duration::from_millis(u64::from(ms)))),
+                // Zero is one millisecond, as Node coerces it.
+                Instant::now() + Duration::from_millis(u64::from(ms).max(1)),
+            )),
             true,
         ),
         Kind::Interval(ms, n) => {
