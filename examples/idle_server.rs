@@ -266,6 +266,11 @@ struct Conn {
     /// An event reported the peer's close or an error: reads go on until
     /// they return 0 or `WouldBlock` (no later event will say it again).
     drain: bool,
+    /// The goodbye is out and the write side shut: what the peer still
+    /// sends is read and dropped until its EOF, then the socket closes.
+    /// (A close with its bytes unread would be a reset, which can discard
+    /// a goodbye the kernel has not yet sent.)
+    lingering: bool,
 }
 
 impl mio::event::Source for Conn {
@@ -362,7 +367,35 @@ impl Conn {
         }
     }
 
+    /// The goodbye is written: shuts the write side (the peer gets its
+    /// EOF after the goodbye) and starts dropping what it sends.
+    fn linger(&mut self) -> Next {
+        if self.stream.shutdown(std::net::Shutdown::Write).is_err() {
+            return Next::Done;
+        }
+        self.lingering = true;
+        self.discard()
+    }
+
+    /// Reads and drops what the peer sends after the goodbye: `Done` at
+    /// its EOF (or a failure), `Open` while it has more to send.
+    fn discard(&mut self) -> Next {
+        let mut buf = [0; 16 << 10];
+        loop {
+            match self.stream.read(&mut buf) {
+                Ok(0) => return Next::Done,
+                Ok(_) => {}
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Next::Open,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => return Next::Done,
+            }
+        }
+    }
+
     fn step(&mut self, ev: IoEvent) -> (usize, Next) {
+        if self.lingering {
+            return (0, self.discard());
+        }
         let mut lines = 0;
         if ev.readiness.read_closed || ev.readiness.error {
             self.drain = true;
@@ -399,7 +432,7 @@ impl Conn {
             }
         }
         if self.closing && self.output.is_empty() {
-            return (lines, Next::Done);
+            return (lines, self.linger());
         }
         if self.peer_eof && self.output.is_empty() {
             return (lines, Next::PeerClosed);
@@ -508,6 +541,7 @@ fn accept(
         writing: false,
         paused: false,
         drain: false,
+        lingering: false,
         closing: false,
         peer_eof: false,
         refreshed: None,
@@ -583,16 +617,20 @@ fn on_idle(lp: &mut EventLoop, h: IoHandle, counters: &Counters, idle: Duration)
     conn.closing = true;
     conn.paused = true; // nothing more is read or echoed
     counters.closed(true);
-    let failed = conn.flush().is_err();
-    if failed || conn.output.is_empty() {
+    if conn.flush().is_err() {
+        let _ = lp.close_io(h);
+        return;
+    }
+    if conn.output.is_empty() && matches!(conn.linger(), Next::Done) {
         let _ = lp.close_io(h);
         return;
     }
     if let Some(i) = conn.interest() {
         let _ = lp.set_io_interest(h, i);
     }
-    // A peer that does not take it within another idle period never
-    // will: the connection is dropped, its buffer with it.
+    // A peer that does not take it (or, lingering, does not close) within
+    // another idle period never will: the connection is dropped, its
+    // buffer with it.
     let last_chance = lp.set_timeout(idle, move |lp| {
         let _ = lp.close_io(h);
     });
@@ -690,7 +728,14 @@ async fn goodbye(s: &mut TcpStream, rest: &[u8], idle: Duration, counters: &Coun
     counters.closed(true);
     let _ = time::timeout(idle, async {
         s.write_all(rest).await?;
-        s.write_all(b"idle timeout\n").await
+        s.write_all(b"idle timeout\n").await?;
+        // The write side shut after the goodbye, and what the peer still
+        // sends dropped until its EOF: a close with its bytes unread would
+        // be a reset, which can discard a goodbye not yet sent.
+        s.shutdown(std::net::Shutdown::Write)?;
+        let mut buf = [0; 1024];
+        while s.read(&mut buf).await? > 0 {}
+        io::Result::Ok(())
     })
     .await;
 }

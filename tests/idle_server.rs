@@ -344,3 +344,39 @@ fn a_line_longer_than_the_limit_is_dropped() {
         );
     }
 }
+
+/// A peer still sending when its idle timer fires (a trickle of bytes
+/// that never ends a line) gets the goodbye and then, once it stops and
+/// shuts its side, an orderly EOF: the server shuts its write side after
+/// the goodbye and drops what arrives until the peer's EOF. Closing at
+/// once, with the trickle's bytes arriving after, made the kernel answer
+/// them with a reset, which the peer read as an error.
+#[test]
+fn a_peer_sending_after_the_goodbye_gets_an_orderly_close() {
+    for extra in [&[][..], &["--async"][..]] {
+        let server = start(extra);
+        let mut s = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+        let t = Instant::now();
+        // A byte every 5 ms, never a newline: not activity. The goodbye
+        // is due at IDLE_MS; the trickle goes on 100 ms past it.
+        while t.elapsed() < Duration::from_millis(IDLE_MS + 100) {
+            s.write_all(b"x").unwrap();
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        s.shutdown(std::net::Shutdown::Write).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut got = Vec::new();
+        let r = s.read_to_end(&mut got);
+        assert!(
+            r.is_ok(),
+            "{extra:?}: {r:?} after {:?}",
+            String::from_utf8_lossy(&got)
+        );
+        assert_eq!(got, b"idle timeout\n", "{extra:?}");
+        let stats = server.stop();
+        assert!(
+            stats.starts_with("accepted=1 closed_idle=1 closed_by_peer=0"),
+            "{extra:?}: {stats}"
+        );
+    }
+}
