@@ -8,7 +8,9 @@
 //! Every line read is written back and refreshes its connection's idle
 //! timer (one Node timeout per connection, refreshed in O(1): all of one
 //! duration share one list). When the timer fires, the server writes
-//! `idle timeout\n` and closes the connection. Only a complete line is
+//! `idle timeout\n` and closes the connection: it shuts its write side
+//! and drops what the peer still sends until the peer's EOF (a close with
+//! bytes unread would be a reset). Only a complete line is
 //! activity: bytes of a line not yet ended (a peer trickling one byte at a
 //! time, or stalled mid-line) do not refresh the timer, so the connection
 //! is closed MS after its last complete line. A peer that shuts down its
