@@ -1133,29 +1133,6 @@ impl Worker<'_> {
     fn on_notice(&mut self, idx: usize, now: Instant) {
         let s = &mut self.slots[idx];
         let kind = KINDS[s.kind.index()];
-        if let (Kind::HalfClose, Some(fin)) = (s.kind, s.shut_at) {
-            // Its FIN was in the server's socket: the server owed it its
-            // echoes and EOF, not a timeout. Excused only as a server
-            // behind by about the FIN's age (its timers run before its
-            // poll), which L bounds.
-            let age = signed_ms(now, fin);
-            if age > self.a.late_ms {
-                self.r.unexpected_idle_closes += 1;
-                let msg = format!(
-                    "conn {} (half-close): `idle timeout` {age:.3} ms after its FIN, not its echoes and EOF",
-                    s.id
-                );
-                self.r.violation(msg);
-            } else {
-                self.r.server_behind += 1;
-                self.r.unread_line_age_ms.push(age);
-                self.r.idle_closes_busy += 1;
-                self.shared.idle_closes.fetch_add(1, Ordering::Relaxed);
-            }
-            self.r.lost_echoes_excused += s.pending.len() as u64;
-            s.pending.clear();
-            return;
-        }
         let Some((lo, hi)) = s.idle_from else {
             // Closed while its script was not idle. Early (before MS since
             // the last refresh) is a violation; otherwise either the
@@ -1172,7 +1149,22 @@ impl Worker<'_> {
             } else {
                 s.last_line_write
             };
-            if margin < -self.a.early_tolerance_ms {
+            // A half-close's FIN was in the server's socket: the server
+            // owed it its echoes and EOF, not a timeout; judged as an
+            // unread line sent when the FIN was.
+            let fin = match (s.kind, s.shut_at) {
+                (Kind::HalfClose, Some(fin)) => Some(fin),
+                _ => None,
+            };
+            if let Some(fin) = fin {
+                let age = signed_ms(now, fin);
+                unread_at_close(&mut self.r, self.a.late_ms, age, || {
+                    format!(
+                        "conn {} (half-close): `idle timeout` {age:.3} ms after its FIN, not its echoes and EOF",
+                        s.id
+                    )
+                });
+            } else if margin < -self.a.early_tolerance_ms {
                 self.r.unexpected_idle_closes += 1;
                 let msg = format!(
                     "conn {} ({kind}): `idle timeout` {:.3} ms after the last line it answered was sent (< {} ms)",
@@ -1183,21 +1175,14 @@ impl Worker<'_> {
                 self.r.violation(msg);
             } else {
                 match line_done {
-                    // A server behind by the line's age could not have
-                    // read it (its timers run before its poll); older
-                    // than L, it was not read at all.
-                    Some(t) if t < rlo + self.a.idle && signed_ms(now, t) > self.a.late_ms => {
-                        self.r.unexpected_idle_closes += 1;
-                        let msg = format!(
-                            "conn {} ({kind}): `idle timeout` with a complete line {:.3} ms old unread",
-                            s.id,
-                            signed_ms(now, t)
-                        );
-                        self.r.violation(msg);
-                    }
                     Some(t) if t < rlo + self.a.idle => {
-                        self.r.server_behind += 1;
-                        self.r.unread_line_age_ms.push(signed_ms(now, t));
+                        let age = signed_ms(now, t);
+                        unread_at_close(&mut self.r, self.a.late_ms, age, || {
+                            format!(
+                                "conn {} ({kind}): `idle timeout` with a complete line {age:.3} ms old unread",
+                                s.id
+                            )
+                        });
                     }
                     _ => self.r.client_behind += 1,
                 }
@@ -1595,5 +1580,20 @@ fn print(
     } else {
         println!("soak: FAIL ({})", why.join("; "));
         false
+    }
+}
+
+/// An `idle timeout` with data the server had been sent and not read (a
+/// complete line, or a half-close's FIN), `age` ms old at the close. A
+/// server behind by about that much could not have read it (its timers
+/// run before its poll): within L, `server_behind`, with the age; older,
+/// it was not read at all, behind or not: a violation (`what` says which).
+fn unread_at_close(r: &mut Report, late_ms: f64, age: f64, what: impl FnOnce() -> String) {
+    if age > late_ms {
+        r.unexpected_idle_closes += 1;
+        r.violation(what());
+    } else {
+        r.server_behind += 1;
+        r.unread_line_age_ms.push(age);
     }
 }
