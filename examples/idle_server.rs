@@ -468,15 +468,28 @@ fn serve_callbacks(
     // arrive meanwhile (each readiness event would start another).
     let retrying = Rc::new(Cell::new(false));
     lp.insert_io(listener, Interest::READABLE, move |lp, listener, ev| {
-        let (accepted, stuck) = accept_ready(listener);
-        for stream in accepted {
-            accept(lp, stream, idle, &counters);
-        }
-        if stuck && !retrying.replace(true) {
-            retry_accept(lp, ev.handle, idle, counters.clone(), retrying.clone());
-        }
+        let ready = accept_ready(listener);
+        admit(lp, ev.handle, ready, idle, &counters, &retrying);
     })
     .expect("cannot watch the listener");
+}
+
+/// Takes on what `accept_ready` accepted from the listener `h`, and queues
+/// a retry if it is stuck and none is queued yet.
+fn admit(
+    lp: &mut EventLoop,
+    h: IoHandle,
+    (accepted, stuck): (Vec<mio::net::TcpStream>, bool),
+    idle: Duration,
+    counters: &Arc<Counters>,
+    retrying: &Rc<Cell<bool>>,
+) {
+    for stream in accepted {
+        accept(lp, stream, idle, counters);
+    }
+    if stuck && !retrying.replace(true) {
+        retry_accept(lp, h, idle, counters.clone(), retrying.clone());
+    }
 }
 
 /// Accepts what the listener has. `true` beside them: it failed for want
@@ -512,19 +525,14 @@ fn retry_accept(
     retrying: Rc<Cell<bool>>,
 ) {
     lp.set_timeout(Duration::from_millis(10), move |lp| {
+        // This retry is no longer queued: `admit` queues the next if the
+        // listener is still stuck.
+        retrying.set(false);
         let Ok(listener) = lp.io_source::<mio::net::TcpListener>(h) else {
-            retrying.set(false);
             return;
         };
-        let (accepted, stuck) = accept_ready(listener);
-        for stream in accepted {
-            accept(lp, stream, idle, &counters);
-        }
-        if stuck {
-            retry_accept(lp, h, idle, counters.clone(), retrying.clone());
-        } else {
-            retrying.set(false);
-        }
+        let ready = accept_ready(listener);
+        admit(lp, h, ready, idle, &counters, &retrying);
     });
 }
 
