@@ -3,20 +3,26 @@
 //! Node's status (`X.status`, absent for 0). Stderr is not compared: Node
 //! prints the source line of an uncaught exception, tljs does not.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod common;
 
-#[test]
-fn fixtures_match_node() {
+/// `fixtures/js` and its files whose names end in `suffix`, sorted.
+fn fixture_files(suffix: &str) -> (PathBuf, Vec<PathBuf>) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/js");
-    let mut scripts: Vec<_> = std::fs::read_dir(&dir)
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
         .expect("fixtures/js")
         .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "js"))
+        .filter(|p| p.to_string_lossy().ends_with(suffix))
         .collect();
-    scripts.sort();
+    files.sort();
+    (dir, files)
+}
+
+#[test]
+fn fixtures_match_node() {
+    let (dir, scripts) = fixture_files(".js");
     assert!(scripts.len() >= 20, "only {} fixtures", scripts.len());
     let mut failures = Vec::new();
     for js in &scripts {
@@ -60,13 +66,7 @@ fn fixtures_match_node() {
 /// ids after its output tells the two apart.
 #[test]
 fn fixtures_with_stdout_a_file_match_node() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/js");
-    let mut goldens: Vec<_> = std::fs::read_dir(&dir)
-        .expect("fixtures/js")
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.to_string_lossy().ends_with(".file.out"))
-        .collect();
-    goldens.sort();
+    let (dir, goldens) = fixture_files(".file.out");
     assert!(!goldens.is_empty(), "no .file.out golden in fixtures/js");
     let out_dir = std::env::temp_dir().join(format!("tljs-file-out-{}", std::process::id()));
     std::fs::create_dir_all(&out_dir).expect("a temporary folder");
