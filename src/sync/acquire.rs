@@ -124,6 +124,12 @@ impl Wait {
 /// `Send`, `Unpin`; dropping it cancels the acquire (see the
 /// [module docs](super)).
 ///
+/// # Panics
+///
+/// Dropping it while queued or granted panics if the waker of a waiter
+/// its cancel grants panics, after every grant is done, as
+/// [`Semaphore::release`].
+///
 /// ```
 /// use std::sync::Arc;
 /// use timerloop::{EventLoop, sync::Semaphore};
@@ -179,6 +185,12 @@ impl fmt::Debug for Acquire<'_> {
 /// A future of an [`OwnedPermit`], made by [`Semaphore::acquire_owned`]:
 /// an [`Acquire`] that holds an `Arc` of its semaphore, so it is
 /// `'static`.
+///
+/// # Panics
+///
+/// Dropping it while queued or granted panics if the waker of a waiter
+/// its cancel grants panics, after every grant is done, as
+/// [`Semaphore::release`].
 ///
 /// ```
 /// use std::sync::Arc;

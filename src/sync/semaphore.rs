@@ -597,6 +597,12 @@ impl std::error::Error for ReleaseError {}
 /// always finds them to give back, and no token is given back twice or
 /// stranded.
 ///
+/// # Panics
+///
+/// Dropping it panics if the waker of a waiter its tokens grant panics (a
+/// waker of another executor's, or a hand-made one), after every grant is
+/// done, as [`Semaphore::release`].
+///
 /// ```
 /// use timerloop::sync::Semaphore;
 /// let sem = Semaphore::new(2);
@@ -650,6 +656,12 @@ impl fmt::Debug for Permit<'_> {
 /// A [`Permit`] that holds an `Arc` of its semaphore, so it is `'static`:
 /// made by [`Semaphore::acquire_owned`] and
 /// [`Semaphore::try_acquire_owned`].
+///
+/// # Panics
+///
+/// Dropping it panics if the waker of a waiter its tokens grant panics (a
+/// waker of another executor's, or a hand-made one), after every grant is
+/// done, as [`Semaphore::release`].
 ///
 /// ```
 /// use std::sync::Arc;

@@ -25,12 +25,14 @@
 //!   period after the *scheduled* time, so lateness is not carried over; if
 //!   a whole period or more was missed, the missed periods are dropped and
 //!   it is due 1 ms on, as .NET does.
-//! - **Due zero** fires in the next timers phase, never inline (.NET queues
-//!   it to the pool): 1 ms on, Node's shortest timeout.
+//! - **Due zero** is 1 ms on, Node's shortest timeout: it runs in the first
+//!   timers phase at least 1 ms later (not one in the same millisecond),
+//!   never inline (.NET queues it to the pool).
 //! - **Any length.** There is no 0xFFFFFFFE ms limit (.NET's
 //!   `ArgumentOutOfRangeException`): a due time or period of any
 //!   [`Duration`] is kept, as a long timer (see
-//!   [`NATIVE_MAX_MS`](crate::NATIVE_MAX_MS)).
+//!   [`NATIVE_MAX_MS`](crate::NATIVE_MAX_MS)), up to
+//!   [`LONG_MAX_MS`] (longer is clamped to it).
 //!
 //! # .NET and here
 //!
@@ -51,13 +53,16 @@
 //! | `Dispose` completes a pending `WaitForNextTickAsync` with `false` | [`wait_for_next_tick`](PeriodicTimer::wait_for_next_tick) borrows the timer mutably: drop the wait's future (or its task) to end it; a task in [`poll_wait_for_next_tick`](PeriodicTimer::poll_wait_for_next_tick) on a shared timer is woken and reads `false` |
 //! | a callback's `Change` of another timer due at the same instant: that run, already queued, still happens | it is cancelled: nothing of the old schedule runs after `change` returns |
 //!
-//! A periodic timer whose own callback runs past its next deadline fires
-//! up to 1 ms later than .NET's would: the queue's timeout is armed after
-//! the callbacks, at least 1 ms on. The no-drift rule counts from that
-//! run, so the shift carries on to the runs after it (period 10, a
-//! callback at 10 busy until 35: .NET runs at 10, 35, 36, 46; here at 10,
-//! 36, 37, 47). At the end of loop time (a saturated
-//! virtual clock) a periodic timer runs once a timers pass.
+//! A periodic timer whose own callback runs past its next deadline runs
+//! one at a time here, where .NET's pool would start the runs due
+//! meanwhile on other threads (period 10, a callback at 10 busy until 35:
+//! .NET starts runs at 20 and 30 beside it). Against .NET's own rule for
+//! a run more than a period late (due 1 ms on), it is up to 1 ms later:
+//! the queue's timeout is armed after the callbacks, at least 1 ms on, and
+//! the no-drift rule counts from that run, so the shift carries on (were
+//! .NET's runs one at a time, the run due at 20 would start at 35, then
+//! 36 and 46; here at 36, then 37 and 47). At the end of loop time (a
+//! saturated virtual clock) a periodic timer runs once a timers pass.
 //!
 //! The loop's time never goes backwards, so when several deadlines passed
 //! while the loop was blocked, their callbacks all see the time at which
@@ -349,7 +354,7 @@ fn ms_of(d: Option<Duration>) -> Option<u64> {
 impl Timer {
     /// A timer on the current loop (.NET's `new Timer(callback, state,
     /// dueTime, period)`): `callback` runs `due` from now (`None`:
-    /// `Timeout.Infinite`, not started; zero: in the next timers phase),
+    /// `Timeout.Infinite`, not started; zero: 1 ms on, never inline),
     /// then every `period` (`None` or zero: once). The callback receives
     /// the loop and a handle to its timer, so it can change or dispose it.
     ///
@@ -402,8 +407,8 @@ impl Timer {
     }
 
     /// Re-arms the timer (.NET's `Change(dueTime, period)`): `due` from now
-    /// (`None`: disabled, the period kept for a later change; zero: in the
-    /// next timers phase), then every `period` (`None` or zero: once).
+    /// (`None`: disabled, the period kept for a later change; zero: 1 ms
+    /// on, never inline), then every `period` (`None` or zero: once).
     /// Whatever was scheduled before is dropped, even a run that was due.
     /// Returns `false` if the timer was disposed (and does nothing then),
     /// `true` otherwise.

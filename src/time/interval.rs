@@ -60,7 +60,8 @@ pub enum MissedTickBehavior {
     #[default]
     Delay,
     /// Drop the missed ticks; the next tick is on the original grid (like
-    /// Go's `Ticker` and .NET's `PeriodicTimer`).
+    /// Go's `Ticker`; .NET's `PeriodicTimer` keeps its grid only while less
+    /// than a period late, and is due 1 ms on after that).
     Skip,
 }
 

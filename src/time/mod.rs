@@ -17,9 +17,11 @@
 //!   and its ref before anything else runs; nothing is woken afterwards.
 //! - **A future outlives its loop** only on another executor (a task's
 //!   futures are dropped with the loop): there, once the loop is dropped,
-//!   a pending `Sleep`, `Timeout`, `Interval` tick or [`go`]/[`dotnet`]
-//!   wait never completes, its timer gone with the loop and nothing left
-//!   to fire it (tokio's panic when polled after their runtime shut down).
+//!   a pending `Sleep`, `Timeout` or `Interval` tick never completes, its
+//!   timer gone with the loop and nothing left to fire it (tokio's panic
+//!   when polled after their runtime shut down), and a [`go`]/[`dotnet`]
+//!   wait is never woken (a [`go`] receive polled after its deadline, or
+//!   a [`dotnet`] tick already pending, still returns its value).
 //!   Drop the loop last, or the futures first. A socket tells it instead
 //!   ([`net`](crate::net): an error), and a `JoinHandle` completes as
 //!   cancelled.
@@ -31,7 +33,8 @@
 //!   with a message that says so, as tokio's do.
 //! - **Long sleeps** (beyond Node's 2^31-1 ms limit) are long timers, as
 //!   `set_timeout` of such a `Duration` is: one timeout of the whole
-//!   length, in that length's list; the loop's native timer is armed at
+//!   length (up to [`LONG_MAX_MS`](crate::LONG_MAX_MS); beyond, in legs),
+//!   in that length's list; the loop's native timer is armed at
 //!   most [`NATIVE_MAX_MS`](crate::NATIVE_MAX_MS) ahead and re-armed (as
 //!   .NET does), so they never fire early and never at 1 ms.
 //! - [`go`] has Go's `Timer`, `Ticker` and `AfterFunc` (Go 1.23 rules) on
@@ -52,7 +55,7 @@
 //! |---|---|---|
 //! | `Burst` | the missed ticks fire back to back, then the original grid | tokio's default |
 //! | `Delay` (default) | the next tick is one period after the late one | Node's `setInterval` (for a tick more than 5 ms late) |
-//! | `Skip` | the missed ticks are dropped; the next is on the original grid | Go's `Ticker`, .NET's `PeriodicTimer` (alike) |
+//! | `Skip` | the missed ticks are dropped; the next is on the original grid | Go's `Ticker`; .NET's `PeriodicTimer` while less than a period late (more, and .NET's is due 1 ms on) |
 //!
 //! ```text
 //! period 300 ms, ticks at 0 and 300, then the task is busy until 950:
@@ -493,7 +496,8 @@ impl<F: Future> Future for Timeout<F> {
 ///
 /// `future` is polled before the deadline is looked at, so a ready future
 /// wins even a zero timeout; zero is 1 ms, as for [`sleep`].
-/// [`Duration::MAX`] never elapses (see [`sleep`]).
+/// [`Duration::MAX`] never elapses on a real clock; on a virtual clock it
+/// elapses at the end of loop time, as a [`sleep`] of it does.
 ///
 /// # Panics
 ///

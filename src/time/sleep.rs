@@ -46,9 +46,12 @@ impl fmt::Debug for Sleep {
     }
 }
 
-/// Waits until `duration` has passed: a Node timeout in the list of
-/// `duration` rounded up to whole milliseconds (0 is 1 ms, as in Node),
-/// created now, so FIFO with `set_timeout` callbacks of that duration.
+/// Waits until `duration` has passed in loop time: a Node timeout in the
+/// list of `duration` rounded up to whole milliseconds (0 is 1 ms, as in
+/// Node), created now, so FIFO with `set_timeout` callbacks of that
+/// duration. Its start is the loop's millisecond clock, so on a real clock
+/// it can end up to 1 ms short of `duration` in real time, as Node's
+/// timeouts do (tokio rounds its deadline up instead).
 ///
 /// ```
 /// use std::{cell::RefCell, rc::Rc, time::Duration};
