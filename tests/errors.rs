@@ -799,6 +799,40 @@ fn a_nested_enters_failure_is_not_overwritten() {
     lp.run().unwrap();
 }
 
+/// A nested `enter` (inside a callback of a run) whose `f` fails with no
+/// handler returns the failure to its caller, which then has it: the run
+/// under way goes on, ticks drain after the outer callback, and the rest
+/// of the run's work runs. Before the fix the failure halted the run, which
+/// then returned `Ok` at 1 ms with the 5 ms timer pending (a JS host's
+/// `enter` from an application's timer, a program that throws).
+#[test]
+fn a_nested_enters_failure_taken_by_its_caller_does_not_halt_the_run() {
+    let log = Rc::new(RefCell::new(Vec::<String>::new()));
+    let mut lp = EventLoop::with_virtual_clock();
+    let l = log.clone();
+    lp.set_timeout(1, move |lp| {
+        let l2 = l.clone();
+        let r = lp.enter(move |lp| -> Result<(), &str> {
+            let l3 = l2.clone();
+            lp.next_tick(move |_| l3.borrow_mut().push("inner tick".into()));
+            Err("inner")
+        });
+        let e = uncaught(r);
+        l.borrow_mut().push(format!("caught {}", e.message()));
+    });
+    let l = log.clone();
+    lp.set_timeout(1, move |_| l.borrow_mut().push("same list".into()));
+    let l = log.clone();
+    lp.set_timeout(5, move |_| l.borrow_mut().push("later".into()));
+    lp.run().unwrap();
+    assert_eq!(
+        *log.borrow(),
+        ["caught inner", "inner tick", "same list", "later"]
+    );
+    assert_eq!(lp.now(), 5);
+    assert!(!lp.is_alive());
+}
+
 /// Passes at 9f98fa1, fails at a6add36: with a handler, the second deferred
 /// operation runs in `uncaught`'s `set_immediate` and its panic replaces the first.
 #[test]

@@ -149,7 +149,8 @@ impl EventLoop {
     ///
     /// # Errors
     ///
-    /// `err` back, with nothing done, when called outside the handler.
+    /// `err` back, with nothing done, when called outside the handler, or
+    /// a second time in the same call of the handler.
     pub fn decline_uncaught(&mut self, err: CallbackError) -> Result<(), CallbackError> {
         let d = self.shared.layer::<Declining>();
         if !d.handling.get() || d.declined.borrow().is_some() {
@@ -192,7 +193,10 @@ impl EventLoop {
 
     /// Runs `f` as a top-level callback, as Node runs its main script: a
     /// failure goes to the uncaught-error handler, and ticks and microtasks
-    /// queued by `f` drain when it returns.
+    /// queued by `f` drain when it returns. Called from inside a callback
+    /// of a run, it nests: its ticks and microtasks drain when the outer
+    /// callback returns, and a failure no handler took is returned to the
+    /// caller, which answers for it: the run goes on.
     ///
     /// ```
     /// use std::{cell::RefCell, rc::Rc};
@@ -212,7 +216,10 @@ impl EventLoop {
     /// # Errors
     ///
     /// [`Error::Uncaught`] if `f` (or a tick or microtask it queued) failed
-    /// and no handler is installed; or, without running `f`, if a failure
+    /// and no handler took it (none is installed, the handler called
+    /// [`decline_uncaught`](Self::decline_uncaught), or the handler
+    /// panicked: kind [`UncaughtHandler`](CallbackKind::UncaughtHandler));
+    /// or, without running `f`, if a failure
     /// was kept from an earlier run or entry that a panic left (see
     /// [`Error::Uncaught`]); [`Error::ThreadExiting`], without running `f`,
     /// if the thread is exiting (see [`run`](Self::run)).
@@ -227,6 +234,7 @@ impl EventLoop {
             return Err(Error::Uncaught(e));
         }
         let depth = self.depth;
+        let (halt, drain_first) = (self.uv.halt_state(), self.ticks.drain_first);
         // `f` replacing the loop unwinds on: the loop here is another.
         if let Err(payload) =
             uv::catch_unless_replaced(self, |lp| lp.once_scope(CallbackKind::Main, f))
@@ -239,7 +247,17 @@ impl EventLoop {
             resume_unwind(payload);
         }
         match self.fatal.take() {
-            Some(e) => Err(Error::Uncaught(e)),
+            Some(e) => {
+                if depth > 0 {
+                    // Nested in a callback of a run: the failure halted
+                    // that run, but goes to `enter`'s caller, which now
+                    // answers for it. The run goes on, as after a failure
+                    // a handler took (the outer scope drains the ticks).
+                    self.uv.restore_halt(halt);
+                    self.ticks.drain_first = drain_first;
+                }
+                Err(Error::Uncaught(e))
+            }
             None => Ok(()),
         }
     }

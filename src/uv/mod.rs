@@ -188,6 +188,13 @@ enum Kind<H> {
     Async,
 }
 
+/// [`Loop::halt_state`]'s answer: the loop's stop and halt flags.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HaltState {
+    stop_flag: bool,
+    halted: bool,
+}
+
 struct Rec<H> {
     active: bool,
     refed: bool,
@@ -370,6 +377,23 @@ impl<H: Host> Loop<H> {
     pub(crate) fn halt(&mut self) {
         self.stop_flag = true;
         self.halted = true;
+    }
+
+    /// Whether the loop is stopped or halted, for
+    /// [`Loop::restore_halt`].
+    pub(crate) fn halt_state(&self) -> HaltState {
+        HaltState {
+            stop_flag: self.stop_flag,
+            halted: self.halted,
+        }
+    }
+
+    /// Undoes the [`Loop::halt`]s made since `before` was taken (a failure
+    /// whose halt its taker answered for); a [`Loop::stop`] made since
+    /// stays.
+    pub(crate) fn restore_halt(&mut self, before: HaltState) {
+        self.stop_flag = before.stop_flag || self.user_stop;
+        self.halted = before.halted;
     }
 
     /// Forgets a [`Loop::halt`] made while [`run`] was not running (the
