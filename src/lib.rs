@@ -27,20 +27,28 @@
 //! # What is public
 //!
 //! - [`EventLoop`] and its handles: [`Timeout`], [`Immediate`],
-//!   [`IoHandle`], [`Remote`], [`Completion`];
+//!   [`IoHandle`], [`Remote`], [`Completion`]; what its methods take and
+//!   report ([`Delay`], [`Stats`], [`Warning`], [`IoEvent`],
+//!   [`Readiness`], [`CallbackResult`], and the limits [`TIMEOUT_MAX`],
+//!   [`NATIVE_MAX_MS`], [`LONG_MAX_MS`]);
 //! - clocks: [`Clock`], [`SystemClock`], [`VirtualClock`];
-//! - errors: [`Error`], [`CallbackError`], [`TimerError`], [`PostError`],
-//!   [`ClockError`];
+//! - errors: [`Error`], [`CallbackError`] (with [`CallbackKind`] and
+//!   [`Cause`]), [`TimerError`], [`IoError`], [`InsertError`],
+//!   [`PostError`], [`ClockError`], and [`BoxError`];
 //! - [`task`]: spawned tasks ([`EventLoop::spawn`], [`EventLoop::block_on`],
 //!   [`task::JoinHandle`]), whose polls are microtasks;
 //! - [`time`]: `sleep`, `timeout`, `interval` and [`time::Instant`], with
 //!   `tokio::time`'s names, on Node timeouts; [`time::go`]: Go's `Timer`,
-//!   `Ticker` and `AfterFunc`, with Go 1.23's rules;
+//!   `Ticker` and `AfterFunc`, with Go 1.23's rules; [`time::dotnet`]:
+//!   .NET's `Timer` and `PeriodicTimer`;
 //! - [`sync`]: [`sync::Semaphore`], Go's weighted semaphore (FIFO, all or
 //!   nothing), `Send + Sync`, for tasks of any loop, thread or executor;
-//! - [`script`]: the `.tl` timer-script parser and interpreter.
+//! - [`net`]: `TcpListener`, `TcpStream`, `UdpSocket` and `AsyncSource` on
+//!   the loop's poll phase, with `tokio::net`'s names;
+//! - [`script`]: the `.tl` timer-script parser and interpreter;
+//! - [`mio`], re-exported, for the sources [`EventLoop::insert_io`] takes.
 //!
-//! Nothing else is: the loop layer cannot be run around [`EventLoop`].
+//! Nothing of the loop layer is: it cannot be run around [`EventLoop`].
 //!
 //! ```compile_fail
 //! let mut lp = timerloop::EventLoop::new();

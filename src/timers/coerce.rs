@@ -284,7 +284,10 @@ delay_from_float!(f32, f64);
 
 impl From<Duration> for Delay {
     /// Rounds `d` up to whole milliseconds: a `Duration` timer never fires
-    /// early. Above [`TIMEOUT_MAX`] it stays a long timer.
+    /// before its deadline in loop time (on a real clock, its start is the
+    /// loop's current millisecond, so it can end up to 1 ms short in real
+    /// time, as Node's). Above [`TIMEOUT_MAX`] it stays a long timer, up to
+    /// [`LONG_MAX_MS`].
     #[inline]
     fn from(d: Duration) -> Self {
         let ms = crate::uv::ms_ceil(d).min(LONG_MAX_MS);

@@ -302,7 +302,10 @@ pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
-    /// A callback failed and no uncaught-error handler is installed. The
+    /// A callback failed and no uncaught-error handler took it (none is
+    /// installed, the handler [declined](crate::EventLoop::decline_uncaught)
+    /// it, or the handler panicked: kind
+    /// [`UncaughtHandler`](CallbackKind::UncaughtHandler)). The
     /// loop stopped right after that callback; it is consistent and can be
     /// run again, which resumes the normal flow where it stopped: first the
     /// ticks and microtasks still queued, then the rest of the timers due,
@@ -385,8 +388,9 @@ impl Error {
     }
 }
 
-/// Why a command on a handle (a timeout, an immediate, an I/O source, a
-/// remote) did nothing.
+/// Why a command on a handle (a timeout, an immediate, a remote) did
+/// nothing. Commands on I/O sources answer with
+/// [`IoError`](crate::IoError).
 ///
 /// ```
 /// use timerloop::{EventLoop, TimerError};
@@ -401,8 +405,8 @@ impl Error {
 pub enum TimerError {
     /// What the handle named is gone: a timeout that fired (and was not
     /// [kept](crate::EventLoop::keep_timeout)) or was cleared, an
-    /// immediate that ran or was cleared, a deregistered source. Its slot
-    /// may now hold something else, which the handle never touches.
+    /// immediate that ran or was cleared. Its slot may now hold something
+    /// else, which the handle never touches.
     Stale,
     /// The handle was made by another [`EventLoop`](crate::EventLoop).
     ForeignLoop,
@@ -412,8 +416,8 @@ impl fmt::Display for TimerError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             TimerError::Stale => {
-                "the handle is stale: its timer fired or was cleared, or its source was \
-                 deregistered (keep_timeout() a timeout to refresh it after it fires)"
+                "the handle is stale: its timer fired or was cleared \
+                 (keep_timeout() a timeout to refresh it after it fires)"
             }
             TimerError::ForeignLoop => "the handle belongs to another EventLoop",
         })

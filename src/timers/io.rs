@@ -349,7 +349,8 @@ impl EventLoop {
     /// Changes what the source is watched for (to add
     /// [`WRITABLE`](mio::Interest::WRITABLE) under back-pressure, and take
     /// it away once drained). From inside the source's own callback the
-    /// change applies when the callback returns.
+    /// change applies when the callback returns; if the OS refuses it
+    /// then, the refusal is not reported and the old interest stays.
     ///
     /// ```
     /// use timerloop::{EventLoop, mio::{self, Interest}};
@@ -373,8 +374,9 @@ impl EventLoop {
     }
 
     /// Deregisters the source and drops it (closing a socket); its callback
-    /// never runs again and it no longer keeps the loop alive. From inside
-    /// its own callback, the source is dropped when the callback returns.
+    /// never runs again, and it keeps the loop alive only until the next
+    /// run's close phase, as a closing libuv handle. From inside its own
+    /// callback, the source is dropped when the callback returns.
     ///
     /// ```
     /// use timerloop::{EventLoop, IoError, mio};

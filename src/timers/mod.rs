@@ -289,12 +289,14 @@ impl fmt::Debug for EventLoop {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Stats {
-    /// Timeouts and intervals in storage (pending, running or retained).
+    /// Timeouts and intervals in storage (pending, running or
+    /// [kept](EventLoop::keep_timeout)).
     pub timers: usize,
     /// Duration lists in the map.
     pub lists: usize,
-    /// Lists in the heap (equal to `lists`, unless an unrefed list emptied
-    /// by `clear` is waiting to expire, as in Node).
+    /// Lists in the heap: always equal to `lists` (a list and its heap
+    /// entry come and go together; an unrefed list emptied by `clear`
+    /// stays in both until it expires, as in Node).
     pub queued_lists: usize,
     /// Refed, live timeouts (Node's `timeoutInfo[0]`).
     pub refed_timers: usize,
@@ -557,9 +559,11 @@ impl EventLoop {
 
     /// Whether the loop has anything refed left to do (`uv__loop_alive`,
     /// R11.2): refed timeouts, refed immediates, I/O sources, requests in
-    /// flight, refed [`Remote`]s, and semaphore acquires waiting in a
-    /// queue that were polled on this loop (their permit may come from
-    /// another thread; see [`sync`](crate::sync)).
+    /// flight, refed [`Remote`]s, semaphore acquires waiting in a queue
+    /// that were polled on this loop (their permit may come from another
+    /// thread; see [`sync`](crate::sync)), and handles still closing (a
+    /// source just closed or removed, a dropped [`Remote`]) until the next
+    /// run's close phase.
     ///
     /// ```
     /// use timerloop::EventLoop;
@@ -614,7 +618,9 @@ impl EventLoop {
     /// # Errors
     ///
     /// [`Error::Uncaught`] if a callback failed and no uncaught-error
-    /// handler is installed; [`Error::Reentrant`] if called from one of the
+    /// handler took it (none is installed, the handler
+    /// [declined](Self::decline_uncaught) it, or it panicked: see
+    /// [`Error::Uncaught`]); [`Error::Reentrant`] if called from one of the
     /// loop's own callbacks; [`Error::ThreadExiting`] if called from a
     /// thread-local's destructor after the crate's own thread-locals were
     /// destroyed (in these two cases nothing ran); [`Error::Poll`] if the

@@ -74,7 +74,9 @@ impl EventLoop {
     /// Queues `f` on the `nextTick` queue (`process.nextTick`): it runs as
     /// soon as the current callback returns, before microtasks, timers,
     /// immediates and I/O. Ticks queued by ticks run in the same drain, so
-    /// an endless chain of ticks starves everything else, as in Node.
+    /// an endless chain of ticks starves everything else, as in Node. A
+    /// tick queued by a microtask runs once the microtask queue has
+    /// drained, after the microtasks queued after it (R10.2).
     ///
     /// ```
     /// use std::{cell::RefCell, rc::Rc};
@@ -104,7 +106,9 @@ impl EventLoop {
 
     /// Queues `f` as a microtask (`queueMicrotask`): microtasks run after
     /// the `nextTick` queue drains, FIFO, including microtasks they queue.
-    /// A failing microtask is reported at once and the others still run.
+    /// A failing microtask is reported at once; with an uncaught-error
+    /// handler the others still run, without one the run stops with the
+    /// error and they run when it is called again.
     ///
     /// ```
     /// use std::{cell::RefCell, rc::Rc};

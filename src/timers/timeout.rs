@@ -584,9 +584,12 @@ impl EventLoop {
     /// last with a `TimeoutOverflowWarning`); fractions are kept, but the
     /// timer joins the list of the truncated duration, so 1.5 ms fires with
     /// the 1 ms timers. A [`Duration`](std::time::Duration) is rounded **up**
-    /// to whole milliseconds, so it never fires early: 1.5 ms is 2 ms.
-    /// A `Duration` beyond [`TIMEOUT_MAX`] is not coerced: it waits its
-    /// full length. So for a long timer (35 days, say) pass a `Duration`:
+    /// to whole milliseconds (1.5 ms is 2 ms), counted from the loop's
+    /// current millisecond as every timer is: it fires no earlier than its
+    /// deadline in loop time, and on a real clock at most 1 ms short of
+    /// its full duration in real time, as Node's timeouts. A `Duration`
+    /// beyond [`TIMEOUT_MAX`] is not coerced: it waits its full length (up
+    /// to [`LONG_MAX_MS`](crate::LONG_MAX_MS)). So for a long timer (35 days, say) pass a `Duration`:
     /// the same number of milliseconds as a number fires after 1 ms, and
     /// its warning reaches only a [warning
     /// handler](Self::set_warning_handler), if one is set (the library
@@ -910,9 +913,12 @@ impl EventLoop {
     /// of its duration. A timeout that already fired fires again, if it was
     /// [kept](Self::keep_timeout). Refreshing an interval from inside its
     /// own callback has no effect: the next run stays on its grid (R8.5).
-    /// Refreshing a cleared timer does nothing, as in Node: a
-    /// [kept](Self::keep_timeout) one answers `Ok(())`, and one that was
-    /// not kept is gone, so its handle is stale ([`TimerError::Stale`]).
+    /// Refreshing a timer cleared before it fired does nothing, as in
+    /// Node: a [kept](Self::keep_timeout) one answers `Ok(())`, and one that
+    /// was not kept is gone, so its handle is stale ([`TimerError::Stale`]).
+    /// A kept timeout cleared after it fired is listed again with no
+    /// callback and keeps the loop alive until its expiry, as in Node (see
+    /// [`keep_timeout`](Self::keep_timeout)).
     ///
     /// ```
     /// use std::{cell::RefCell, rc::Rc};
@@ -1111,7 +1117,7 @@ impl EventLoop {
 
     /// Whether the timer keeps the loop alive (`timeout.hasRef()`): its ref
     /// flag, which a [kept](Self::keep_timeout) timer keeps after it fired
-    /// or was cleared (R8.7); `false` for a stale handle.
+    /// or was cleared (R8.6); `false` for a stale handle.
     ///
     /// ```
     /// use timerloop::EventLoop;
@@ -1126,7 +1132,10 @@ impl EventLoop {
     }
 
     /// Whether the timer is waiting to fire: armed in its list, or
-    /// refreshed by its own running callback.
+    /// refreshed by its own running callback. An interval asked from its
+    /// own callback answers `false` (it is out of its list while it runs)
+    /// unless refreshed there, though it is re-armed when the callback
+    /// returns.
     ///
     /// ```
     /// use timerloop::EventLoop;
