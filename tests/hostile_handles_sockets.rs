@@ -1528,12 +1528,13 @@ fn a_wait_after_32_try_operations_yields_once() {
     });
 }
 
-/// tokio's `poll_read_ready` keeps only the waker of its latest call;
-/// here every distinct waker is kept until the socket's next event. A
-/// poll loop with a fresh waker each time (a `FuturesUnordered` entry, a
-/// short-lived task waiting on a shared idle socket) keeps them all.
+/// `poll_recv_ready` keeps only the waker of its latest call, as tokio's
+/// `poll_read_ready` does: a poll loop with a fresh waker each time (a
+/// `FuturesUnordered` entry, a short-lived task waiting on a shared idle
+/// socket) does not pile up the wakers of abandoned polls until the
+/// socket's next event.
 #[test]
-fn poll_recv_ready_keeps_every_waker_until_an_event() {
+fn poll_recv_ready_keeps_only_its_latest_callers_waker() {
     use std::sync::Arc as SArc;
     use std::task::{Context, Wake, Waker};
     struct Counted(SArc<AtomicUsize>);

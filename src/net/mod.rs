@@ -18,8 +18,9 @@
 //!   reads a stream at most 32 times per event; it goes on in the check
 //!   phase, after the iteration's timers and I/O have run.
 //! - **Nothing is lost**: an operation is tried first, and only a
-//!   `WouldBlock` waits for the next readiness event; a read or write that
-//!   is dropped before it completes has transferred nothing.
+//!   `WouldBlock`, or a TCP read or write that moved fewer bytes than
+//!   asked, makes the next one wait for a readiness event; a read or write
+//!   that is dropped before it completes has transferred nothing.
 //! - **Every waiting task is woken, and nothing waits for nothing**: each
 //!   async operation waiting on a direction (`read().await`,
 //!   `readable().await`, `recv_from`, `accept`, in any number of tasks
@@ -47,17 +48,18 @@
 //! # Readiness and the `try_` operations
 //!
 //! As in tokio, [`TcpStream`], its halves and [`UdpSocket`] have
-//! readiness waits (`ready(interest)`, `readable()`, `writable()`, and
-//! their `poll_` forms) and operations that never wait (`try_read`,
+//! readiness waits (`ready(interest)`, `readable()`, `writable()`, and,
+//! on [`TcpStream`] and [`UdpSocket`], their `poll_` forms) and operations that never wait (`try_read`,
 //! `try_write`, `try_send`, `try_recv_from`, ...), for code that waits
 //! for readiness and then does what it can: `loop { s.readable().await?;
 //! match s.try_read(&mut buf) { .. WouldBlock => continue } }`.
-//! [`Interest`] is mio's (tokio's has the same constants); [`Ready`]
+//! [`Interest`] is mio's (tokio's `READABLE` and `WRITABLE`; tokio's
+//! `ERROR` is not here); [`Ready`]
 //! says what a wait found.
 //!
 //! - **A wait ends at once while its direction may be ready**: nothing
-//!   has said `WouldBlock` (or read short) since the loop last reported
-//!   it ready, or it is closed (final, as in tokio). Otherwise it waits
+//!   has said `WouldBlock` (or read or written short) since the loop last
+//!   reported it ready, or it is closed (final, as in tokio). Otherwise it waits
 //!   for the loop's next event for the socket, as a `read` does: every
 //!   task waiting is woken by it. It can end with a false positive.
 //! - **A `try_` operation asks the socket every time** (tokio's skips the
@@ -96,7 +98,8 @@
 //! so does not shut down again when dropped. On an [`AsyncSource`], the
 //! write traits need its source to be [`HalfClose`] (a Unix stream, a
 //! pipe's writing end, or a source of your own), whose `half_close` is
-//! the shutdown. With the inherent calls in scope, call a trait method
+//! the shutdown (a pipe's does nothing: its reader sees the end when the
+//! source is dropped). With the inherent calls in scope, call a trait method
 //! the inherent one shadows by its path
 //! (`AsyncWriteExt::shutdown(&mut stream)`).
 //!
@@ -159,7 +162,8 @@ mod udp;
 /// waits for: mio's `Interest`, the same type as
 /// [`timerloop::mio::Interest`](crate::mio::Interest), here under the name
 /// and path a port from `tokio::io::Interest` looks for.
-/// `Interest::READABLE | Interest::WRITABLE` waits for either.
+/// `Interest::READABLE | Interest::WRITABLE` waits for either in `ready`;
+/// [`AsyncSource`]'s operations take one direction alone.
 pub use mio::Interest;
 pub use ready::Ready;
 pub use source::{AsyncSource, HalfClose};

@@ -77,7 +77,10 @@ impl Ready {
     /// ```
     pub const READ_CLOSED: Ready = Ready(READ_CLOSED);
 
-    /// The write direction is closed: writes fail at once.
+    /// The write direction is closed: the loop saw it hang up or fail, and
+    /// writes fail at once. On a [`UdpSocket`](super::UdpSocket), an ICMP
+    /// error (a connected peer's port unreachable) also sets it, as in
+    /// tokio, and sends still work once the error was read.
     ///
     /// ```
     /// use timerloop::net::Ready;

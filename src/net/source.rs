@@ -345,7 +345,8 @@ impl<S: mio::event::Source + fmt::Debug + 'static> fmt::Debug for AsyncSource<S>
 /// ```
 pub trait HalfClose {
     /// Closes the write direction: the peer reads the end of the stream
-    /// once what was written is read.
+    /// once what was written is read (a pipe's `Sender`: nothing; its
+    /// reader sees the end when the `AsyncSource` is dropped).
     ///
     /// ```
     /// use timerloop::net::HalfClose;

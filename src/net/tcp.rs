@@ -89,7 +89,8 @@ impl TcpListener {
     ///
     /// # Errors
     ///
-    /// The OS error of the last address tried.
+    /// The resolver's error; [`io::ErrorKind::InvalidInput`] if `addr`
+    /// has no address; otherwise the OS error of the last address tried.
     ///
     /// # Panics
     ///
@@ -136,14 +137,21 @@ impl TcpListener {
         }
     }
 
-    /// Accepts a connection: the stream, on this loop, and the peer's
-    /// address.
+    /// Accepts a connection: the stream, registered with the loop current
+    /// on this thread (as tokio's with the current runtime), and the
+    /// peer's address.
     ///
     /// # Errors
     ///
     /// The OS error of `accept` (running out of descriptors, for one); the
     /// listener stays usable. [`io::ErrorKind::Other`] if it would wait and
     /// the listener's loop was dropped (see the [module docs](super)).
+    ///
+    /// # Panics
+    ///
+    /// If a connection is accepted while no loop is current on this
+    /// thread (polled on another executor after the loop was dropped), as
+    /// tokio's does outside a runtime.
     ///
     /// # Examples
     ///
@@ -273,8 +281,8 @@ impl TcpListener {
 /// See [`TcpListener`] for an example.
 ///
 /// Of tokio's socket options, `SO_LINGER` (`linger`/`set_linger`) is not
-/// here: neither std (stable) nor mio sets it, and the crate's default
-/// build has no `socket2` or `libc`. Set it with `socket2` on a std
+/// wrapped (tokio deprecates `set_linger`): set it with `socket2`
+/// (`socket2::SockRef::from(&std_stream).set_linger(..)`) on a std
 /// stream, then [`from_std`](Self::from_std).
 ///
 /// # Examples
@@ -335,7 +343,10 @@ impl TcpStream {
     ///
     /// # Errors
     ///
-    /// The OS error of the last address tried (refused, unreachable).
+    /// The resolver's error; [`io::ErrorKind::InvalidInput`] if `addr`
+    /// has no address; otherwise the OS error of the last address tried
+    /// (refused, unreachable); [`io::ErrorKind::Other`] if it would wait
+    /// and the loop it was made on was dropped.
     ///
     /// # Panics
     ///
@@ -559,7 +570,9 @@ impl TcpStream {
     /// # Errors
     ///
     /// The OS error; [`io::ErrorKind::WriteZero`] if the socket accepts no
-    /// more bytes. What was written before the error stays written.
+    /// more bytes; [`io::ErrorKind::Other`] if it would wait and the
+    /// stream's loop was dropped. What was written before the error stays
+    /// written.
     ///
     /// # Examples
     ///
@@ -722,9 +735,11 @@ impl TcpStream {
 /// `read` does; it can end with a false positive, so pair it with a
 /// `try_` operation that may still say `WouldBlock` (which clears the
 /// readiness, so the next wait really waits). The `try_` operations count
-/// in the stream's streak (module docs: no socket starves the loop), so a
-/// `readable`/`try_read` loop yields to the loop after 32 reads in a row,
-/// as a `read` loop does.
+/// in the stream's streak (module docs: no socket starves the loop), as
+/// does a wait that ends at once, so a `readable`/`try_read` loop yields
+/// to the loop every 16 rounds (32 operations), as a `read` loop does. A
+/// read or write that moves fewer bytes than asked clears the readiness
+/// too.
 impl TcpStream {
     /// Waits until the stream may be ready for one of `interest`'s
     /// directions ([`Interest::READABLE`], [`Interest::WRITABLE`] or
@@ -736,7 +751,8 @@ impl TcpStream {
     /// [`io::ErrorKind::InvalidInput`] for an interest other than
     /// readable, writable or both; [`io::ErrorKind::Other`] if it would
     /// wait and the stream's loop was dropped (see the
-    /// [module docs](super)).
+    /// [module docs](super)); the OS error if the loop could not register
+    /// the stream.
     ///
     /// # Examples
     ///
@@ -812,9 +828,10 @@ impl TcpStream {
         self.ready(Interest::READABLE).await.map(drop)
     }
 
-    /// [`readable`](Self::readable) as a poll function. Every task that
-    /// polls it is woken by the next readiness (tokio wakes only the last
-    /// one's waker).
+    /// [`readable`](Self::readable) as a poll function. It keeps one waker,
+    /// its latest caller's, as tokio's does: a task it replaced is not
+    /// woken (several tasks wait with [`readable`](Self::readable), which
+    /// wakes each).
     ///
     /// # Errors
     ///
@@ -879,9 +896,10 @@ impl TcpStream {
         self.ready(Interest::WRITABLE).await.map(drop)
     }
 
-    /// [`writable`](Self::writable) as a poll function. Every task that
-    /// polls it is woken by the next readiness (tokio wakes only the last
-    /// one's waker).
+    /// [`writable`](Self::writable) as a poll function. It keeps one waker,
+    /// its latest caller's, as tokio's does: a task it replaced is not
+    /// woken (several tasks wait with [`writable`](Self::writable), which
+    /// wakes each).
     ///
     /// # Errors
     ///

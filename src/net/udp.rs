@@ -59,7 +59,8 @@ impl UdpSocket {
     ///
     /// # Errors
     ///
-    /// The OS error of the last address tried.
+    /// The resolver's error; [`io::ErrorKind::InvalidInput`] if `addr`
+    /// has no address; otherwise the OS error of the last address tried.
     ///
     /// # Panics
     ///
@@ -117,7 +118,8 @@ impl UdpSocket {
     ///
     /// # Errors
     ///
-    /// The OS error of the last address tried.
+    /// The resolver's error; [`io::ErrorKind::InvalidInput`] if `addr`
+    /// has no address; otherwise the OS error of the last address tried.
     pub async fn connect<A: ToSocketAddrs>(&self, addr: A) -> io::Result<()> {
         let s = self.io.get_ref();
         each_addr(addr, |a| s.connect(a))
@@ -149,7 +151,8 @@ impl UdpSocket {
         self.io.async_io(Interest::WRITABLE, |s| s.send(buf)).await
     }
 
-    /// Receives one datagram from the connected peer into `buf`; its
+    /// Receives one datagram into `buf` (from the connected peer once
+    /// [`connect`](Self::connect) was called; from anyone before); its
     /// length (a datagram longer than `buf` is cut to it).
     ///
     /// ```
@@ -173,7 +176,9 @@ impl UdpSocket {
     ///
     /// # Errors
     ///
-    /// As [`send`](Self::send).
+    /// The OS error (an ICMP error a connected socket received, for one);
+    /// [`io::ErrorKind::Other`] if it would wait and the socket's loop was
+    /// dropped.
     pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
         self.io.async_io(Interest::READABLE, |s| s.recv(buf)).await
     }
@@ -197,8 +202,8 @@ impl UdpSocket {
     ///
     /// # Errors
     ///
-    /// [`io::ErrorKind::InvalidInput`] if `target` has no address; as
-    /// [`send`](Self::send) otherwise.
+    /// The resolver's error; [`io::ErrorKind::InvalidInput`] if `target`
+    /// has no address; as [`send`](Self::send) otherwise.
     pub async fn send_to<A: ToSocketAddrs>(&self, buf: &[u8], target: A) -> io::Result<usize> {
         let to = target
             .to_socket_addrs()?
@@ -451,7 +456,8 @@ impl UdpSocket {
     ///
     /// [`io::ErrorKind::InvalidInput`] for an interest other than
     /// readable, writable or both; [`io::ErrorKind::Other`] if it would
-    /// wait and the socket's loop was dropped.
+    /// wait and the socket's loop was dropped; the OS error if the loop
+    /// could not register the socket.
     pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
         super::wait(self.io.rc(), |cx| self.io.poll_ready(cx, interest)).await
     }
@@ -490,9 +496,10 @@ impl UdpSocket {
         self.ready(Interest::READABLE).await.map(drop)
     }
 
-    /// [`readable`](Self::readable) as a poll function. Every task that
-    /// polls it is woken by the next readiness (tokio wakes only the last
-    /// one's waker).
+    /// [`readable`](Self::readable) as a poll function. It keeps one waker,
+    /// its latest caller's, as tokio's does: a task it replaced is not
+    /// woken (several tasks wait with [`readable`](Self::readable), which
+    /// wakes each).
     ///
     /// ```
     /// use timerloop::{EventLoop, net::UdpSocket};
@@ -546,9 +553,10 @@ impl UdpSocket {
         self.ready(Interest::WRITABLE).await.map(drop)
     }
 
-    /// [`writable`](Self::writable) as a poll function. Every task that
-    /// polls it is woken by the next readiness (tokio wakes only the last
-    /// one's waker).
+    /// [`writable`](Self::writable) as a poll function. It keeps one waker,
+    /// its latest caller's, as tokio's does: a task it replaced is not
+    /// woken (several tasks wait with [`writable`](Self::writable), which
+    /// wakes each).
     ///
     /// ```
     /// use timerloop::{EventLoop, net::UdpSocket};
