@@ -781,11 +781,13 @@ pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Throw
     )));
     host.follow_loop_clock(follow);
     // process.exit in an embedding, max_run, the embedder's interrupt:
-    // the script stops at the next check.
+    // the script stops at the next check. Only the host's own JavaScript:
+    // once its program ended, the application's own on this runtime (its
+    // `ctx.with` reading results, another context) runs unstopped.
     let w = Rc::downgrade(&host);
     rt.set_interrupt_handler(Some(Box::new(move || {
         w.upgrade()
-            .is_some_and(|h| h.exited().is_some() || h.engine().watch.poll())
+            .is_some_and(|h| h.engaged() && (h.exited().is_some() || h.engine().watch.poll()))
     })));
     Ok(host)
 }

@@ -344,6 +344,37 @@ fn the_embedders_handler_stops_it_and_is_asked_only_while_the_host_runs() {
     });
 }
 
+/// Once a program has ended (here normally, at the end of `run`), the
+/// host's interrupt handler no longer stops JavaScript the application
+/// runs itself on the host's context (reading results, as the docs'
+/// examples do) or on another context of the runtime. Before the fix it
+/// answered yes whenever the program had exited, so QuickJS's check,
+/// about once in 10,000 calls, threw `InternalError: interrupted` into
+/// the application's own code.
+#[test]
+fn the_applications_javascript_runs_after_the_program_ended() {
+    within(|| {
+        let host = QuickJsHost::create_with(Options::default()).unwrap();
+        let mut lp = EventLoop::with_virtual_clock();
+        host.eval_main(
+            &mut lp,
+            "main.js",
+            "globalThis.out = 41; setTimeout(() => out++, 5)",
+        )
+        .unwrap();
+        assert_eq!(host.run(&mut lp), 0);
+        assert_eq!(host.exited(), Some(0));
+        let src = "let s = 0; const f = (x) => x + 1; \
+                   for (let i = 0; i < 100000; i++) s = f(s); s + out";
+        let ctx = host.context();
+        let n: i32 = ctx.with(|c| c.eval(src)).unwrap();
+        assert_eq!(n, 100_042);
+        let other = rquickjs::Context::full(&ctx.runtime().clone()).unwrap();
+        let m: i32 = other.with(|c| c.eval(src.replace(" + out", ""))).unwrap();
+        assert_eq!(m, 100_000);
+    });
+}
+
 #[test]
 fn tljs_max_run() {
     let tljs = env!("CARGO_BIN_EXE_tljs");
