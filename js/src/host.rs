@@ -859,24 +859,39 @@ impl<E: Engine> Host<E> {
         }
     }
 
-    /// A fatal exception: printed, `exit` emitted with `code` (unless an
-    /// exit is under way, whose code stays), the status. An `exit`
-    /// listener that throws here is printed and ignored, as in Node.
+    /// A fatal exception, in Node's order (`createOnGlobalUncaughtException`
+    /// with no listener, then `TriggerUncaughtException`): `exit` emitted
+    /// with `code` (unless an exit is under way, whose code stays), then
+    /// the exception printed, and the status (`process.exitCode` if a
+    /// listener set it). An `exit` listener that throws is ignored
+    /// silently, and one that calls `process.exit` ends the program before
+    /// the report, as in Node.
     fn die(&self, lp: &mut EventLoop, message: &str, code: i32) -> i32 {
-        self.eprint(&format!("{message}\n\nNode.js v20 (tljs)"));
-        self.fatal_exit(lp, code)
-    }
-
-    /// [`die`](Self::die) once the exception was printed or handed to the
-    /// application.
-    fn fatal_exit(&self, lp: &mut EventLoop, code: i32) -> i32 {
-        let r = self.run_engine(lp, |e| e.emit_process("exit", Some(code)));
-        if let Some(code) = self.exited() {
+        if let Some(code) = self.emit_fatal_exit(lp, code) {
             return code;
         }
-        if let Err(t) = r {
-            self.eprint(&t.0);
+        self.eprint(&format!("{message}\n\nNode.js v20 (tljs)"));
+        self.end_fatally(lp, code)
+    }
+
+    /// [`die`](Self::die) with the exception handed to the application
+    /// instead of printed.
+    fn fatal_exit(&self, lp: &mut EventLoop, code: i32) -> i32 {
+        if let Some(code) = self.emit_fatal_exit(lp, code) {
+            return code;
         }
+        self.end_fatally(lp, code)
+    }
+
+    /// The `exit` listeners of a fatal exception; a listener that throws
+    /// is ignored (Node's `try { .. } catch {}` around the emit). Returns
+    /// the status if a listener ended the program (`process.exit`).
+    fn emit_fatal_exit(&self, lp: &mut EventLoop, code: i32) -> Option<i32> {
+        let _ignored = self.run_engine(lp, |e| e.emit_process("exit", Some(code)));
+        self.exited()
+    }
+
+    fn end_fatally(&self, lp: &mut EventLoop, code: i32) -> i32 {
         let code = self.engine.exit_code().unwrap_or(code);
         self.finish(lp, code);
         code

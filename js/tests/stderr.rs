@@ -141,3 +141,46 @@ fn the_warning_hint_names_the_flag_for_the_first_warning_only() {
          (node:PID) [DEP0999] DeprecationWarning: old API\n",
     );
 }
+
+/// A fatal exception runs the `exit` listeners before it is reported, as
+/// Node does (its handler emits `exit`, then the report is printed); an
+/// `exit` listener that throws then is ignored silently, and one that
+/// calls `process.exit` ends the program with no report. Before the fix
+/// tljs printed the report first and the listener's own error after it.
+#[test]
+fn exit_listeners_run_before_the_fatal_report() {
+    let cases = [
+        (
+            "process.on('exit', c => console.error('listener', c));\n\
+             setTimeout(() => { throw new Error('boom'); }, 1);",
+            1,
+            true,
+        ),
+        (
+            "process.on('exit', c => { console.error('listener', c); throw new Error('in exit'); });\n\
+             throw new Error('boom');",
+            1,
+            true,
+        ),
+        (
+            "process.on('exit', c => { console.error('listener', c); process.exit(5); });\n\
+             throw new Error('boom');",
+            5,
+            false,
+        ),
+    ];
+    let mut cmds = vec![env!("CARGO_BIN_EXE_tljs")];
+    if node_available() {
+        cmds.push("node");
+    }
+    for (program, status, reported) in cases {
+        for cmd in &cmds {
+            let r = run(cmd, &[], program);
+            let what = format!("{cmd} on {program:?}:\n{}", r.stderr);
+            assert_eq!(r.status, status, "{what}");
+            assert!(r.stderr.starts_with("listener 1\n"), "{what}");
+            assert!(!r.stderr.contains("in exit"), "{what}");
+            assert_eq!(r.stderr.contains("Error: boom"), reported, "{what}");
+        }
+    }
+}
