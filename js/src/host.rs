@@ -986,9 +986,12 @@ impl<E: Engine> Host<E> {
         if self.exited().is_some() {
             return id;
         }
-        let h = self.clone();
+        // Weakly, as the loop's other callbacks: a host dropped meanwhile
+        // is gone, and its callback runs nothing.
+        let w = Rc::downgrade(self);
         EventLoop::with_current(|lp| {
-            lp.completion(move |lp| h.call(lp, Kind::Io, id)).complete();
+            lp.completion(move |lp| w.upgrade().map_or(Ok(()), |h| h.call(lp, Kind::Io, id)))
+                .complete();
         });
         id
     }

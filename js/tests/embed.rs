@@ -209,6 +209,31 @@ fn a_finished_host_is_freed_when_dropped() {
     assert!(w.upgrade().is_none(), "the host outlived its handle");
     lp.run().unwrap();
     assert!(!lp.is_alive());
+
+    // An `fs.stat` in flight does not keep a dropped host either, and its
+    // callback runs no JavaScript (its completion held the host strongly
+    // before: the host outlived its handle and the callback ran).
+    let out = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let o = out.clone();
+    let options = Options {
+        console: Some(std::sync::Arc::new(move |_, text: &str| {
+            o.lock().unwrap().push_str(text)
+        })),
+        ..Default::default()
+    };
+    let host = QuickJsHost::create_with(options).unwrap();
+    host.eval_main(
+        &mut lp,
+        "p.js",
+        "require('fs').stat('.', () => console.log('stat callback'))",
+    )
+    .unwrap();
+    let w = Rc::downgrade(&host);
+    drop(host);
+    assert!(w.upgrade().is_none(), "a stat in flight kept the host");
+    lp.run().unwrap();
+    assert_eq!(*out.lock().unwrap(), "");
+    assert!(!lp.is_alive());
 }
 
 #[test]
