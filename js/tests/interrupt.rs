@@ -393,6 +393,18 @@ fn tljs_max_run() {
     let r = common::run(tljs, &["--max-run", "0"], src);
     assert_eq!(r.status, 2);
     assert!(r.stderr.contains("--max-run needs a positive whole number"));
+    // --help prints the options; an unknown option is a usage error (it
+    // was taken for the file's name: "cannot read --help", status 1).
+    let r = common::run(tljs, &["--help"], src);
+    assert_eq!((r.status, r.stderr.as_str()), (0, ""));
+    assert!(r.stdout.starts_with("usage: tljs ") && r.stdout.contains("--max-run MS"));
+    let r = common::run(tljs, &["--frobnicate"], src);
+    assert_eq!(r.status, 2);
+    assert!(
+        r.stderr.starts_with("tljs: unknown option --frobnicate"),
+        "{}",
+        r.stderr
+    );
     // A program within its budget is not touched.
     let r = common::run(
         tljs,

@@ -3,14 +3,16 @@
 //! script, then the loop until nothing refed is left; exits with
 //! `process.exitCode`, or 1 after an uncaught exception (printed to stderr
 //! as Node prints it, less the source line). `--max-memory` limits the
-//! engine's heap (an allocation past it is an uncaught `InternalError: out
-//! of memory`); `--stack-size` sets the engine's stack limit (default
-//! 8 MiB, about 13,000 frames of a small function, where Node allows about
-//! 11,000; at most 16 MiB, a larger value is taken as 16 MiB);
+//! engine's heap (an allocation past it throws `InternalError: out of
+//! memory`, which a `catch` can take); `--stack-size` sets the engine's
+//! stack limit (default 8 MiB, about 13,000 frames of a small function,
+//! about as deep as Node's 11,000 to 14,000 depending on the function; at
+//! most 16 MiB, a larger value is taken as 16 MiB);
 //! `--max-run` ends the program (status 1, the stack where it was on
 //! stderr) when its JavaScript runs longer than MS milliseconds in one
 //! turn, a macrotask and the ticks and microtasks after it
-//! (`Options::max_run`).
+//! (`Options::max_run`). `-h`/`--help` prints the options; an unknown
+//! option (options come before `FILE.js`) is a usage error, status 2.
 //!
 //! The engine runs on a thread of its own whose stack is the limit plus
 //! [`MARGIN`]: QuickJS checks its limit against the stack pointer, so the
@@ -27,6 +29,20 @@ use timerloop_js::{Options, QuickJsHost};
 
 const USAGE: &str =
     "usage: tljs [--max-memory MB] [--stack-size KB] [--max-run MS] FILE.js [ARGS...]";
+
+/// What `--help` prints after the usage line.
+const HELP: &str = "Runs a Node.js 20 timer program on timerloop, as `node FILE.js` would.
+
+  --max-memory MB  limit the engine's heap (an allocation past it throws
+                   InternalError: out of memory)
+  --stack-size KB  the engine's stack limit (default 8192, at most 16384)
+  --max-run MS     end the program (status 1) when its JavaScript runs
+                   longer than MS in one turn
+  -h, --help       this text
+
+Options come before FILE.js; what follows it is the program's
+process.argv. Exits with process.exitCode, or 1 after an uncaught
+exception; 2 for a usage error.";
 
 /// The engine's stack limit when `--stack-size` is not given.
 const DEFAULT_STACK: usize = 8 << 20;
@@ -57,6 +73,14 @@ fn main() -> ExitCode {
             "--max-memory" => (&mut options.max_memory, 1 << 20),
             "--stack-size" => (&mut options.max_stack, 1 << 10),
             "--max-run" => (&mut max_run, 1),
+            "-h" | "--help" => {
+                println!("{USAGE}\n\n{HELP}");
+                return ExitCode::SUCCESS;
+            }
+            o if o.starts_with('-') && o != "-" => {
+                eprintln!("tljs: unknown option {o} (options come before FILE.js)\n{USAGE}");
+                return ExitCode::from(2);
+            }
             _ => break a,
         };
         match args.next().and_then(|n| n.parse::<usize>().ok()) {
