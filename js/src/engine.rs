@@ -85,8 +85,9 @@ pub enum Stream {
 
 /// Writes `text` to the process's `stream`, at once, as Node's console
 /// writes to files and pipes: nothing stays in a buffer across a callback,
-/// so `process.exit` loses nothing. A failed write is ignored (as Node
-/// ignores `EPIPE` on stdout).
+/// so `process.exit` loses nothing. A failed write is ignored (Node's
+/// stream would raise `EPIPE` as an uncaught error, exit 1, where tljs
+/// goes on).
 pub(crate) fn write_std(stream: Stream, text: &str) {
     let _ = match stream {
         Stream::Stderr => std::io::stderr().lock().write_all(text.as_bytes()),
@@ -223,8 +224,9 @@ pub trait Engine: 'static {
     /// The job's uncaught exception.
     fn run_pending_job(&self) -> Result<bool, Thrown>;
     /// Emits `rejectionHandled` for each promise that got a handler after
-    /// `unhandledRejection` listeners heard of it (or prints Node's
-    /// `PromiseRejectionHandledWarning` if nobody listens), oldest first.
+    /// it was reported (to `unhandledRejection` listeners, or as an
+    /// uncaught exception), oldest first; or prints Node's
+    /// `PromiseRejectionHandledWarning` if nobody listens.
     ///
     /// The host calls it when it checks for unhandled rejections:
     ///
@@ -248,6 +250,10 @@ pub trait Engine: 'static {
     fn emit_rejections_handled(&self) -> Result<(), Thrown>;
     /// The oldest rejected promise that still has no handler, formatted as
     /// Node 20 reports it (`--unhandled-rejections=throw`), and forgotten.
+    /// The engine emits `unhandledRejection` itself (the host never does):
+    /// it returns `None` once listeners heard of every such promise, and a
+    /// listener's own exception as `Some`; only a rejection nobody listens
+    /// for comes back to be reported as an uncaught exception.
     ///
     /// ```
     /// use timerloop_js::{Engine, QuickJsHost};

@@ -3,8 +3,10 @@
 //! Node drives V8's microtask queue.
 //!
 //! Invariants:
-//! - JavaScript runs only inside a loop callback (or [`Host::eval_main`]),
-//!   and always inside [`EventLoop::scope`], so the natives reach the loop
+//! - JavaScript runs only inside a loop callback, [`Host::eval_main`], or
+//!   [`Host::run`]'s own calls (the `beforeExit` and `exit` listeners, and
+//!   those of a fatal exception), and always inside [`EventLoop::scope`]
+//!   (through `run_engine`), so the natives reach the loop
 //!   through [`EventLoop::with_current`]; no native runs JavaScript, so
 //!   lending never nests;
 //! - after any JavaScript ran, if the engine holds a pending job, exactly
@@ -235,10 +237,12 @@ struct State {
 /// A JavaScript engine bound to the thread's [`EventLoop`].
 ///
 /// The application's `Rc` keeps the host and its engine alive: the loop's
-/// timers and immediates hold it weakly, so dropping the last handle ends
-/// the program (its timers leave the loop as they come due, running no
-/// JavaScript), and a host whose program ended (see [`exited`](Self::exited))
-/// leaves nothing on the loop.
+/// timers, immediates and `fs.stat` completions hold it weakly, so
+/// dropping the last handle ends the program (its timers leave the loop as
+/// they come due, running no JavaScript), and a host whose program ended
+/// (see [`exited`](Self::exited)) leaves nothing on the loop but an
+/// `fs.stat` in flight, which keeps the loop alive until the next poll
+/// phase and then runs nothing.
 ///
 /// ```
 /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
@@ -361,9 +365,11 @@ impl<E: Engine> Drop for Host<E> {
 impl<E: Engine> Host<E> {
     /// Makes the host; `make` builds the engine, whose natives call back
     /// through the weak reference it is given. With `exit_process`,
-    /// `process.exit` and fatal exceptions end the OS process as in Node;
-    /// without, they stop the loop and [`exited`](Self::exited) tells the
-    /// status.
+    /// `process.exit` ends the OS process as in Node, and so does a fatal
+    /// exception reported through the router (while some host on the
+    /// thread has `uncaughtException` listeners); otherwise a fatal
+    /// exception's status is what [`run`](Self::run) returns. Without,
+    /// they stop the loop and [`exited`](Self::exited) tells the status.
     ///
     /// With an engine of one's own (here one that counts callbacks):
     ///
@@ -482,7 +488,11 @@ impl<E: Engine> Host<E> {
     /// another code; its timers leave the loop), [`run`](Self::run)
     /// returns that status at once, and the exception is this call's
     /// `Err` (not printed; [`run_main`](Self::run_main) prints it as
-    /// `node` does).
+    /// `node` does). That holds while the loop has no uncaught-error
+    /// handler: if another host on the thread listens, the router reports
+    /// it (printed, the program ended) and this returns `Ok`; if the
+    /// application set a handler of its own, that handler gets it and the
+    /// program goes on.
     ///
     /// ```
     /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
@@ -712,9 +722,14 @@ impl<E: Engine> Host<E> {
     /// refed is left, then `beforeExit` while its listeners schedule more
     /// work, then `exit`. An uncaught exception is printed to stderr as
     /// Node prints it (less the source line). Returns the exit status:
-    /// `process.exitCode`, 1 after an uncaught exception, or the code given
-    /// to `process.exit` (which, when the host does not end the OS process,
-    /// stops the loop and ends this call).
+    /// `process.exitCode`, 1 after an uncaught exception, 7 if an
+    /// `uncaughtException` listener threw, or the code given to
+    /// `process.exit` (which, when the host does not end the OS process,
+    /// stops the loop and ends this call); 70 when the loop fails for a
+    /// reason that is not the program's (an application callback's failure,
+    /// below, or [`timerloop::Error::Reentrant`] when called from inside a
+    /// loop callback). An application's `lp.stop()` does not end it: the
+    /// loop is run again.
     ///
     /// Other programs on the loop: another host's fatal exception ends
     /// that host (its `exit` listeners hear 1) and this run goes on; a
@@ -723,7 +738,12 @@ impl<E: Engine> Host<E> {
     /// (`tljs: ...`) and this call returns 70 without ending the program,
     /// which a later `run` continues. The application that needs that
     /// error itself runs the loop with [`EventLoop::run`] and calls `run`
-    /// once that returned `Ok`.
+    /// once that returned `Ok`. Under the application's own
+    /// [`EventLoop::run`], though, this program's uncaught exception is
+    /// only that call's `Err`: the program is not ended (no `exit`
+    /// listeners, [`exited`](Self::exited) stays `None`, its timers stay),
+    /// and a later `run` continues it; only this method (or an
+    /// `uncaughtException` listener) gives Node's fatal ending.
     ///
     /// ```
     /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
@@ -920,7 +940,8 @@ impl<E: Engine> Host<E> {
     /// the router: it gets every failure that is no host's while hosts
     /// listen, and is the loop's handler again after. One it sets after
     /// replaces the router, and then gets the hosts' exceptions too (as
-    /// their message); the hosts then leave it in place.
+    /// their message), until a host next gains its first listener: the
+    /// router then goes in front of it again.
     ///
     /// ```
     /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
@@ -933,6 +954,12 @@ impl<E: Engine> Host<E> {
     /// let caught: String = host.context().with(|c| c.globals().get("caught")).unwrap();
     /// assert_eq!(caught, "boom");
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// Outside the loop's scope ([`EventLoop::scope`], where the natives
+    /// are called): no loop is current there (see
+    /// [`EventLoop::with_current`]).
     pub fn catch_uncaught(self: &Rc<Self>, on: bool) {
         EventLoop::with_current(|lp| {
             if !on {
@@ -981,6 +1008,12 @@ impl<E: Engine> Host<E> {
     /// let dir: bool = host.context().with(|c| c.globals().get("dir")).unwrap();
     /// assert!(dir);
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// Outside the loop's scope ([`EventLoop::scope`], where the natives
+    /// are called): no loop is current there (see
+    /// [`EventLoop::with_current`]).
     pub fn stat(self: &Rc<Self>) -> u32 {
         let id = self.new_id();
         if self.exited().is_some() {
@@ -1060,6 +1093,12 @@ impl<E: Engine> Host<E> {
     /// let reason: i32 = host.context().with(|c| c.globals().get("reason")).unwrap();
     /// assert_eq!(reason, 7);
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// Outside the loop's scope ([`EventLoop::scope`], where the natives
+    /// are called): no loop is current there (see
+    /// [`EventLoop::with_current`]).
     pub fn rejection_pending(self: &Rc<Self>) {
         if self.rejections_queued.replace(true) {
             self.rejections_again.set(true);
@@ -1166,6 +1205,12 @@ impl<E: Engine> Host<E> {
     /// assert_eq!(host.run(&mut lp), 0);
     /// assert_eq!(lp.now(), 10);
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// Outside the loop's scope ([`EventLoop::scope`], where the natives
+    /// are called): no loop is current there (see
+    /// [`EventLoop::with_current`]).
     pub fn set_timer(self: &Rc<Self>, after: f64, repeat: bool) -> u32 {
         let id = self.new_id();
         if self.exited().is_some() {
@@ -1208,6 +1253,12 @@ impl<E: Engine> Host<E> {
     /// assert_eq!(host.run(&mut lp), 0);
     /// assert_eq!(lp.now(), 0);
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// Outside the loop's scope ([`EventLoop::scope`], where the natives
+    /// are called): no loop is current there (see
+    /// [`EventLoop::with_current`]).
     pub fn clear(&self, id: u32) {
         if let Some(t) = self.timeout(id) {
             EventLoop::with_current(|lp| {
@@ -1225,6 +1276,12 @@ impl<E: Engine> Host<E> {
     /// assert_eq!(host.run_main(&mut lp, "main.js", src), 0);
     /// assert_eq!(lp.now(), 16); // 6 + 10
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// Outside the loop's scope ([`EventLoop::scope`], where the natives
+    /// are called): no loop is current there (see
+    /// [`EventLoop::with_current`]).
     pub fn refresh(&self, id: u32) {
         if let Some(t) = self.timeout(id) {
             EventLoop::with_current(|lp| {
@@ -1244,6 +1301,12 @@ impl<E: Engine> Host<E> {
     /// lp.scope(|| host.set_ref(id, true));
     /// assert!(lp.is_alive());
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// Outside the loop's scope ([`EventLoop::scope`], where the natives
+    /// are called): no loop is current there (see
+    /// [`EventLoop::with_current`]).
     pub fn set_ref(&self, id: u32, on: bool) {
         if let Some(t) = self.timeout(id) {
             EventLoop::with_current(|lp| {
@@ -1267,6 +1330,12 @@ impl<E: Engine> Host<E> {
     /// assert!(!lp.scope(|| host.has_ref(id)));
     /// assert!(!lp.scope(|| host.has_ref(12345))); // no such timeout
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// Outside the loop's scope ([`EventLoop::scope`], where the natives
+    /// are called): no loop is current there (see
+    /// [`EventLoop::with_current`]).
     pub fn has_ref(&self, id: u32) -> bool {
         self.timeout(id)
             .is_some_and(|t| EventLoop::with_current(|lp| lp.timeout_has_ref(t)))
@@ -1286,6 +1355,12 @@ impl<E: Engine> Host<E> {
     /// lp.scope(|| host.refresh(id)); // gone: nothing to refresh
     /// assert!(!lp.is_alive());
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// Outside the loop's scope ([`EventLoop::scope`], where the natives
+    /// are called): no loop is current there (see
+    /// [`EventLoop::with_current`]).
     pub fn release(&self, id: u32) {
         let t = self.state.borrow_mut().timers.remove(&id);
         if let Some(t) = t {
@@ -1305,6 +1380,12 @@ impl<E: Engine> Host<E> {
     /// assert_eq!(host.run(&mut lp), 0);
     /// assert!(!lp.scope(|| host.immediate_has_ref(id))); // it ran
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// Outside the loop's scope ([`EventLoop::scope`], where the natives
+    /// are called): no loop is current there (see
+    /// [`EventLoop::with_current`]).
     pub fn set_immediate(self: &Rc<Self>) -> u32 {
         let id = self.new_id();
         if self.exited().is_some() {
@@ -1336,6 +1417,12 @@ impl<E: Engine> Host<E> {
     /// lp.scope(|| host.clear_immediate(id));
     /// assert!(!lp.is_alive());
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// Outside the loop's scope ([`EventLoop::scope`], where the natives
+    /// are called): no loop is current there (see
+    /// [`EventLoop::with_current`]).
     pub fn clear_immediate(&self, id: u32) {
         let i = self.state.borrow_mut().immediates.remove(&id);
         if let Some(i) = i {
@@ -1356,6 +1443,12 @@ impl<E: Engine> Host<E> {
     /// lp.scope(|| host.set_immediate_ref(id, true));
     /// assert!(lp.is_alive());
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// Outside the loop's scope ([`EventLoop::scope`], where the natives
+    /// are called): no loop is current there (see
+    /// [`EventLoop::with_current`]).
     pub fn set_immediate_ref(&self, id: u32, on: bool) {
         if let Some(i) = self.immediate(id) {
             EventLoop::with_current(|lp| {
@@ -1379,6 +1472,12 @@ impl<E: Engine> Host<E> {
     /// let refs: Vec<bool> = host.context().with(|c| c.eval("refs")).unwrap();
     /// assert_eq!(refs, [true, false]);
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// Outside the loop's scope ([`EventLoop::scope`], where the natives
+    /// are called): no loop is current there (see
+    /// [`EventLoop::with_current`]).
     pub fn immediate_has_ref(&self, id: u32) -> bool {
         self.immediate(id)
             .is_some_and(|i| EventLoop::with_current(|lp| lp.immediate_has_ref(i)))
@@ -1402,6 +1501,12 @@ impl<E: Engine> Host<E> {
     /// let log: String = host.context().with(|c| c.eval("log.join()")).unwrap();
     /// assert_eq!(log, "main,tick,immediate");
     /// ```
+    ///
+    /// # Panics
+    ///
+    /// Outside the loop's scope ([`EventLoop::scope`], where the natives
+    /// are called): no loop is current there (see
+    /// [`EventLoop::with_current`]).
     pub fn tick(self: &Rc<Self>) {
         self.new_id();
         if self.exited().is_some() {

@@ -398,8 +398,10 @@ pub type ConsoleSink = Arc<dyn Fn(Stream, &str) + Send + Sync>;
 pub struct Options {
     /// `process.argv`.
     pub argv: Vec<String>,
-    /// `process.exit` (and a fatal exception) ends the OS process, as in
-    /// Node (`tljs`). When `false` (an embedding), it stops the loop
+    /// `process.exit` ends the OS process, as in Node (`tljs`), and so
+    /// does a fatal exception the router reports (while some host on the
+    /// thread has `uncaughtException` listeners; otherwise
+    /// [`Host::run`] returns its status). When `false` (an embedding), it stops the loop
     /// instead: [`Host::run`] returns the status and
     /// [`Host::exited`] tells it; the script that called `process.exit`
     /// stops there (an uncatchable interrupt, so neither `catch` nor
@@ -407,7 +409,7 @@ pub struct Options {
     pub exit_process: bool,
     /// A limit on the engine's heap, in bytes (`tljs --max-memory MB`):
     /// an allocation past it throws `InternalError: out of memory`, an
-    /// uncaught exception like any other. `None`: no limit.
+    /// exception like any other (a `catch` can take it). `None`: no limit.
     pub max_memory: Option<usize>,
     /// The engine's stack limit in bytes (QuickJS's default is 1 MiB,
     /// about 1,600 frames of a small function); deeper recursion throws
@@ -456,8 +458,10 @@ pub struct Options {
     ///
     /// `Send + Sync`, as the rest of `Options`, so that options made on
     /// one thread can set up a host on another; it is only ever called on
-    /// the host's thread, while the program's JavaScript runs, so it must
-    /// not run the host's JavaScript itself.
+    /// the host's thread, by the host (while the program's JavaScript
+    /// runs, or for the host's own reports after it: a fatal exception, a
+    /// `tljs: ...` line, a stopped program), or by the application through
+    /// the engine's `write`; it must not run the host's JavaScript itself.
     ///
     /// ```
     /// use std::sync::{Arc, Mutex};
@@ -655,7 +659,8 @@ impl std::fmt::Debug for Options {
 /// host gets them, as its own) nor stops at its own `process.exit` or
 /// budget (its program may spin on). Give each host its own
 /// [`Runtime`]; contexts a host does not run can share
-/// its runtime.
+/// its runtime (the host's interrupt handler stops only its own
+/// JavaScript).
 ///
 /// # Errors
 ///
@@ -879,7 +884,12 @@ impl QuickJsHost {
     /// # Errors
     ///
     /// The exception `f` threw ([`timerloop::Error::Uncaught`]) when no
-    /// `uncaughtException` listener is installed.
+    /// uncaught-error handler took it (no `uncaughtException` listener;
+    /// with the application's own handler, that handler gets it and this
+    /// is `Ok(None)`); the program is not ended by it (see
+    /// [`Host::run`]). Or, without running `f`, what else
+    /// [`EventLoop::enter`] returns ([`timerloop::Error::ThreadExiting`],
+    /// a failure kept from an earlier run).
     pub fn enter<T: 'static>(
         self: &Rc<Self>,
         lp: &mut EventLoop,
@@ -920,8 +930,10 @@ impl QuickJsHost {
     /// The exception `f` threw, formatted as Node prints it: the error
     /// displays the [`Thrown`], which is also its `source()`, and is marked
     /// as this host's, so that the loop gives it to this host's
-    /// `uncaughtException` listeners (see [`Host::catch_uncaught`]) or, with
-    /// none, ends this host's program.
+    /// `uncaughtException` listeners (see [`Host::catch_uncaught`]); with
+    /// none, [`Host::run`] ends this host's program with it, and the
+    /// application's own [`EventLoop::run`] returns it without ending the
+    /// program.
     pub fn callback<T>(
         self: &Rc<Self>,
         lp: &mut EventLoop,
