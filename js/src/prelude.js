@@ -79,7 +79,9 @@
     const file = cs.getFileName();
     const line = cs.getLineNumber();
     let col = cs.getColumnNumber();
-    if (file === mainFile && line === 1) col -= mainShift;
+    // A position QuickJS puts at the line's start (an interrupt's) is
+    // inside the wrapper: column 1, not a negative one.
+    if (file === mainFile && line === 1) col = col > mainShift ? col - mainShift : 1;
     const where = (file === null || file === undefined ? '<null>' : file) +
       (line === -1 ? '' : ':' + line + ':' + col);
     // A parse error's own location: no function.

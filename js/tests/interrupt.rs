@@ -390,6 +390,24 @@ fn tljs_max_run() {
         "{}",
         r.stderr
     );
+    // On the main file's first line, whose columns the CommonJS wrapper
+    // shifts: a real column (it was "1:-61", the wrapper's width taken
+    // off QuickJS's column 1).
+    let one_line = "setTimeout(function spin() { while (true) {} }, 5)";
+    let r = within(move || common::run(tljs, &["--max-run", "50"], one_line));
+    assert_eq!(r.status, 1, "{}", r.stderr);
+    let frame = r.stderr.lines().nth(1).unwrap_or_default();
+    let col: i64 = frame
+        .trim_end_matches(')')
+        .rsplit(':')
+        .next()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no column in {frame:?}"));
+    assert!(
+        frame.starts_with("    at spin (") && col >= 1,
+        "{}",
+        r.stderr
+    );
     let r = common::run(tljs, &["--max-run", "0"], src);
     assert_eq!(r.status, 2);
     assert!(r.stderr.contains("--max-run needs a positive whole number"));
