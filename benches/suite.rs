@@ -7,6 +7,8 @@
 //! cargo bench -p timerloop-bench --bench suite -- baseline IMPL OP DIST COUNT [--reps R]
 //! cargo bench -p timerloop-bench --bench suite -- memory [--same] [--count N] [--impl IMPL]
 //! cargo bench -p timerloop-bench --bench suite -- lateness [--samples K]
+//! cargo bench -p timerloop-bench --bench suite -- clock [--reads N]
+//! cargo bench -p timerloop-bench --bench suite -- sweep [--count N]
 //! cargo bench -p timerloop-bench --bench suite -- rivals (tasks | sleeps | semaphore | wake | timers-refresh-idle | all) [N] [--reps R]
 //! ```
 //!

@@ -4,9 +4,9 @@
 //! cargo run --release --example script -- [--virtual] FILE.tl
 //! ```
 //!
-//! Exit status: 0 after a run, 2 (with `FILE:LINE:COL: message` on stderr)
-//! for a script that does not parse or a bad command line, 1 if the loop
-//! fails.
+//! Exit status: 0 after a run, 2 for a script that does not parse (with
+//! `FILE:LINE:COL: message` on stderr), a file that cannot be read
+//! (`FILE: cannot read: ...`) or a bad command line, 1 if the loop fails.
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -7,7 +7,7 @@
 # is a difference, listed with its seed.
 #
 # Usage: js/scripts/difftl.sh [FIRST_SEED [COUNT [SIZE]]]
-# Build first: cargo build --release -p timerloop-js --example difffuzz
+# Build first: cargo build --release -p timerloop-js && cargo build --release --example difffuzz
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 target=${CARGO_TARGET_DIR:-$root/target}

@@ -145,9 +145,11 @@ impl Drop for RestorePlain {
 ///
 /// # Errors
 ///
-/// What [`EventLoop::run`] returns; with the handler installed, only
-/// [`Error::Reentrant`] (if `lp` is already running) and
-/// [`Error::Poll`] (if the OS refuses to wait on its poller) are possible.
+/// What [`EventLoop::enter`] and [`EventLoop::run`] return; with the
+/// handler installed: [`Error::Reentrant`] (if `lp` is already running),
+/// [`Error::Poll`] (if the OS refuses to wait on its poller),
+/// [`Error::ThreadExiting`], and [`Error::Uncaught`] for a failure kept
+/// from an earlier run or a handler that panicked (`out` panicking).
 ///
 /// # Examples
 ///
