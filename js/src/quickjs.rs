@@ -786,13 +786,17 @@ pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Throw
     )));
     host.follow_loop_clock(follow);
     // process.exit in an embedding, max_run, the embedder's interrupt:
-    // the script stops at the next check. Only the host's own JavaScript:
-    // once its program ended, the application's own on this runtime (its
-    // `ctx.with` reading results, another context) runs unstopped.
+    // the script stops at the next check. Only the host's own JavaScript
+    // (entered through its watch, as every Engine call is, through the host
+    // or not): once its program ended, the application's own on this
+    // runtime (its `ctx.with` reading results, another context) runs
+    // unstopped.
     let w = Rc::downgrade(&host);
     rt.set_interrupt_handler(Some(Box::new(move || {
-        w.upgrade()
-            .is_some_and(|h| h.engaged() && (h.exited().is_some() || h.engine().watch.poll()))
+        w.upgrade().is_some_and(|h| {
+            let watch = &h.engine().watch;
+            watch.inside() && (h.exited().is_some() || watch.poll())
+        })
     })));
     Ok(host)
 }

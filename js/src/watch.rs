@@ -20,11 +20,12 @@
 //! timer-heavy program enters JavaScript a million times a second.
 //!
 //! Invariants:
-//! - with neither a budget nor a handler, [`Watch::run`] calls `f` and
-//!   nothing else (no clock read);
-//! - the budget and the handler are consulted only while the host runs
-//!   JavaScript: the application's own `ctx.with` on its context, outside
-//!   the host, is never stopped by them;
+//! - with neither a budget nor a handler, [`Watch::run`] marks the host's
+//!   JavaScript as running (the interrupt handler asks, for
+//!   `process.exit`) and calls `f`, nothing else (no clock read);
+//! - the budget, the handler and an ended program stop JavaScript only
+//!   while the host runs it: the application's own `ctx.with` on its
+//!   context, outside the host, is never stopped by them;
 //! - once the watch has fired it answers yes to every poll: the host ends
 //!   the program, and no more of its JavaScript may run.
 
@@ -100,7 +101,7 @@ impl Watch {
     /// An entry inside another (a nested `ctx.with`) is part of it.
     #[inline]
     pub(crate) fn run<T>(&self, entry: Entry, f: impl FnOnce() -> T) -> T {
-        if (self.max_run.is_none() && self.handler.is_none()) || self.inside.get() {
+        if self.inside.get() {
             return f();
         }
         if entry == Entry::Turn {
@@ -121,6 +122,13 @@ impl Watch {
         }
         let _leave = Leave(self);
         f()
+    }
+
+    /// Whether the host's JavaScript runs now (entered through
+    /// [`Watch::run`]): the interrupt handler stops nothing else.
+    #[inline]
+    pub(crate) fn inside(&self) -> bool {
+        self.inside.get()
     }
 
     /// The interrupt handler's answer: whether the JavaScript running now

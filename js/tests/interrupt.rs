@@ -375,6 +375,32 @@ fn the_applications_javascript_runs_after_the_program_ended() {
     });
 }
 
+/// `process.exit` in an embedding spins until the interrupt handler stops
+/// the script, and the budget stops a spinning one, also when the
+/// application calls the engine directly (`Engine::eval_main` in the
+/// loop's scope, as the trait's docs show), not through the host. A first
+/// version of the fix above asked whether the host had entered the
+/// engine itself, and such a `process.exit` then spun for ever.
+#[test]
+fn exit_and_the_budget_stop_javascript_the_application_runs_through_the_engine() {
+    within(|| {
+        let plain = QuickJsHost::create_with(Options::default()).unwrap();
+        let mut lp = EventLoop::with_virtual_clock();
+        let r = lp.scope(|| {
+            plain.engine().eval_main(
+                "m.js",
+                "globalThis.before = 1; process.exit(2); globalThis.after = 1",
+            )
+        });
+        assert!(r.is_err(), "the script was stopped at process.exit");
+        assert_eq!(plain.exited(), Some(2));
+        assert_eq!(plain.run(&mut lp), 2);
+        let (budgeted, _err) = host(Some(BUDGET), None);
+        let r = lp.scope(|| budgeted.engine().eval_main("m.js", "for (;;) {}"));
+        assert!(r.is_err(), "the budget stopped the spin");
+    });
+}
+
 #[test]
 fn tljs_max_run() {
     let tljs = env!("CARGO_BIN_EXE_tljs");
