@@ -367,8 +367,9 @@ impl<E: Engine> Host<E> {
     /// through the weak reference it is given. With `exit_process`,
     /// `process.exit` ends the OS process as in Node, and so does a fatal
     /// exception reported through the router (while some host on the
-    /// thread has `uncaughtException` listeners); otherwise a fatal
-    /// exception's status is what [`run`](Self::run) returns. Without,
+    /// thread has `uncaughtException` listeners) or found by another
+    /// host's [`run`](Self::run); otherwise a fatal exception's status is
+    /// what this host's [`run`](Self::run) returns. Without,
     /// they stop the loop and [`exited`](Self::exited) tells the status.
     ///
     /// With an engine of one's own (here one that counts callbacks):

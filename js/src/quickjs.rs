@@ -400,8 +400,8 @@ pub struct Options {
     pub argv: Vec<String>,
     /// `process.exit` ends the OS process, as in Node (`tljs`), and so
     /// does a fatal exception the router reports (while some host on the
-    /// thread has `uncaughtException` listeners; otherwise
-    /// [`Host::run`] returns its status). When `false` (an embedding), it stops the loop
+    /// thread has `uncaughtException` listeners) or that another host's
+    /// [`Host::run`] finds; otherwise [`Host::run`] returns its status. When `false` (an embedding), it stops the loop
     /// instead: [`Host::run`] returns the status and
     /// [`Host::exited`] tells it; the script that called `process.exit`
     /// stops there (an uncatchable interrupt, so neither `catch` nor
@@ -890,8 +890,9 @@ impl QuickJsHost {
     /// The exception `f` threw ([`timerloop::Error::Uncaught`]) when no
     /// uncaught-error handler took it (no `uncaughtException` listener;
     /// with the application's own handler, that handler gets it and this
-    /// is `Ok(None)`); the program is not ended by it (see
-    /// [`Host::run`]). Or, without running `f`, what else
+    /// is `Ok(None)`; if another host on the thread listens, its router
+    /// reports it, ends this program and this is `Ok(None)` too);
+    /// otherwise the program is not ended by it (see [`Host::run`]). Or, without running `f`, what else
     /// [`EventLoop::enter`] returns ([`timerloop::Error::ThreadExiting`],
     /// a failure kept from an earlier run).
     pub fn enter<T: 'static>(

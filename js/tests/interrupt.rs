@@ -442,6 +442,14 @@ fn tljs_max_run() {
     let r = common::run(tljs, &["--help"], src);
     assert_eq!((r.status, r.stderr.as_str()), (0, ""));
     assert!(r.stdout.starts_with("usage: tljs ") && r.stdout.contains("--max-run MS"));
+    // `--` ends the options, as node's.
+    let r = common::run(tljs, &["--"], "console.log('after --')");
+    assert_eq!(
+        (r.status, r.stdout.as_str()),
+        (0, "after --\n"),
+        "{}",
+        r.stderr
+    );
     let r = common::run(tljs, &["--frobnicate"], src);
     assert_eq!(r.status, 2);
     assert!(

@@ -1117,7 +1117,7 @@ impl EventLoop {
 
     /// Whether the timer keeps the loop alive (`timeout.hasRef()`): its ref
     /// flag, which a [kept](Self::keep_timeout) timer keeps after it fired
-    /// or was cleared (R8.6); `false` for a stale handle.
+    /// or was cleared (R8.7); `false` for a stale handle.
     ///
     /// ```
     /// use timerloop::EventLoop;

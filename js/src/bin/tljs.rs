@@ -40,9 +40,10 @@ const HELP: &str = "Runs a Node.js 20 timer program on timerloop, as `node FILE.
                    longer than MS in one turn
   -h, --help       this text
 
-Options come before FILE.js; what follows it is the program's
-process.argv. Exits with process.exitCode, or 1 after an uncaught
-exception; 2 for a usage error.";
+Options come before FILE.js (`--` ends them); what follows it is the
+program's process.argv. Exits with process.exitCode, 1 after an uncaught
+exception or for a file that cannot be read, 7 if an uncaughtException
+listener threw, 70 for an internal failure, 2 for a usage error.";
 
 /// The engine's stack limit when `--stack-size` is not given.
 const DEFAULT_STACK: usize = 8 << 20;
@@ -73,6 +74,13 @@ fn main() -> ExitCode {
             "--max-memory" => (&mut options.max_memory, 1 << 20),
             "--stack-size" => (&mut options.max_stack, 1 << 10),
             "--max-run" => (&mut max_run, 1),
+            "--" => match args.next() {
+                Some(file) => break file,
+                None => {
+                    eprintln!("{USAGE}");
+                    return ExitCode::from(2);
+                }
+            },
             "-h" | "--help" => {
                 println!("{USAGE}\n\n{HELP}");
                 return ExitCode::SUCCESS;
