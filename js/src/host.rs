@@ -531,7 +531,7 @@ impl<E: Engine> Host<E> {
             && self.exited().is_none()
             && owner_of(e).is_some_and(|o| self.is(&o))
         {
-            self.fatal_exit(lp, 1);
+            self.fatal_exit(lp, 1, None);
         }
         r
     }
@@ -888,31 +888,20 @@ impl<E: Engine> Host<E> {
     /// silently, and one that calls `process.exit` ends the program before
     /// the report, as in Node.
     fn die(&self, lp: &mut EventLoop, message: &str, code: i32) -> i32 {
-        if let Some(code) = self.emit_fatal_exit(lp, code) {
-            return code;
-        }
-        self.eprint(&format!("{message}\n\nNode.js v20 (tljs)"));
-        self.end_fatally(lp, code)
+        self.fatal_exit(lp, code, Some(message))
     }
 
-    /// [`die`](Self::die) with the exception handed to the application
-    /// instead of printed.
-    fn fatal_exit(&self, lp: &mut EventLoop, code: i32) -> i32 {
-        if let Some(code) = self.emit_fatal_exit(lp, code) {
-            return code;
-        }
-        self.end_fatally(lp, code)
-    }
-
-    /// The `exit` listeners of a fatal exception; a listener that throws
-    /// is ignored (Node's `try { .. } catch {}` around the emit). Returns
-    /// the status if a listener ended the program (`process.exit`).
-    fn emit_fatal_exit(&self, lp: &mut EventLoop, code: i32) -> Option<i32> {
+    /// [`die`](Self::die), with the exception printed (`report`) or, with
+    /// `None`, handed to the application. A listener that throws is
+    /// ignored (Node's `try { .. } catch {}` around the emit).
+    fn fatal_exit(&self, lp: &mut EventLoop, code: i32, report: Option<&str>) -> i32 {
         let _ignored = self.run_engine(lp, |e| e.emit_process("exit", Some(code)));
-        self.exited()
-    }
-
-    fn end_fatally(&self, lp: &mut EventLoop, code: i32) -> i32 {
+        if let Some(code) = self.exited() {
+            return code; // a listener called process.exit
+        }
+        if let Some(message) = report {
+            self.eprint(&format!("{message}\n\nNode.js v20 (tljs)"));
+        }
         let code = self.engine.exit_code().unwrap_or(code);
         self.finish(lp, code);
         code
