@@ -85,17 +85,17 @@ pub enum Stream {
 
 /// Writes `text` to the process's `stream`, at once, as Node's console
 /// writes to files and pipes: nothing stays in a buffer across a callback,
-/// so `process.exit` loses nothing. A failed write is ignored (Node's
-/// stream would raise `EPIPE` as an uncaught error, exit 1, where tljs
-/// goes on).
-pub(crate) fn write_std(stream: Stream, text: &str) {
-    let _ = match stream {
+/// so `process.exit` loses nothing. The caller decides what a failed
+/// write means: the program's own writes raise `EPIPE` as Node's streams
+/// do ([`QuickJs`](crate::QuickJs)), the host's reports ignore it.
+pub(crate) fn write_std(stream: Stream, text: &str) -> std::io::Result<()> {
+    match stream {
         Stream::Stderr => std::io::stderr().lock().write_all(text.as_bytes()),
         Stream::Stdout => {
             let mut out = std::io::stdout().lock();
             out.write_all(text.as_bytes()).and_then(|()| out.flush())
         }
-    };
+    }
 }
 
 /// A JavaScript engine the host can drive.
@@ -283,7 +283,10 @@ pub trait Engine: 'static {
     /// reports (an uncaught exception, as Node prints it). `text` is
     /// written as is, its newlines included. By default, to the process's
     /// stream; [`QuickJs`](crate::QuickJs) gives it to
-    /// [`Options::console`](crate::Options::console) when set.
+    /// [`Options::console`](crate::Options::console) when set. A failed
+    /// write is ignored here; the program's own writes to a pipe whose
+    /// reader is gone raise Node's `EPIPE` error in the program (see
+    /// [`QuickJs`](crate::QuickJs)), which do not come through this method.
     ///
     /// ```
     /// use timerloop_js::{Engine, QuickJsHost, Stream};
@@ -292,7 +295,7 @@ pub trait Engine: 'static {
     /// host.engine().write(Stream::Stdout, "from the application\n");
     /// ```
     fn write(&self, stream: Stream, text: &str) {
-        write_std(stream, text);
+        let _ = write_std(stream, text);
     }
     /// Why the engine stopped the program's JavaScript on its own, once it
     /// has: its run budget ran out ([`Options::max_run`](crate::Options::max_run))

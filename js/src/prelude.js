@@ -25,8 +25,10 @@
   // U+FFFD, as Node writes it (the native takes only well-formed text).
   const ToWellFormed = String.prototype.toWellFormed;
   const hostWrite = host.write;
+  // Returns 0, or Node's errno of a write to a pipe whose reader is gone
+  // (-32, EPIPE).
   function writeText(fd, s) {
-    hostWrite(fd, ReflectApply(ToWellFormed, s, []));
+    return hostWrite(fd, ReflectApply(ToWellFormed, s, []));
   }
   const { get: MapGet, set: MapSet, delete: MapDelete, has: MapHas } = Map.prototype;
   // A Map whose methods are its own properties (looked up before the
@@ -550,12 +552,14 @@
   }
   const fs = {
     writeSync(fd, buf, off = 0, len) {
+      // As Node's, a write to a pipe whose reader is gone throws.
+      const check = (errno) => { if (errno !== 0) throw pipeError(true); };
       if (typeof buf === 'string') {
-        writeText(fd, buf);
+        check(writeText(fd, buf));
         return encodeUtf8(buf).length;
       }
       if (len === undefined) len = buf.length - off;
-      writeText(fd, decodeUtf8(buf, off, off + len));
+      check(writeText(fd, decodeUtf8(buf, off, off + len)));
       return len;
     },
     readFileSync(path, opts) {
@@ -1336,8 +1340,8 @@
     if (fd === 1) stdio(1);
     stdio(2);
     const text = format(args);
-    writeText(fd, text);
     const state = streamState[fd];
+    if (!streamWrite(fd, state, text, null, true)) return;
     if ((state.after !== null && state.after.cb === consoleDone) || host.engaged()) {
       afterWrite(state, consoleDone);
     } else {
@@ -1460,7 +1464,10 @@
   // from a tick queued by the write; consecutive writes with the same
   // callback share one tick, as Writable's afterWriteTickInfo does (a
   // console.log, whose own callback is another function, ends the run).
-  const streamState = { 1: { after: null }, 2: { after: null } };
+  const streamState = {
+    1: { after: null, failed: false, raising: false },
+    2: { after: null, failed: false, raising: false },
+  };
   const encodings = /^(utf-?8|ucs-?2|utf-?16le|latin1|binary|base64|base64url|hex|ascii)$/i;
   // A string in a Buffer encoding, as the text its bytes are in UTF-8
   // (exact when they are valid UTF-8; the host writes text).
@@ -1495,6 +1502,44 @@
       return str;
     }
     return decodeUtf8(bytes);
+  }
+  // Node's error for a write to a pipe whose reader is gone: the
+  // stream's (`write EPIPE`) or, from fs.writeSync, the system call's.
+  function pipeError(sync) {
+    const e = new Error(sync ? 'EPIPE: broken pipe, write' : 'write EPIPE');
+    e.errno = -32;
+    e.code = 'EPIPE';
+    e.syscall = 'write';
+    return e;
+  }
+  // Writes `text` to `state`'s stream, and raises Node's error if the
+  // write fails (EPIPE: the reader is gone) from a tick, as Node's stream
+  // emits 'error' with no listener: an uncaught exception, which ends the
+  // program with 1 unless an 'uncaughtException' listener takes it. So a
+  // program whose output is piped to `head` ends as under node instead of
+  // writing into nothing. A failed write's callback `cb` (if not null)
+  // gets the error from a tick queued first. Node's console swallows the
+  // first failure of its stream (its write handler's no-op listener) and
+  // not the later ones; one error at a time is queued per stream. This
+  // follows node on those counts, not on every position of the error
+  // among ticks. Returns whether the write was made.
+  function streamWrite(fd, state, text, cb, fromConsole) {
+    const errno = writeText(fd, text);
+    if (errno === 0) return true;
+    const e = pipeError(false);
+    state.after = null; // a failed write ends a run of callbacks
+    if (cb !== null) nextTick(cb, e);
+    const first = !state.failed;
+    state.failed = true;
+    if (!(first && fromConsole) && !state.raising) {
+      state.raising = true;
+      nextTick(raiseStreamError, state, e);
+    }
+    return false;
+  }
+  function raiseStreamError(state, e) {
+    state.raising = false;
+    throw e;
   }
   function afterWriteTick(state, info) {
     state.after = null;
@@ -1536,7 +1581,7 @@
       } else {
         throw argTypeError('chunk', 'of type string or an instance of Buffer, TypedArray, or DataView', chunk);
       }
-      writeText(fd, text);
+      if (!streamWrite(fd, state, text, cb, false)) return false;
       if (cb !== null) afterWrite(state, cb);
       return true;
     }

@@ -342,7 +342,9 @@ fn install_prelude<'js>(
             } else {
                 Stream::Stdout
             };
-            h.engine().write(stream, &s);
+            h.engine().write_checked(stream, &s)
+        } else {
+            0
         }
     })?;
     let h = w.clone();
@@ -955,6 +957,28 @@ impl QuickJsHost {
 }
 
 impl QuickJs {
+    /// Writes as [`Engine::write`], and tells the program's writes what
+    /// Node's stream would: Node's errno, -32, for a pipe or socket whose
+    /// reader is gone (`EPIPE`), and 0 for a write made, given to the
+    /// sink, or failed otherwise (ignored, as before).
+    fn write_checked(&self, stream: Stream, text: &str) -> i32 {
+        match &self.console {
+            Some(sink) => {
+                sink(stream, text);
+                0
+            }
+            None => match write_std(stream, text) {
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => EPIPE,
+                _ => 0,
+            },
+        }
+    }
+}
+
+/// Node's (libuv's) errno of a write to a pipe whose reader is gone.
+const EPIPE: i32 = -32;
+
+impl QuickJs {
     /// Formats an exception as Node prints an uncaught one (without the
     /// source-location header Node puts first).
     fn describe<'js>(&self, ctx: &Ctx<'js>, v: Value<'js>) -> Thrown {
@@ -1070,8 +1094,11 @@ impl Engine for QuickJs {
             // As Node's: the entry module is `require.main`, and
             // the wrapper is called with `this` = module.exports.
             require.set("main", module.clone())?;
+            // A bare name (`[stdin]`, `main.js`) is in `.`, as Node's
+            // `__dirname` of a program read from standard input.
             let dir = std::path::Path::new(name)
                 .parent()
+                .filter(|p| !p.as_os_str().is_empty())
                 .map_or(String::from("."), |p| p.display().to_string());
             let this = This(exports.clone());
             f.call::<_, ()>((this, exports, require, module, name, dir))
@@ -1194,10 +1221,7 @@ impl Engine for QuickJs {
     }
 
     fn write(&self, stream: Stream, text: &str) {
-        match &self.console {
-            Some(sink) => sink(stream, text),
-            None => write_std(stream, text),
-        }
+        self.write_checked(stream, text);
     }
 
     fn exit_code(&self) -> Option<i32> {

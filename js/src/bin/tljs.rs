@@ -1,5 +1,6 @@
 //! `tljs [--max-memory MB] [--stack-size KB] [--max-run MS] FILE.js [ARGS...]`:
-//! runs a Node.js timer program on timerloop, as `node FILE.js` would: the main
+//! runs a Node.js timer program on timerloop, as `node FILE.js` would (`-`
+//! for FILE.js reads the program from standard input, as node's `-`): the main
 //! script, then the loop until nothing refed is left; exits with
 //! `process.exitCode`, or 1 after an uncaught exception (printed to stderr
 //! as Node prints it, less the source line). `--max-memory` limits the
@@ -40,10 +41,14 @@ const HELP: &str = "Runs a Node.js 20 timer program on timerloop, as `node FILE.
                    longer than MS in one turn
   -h, --help       this text
 
-Options come before FILE.js (`--` ends them); what follows it is the
-program's process.argv. Exits with process.exitCode, 1 after an uncaught
+Options come before FILE.js (`--` ends them); `-` reads the program from
+standard input. What follows FILE.js is the program's process.argv. Exits with process.exitCode, 1 after an uncaught
 exception or for a file that cannot be read, 7 if an uncaughtException
 listener threw, 70 for an internal failure, 2 for a usage error.";
+
+/// The program's file name when it is read from standard input (`-`), as
+/// node names it.
+const STDIN_NAME: &str = "[stdin]";
 
 /// The engine's stack limit when `--stack-size` is not given.
 const DEFAULT_STACK: usize = 8 << 20;
@@ -100,17 +105,29 @@ fn main() -> ExitCode {
         }
     };
     options.max_run = max_run.map(|ms| Duration::from_millis(ms as u64));
-    let path = std::fs::canonicalize(&file).unwrap_or_else(|_| file.clone().into());
-    let name = path.display().to_string();
-    let source = match std::fs::read_to_string(&path) {
+    // `-` is the program on standard input, read to its end first, as
+    // node's `-`: its file name is `[stdin]`, and argv[1] stays `-`.
+    let (name, source, arg1) = if file == "-" {
+        let mut source = String::new();
+        match std::io::Read::read_to_string(&mut std::io::stdin(), &mut source) {
+            Ok(_) => (STDIN_NAME.to_owned(), Ok(source), file.clone()),
+            Err(e) => (STDIN_NAME.to_owned(), Err(e), file.clone()),
+        }
+    } else {
+        let path = std::fs::canonicalize(&file).unwrap_or_else(|_| file.clone().into());
+        let name = path.display().to_string();
+        (name.clone(), std::fs::read_to_string(&path), name)
+    };
+    let source = match source {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("tljs: cannot read {file}: {e}");
+            let what = if file == "-" { "standard input" } else { &file };
+            eprintln!("tljs: cannot read {what}: {e}");
             return ExitCode::from(1);
         }
     };
     let exe = std::fs::canonicalize(&exe).map_or(exe, |p| p.display().to_string());
-    options.argv = [exe, name.clone()].into_iter().chain(args).collect();
+    options.argv = [exe, arg1].into_iter().chain(args).collect();
     let limit = options.max_stack.unwrap_or(DEFAULT_STACK).min(MAX_STACK);
     options.max_stack = Some(limit);
     let engine = std::thread::Builder::new()
