@@ -290,6 +290,11 @@ pub struct Host<E: Engine> {
     /// The host's `uncaughtException` listeners are the loop's uncaught
     /// handler.
     listening: Cell<bool>,
+    /// A fatal exception's report while its `exit` listeners run: printed
+    /// after them, or first by [`stopped`](Self::stopped) if the engine
+    /// stops a listener (its run budget), so that the exception that ended
+    /// the program is never lost.
+    fatal_report: RefCell<Option<String>>,
     /// This host, for the loop's callbacks that wait (timers, immediates):
     /// they must not keep it alive, or a host whose JavaScript keeps a
     /// Timeout object would never be freed.
@@ -408,6 +413,7 @@ impl<E: Engine> Host<E> {
             },
             me: w.clone(),
             listening: Cell::new(false),
+            fatal_report: RefCell::new(None),
             exit_process,
             exited: Cell::new(None),
             engine: make(w.clone()),
@@ -663,6 +669,9 @@ impl<E: Engine> Host<E> {
     /// and the loop stops, as at `process.exit(1)`. With `exit_process`
     /// the OS process ends with 1.
     fn stopped(&self, lp: &mut EventLoop, t: &Thrown) {
+        if let Some(report) = self.fatal_report.take() {
+            self.eprint(&report);
+        }
         self.eprint(&format!("{t}\n\nNode.js v20 (tljs)"));
         if self.exit_process {
             let _ = std::io::Write::flush(&mut std::io::stdout());
@@ -895,12 +904,17 @@ impl<E: Engine> Host<E> {
     /// `None`, handed to the application. A listener that throws is
     /// ignored (Node's `try { .. } catch {}` around the emit).
     fn fatal_exit(&self, lp: &mut EventLoop, code: i32, report: Option<&str>) -> i32 {
+        let report = report.map(|message| format!("{message}\n\nNode.js v20 (tljs)"));
+        *self.fatal_report.borrow_mut() = report;
         let _ignored = self.run_engine(lp, |e| e.emit_process("exit", Some(code)));
+        let report = self.fatal_report.take();
         if let Some(code) = self.exited() {
-            return code; // a listener called process.exit
+            // A listener called process.exit (unreported, as in Node), or
+            // the engine stopped one (`stopped` printed the report).
+            return code;
         }
-        if let Some(message) = report {
-            self.eprint(&format!("{message}\n\nNode.js v20 (tljs)"));
+        if let Some(report) = report {
+            self.eprint(&report);
         }
         let code = self.engine.exit_code().unwrap_or(code);
         self.finish(lp, code);

@@ -457,6 +457,25 @@ fn tljs_max_run() {
         "{}",
         r.stderr
     );
+    // An `exit` listener that spins during a fatal exception's exit is
+    // stopped by the budget; the exception that ended the program is
+    // printed first (it was lost: the budget's report alone).
+    let r = within(move || {
+        common::run(
+            tljs,
+            &["--max-run", "50"],
+            "process.on('exit', function spinning() { for (;;) {} });
+            setTimeout(function thrower() { throw new Error('boom') }, 1)",
+        )
+    });
+    assert_eq!(r.status, 1, "{}", r.stderr);
+    let boom = r.stderr.find("Error: boom\n    at thrower (");
+    let stop = r.stderr.find("InternalError: interrupted");
+    assert!(
+        matches!((boom, stop), (Some(b), Some(s)) if b < s),
+        "{}",
+        r.stderr
+    );
     // A program within its budget is not touched.
     let r = common::run(
         tljs,
