@@ -833,6 +833,41 @@ fn a_nested_enters_failure_taken_by_its_caller_does_not_halt_the_run() {
     assert!(!lp.is_alive());
 }
 
+/// A callback that catches the panic a nested `enter` carried out (a
+/// deferred operation panicked after `f` failed, and the failure was kept)
+/// and enters again: that `enter` returns the kept failure, its caller
+/// now has it, so the run under way goes on, as when a nested `enter`'s
+/// own failure is returned. Before, the failure's halt stayed: the run
+/// returned `Ok` at 1 ms with the rest of its work pending and the
+/// failure seen only by the callback.
+#[test]
+fn a_kept_failure_taken_by_a_nested_enter_does_not_halt_the_run() {
+    let log = Rc::new(RefCell::new(Vec::<String>::new()));
+    let mut lp = EventLoop::with_virtual_clock();
+    let t = doomed(&mut lp, "drop");
+    let l = log.clone();
+    lp.set_timeout(1, move |lp| {
+        let t = t.clone();
+        let panicked = escaped(|| {
+            lp.enter(move |_| -> Result<(), &str> {
+                t.take().unwrap().abort();
+                Err("inner")
+            })
+        });
+        let again = uncaught(lp.enter(|_| {}));
+        l.borrow_mut()
+            .push(format!("{panicked}; again: {}", again.message()));
+    });
+    let l = log.clone();
+    lp.set_timeout(1, move |_| l.borrow_mut().push("same list".into()));
+    let l = log.clone();
+    lp.set_timeout(5, move |_| l.borrow_mut().push("later".into()));
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["drop; again: inner", "same list", "later"]);
+    assert_eq!(lp.now(), 5);
+    assert!(!lp.is_alive());
+}
+
 /// Passes at 9f98fa1, fails at a6add36: with a handler, the second deferred
 /// operation runs in `uncaught`'s `set_immediate` and its panic replaces the first.
 #[test]

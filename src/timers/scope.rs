@@ -221,7 +221,9 @@ impl EventLoop {
     /// panicked: kind [`UncaughtHandler`](CallbackKind::UncaughtHandler));
     /// or, without running `f`, if a failure
     /// was kept from an earlier run or entry that a panic left (see
-    /// [`Error::Uncaught`]); [`Error::ThreadExiting`], without running `f`,
+    /// [`Error::Uncaught`]; nested in a callback that caught that panic,
+    /// the caller answers for it as for `f`'s own, and the run goes on);
+    /// [`Error::ThreadExiting`], without running `f`,
     /// if the thread is exiting (see [`run`](Self::run)).
     pub fn enter<R: CallbackResult>(
         &mut self,
@@ -231,6 +233,12 @@ impl EventLoop {
         // A failure a panic carried out of the last run or entry comes
         // first (`report_unwinding`).
         if let Some(e) = self.fatal.take() {
+            if self.depth > 0 {
+                // Kept from a panic that a callback of the run under way
+                // caught: the failure halted that run, and its caller now
+                // has it, so the run goes on (as below).
+                self.uv.unhalt();
+            }
             return Err(Error::Uncaught(e));
         }
         let depth = self.depth;

@@ -396,6 +396,16 @@ impl<H: Host> Loop<H> {
         self.halted = before.halted;
     }
 
+    /// Undoes every [`Loop::halt`] of the run under way (the failure that
+    /// made it went to a caller that answers for it); a [`Loop::stop`]
+    /// stays.
+    pub(crate) fn unhalt(&mut self) {
+        self.restore_halt(HaltState {
+            stop_flag: false,
+            halted: false,
+        });
+    }
+
     /// Forgets a [`Loop::halt`] made while [`run`] was not running (the
     /// Node layer finishes interrupted work outside it, and a failure
     /// there halts). A [`Loop::stop`] stays: the next [`run`] returns at
