@@ -284,9 +284,11 @@ pub trait Engine: 'static {
     /// written as is, its newlines included. By default, to the process's
     /// stream; [`QuickJs`](crate::QuickJs) gives it to
     /// [`Options::console`](crate::Options::console) when set. A failed
-    /// write is ignored here; the program's own writes to a pipe whose
-    /// reader is gone raise Node's `EPIPE` error in the program (see
-    /// [`QuickJs`](crate::QuickJs)), which do not come through this method.
+    /// write is ignored here. [`QuickJs`](crate::QuickJs)'s program writes
+    /// its own output through the same stream but not through this
+    /// method: a pipe whose reader is gone raises Node's `EPIPE` error in
+    /// the program, as Node's streams do (the crate's README, "Standard
+    /// output and error").
     ///
     /// ```
     /// use timerloop_js::{Engine, QuickJsHost, Stream};

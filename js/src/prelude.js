@@ -1464,10 +1464,14 @@
   // from a tick queued by the write; consecutive writes with the same
   // callback share one tick, as Writable's afterWriteTickInfo does (a
   // console.log, whose own callback is another function, ends the run).
-  const streamState = {
-    1: { after: null, failed: false, raising: false },
-    2: { after: null, failed: false, raising: false },
-  };
+  // Per stream: its run of after-write callbacks, and its failure period
+  // (`streamWrite`).
+  const streamState = { 1: null, 2: null };
+  for (const fd of [1, 2]) {
+    streamState[fd] = {
+      fd, after: null, errored: null, callbacks: [], consoleWrote: false, emitted: false,
+    };
+  }
   const encodings = /^(utf-?8|ucs-?2|utf-?16le|latin1|binary|base64|base64url|hex|ascii)$/i;
   // A string in a Buffer encoding, as the text its bytes are in UTF-8
   // (exact when they are valid UTF-8; the host writes text).
@@ -1512,34 +1516,98 @@
     e.syscall = 'write';
     return e;
   }
-  // Writes `text` to `state`'s stream, and raises Node's error if the
-  // write fails (EPIPE: the reader is gone) from a tick, as Node's stream
-  // emits 'error' with no listener: an uncaught exception, which ends the
-  // program with 1 unless an 'uncaughtException' listener takes it. So a
-  // program whose output is piped to `head` ends as under node instead of
-  // writing into nothing. A failed write's callback `cb` (if not null)
-  // gets the error from a tick queued first. Node's console swallows the
-  // first failure of its stream (its write handler's no-op listener) and
-  // not the later ones; one error at a time is queued per stream. This
-  // follows node on those counts, not on every position of the error
-  // among ticks. Returns whether the write was made.
+  // Writes `text` to `state`'s stream unless a failure has it errored,
+  // as Node's stream (a pipe or a socket whose reader is gone: EPIPE).
+  // A failed write opens a failure period: the writes after it are not
+  // made (they return false) until the period's tick, queued by the
+  // failed write. That tick gives each write's callback the error, in
+  // order, and then raises the error as Node's stream emits 'error': to
+  // the stream's 'error' listeners, or with none thrown, an uncaught
+  // exception that ends the program with 1 unless an 'uncaughtException'
+  // listener takes it. So a program writing for ever to `head` ends as
+  // under node. Node's console swallows it instead (its write handler's
+  // no-op listener) when a console call wrote in the period, the stream
+  // has no 'error' listener and has never emitted one: a program that
+  // prints its lines and ends, piped to `head`, ends 0, as under node.
+  // The period's tick takes one async id where node's writes take their
+  // own; ids read after a failed write may differ from node's.
+  // Returns whether the write was made.
   function streamWrite(fd, state, text, cb, fromConsole) {
-    const errno = writeText(fd, text);
-    if (errno === 0) return true;
-    const e = pipeError(false);
-    state.after = null; // a failed write ends a run of callbacks
-    if (cb !== null) nextTick(cb, e);
-    const first = !state.failed;
-    state.failed = true;
-    if (!(first && fromConsole) && !state.raising) {
-      state.raising = true;
-      nextTick(raiseStreamError, state, e);
+    if (state.errored === null) {
+      if (writeText(fd, text) === 0) return true;
+      // An embedder's bare `ctx.with`: no loop to queue the period's tick
+      // on; the failure is dropped, as the write.
+      if (!host.engaged()) return false;
+      state.errored = pipeError(false);
+      nextTick(endFailure, state);
     }
+    if (fromConsole) state.consoleWrote = true;
+    if (cb !== null) state.callbacks.push(cb);
+    state.after = null; // a failed write ends a run of callbacks
     return false;
   }
-  function raiseStreamError(state, e) {
-    state.raising = false;
-    throw e;
+  function endFailure(state) {
+    const e = state.errored;
+    while (state.callbacks.length > 0) {
+      const cb = state.callbacks.shift();
+      try {
+        cb(e);
+      } catch (thrown) {
+        // The rest of the period goes on from a tick of its own.
+        nextTick(endFailure, state);
+        throw thrown;
+      }
+    }
+    const stream = stdioStreams[state.fd];
+    const listened = stream.listenerCount('error') > 0;
+    const swallowed = state.consoleWrote && !state.emitted && !listened;
+    state.errored = null;
+    state.consoleWrote = false;
+    state.emitted = true;
+    if (swallowed) return;
+    if (listened) {
+      stream.emit('error', e);
+    } else {
+      throw e;
+    }
+  }
+  // A stream's events (stdout, stderr): a small EventEmitter, whose
+  // 'error' listeners take a failed write's error (`streamWrite`).
+  function streamEvents(stream) {
+    const events = new Map();
+    const get = (name) => events.get(name) || [];
+    function add(name, fn, prepend) {
+      checkCallback(fn, 'listener');
+      events.set(name, prepend ? [fn, ...get(name)] : [...get(name), fn]);
+      return stream;
+    }
+    function remove(name, fn) {
+      checkCallback(fn, 'listener');
+      const l = get(name);
+      let i = l.length - 1;
+      while (i >= 0 && l[i] !== fn && l[i].listener !== fn) i--;
+      if (i >= 0) events.set(name, l.slice(0, i).concat(l.slice(i + 1)));
+      return stream;
+    }
+    function once(name, fn, prepend) {
+      checkCallback(fn, 'listener');
+      const wrapper = (...a) => { remove(name, wrapper); ReflectApply(fn, stream, a); };
+      wrapper.listener = fn;
+      return add(name, wrapper, prepend);
+    }
+    stream.on = stream.addListener = (name, fn) => add(name, fn, false);
+    stream.prependListener = (name, fn) => add(name, fn, true);
+    stream.once = (name, fn) => once(name, fn, false);
+    stream.prependOnceListener = (name, fn) => once(name, fn, true);
+    stream.off = stream.removeListener = remove;
+    stream.emit = (name, ...args) => {
+      const l = get(name);
+      for (const fn of l) ReflectApply(fn, stream, args);
+      return l.length > 0;
+    };
+    stream.listenerCount = (name) => get(name).length;
+    stream.listeners = (name) => get(name).map((f) => f.listener || f);
+    return stream;
   }
   function afterWriteTick(state, info) {
     state.after = null;
@@ -1585,7 +1653,7 @@
       if (cb !== null) afterWrite(state, cb);
       return true;
     }
-    return { write, fd };
+    return streamEvents({ write, fd });
   }
   // process.stdout and stderr are made on first use, as Node's getters
   // make them. Node's stream for a TTY, a pipe or a socket has a handle,

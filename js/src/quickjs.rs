@@ -958,9 +958,10 @@ impl QuickJsHost {
 
 impl QuickJs {
     /// Writes as [`Engine::write`], and tells the program's writes what
-    /// Node's stream would: Node's errno, -32, for a pipe or socket whose
-    /// reader is gone (`EPIPE`), and 0 for a write made, given to the
-    /// sink, or failed otherwise (ignored, as before).
+    /// Node's stream would: Node's errno, -32, for a pipe whose reader is
+    /// gone (`EPIPE`), and 0 for a write made, given to the sink, or
+    /// failed otherwise (ignored, as before: a socket's `ECONNRESET`
+    /// too, where Node would raise it).
     fn write_checked(&self, stream: Stream, text: &str) -> i32 {
         match &self.console {
             Some(sink) => {

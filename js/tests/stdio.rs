@@ -1,9 +1,11 @@
 //! tljs's standard streams, against node when it is installed: `-` runs
 //! the program on standard input (`[stdin]`, argv[1] `-`, `__dirname`
-//! `.`), and a write to a pipe whose reader is gone raises Node's `EPIPE`
-//! error in the program (from a tick for a stream write or a console
-//! call, an uncaught exception that ends it with 1; thrown at once by
-//! `fs.writeSync`), so a program piped to `head` ends as under node.
+//! `.`), and a write to a pipe whose reader is gone follows Node's stream
+//! and console (`EPIPE`): a failure period whose writes are not made,
+//! whose callbacks get the error, and whose tick raises it (to `error`
+//! listeners, or uncaught: status 1) unless the console swallows it;
+//! `fs.writeSync` throws it at once. So a program piped to `head` ends
+//! as under node.
 
 mod common;
 use common::node_available;
@@ -161,18 +163,18 @@ fn the_consoles_first_failed_write_is_not_an_error() {
 }
 
 /// With the reader gone before the program writes, and an
-/// `uncaughtException` listener that lets it go on: tljs's order of the
-/// write callbacks and the raised error (node's places the error
-/// elsewhere among the ticks in some programs: see `streamWrite` in the
-/// prelude), and `fs.writeSync`'s error, thrown at once.
+/// `uncaughtException` listener that lets it go on: the writes of a
+/// failure period are not made and their callbacks get the error before
+/// it is raised; the console swallows the first period it wrote in; a
+/// later period raises; `fs.writeSync` throws at once. As node does.
 #[test]
-fn a_failed_writes_callback_gets_the_error_before_it_is_raised() {
+fn a_failure_periods_callbacks_come_before_its_error() {
     let file = program_file(
         "order",
         "process.on('uncaughtException', (e) =>
           console.error('caught', e.message, e.code, e.errno, e.syscall));
         setTimeout(() => {
-          console.log('a'); // the console's first failure: swallowed
+          console.log('a'); // opens a failure period the console swallows
           const r = process.stdout.write('c\\n', (e) => console.error('cb c', e && e.code));
           console.error('write returned', r);
           process.stdout.write('d\\n', (e) => console.error('cb d', e && e.code));
@@ -190,12 +192,68 @@ fn a_failed_writes_callback_gets_the_error_before_it_is_raised() {
     );
     let want = "write returned false
 cb c EPIPE
-caught write EPIPE EPIPE -32 write
 cb d EPIPE
 tick
 threw EPIPE: broken pipe, write EPIPE -32 write
 caught write EPIPE EPIPE -32 write
 ";
-    assert_eq!(run_unread(TLJS, &file), (Some(0), want.to_owned()));
+    let mut cmds = vec![TLJS];
+    if node_available() {
+        cmds.push("node");
+    }
+    for cmd in cmds {
+        assert_eq!(run_unread(cmd, &file), (Some(0), want.to_owned()), "{cmd}");
+    }
+    let _ = std::fs::remove_dir_all(file.parent().unwrap());
+}
+
+/// A program that prints its lines in one go and ends, its reader gone:
+/// the console swallows the failure (every write of the period), so it
+/// ends 0, as under node.
+#[test]
+fn a_program_that_prints_and_ends_ends_normally_without_a_reader() {
+    let file = program_file(
+        "burst",
+        "setTimeout(() => {
+          for (let i = 0; i < 1000; i++) console.log('line ' + i);
+          process.stdout.write('and a stream write\\n');
+          console.error('done');
+        }, 50)",
+    );
+    let mut cmds = vec![TLJS];
+    if node_available() {
+        cmds.push("node");
+    }
+    for cmd in cmds {
+        assert_eq!(
+            run_unread(cmd, &file),
+            (Some(0), "done\n".to_owned()),
+            "{cmd}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(file.parent().unwrap());
+}
+
+/// The streams are event emitters: an `error` listener takes the error
+/// (a console write's too: with a listener the console swallows nothing),
+/// and `once('drain')` can be asked for.
+#[test]
+fn an_error_listener_on_the_stream_takes_the_error() {
+    let file = program_file(
+        "listener",
+        "process.stdout.on('error', (e) => console.error('listener', e.code));
+        process.stdout.once('drain', () => console.error('drain'));
+        setTimeout(() => console.log('a'), 50);
+        setTimeout(() => process.stdout.write('b\\n'), 60);
+        process.on('exit', (c) => console.error('exit', c))",
+    );
+    let want = "listener EPIPE\nlistener EPIPE\nexit 0\n";
+    let mut cmds = vec![TLJS];
+    if node_available() {
+        cmds.push("node");
+    }
+    for cmd in cmds {
+        assert_eq!(run_unread(cmd, &file), (Some(0), want.to_owned()), "{cmd}");
+    }
     let _ = std::fs::remove_dir_all(file.parent().unwrap());
 }
