@@ -270,13 +270,16 @@
     ref() { host.ref(this._id); return this; }
     unref() { host.unref(this._id); return this; }
     hasRef() { return host.hasRef(this._id); }
-    // The loop decides what a refresh does to a cleared or fired timer
-    // (as Node: a timeout cleared after it fired runs again, empty). The
-    // fields follow Node's: a cleared timer (`_idleTimeout` -1) stays
-    // destroyed; a fired one is pending again.
+    // The loop decides what a refresh does to a cleared or fired timer.
+    // The fields follow Node's: a cleared timer (`_idleTimeout` -1) stays
+    // destroyed; a fired one is pending again, and one cleared after it
+    // fired (`_onTimeout` null, see `unenroll`) is pending again with no
+    // callback: it keeps the loop alive until it is due, as in Node.
+    // Pending, it is held in `timers` (Node's list holds it), so the
+    // engine does not collect it and release it early.
     refresh() {
       if (this._idleTimeout !== -1) {
-        if (this._onTimeout !== null) timers.set(this._id, this);
+        timers.set(this._id, this);
         // Node's `insertGuarded`: a fired timeout made pending again is a
         // new async resource, with the next id (what `+t` reads); the
         // loop's timer keeps its key.
@@ -393,11 +396,13 @@
   // Node's `unenroll` (its fields; the loop does the rest). Only this
   // file's Timeouts reach the loop: a look-alike object's `_id` is not an
   // id of ours.
+  // A timeout that fired (or was cleared) is left as it is, as Node's
+  // `unenroll` leaves it: its callback is gone (`_onTimeout`), its
+  // duration stays, so a refresh lists it again with no callback.
   function unenroll(t) {
-    if (!t._destroyed) {
-      t._destroyed = true;
-      t._idleTimeout = -1;
-    }
+    if (t._destroyed) return;
+    t._destroyed = true;
+    t._idleTimeout = -1;
     if (t instanceof Timeout) {
       timers.delete(t._id);
       known.delete(StringOf(asyncIdOf(t)));
@@ -444,7 +449,14 @@
   function dispatch(kind, id) {
     if (kind === 0) {
       const t = timers.get(id);
-      if (t === undefined || t._onTimeout === null) return;
+      if (t === undefined) return;
+      if (t._onTimeout === null) {
+        // Due with no callback (cleared after it fired, then refreshed):
+        // Node's `listOnTimeout` marks it destroyed and calls nothing.
+        timers.delete(id);
+        t._destroyed = true;
+        return;
+      }
       const once = t._repeat === null;
       if (once) timers.delete(id);
       try {
