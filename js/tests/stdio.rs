@@ -257,3 +257,48 @@ fn an_error_listener_on_the_stream_takes_the_error() {
     }
     let _ = std::fs::remove_dir_all(file.parent().unwrap());
 }
+
+/// A program file that is not valid UTF-8 runs, each invalid sequence read
+/// as U+FFFD, as node reads it (tljs refused it: "cannot read").
+#[test]
+fn a_file_that_is_not_utf8_runs_as_under_node() {
+    let dir = std::env::temp_dir().join(format!("tljs-stdio-latin-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("latin.js");
+    std::fs::write(&file, b"console.log('caf\xe9', 'x\xc3')\n").unwrap();
+    let mut cmds = vec![TLJS];
+    if node_available() {
+        cmds.push("node");
+    }
+    for cmd in cmds {
+        let out = Command::new(cmd).arg(&file).output().unwrap();
+        assert_eq!(
+            (out.status.code(), out.stdout.as_slice()),
+            (Some(0), "caf\u{fffd} x\u{fffd}\n".as_bytes()),
+            "{cmd}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// tljs's own messages to a stderr whose reader is gone are lost, not a
+/// panic (status 101): a file that cannot be read still ends with 1.
+#[test]
+fn tljs_own_messages_to_a_broken_stderr_do_not_panic() {
+    let mut child = Command::new(TLJS)
+        .arg("/nonexistent/program.js")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    assert_eq!(wait(&mut child, "tljs").code(), Some(1));
+    let mut child = Command::new(TLJS)
+        .arg("--help")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    assert_eq!(wait(&mut child, "tljs --help").code(), Some(0));
+}

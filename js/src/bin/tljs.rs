@@ -62,6 +62,24 @@ const MAX_STACK: usize = 16 << 20;
 /// run between two of QuickJS's checks.
 const MARGIN: usize = 4 << 20;
 
+/// `eprintln!` that does not panic when stderr is a pipe whose reader is
+/// gone (std's does: status 101 and a panic message nobody reads); the
+/// line is lost, as the program's own output is then.
+macro_rules! say_err {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+/// `println!` that does not panic on a broken stdout (see `say_err!`).
+macro_rules! say_out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 fn main() -> ExitCode {
     let mut args = std::env::args();
     let exe = args.next().unwrap_or_else(|| "tljs".into());
@@ -72,7 +90,7 @@ fn main() -> ExitCode {
     let mut max_run = None;
     let file = loop {
         let Some(a) = args.next() else {
-            eprintln!("{USAGE}");
+            say_err!("{USAGE}");
             return ExitCode::from(2);
         };
         let (slot, unit) = match a.as_str() {
@@ -82,16 +100,16 @@ fn main() -> ExitCode {
             "--" => match args.next() {
                 Some(file) => break file,
                 None => {
-                    eprintln!("{USAGE}");
+                    say_err!("{USAGE}");
                     return ExitCode::from(2);
                 }
             },
             "-h" | "--help" => {
-                println!("{USAGE}\n\n{HELP}");
+                say_out!("{USAGE}\n\n{HELP}");
                 return ExitCode::SUCCESS;
             }
             o if o.starts_with('-') && o != "-" => {
-                eprintln!("tljs: unknown option {o} (options come before FILE.js)\n{USAGE}");
+                say_err!("tljs: unknown option {o} (options come before FILE.js)\n{USAGE}");
                 return ExitCode::from(2);
             }
             _ => break a,
@@ -99,7 +117,7 @@ fn main() -> ExitCode {
         match args.next().and_then(|n| n.parse::<usize>().ok()) {
             Some(n) if n > 0 => *slot = Some(n.saturating_mul(unit)),
             _ => {
-                eprintln!("tljs: {a} needs a positive whole number\n{USAGE}");
+                say_err!("tljs: {a} needs a positive whole number\n{USAGE}");
                 return ExitCode::from(2);
             }
         }
@@ -108,21 +126,21 @@ fn main() -> ExitCode {
     // `-` is the program on standard input, read to its end first, as
     // node's `-`: its file name is `[stdin]`, and argv[1] stays `-`.
     let (name, source, arg1) = if file == "-" {
-        let mut source = String::new();
-        match std::io::Read::read_to_string(&mut std::io::stdin(), &mut source) {
-            Ok(_) => (STDIN_NAME.to_owned(), Ok(source), file.clone()),
-            Err(e) => (STDIN_NAME.to_owned(), Err(e), file.clone()),
-        }
+        let mut source = Vec::new();
+        let read = std::io::Read::read_to_end(&mut std::io::stdin(), &mut source).map(|_| source);
+        (STDIN_NAME.to_owned(), read, file.clone())
     } else {
         let path = std::fs::canonicalize(&file).unwrap_or_else(|_| file.clone().into());
         let name = path.display().to_string();
-        (name.clone(), std::fs::read_to_string(&path), name)
+        (name.clone(), std::fs::read(&path), name)
     };
     let source = match source {
-        Ok(s) => s,
+        // As node reads a program: UTF-8, an invalid sequence read as
+        // U+FFFD (node does not refuse the file).
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         Err(e) => {
             let what = if file == "-" { "standard input" } else { &file };
-            eprintln!("tljs: cannot read {what}: {e}");
+            say_err!("tljs: cannot read {what}: {e}");
             return ExitCode::from(1);
         }
     };
@@ -138,7 +156,7 @@ fn main() -> ExitCode {
         Ok(Ok(code)) => code,
         Ok(Err(_)) => ExitCode::from(70), // a panic, already printed
         Err(e) => {
-            eprintln!(
+            say_err!(
                 "tljs: --stack-size {} KB: no thread with that stack: {e}",
                 limit >> 10
             );
@@ -153,7 +171,7 @@ fn run(options: Options, name: &str, source: &str) -> ExitCode {
     let host = match QuickJsHost::create_with(options) {
         Ok(h) => h,
         Err(e) => {
-            eprintln!("{e}");
+            say_err!("{e}");
             return ExitCode::from(70);
         }
     };
