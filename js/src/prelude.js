@@ -452,9 +452,11 @@
       if (t === undefined) return;
       if (t._onTimeout === null) {
         // Due with no callback (cleared after it fired, then refreshed):
-        // Node's `listOnTimeout` marks it destroyed and calls nothing.
+        // Node's `listOnTimeout` marks it destroyed, forgets its id as a
+        // key for clearTimeout, and calls nothing.
         timers.delete(id);
         t._destroyed = true;
+        known.delete(StringOf(asyncIdOf(t)));
         return;
       }
       const once = t._repeat === null;
@@ -1481,7 +1483,7 @@
   const streamState = { 1: null, 2: null };
   for (const fd of [1, 2]) {
     streamState[fd] = {
-      fd, after: null, errored: null, callbacks: [], consoleWrote: false, emitted: false,
+      fd, after: null, errored: null, callbacks: [], consoleWrote: false, emitted: false, stuck: false,
     };
   }
   const encodings = /^(utf-?8|ucs-?2|utf-?16le|latin1|binary|base64|base64url|hex|ascii)$/i;
@@ -1523,28 +1525,39 @@
   // stream's (`write EPIPE`) or, from fs.writeSync, the system call's.
   function pipeError(sync) {
     const e = new Error(sync ? 'EPIPE: broken pipe, write' : 'write EPIPE');
+    // In Node's order of properties (what an uncaught report shows).
     e.errno = -32;
-    e.code = 'EPIPE';
-    e.syscall = 'write';
+    if (sync) {
+      e.syscall = 'write';
+      e.code = 'EPIPE';
+    } else {
+      e.code = 'EPIPE';
+      e.syscall = 'write';
+    }
     return e;
   }
-  // Writes `text` to `state`'s stream unless a failure has it errored,
-  // as Node's stream (a pipe or a socket whose reader is gone: EPIPE).
-  // A failed write opens a failure period: the writes after it are not
-  // made (they return false) until the period's tick, queued by the
-  // failed write. That tick gives each write's callback the error, in
-  // order, and then raises the error as Node's stream emits 'error': to
-  // the stream's 'error' listeners, or with none thrown, an uncaught
-  // exception that ends the program with 1 unless an 'uncaughtException'
-  // listener takes it. So a program writing for ever to `head` ends as
-  // under node. Node's console swallows it instead (its write handler's
+  // Writes `text` to `state`'s stream as Node's stream does when a write
+  // fails for want of a reader (EPIPE, a pipe whose reader is gone). A
+  // failed write opens a failure period: the writes after it are not made
+  // (they return false), and the failed write queues the period's tick,
+  // which gives each of their callbacks the error, in order, and ends
+  // the period (writes go through again); it queues the raise, a tick
+  // later, which gives the error to the stream's 'error' listeners or,
+  // with none, throws it: an uncaught exception, which ends the program
+  // with 1 unless an 'uncaughtException' listener takes it (so a program
+  // writing for ever to `head` ends as under node), then emits 'close'.
+  // Node's console swallows the error instead (its write handler's
   // no-op listener) when a console call wrote in the period, the stream
-  // has no 'error' listener and has never emitted one: a program that
-  // prints its lines and ends, piped to `head`, ends 0, as under node.
-  // The period's tick takes one async id where node's writes take their
-  // own; ids read after a failed write may differ from node's.
-  // Returns whether the write was made.
+  // had no 'error' listener at the period's tick and has never raised
+  // one: a program that prints its lines through the console and ends,
+  // piped to `head`, ends 0, as under node. A callback that throws leaves
+  // the stream failed for good, as Node's: its later writes are not made,
+  // their callbacks never run and nothing is raised. The period's ticks
+  // take async ids where node's writes take their own; ids read after a
+  // failed write may differ from node's. Returns whether the write was
+  // made.
   function streamWrite(fd, state, text, cb, fromConsole) {
+    if (state.stuck) return false;
     if (state.errored === null) {
       if (writeText(fd, text) === 0) return true;
       // An embedder's bare `ctx.with`: no loop to queue the period's tick
@@ -1565,23 +1578,26 @@
       try {
         cb(e);
       } catch (thrown) {
-        // The rest of the period goes on from a tick of its own.
-        nextTick(endFailure, state);
+        state.stuck = true;
+        state.callbacks = [];
         throw thrown;
       }
     }
     const stream = stdioStreams[state.fd];
-    const listened = stream.listenerCount('error') > 0;
-    const swallowed = state.consoleWrote && !state.emitted && !listened;
+    const swallow = state.consoleWrote && !state.emitted && stream.listenerCount('error') === 0;
     state.errored = null;
     state.consoleWrote = false;
+    nextTick(raiseFailure, state, e, swallow);
+  }
+  function raiseFailure(state, e, swallow) {
+    const stream = stdioStreams[state.fd];
     state.emitted = true;
-    if (swallowed) return;
-    if (listened) {
+    if (stream.listenerCount('error') > 0) {
       stream.emit('error', e);
-    } else {
+    } else if (!swallow) {
       throw e;
     }
+    stream.emit('close');
   }
   // A stream's events (stdout, stderr): a small EventEmitter, whose
   // 'error' listeners take a failed write's error (`streamWrite`).
@@ -1614,9 +1630,27 @@
     stream.off = stream.removeListener = remove;
     stream.emit = (name, ...args) => {
       const l = get(name);
+      if (name === 'error' && l.length === 0) {
+        // As Node's EventEmitter: an 'error' nobody listens to is thrown.
+        if (args[0] instanceof Error) throw args[0];
+        const err = new Error('Unhandled error. (' + inspect(args[0], 0) + ')');
+        err.code = 'ERR_UNHANDLED_ERROR';
+        err.context = args[0];
+        throw err;
+      }
       for (const fn of l) ReflectApply(fn, stream, args);
       return l.length > 0;
     };
+    stream.removeAllListeners = (name) => {
+      if (name === undefined) events.clear();
+      else events.delete(name);
+      return stream;
+    };
+    stream.eventNames = () => [...events.keys()].filter((name) => get(name).length > 0);
+    stream.rawListeners = (name) => [...get(name)];
+    let max = 10;
+    stream.setMaxListeners = (n) => { max = n; return stream; };
+    stream.getMaxListeners = () => max;
     stream.listenerCount = (name) => get(name).length;
     stream.listeners = (name) => get(name).map((f) => f.listener || f);
     return stream;

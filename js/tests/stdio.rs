@@ -286,19 +286,79 @@ fn a_file_that_is_not_utf8_runs_as_under_node() {
 /// panic (status 101): a file that cannot be read still ends with 1.
 #[test]
 fn tljs_own_messages_to_a_broken_stderr_do_not_panic() {
+    // The pipe's reader is gone before tljs starts.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
     let mut child = Command::new(TLJS)
         .arg("/nonexistent/program.js")
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
+        .stderr(writer)
         .spawn()
         .unwrap();
-    drop(child.stderr.take());
     assert_eq!(wait(&mut child, "tljs").code(), Some(1));
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
     let mut child = Command::new(TLJS)
         .arg("--help")
-        .stdout(Stdio::piped())
+        .stdout(writer)
         .spawn()
         .unwrap();
-    drop(child.stdout.take());
     assert_eq!(wait(&mut child, "tljs --help").code(), Some(0));
+}
+
+/// Node's order around a failure period, with an `error` listener: the
+/// callbacks (from a tick the failed write queued), the ticks queued after
+/// the write and by the callbacks, then the error and `close` (a tick
+/// later), then the microtasks; and a later write starts a period of its
+/// own.
+#[test]
+fn the_error_comes_a_tick_after_the_callbacks_then_close() {
+    let file = program_file(
+        "ticks",
+        "process.stdout.on('error', (e) => console.error('L', e.code));
+        process.stdout.on('close', () => console.error('close'));
+        process.stdout.write('a\\n', () => {
+          console.error('cb');
+          process.nextTick(() => console.error('tick1'));
+          Promise.resolve().then(() => console.error('micro'));
+        });
+        process.nextTick(() => console.error('tick0'));
+        setTimeout(() => { process.stdout.write('b\\n'); console.error('second'); }, 20)",
+    );
+    let want = "cb\ntick0\ntick1\nL EPIPE\nclose\nmicro\nsecond\nL EPIPE\nclose\n";
+    let mut cmds = vec![TLJS];
+    if node_available() {
+        cmds.push("node");
+    }
+    for cmd in cmds {
+        assert_eq!(run_unread(cmd, &file), (Some(0), want.to_owned()), "{cmd}");
+    }
+    let _ = std::fs::remove_dir_all(file.parent().unwrap());
+}
+
+/// A failed write's callback that throws leaves the stream failed for
+/// good, as Node's: nothing more is written, no later callback runs and
+/// no error is raised.
+#[test]
+fn a_throwing_write_callback_leaves_the_stream_failed() {
+    let file = program_file(
+        "stuck",
+        "process.on('uncaughtException', (e) => console.error('UE', e.code || e.message));
+        process.stdout.write('a\\n', (e) => { console.error('cb', e && e.code); throw new Error('boom'); });
+        process.stdout.write('b\\n', (e) => console.error('cb2', e && e.code));
+        setTimeout(() => {
+          process.stdout.write('c\\n', (e) => console.error('cb3', e && e.code));
+          console.log('d');
+          console.error('later');
+        }, 10)",
+    );
+    let want = "cb EPIPE\nUE boom\nlater\n";
+    let mut cmds = vec![TLJS];
+    if node_available() {
+        cmds.push("node");
+    }
+    for cmd in cmds {
+        assert_eq!(run_unread(cmd, &file), (Some(0), want.to_owned()), "{cmd}");
+    }
+    let _ = std::fs::remove_dir_all(file.parent().unwrap());
 }
