@@ -18,6 +18,7 @@
   // `Map.prototype.get`, `Array.prototype.shift`, `String` or a
   // callback's own `apply` cannot hijack or stop its timers.
   const ReflectApply = Reflect.apply;
+  const ReflectOwnKeys = Reflect.ownKeys;
   const StringOf = String;
   const ObjectGetPrototypeOf = Object.getPrototypeOf;
   const SymbolToString = Symbol.prototype.toString;
@@ -1341,11 +1342,24 @@
   }
 
   // Node's console writes through the stream with a callback of its own
-  // (its error handler, one per console): a console call ends a run of
+  // (its write handler, one per stream): a console call ends a run of
   // other same-callback writes, and a run of console calls shares one
   // after-write tick, as any such run does (see `writer`). That tick runs
-  // nothing a program sees, but it takes an id, as Node's does.
-  function consoleDone() {}
+  // nothing a program sees, but it takes an id, as Node's does. Given a
+  // failed write's error (`streamWrite`), the handler adds a no-op 'error'
+  // listener if the stream has none and has never raised an error, and
+  // every console write removes that listener again once written (Node's
+  // `finally`): so the console swallows a failure unless a console write
+  // to the stream comes between the failure's callbacks and its raise.
+  function consoleNoop() {}
+  function consoleHandler(state) {
+    return (err) => {
+      if (err && !state.emitted) {
+        const stream = stdioStreams[state.fd];
+        if (stream.listenerCount('error') === 0) stream.once('error', consoleNoop);
+      }
+    };
+  }
   function consoleWrite(fd, args) {
     // The console's streams, made on its first use as Node's are, before
     // the arguments are formatted (Node reads the stream's inspect
@@ -1355,9 +1369,11 @@
     stdio(2);
     const text = format(args);
     const state = streamState[fd];
-    if (!streamWrite(fd, state, text, null, true)) return;
-    if ((state.after !== null && state.after.cb === consoleDone) || host.engaged()) {
-      afterWrite(state, consoleDone);
+    const written = streamWrite(fd, state, text, state.console);
+    stdioStreams[fd].removeListener('error', consoleNoop);
+    if (!written) return;
+    if ((state.after !== null && state.after.cb === state.console) || host.engaged()) {
+      afterWrite(state, state.console);
     } else {
       // An embedder's bare `ctx.with`: no loop to queue the tick on, but
       // its id is taken all the same.
@@ -1482,9 +1498,10 @@
   // (`streamWrite`).
   const streamState = { 1: null, 2: null };
   for (const fd of [1, 2]) {
-    streamState[fd] = {
-      fd, after: null, errored: null, callbacks: [], consoleWrote: false, emitted: false, stuck: false,
+    const state = streamState[fd] = {
+      fd, after: null, errored: null, callbacks: [], emitted: false, stuck: false, console: null,
     };
+    state.console = consoleHandler(state);
   }
   const encodings = /^(utf-?8|ucs-?2|utf-?16le|latin1|binary|base64|base64url|hex|ascii)$/i;
   // A string in a Buffer encoding, as the text its bytes are in UTF-8
@@ -1540,23 +1557,21 @@
   // fails for want of a reader (EPIPE, a pipe whose reader is gone). A
   // failed write opens a failure period: the writes after it are not made
   // (they return false), and the failed write queues the period's tick,
-  // which gives each of their callbacks the error, in order, and ends
-  // the period (writes go through again); it queues the raise, a tick
-  // later, which gives the error to the stream's 'error' listeners or,
-  // with none, throws it: an uncaught exception, which ends the program
-  // with 1 unless an 'uncaughtException' listener takes it (so a program
-  // writing for ever to `head` ends as under node), then emits 'close'.
-  // Node's console swallows the error instead (its write handler's
-  // no-op listener) when a console call wrote in the period, the stream
-  // had no 'error' listener at the period's tick and has never raised
-  // one: a program that prints its lines through the console and ends,
-  // piped to `head`, ends 0, as under node. A callback that throws leaves
-  // the stream failed for good, as Node's: its later writes are not made,
-  // their callbacks never run and nothing is raised. The period's ticks
-  // take async ids where node's writes take their own; ids read after a
-  // failed write may differ from node's. Returns whether the write was
-  // made.
-  function streamWrite(fd, state, text, cb, fromConsole) {
+  // which gives each of their callbacks the error, in order, and ends the
+  // period (writes go through again). It queues two ticks: the raise,
+  // which gives the error to the stream's 'error' listeners or, with
+  // none, throws it (an uncaught exception, which ends the program with 1
+  // unless an 'uncaughtException' listener takes it: a program writing
+  // for ever to `head` ends as under node), and then 'close'. The
+  // console's handler may have added a no-op listener meanwhile
+  // (`consoleHandler`): a program that prints its lines through the
+  // console and ends, piped to `head`, ends 0, as under node. A callback
+  // that throws leaves the stream failed for good, as Node's: its later
+  // writes are not made, their callbacks never run and nothing is
+  // raised. The period's ticks take async ids where node's writes take
+  // their own; ids read after a failed write may differ from node's.
+  // Returns whether the write was made.
+  function streamWrite(fd, state, text, cb) {
     if (state.stuck) return false;
     if (state.errored === null) {
       if (writeText(fd, text) === 0) return true;
@@ -1566,7 +1581,6 @@
       state.errored = pipeError(false);
       nextTick(endFailure, state);
     }
-    if (fromConsole) state.consoleWrote = true;
     if (cb !== null) state.callbacks.push(cb);
     state.after = null; // a failed write ends a run of callbacks
     return false;
@@ -1583,30 +1597,37 @@
         throw thrown;
       }
     }
-    const stream = stdioStreams[state.fd];
-    const swallow = state.consoleWrote && !state.emitted && stream.listenerCount('error') === 0;
     state.errored = null;
-    state.consoleWrote = false;
-    nextTick(raiseFailure, state, e, swallow);
+    nextTick(raiseFailure, state, e);
+    nextTick(emitClose, state);
   }
-  function raiseFailure(state, e, swallow) {
-    const stream = stdioStreams[state.fd];
+  function raiseFailure(state, e) {
     state.emitted = true;
+    const stream = stdioStreams[state.fd];
     if (stream.listenerCount('error') > 0) {
       stream.emit('error', e);
-    } else if (!swallow) {
+    } else {
       throw e;
     }
-    stream.emit('close');
+  }
+  function emitClose(state) {
+    stdioStreams[state.fd].emit('close');
   }
   // A stream's events (stdout, stderr): a small EventEmitter, whose
   // 'error' listeners take a failed write's error (`streamWrite`).
   function streamEvents(stream) {
-    const events = new Map();
-    const get = (name) => events.get(name) || [];
+    // Keyed as Node's are, by property key: on(2) and listenerCount('2')
+    // are one event, and eventNames() lists them in property order.
+    const events = Object.create(null);
+    const key = (name) => (typeof name === 'symbol' ? name : StringOf(name));
+    const get = (name) => events[key(name)] || [];
+    function set(name, list) {
+      if (list.length > 0) events[key(name)] = list;
+      else delete events[key(name)];
+    }
     function add(name, fn, prepend) {
       checkCallback(fn, 'listener');
-      events.set(name, prepend ? [fn, ...get(name)] : [...get(name), fn]);
+      set(name, prepend ? [fn, ...get(name)] : [...get(name), fn]);
       return stream;
     }
     function remove(name, fn) {
@@ -1614,7 +1635,7 @@
       const l = get(name);
       let i = l.length - 1;
       while (i >= 0 && l[i] !== fn && l[i].listener !== fn) i--;
-      if (i >= 0) events.set(name, l.slice(0, i).concat(l.slice(i + 1)));
+      if (i >= 0) set(name, l.slice(0, i).concat(l.slice(i + 1)));
       return stream;
     }
     function once(name, fn, prepend) {
@@ -1641,18 +1662,23 @@
       for (const fn of l) ReflectApply(fn, stream, args);
       return l.length > 0;
     };
-    stream.removeAllListeners = (name) => {
-      if (name === undefined) events.clear();
-      else events.delete(name);
+    stream.listenerCount = (name) => get(name).length;
+    stream.listeners = (name) => get(name).map((f) => f.listener || f);
+    stream.rawListeners = (name) => [...get(name)];
+    stream.removeAllListeners = function (name) {
+      if (arguments.length === 0) {
+        for (const k of ReflectOwnKeys(events)) delete events[k];
+      } else {
+        set(name, []);
+      }
       return stream;
     };
-    stream.eventNames = () => [...events.keys()].filter((name) => get(name).length > 0);
-    stream.rawListeners = (name) => [...get(name)];
+    stream.eventNames = () => ReflectOwnKeys(events);
+    // The limit is kept; exceeding it does not warn (Node's
+    // MaxListenersExceededWarning is not written).
     let max = 10;
     stream.setMaxListeners = (n) => { max = n; return stream; };
     stream.getMaxListeners = () => max;
-    stream.listenerCount = (name) => get(name).length;
-    stream.listeners = (name) => get(name).map((f) => f.listener || f);
     return stream;
   }
   function afterWriteTick(state, info) {
@@ -1695,7 +1721,7 @@
       } else {
         throw argTypeError('chunk', 'of type string or an instance of Buffer, TypedArray, or DataView', chunk);
       }
-      if (!streamWrite(fd, state, text, cb, false)) return false;
+      if (!streamWrite(fd, state, text, cb)) return false;
       if (cb !== null) afterWrite(state, cb);
       return true;
     }

@@ -116,15 +116,16 @@ fn a_program_whose_reader_is_gone_ends_with_epipe() {
 }
 
 /// Runs `file` with `cmd`, its standard output a pipe whose reader is
-/// gone before the program writes (the programs write 50 ms on or later).
+/// gone before the program starts.
 fn run_unread(cmd: &str, file: &std::path::Path) -> (Option<i32>, String) {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
     let mut child = Command::new(cmd)
         .arg(file)
-        .stdout(Stdio::piped())
+        .stdout(writer)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    drop(child.stdout.take());
     let status = wait(&mut child, cmd);
     let err = std::io::read_to_string(child.stderr.take().unwrap()).unwrap();
     (status.code(), err)
@@ -353,6 +354,32 @@ fn a_throwing_write_callback_leaves_the_stream_failed() {
         }, 10)",
     );
     let want = "cb EPIPE\nUE boom\nlater\n";
+    let mut cmds = vec![TLJS];
+    if node_available() {
+        cmds.push("node");
+    }
+    for cmd in cmds {
+        assert_eq!(run_unread(cmd, &file), (Some(0), want.to_owned()), "{cmd}");
+    }
+    let _ = std::fs::remove_dir_all(file.parent().unwrap());
+}
+
+/// Node's console swallows a failure through a no-op `error` listener
+/// that its next write to the stream removes: a console write between a
+/// failure's callbacks and its raise lets the error be raised after all.
+/// `close` comes after a raised error even when it was thrown (an
+/// `uncaughtException` listener took it).
+#[test]
+fn a_console_write_before_the_raise_lets_the_error_through() {
+    let file = program_file(
+        "between",
+        "process.on('uncaughtException', (e) => console.error('UE', e.code));
+        process.stdout.on('close', () => console.error('close'));
+        console.log('a');
+        process.nextTick(() => { console.log('b'); });
+        setTimeout(() => console.error('later'), 10)",
+    );
+    let want = "UE EPIPE\nclose\nUE EPIPE\nclose\nlater\n";
     let mut cmds = vec![TLJS];
     if node_available() {
         cmds.push("node");
