@@ -956,6 +956,9 @@ impl QuickJsHost {
     }
 }
 
+/// Node's (libuv's) errno of a write to a pipe whose reader is gone.
+const EPIPE: i32 = -32;
+
 impl QuickJs {
     /// Writes as [`Engine::write`], and tells the program's writes what
     /// Node's stream would: Node's errno, -32, for a pipe whose reader is
@@ -974,12 +977,7 @@ impl QuickJs {
             },
         }
     }
-}
 
-/// Node's (libuv's) errno of a write to a pipe whose reader is gone.
-const EPIPE: i32 = -32;
-
-impl QuickJs {
     /// Formats an exception as Node prints an uncaught one (without the
     /// source-location header Node puts first).
     fn describe<'js>(&self, ctx: &Ctx<'js>, v: Value<'js>) -> Thrown {

@@ -12,23 +12,13 @@ use common::node_available;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const TLJS: &str = env!("CARGO_BIN_EXE_tljs");
 
 /// Waits for `child` at most 30 s; kills it and fails the test after.
 fn wait(child: &mut Child, what: &str) -> ExitStatus {
-    let start = Instant::now();
-    loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            return s;
-        }
-        if start.elapsed() > Duration::from_secs(30) {
-            let _ = child.kill();
-            panic!("{what} did not end");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    common::wait_for(child, what, Duration::from_secs(30))
 }
 
 /// Runs `cmd` with `args` and `stdin` as its standard input; returns the
@@ -84,11 +74,7 @@ fn a_program_whose_reader_is_gone_ends_with_epipe() {
         "forever",
         "let i = 0; setInterval(() => console.log('line ' + i++), 1)",
     );
-    let mut cmds = vec![TLJS];
-    if node_available() {
-        cmds.push("node");
-    }
-    for cmd in cmds {
+    for cmd in commands() {
         let mut child = Command::new(cmd)
             .arg(&file)
             .stdout(Stdio::piped())
@@ -131,6 +117,25 @@ fn run_unread(cmd: &str, file: &std::path::Path) -> (Option<i32>, String) {
     (status.code(), err)
 }
 
+/// tljs, and node when it is installed: what each check runs.
+fn commands() -> Vec<&'static str> {
+    let mut cmds = vec![TLJS];
+    if node_available() {
+        cmds.push("node");
+    }
+    cmds
+}
+
+/// Runs `program` (as the file `NAME.js`) on tljs and node with its reader
+/// gone ([`run_unread`]): each must end with status 0 and `want` on stderr.
+fn unread_as_node(name: &str, program: &str, want: &str) {
+    let file = program_file(name, program);
+    for cmd in commands() {
+        assert_eq!(run_unread(cmd, &file), (Some(0), want.to_owned()), "{cmd}");
+    }
+    let _ = std::fs::remove_dir_all(file.parent().unwrap());
+}
+
 /// Writes `program` to a file of its own in a fresh folder.
 fn program_file(name: &str, program: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("tljs-stdio-{name}-{}", std::process::id()));
@@ -144,23 +149,12 @@ fn program_file(name: &str, program: &str) -> std::path::PathBuf {
 /// one line of output finds no reader ends normally, under node and tljs.
 #[test]
 fn the_consoles_first_failed_write_is_not_an_error() {
-    let file = program_file(
+    unread_as_node(
         "once",
         "setTimeout(() => { console.log('result'); console.error('after'); }, 50);
         process.on('exit', (c) => console.error('exit', c))",
+        "after\nexit 0\n",
     );
-    let mut cmds = vec![TLJS];
-    if node_available() {
-        cmds.push("node");
-    }
-    for cmd in cmds {
-        assert_eq!(
-            run_unread(cmd, &file),
-            (Some(0), "after\nexit 0\n".to_owned()),
-            "{cmd}"
-        );
-    }
-    let _ = std::fs::remove_dir_all(file.parent().unwrap());
 }
 
 /// With the reader gone before the program writes, and an
@@ -170,7 +164,7 @@ fn the_consoles_first_failed_write_is_not_an_error() {
 /// later period raises; `fs.writeSync` throws at once. As node does.
 #[test]
 fn a_failure_periods_callbacks_come_before_its_error() {
-    let file = program_file(
+    unread_as_node(
         "order",
         "process.on('uncaughtException', (e) =>
           console.error('caught', e.message, e.code, e.errno, e.syscall));
@@ -190,22 +184,14 @@ fn a_failure_periods_callbacks_come_before_its_error() {
           });
         }, 50);
         setTimeout(() => console.log('late'), 100)",
-    );
-    let want = "write returned false
+        "write returned false
 cb c EPIPE
 cb d EPIPE
 tick
 threw EPIPE: broken pipe, write EPIPE -32 write
 caught write EPIPE EPIPE -32 write
-";
-    let mut cmds = vec![TLJS];
-    if node_available() {
-        cmds.push("node");
-    }
-    for cmd in cmds {
-        assert_eq!(run_unread(cmd, &file), (Some(0), want.to_owned()), "{cmd}");
-    }
-    let _ = std::fs::remove_dir_all(file.parent().unwrap());
+",
+    );
 }
 
 /// A program that prints its lines in one go and ends, its reader gone:
@@ -213,26 +199,15 @@ caught write EPIPE EPIPE -32 write
 /// ends 0, as under node.
 #[test]
 fn a_program_that_prints_and_ends_ends_normally_without_a_reader() {
-    let file = program_file(
+    unread_as_node(
         "burst",
         "setTimeout(() => {
           for (let i = 0; i < 1000; i++) console.log('line ' + i);
           process.stdout.write('and a stream write\\n');
           console.error('done');
         }, 50)",
+        "done\n",
     );
-    let mut cmds = vec![TLJS];
-    if node_available() {
-        cmds.push("node");
-    }
-    for cmd in cmds {
-        assert_eq!(
-            run_unread(cmd, &file),
-            (Some(0), "done\n".to_owned()),
-            "{cmd}"
-        );
-    }
-    let _ = std::fs::remove_dir_all(file.parent().unwrap());
 }
 
 /// The streams are event emitters: an `error` listener takes the error
@@ -240,23 +215,15 @@ fn a_program_that_prints_and_ends_ends_normally_without_a_reader() {
 /// and `once('drain')` can be asked for.
 #[test]
 fn an_error_listener_on_the_stream_takes_the_error() {
-    let file = program_file(
+    unread_as_node(
         "listener",
         "process.stdout.on('error', (e) => console.error('listener', e.code));
         process.stdout.once('drain', () => console.error('drain'));
         setTimeout(() => console.log('a'), 50);
         setTimeout(() => process.stdout.write('b\\n'), 60);
         process.on('exit', (c) => console.error('exit', c))",
+        "listener EPIPE\nlistener EPIPE\nexit 0\n",
     );
-    let want = "listener EPIPE\nlistener EPIPE\nexit 0\n";
-    let mut cmds = vec![TLJS];
-    if node_available() {
-        cmds.push("node");
-    }
-    for cmd in cmds {
-        assert_eq!(run_unread(cmd, &file), (Some(0), want.to_owned()), "{cmd}");
-    }
-    let _ = std::fs::remove_dir_all(file.parent().unwrap());
 }
 
 /// A program file that is not valid UTF-8 runs, each invalid sequence read
@@ -267,11 +234,7 @@ fn a_file_that_is_not_utf8_runs_as_under_node() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("latin.js");
     std::fs::write(&file, b"console.log('caf\xe9', 'x\xc3')\n").unwrap();
-    let mut cmds = vec![TLJS];
-    if node_available() {
-        cmds.push("node");
-    }
-    for cmd in cmds {
+    for cmd in commands() {
         let out = Command::new(cmd).arg(&file).output().unwrap();
         assert_eq!(
             (out.status.code(), out.stdout.as_slice()),
@@ -314,7 +277,7 @@ fn tljs_own_messages_to_a_broken_stderr_do_not_panic() {
 /// own.
 #[test]
 fn the_error_comes_a_tick_after_the_callbacks_then_close() {
-    let file = program_file(
+    unread_as_node(
         "ticks",
         "process.stdout.on('error', (e) => console.error('L', e.code));
         process.stdout.on('close', () => console.error('close'));
@@ -325,16 +288,8 @@ fn the_error_comes_a_tick_after_the_callbacks_then_close() {
         });
         process.nextTick(() => console.error('tick0'));
         setTimeout(() => { process.stdout.write('b\\n'); console.error('second'); }, 20)",
+        "cb\ntick0\ntick1\nL EPIPE\nclose\nmicro\nsecond\nL EPIPE\nclose\n",
     );
-    let want = "cb\ntick0\ntick1\nL EPIPE\nclose\nmicro\nsecond\nL EPIPE\nclose\n";
-    let mut cmds = vec![TLJS];
-    if node_available() {
-        cmds.push("node");
-    }
-    for cmd in cmds {
-        assert_eq!(run_unread(cmd, &file), (Some(0), want.to_owned()), "{cmd}");
-    }
-    let _ = std::fs::remove_dir_all(file.parent().unwrap());
 }
 
 /// A failed write's callback that throws leaves the stream failed for
@@ -342,7 +297,7 @@ fn the_error_comes_a_tick_after_the_callbacks_then_close() {
 /// no error is raised.
 #[test]
 fn a_throwing_write_callback_leaves_the_stream_failed() {
-    let file = program_file(
+    unread_as_node(
         "stuck",
         "process.on('uncaughtException', (e) => console.error('UE', e.code || e.message));
         process.stdout.write('a\\n', (e) => { console.error('cb', e && e.code); throw new Error('boom'); });
@@ -352,16 +307,8 @@ fn a_throwing_write_callback_leaves_the_stream_failed() {
           console.log('d');
           console.error('later');
         }, 10)",
+        "cb EPIPE\nUE boom\nlater\n",
     );
-    let want = "cb EPIPE\nUE boom\nlater\n";
-    let mut cmds = vec![TLJS];
-    if node_available() {
-        cmds.push("node");
-    }
-    for cmd in cmds {
-        assert_eq!(run_unread(cmd, &file), (Some(0), want.to_owned()), "{cmd}");
-    }
-    let _ = std::fs::remove_dir_all(file.parent().unwrap());
 }
 
 /// Node's console swallows a failure through a no-op `error` listener
@@ -371,21 +318,13 @@ fn a_throwing_write_callback_leaves_the_stream_failed() {
 /// `uncaughtException` listener took it).
 #[test]
 fn a_console_write_before_the_raise_lets_the_error_through() {
-    let file = program_file(
+    unread_as_node(
         "between",
         "process.on('uncaughtException', (e) => console.error('UE', e.code));
         process.stdout.on('close', () => console.error('close'));
         console.log('a');
         process.nextTick(() => { console.log('b'); });
         setTimeout(() => console.error('later'), 10)",
+        "UE EPIPE\nclose\nUE EPIPE\nclose\nlater\n",
     );
-    let want = "UE EPIPE\nclose\nUE EPIPE\nclose\nlater\n";
-    let mut cmds = vec![TLJS];
-    if node_available() {
-        cmds.push("node");
-    }
-    for cmd in cmds {
-        assert_eq!(run_unread(cmd, &file), (Some(0), want.to_owned()), "{cmd}");
-    }
-    let _ = std::fs::remove_dir_all(file.parent().unwrap());
 }

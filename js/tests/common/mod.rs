@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use std::io::Read;
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// How many runs a real-clock program gets before a difference counts.
@@ -68,17 +68,11 @@ pub fn run(cmd: &str, args: &[&str], program: &str) -> Run {
         let mut s = String::new();
         err.read_to_string(&mut s).map(|_| s)
     });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if start.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            panic!("{cmd} hung on:\n{program}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let status = wait_for(
+        &mut child,
+        &format!("{cmd} on:\n{program}\n"),
+        Duration::from_secs(60),
+    );
     let _ = std::fs::remove_file(&file);
     Run {
         status: status
@@ -86,6 +80,22 @@ pub fn run(cmd: &str, args: &[&str], program: &str) -> Run {
             .unwrap_or_else(|| panic!("{cmd} died of a signal ({status}) on:\n{program}")),
         stdout: o.join().unwrap().unwrap(),
         stderr: e.join().unwrap().unwrap(),
+    }
+}
+
+/// Waits for `child` to end, at most `limit`: past it, kills it and fails
+/// the test ("WHAT hung").
+pub fn wait_for(child: &mut Child, what: &str, limit: Duration) -> ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("{what} hung");
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 
