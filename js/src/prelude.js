@@ -1369,7 +1369,7 @@
     stdio(2);
     const text = format(args);
     const state = streamState[fd];
-    const written = streamWrite(fd, state, text, state.console);
+    const written = streamWrite(state, text, state.console);
     stdioStreams[fd].removeListener('error', consoleNoop);
     if (!written) return;
     if ((state.after !== null && state.after.cb === state.console) || host.engaged()) {
@@ -1571,10 +1571,10 @@
   // raised. The period's ticks take async ids where node's writes take
   // their own; ids read after a failed write may differ from node's.
   // Returns whether the write was made.
-  function streamWrite(fd, state, text, cb) {
+  function streamWrite(state, text, cb) {
     if (state.stuck) return false;
     if (state.errored === null) {
-      if (writeText(fd, text) === 0) return true;
+      if (writeText(state.fd, text) === 0) return true;
       // An embedder's bare `ctx.with`: no loop to queue the period's tick
       // on; the failure is dropped, as the write.
       if (!host.engaged()) return false;
@@ -1721,7 +1721,7 @@
       } else {
         throw argTypeError('chunk', 'of type string or an instance of Buffer, TypedArray, or DataView', chunk);
       }
-      if (!streamWrite(fd, state, text, cb)) return false;
+      if (!streamWrite(state, text, cb)) return false;
       if (cb !== null) afterWrite(state, cb);
       return true;
     }

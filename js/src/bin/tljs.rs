@@ -42,9 +42,10 @@ const HELP: &str = "Runs a Node.js 20 timer program on timerloop, as `node FILE.
   -h, --help       this text
 
 Options come before FILE.js (`--` ends them); `-` reads the program from
-standard input. What follows FILE.js is the program's process.argv. Exits with process.exitCode, 1 after an uncaught
-exception or for a file that cannot be read, 7 if an uncaughtException
-listener threw, 70 for an internal failure, 2 for a usage error.";
+standard input. What follows FILE.js is the program's process.argv.
+Exits with process.exitCode, 1 after an uncaught exception or for a file
+that cannot be read, 7 if an uncaughtException listener threw, 70 for an
+internal failure, 2 for a usage error.";
 
 /// The program's file name when it is read from standard input (`-`), as
 /// node names it.
