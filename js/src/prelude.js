@@ -1500,6 +1500,10 @@
   for (const fd of [1, 2]) {
     const state = streamState[fd] = {
       fd, after: null, errored: null, callbacks: [], emitted: false, stuck: false, console: null,
+      // Node's `writableLength` while the writes are not made: the
+      // failure period's (and a stuck stream's) writes, a string's by its
+      // length, bytes by theirs.
+      unwritten: 0,
     };
     state.console = consoleHandler(state);
   }
@@ -1571,9 +1575,13 @@
   // raised. The period's ticks take async ids where node's writes take
   // their own; ids read after a failed write may differ from node's.
   // Returns whether the write was made.
-  function streamWrite(state, text, cb) {
-    if (state.stuck) return false;
-    if (state.errored === null) {
+  function streamWrite(state, text, cb, size = text.length) {
+    if (state.errored !== null) {
+      // Not made: it counts in `writableLength` until the period ends, as
+      // Node's buffered writes do (the failed write itself does not).
+      state.unwritten += size;
+      if (state.stuck) return false;
+    } else {
       if (writeText(state.fd, text) === 0) return true;
       // An embedder's bare `ctx.with`: no loop to queue the period's tick
       // on; the failure is dropped, as the write.
@@ -1598,6 +1606,7 @@
       }
     }
     state.errored = null;
+    state.unwritten = 0;
     nextTick(raiseFailure, state, e);
     nextTick(emitClose, state);
   }
@@ -1721,11 +1730,36 @@
       } else {
         throw argTypeError('chunk', 'of type string or an instance of Buffer, TypedArray, or DataView', chunk);
       }
-      if (!streamWrite(state, text, cb)) return false;
+      const size = typeof chunk === 'string' ? chunk.length : chunk.byteLength;
+      if (!streamWrite(state, text, cb, size)) return false;
       if (cb !== null) afterWrite(state, cb);
       return true;
     }
-    return streamEvents({ write, fd });
+    // Node's Writable state as a program reads it, from the prototype as
+    // in Node (not own properties): never ended or destroyed (stdio
+    // streams are not closed), and not writable, with the error in
+    // `errored`, while a failure period lasts (for good on a stuck
+    // stream). Only a TTY's stream has `isTTY` (true), as Node's
+    // tty.WriteStream.
+    const value = (v) => ({ value: v });
+    const proto = Object.create(Object.prototype, {
+      writable: { get: () => state.errored === null },
+      errored: { get: () => state.errored },
+      writableLength: { get: () => state.unwritten },
+      destroyed: value(false),
+      closed: value(false),
+      writableEnded: value(false),
+      writableFinished: value(false),
+      writableNeedDrain: value(false),
+      writableCorked: value(0),
+      writableObjectMode: value(false),
+      writableHighWaterMark: value(16384),
+    });
+    if (host.stdioKind(fd) === 2) proto.isTTY = true;
+    const stream = Object.create(proto);
+    stream.write = write;
+    stream.fd = fd;
+    return streamEvents(stream);
   }
   // process.stdout and stderr are made on first use, as Node's getters
   // make them. Node's stream for a TTY, a pipe or a socket has a handle,

@@ -328,3 +328,43 @@ fn a_console_write_before_the_raise_lets_the_error_through() {
         "UE EPIPE\nclose\nUE EPIPE\nclose\nlater\n",
     );
 }
+
+/// A stream's `writable`, `errored` and `writableLength` follow its
+/// failure period as Node's do: not writable from the failed write until
+/// the period's tick, the writes not made counted (a string by its
+/// length, bytes by theirs; the failed write not at all), and all as
+/// before once the period ends; for good on a stream a throwing callback
+/// left stuck.
+#[test]
+fn the_streams_state_follows_the_failure_period() {
+    unread_as_node(
+        "state",
+        "const s = process.stdout;
+        const show = (tag) => console.error(tag, s.writable, s.errored && s.errored.code,
+          s.writableLength, s.destroyed, s.writableEnded, 'isTTY' in s);
+        show('start');
+        s.on('error', (e) => show('error ' + e.code));
+        s.write('h\u{e9}llo\u{20ac}\u{1f600}\\n', (e) => show('cb ' + (e && e.code)));
+        show('w1');
+        s.write('h\u{e9}llo\u{20ac}\u{1f600}\\n');
+        show('w2');
+        s.write(Buffer.from('h\u{e9}llo\u{20ac}\u{1f600}\\n'));
+        show('w3');
+        process.nextTick(() => show('tick'));
+        setTimeout(() => {
+          s.write('x', () => { throw new Error('stuck'); });
+          s.write('yz');
+          process.on('uncaughtException', (e) => show('UE ' + e.message));
+          setTimeout(() => { s.write('abc'); show('later'); }, 10);
+        }, 10)",
+        "start true null 0 false false false\n\
+         w1 false EPIPE 0 false false false\n\
+         w2 false EPIPE 9 false false false\n\
+         w3 false EPIPE 23 false false false\n\
+         cb EPIPE false EPIPE 23 false false false\n\
+         tick true null 0 false false false\n\
+         error EPIPE true null 0 false false false\n\
+         UE stuck false EPIPE 2 false false false\n\
+         later false EPIPE 5 false false false\n",
+    );
+}
