@@ -273,6 +273,58 @@ fn dropped_sockets_leave_nothing_behind() {
     assert!(!lp.is_alive());
 }
 
+/// A socket dropped in a task is closed at once, as a tokio socket is:
+/// its address can be bound again right away, whether the loop had
+/// registered it yet or not, and a connection's peer sees the end with
+/// no turn of the loop between. (Before, the close waited for the loop's
+/// next flush point, and the bind failed with `AddrInUse`.)
+#[test]
+fn a_socket_dropped_in_a_task_is_closed_at_once() {
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.block_on(async {
+        let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = l.local_addr().unwrap();
+        // Registered: it has waited in accept.
+        let pending = time::timeout(Duration::from_millis(5), l.accept()).await;
+        assert!(pending.is_err());
+        drop(l);
+        let again = TcpListener::bind(addr).await.expect("rebound at once");
+        // Dropped before the loop registered it.
+        drop(again);
+        let third = TcpListener::bind(addr).await.expect("rebound at once");
+
+        // The peer of a dropped stream reads its end without waiting.
+        let mut c = TcpStream::connect(addr).await.unwrap();
+        let (s, _) = third.accept().await.unwrap();
+        drop(s);
+        let mut buf = [0; 8];
+        assert_eq!(c.read(&mut buf).await.unwrap(), 0);
+    })
+    .unwrap();
+    assert_eq!(lp.stats().io_sources, 0);
+}
+
+/// A socket dropped in a callback, where the loop is held, is closed
+/// before the loop next polls, as before: the next task to run can bind
+/// its address.
+#[test]
+fn a_socket_dropped_in_a_callback_is_closed_before_the_next_poll() {
+    let mut lp = EventLoop::with_virtual_clock();
+    let l = lp
+        .block_on(async { TcpListener::bind("127.0.0.1:0").await.unwrap() })
+        .unwrap();
+    let addr = l.local_addr().unwrap();
+    let mut l = Some(l);
+    lp.set_timeout(1, move |_| drop(l.take()));
+    let rebound = lp
+        .block_on(async move {
+            time::sleep(Duration::from_millis(2)).await;
+            TcpListener::bind(addr).await.is_ok()
+        })
+        .unwrap();
+    assert!(rebound);
+}
+
 /// A refused connection is an error, not a hang; an unconnected future
 /// dropped midway leaves nothing registered.
 #[test]

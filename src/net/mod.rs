@@ -8,7 +8,9 @@
 //! - **A socket is a refed handle of its loop**, as in Node: while a
 //!   `TcpListener` or `TcpStream` exists, the loop stays alive (a server
 //!   task waiting in `accept` is never reported as stalled). Dropping it
-//!   deregisters it and closes the socket before the loop next polls.
+//!   in a task (or a scope) deregisters it and closes the socket at once,
+//!   so its address can be bound again at once, as in tokio; dropped
+//!   where the loop is held (a callback), before the loop next polls.
 //! - **Readiness comes from the loop's poll phase**, as an I/O callback:
 //!   the task waiting on it is woken there, and runs as a microtask right
 //!   after that callback, so in Node's order with timers and immediates.
@@ -566,10 +568,15 @@ impl<S: mio::event::Source + 'static> Registration<S> {
             collecting: Cell::new(false),
             wants: Cell::new(0),
         });
-        let me = inner.clone();
+        // The queued registration holds the state weakly: a socket dropped
+        // before it runs is closed at once (the last `Rc`), not kept open
+        // until then.
+        let me = Rc::downgrade(&inner);
         let unrun = WakeWhenReleased(Rc::downgrade(&inner));
         shared.defer(move |lp| {
-            me.register(lp);
+            if let Some(me) = me.upgrade() {
+                me.register(lp);
+            }
             unrun.disarm();
         });
         Registration { inner }
@@ -928,11 +935,14 @@ impl<S: mio::event::Source + 'static> Drop for Registration<S> {
         // cell that has now dropped it) is woken to see that, not left
         // waiting on readiness that will never come.
         i.wake_all();
-        // Deregistered, then the socket closed (the last Rc), at the next
-        // flush point; a registration still queued finds nothing to do.
+        // Deregistered, then the socket closed (the last Rc): at once
+        // where the loop can be lent (a task's poll), so that the address
+        // can be bound again at once, as after a tokio socket's drop; else
+        // at the next flush point. A registration still queued holds the
+        // state weakly: the socket is closed with this drop.
         if let Some(h) = i.handle.take() {
             let me = i.clone();
-            i.shared.defer(move |lp| {
+            i.shared.run_now_or_defer(move |lp| {
                 lp.close_external_io(h, &mut *borrow_source(&me.source));
             });
         }

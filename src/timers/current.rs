@@ -308,6 +308,25 @@ impl LoopShared {
         }
     }
 
+    /// Runs `f` with the loop now if this loop can be lent here (a task's
+    /// poll, a scope), whatever is queued, else [defers](Self::defer) it.
+    /// Only for an operation whose effect does not depend on its place
+    /// among the queued ones: closing a socket creates nothing an order
+    /// could show, and a socket closed at once can be bound again at once,
+    /// as a dropped tokio socket can.
+    pub(crate) fn run_now_or_defer(&self, f: impl FnOnce(&mut EventLoop) + 'static) {
+        match take_lend(self) {
+            Lendable::Yes(ptr) => lent(self, ptr, |lp| {
+                if std::ptr::eq(&*lp.shared, self) {
+                    f(lp);
+                } else {
+                    self.defer(f);
+                }
+            }),
+            Lendable::NoLoop | Lendable::Lent => self.defer(f),
+        }
+    }
+
     /// Queues `f` to run with the loop at its next flush point; drops it
     /// at once if the loop is gone (it would never run, and what it holds
     /// may hold this state: a sleep's disarm holds its state, which holds
