@@ -414,3 +414,49 @@ fn ids_name_tasks_everywhere() {
     assert!(id > out, "spawned after the main task");
     assert_eq!(format!("{:?}", out), format!("Id({out})"));
 }
+
+/// As tokio's: `shutdown` and awaiting an aborted task return once the
+/// tasks' futures are dropped, so what they held is released by then: a
+/// semaphore's permits are back and a listener's address is free at
+/// once. (Before, the handles completed in `abort`, and the futures were
+/// dropped only when the awaiting task's poll returned.)
+#[test]
+fn what_aborted_tasks_held_is_released_when_awaiting_them_returns() {
+    use std::sync::Arc;
+    use timerloop::net::TcpListener;
+    use timerloop::sync::Semaphore;
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.block_on(async {
+        let sem = Arc::new(Semaphore::new(2));
+        let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = l.local_addr().unwrap();
+        let mut set = JoinSet::new();
+        let s = sem.clone();
+        set.spawn(async move {
+            let _p = s.acquire_owned(1).await;
+            loop {
+                let _ = l.accept().await;
+            }
+        });
+        time::immediate().await;
+        assert!(sem.try_acquire(2).is_none(), "the task holds a permit");
+        set.shutdown().await;
+        assert!(set.is_empty());
+        assert!(sem.try_acquire(2).is_some(), "the permit is back");
+        drop(TcpListener::bind(addr).await.expect("the address is free"));
+
+        // One handle, aborted and awaited in the same task.
+        let s = sem.clone();
+        let h = task::spawn(async move {
+            let _p = s.acquire_owned(2).await;
+            std::future::pending::<()>().await
+        });
+        time::immediate().await;
+        assert!(sem.try_acquire(1).is_none());
+        h.abort();
+        assert!(!h.is_finished());
+        assert!(h.await.unwrap_err().is_cancelled());
+        assert!(sem.try_acquire(2).is_some(), "the permits are back");
+    })
+    .unwrap();
+}

@@ -317,6 +317,11 @@ struct JoinState {
     attached: bool,
     /// Whether the task is made yet (see [`Deferred`]).
     deferred: Deferred,
+    /// Aborted, its future not dropped yet: the state completes
+    /// cancelled once it is (whatever the future returned meanwhile), as
+    /// tokio's handle does, so that what the future held is released by
+    /// the time its handle says it is over.
+    cancelling: bool,
     /// How many [`AbortHandle`]s of the task are there. With the flags
     /// above, in the padding after `waker`: the state is 48 bytes either
     /// way.
@@ -370,6 +375,7 @@ impl Joins {
             done: false,
             attached: true,
             deferred,
+            cancelling: false,
             aborts: 0,
         })
     }
@@ -398,7 +404,7 @@ impl Joins {
         let Some(st) = states.get_mut(join) else {
             return false; // not reached: the state waits for this
         };
-        let run = !st.done;
+        let run = !st.done && !st.cancelling;
         if !run {
             st.deferred = Deferred::No; // no task will be made
         }
@@ -452,7 +458,9 @@ impl Joins {
             if !st.attached {
                 return; // nobody will read it
             }
-            st.out = Some(out());
+            // An aborted task ends cancelled, even if its future returned
+            // (or panicked) in the poll that was under way.
+            st.out = Some(if st.cancelling { cancelled() } else { out() });
             st.waker.take()
         };
         if let Some(w) = waker {
@@ -503,30 +511,43 @@ impl Joins {
 
     /// Aborts the task of the state `join`, whose key is `task` if it was
     /// made at its spawn: for [`JoinHandle::abort`] and
-    /// [`AbortHandle::abort`]. The state completes cancelled now; the
-    /// future is dropped at the loop's next flush point (or, if the task
-    /// is being polled, when its poll returns). A deferred spawn not made
-    /// yet is dropped unpolled by its microtask, which finds it done.
+    /// [`AbortHandle::abort`]. The future is dropped at the loop's next
+    /// flush point (or, if the task is being polled, when its poll
+    /// returns), and the state completes cancelled then
+    /// ([`cancelled_dropped`](Self::cancelled_dropped)), as tokio's does:
+    /// whoever awaits the handle finds what the future held released. A
+    /// deferred spawn not made yet is dropped unpolled by its microtask.
     fn abort(&self, join: Key, task: Key, shared: &LoopShared) {
         let task = {
-            let states = self.states.borrow();
-            let Some(st) = states.get(join) else {
+            let mut states = self.states.borrow_mut();
+            let Some(st) = states.get_mut(join) else {
                 return;
             };
-            if st.done {
+            if st.done || st.cancelling {
                 return;
             }
+            st.cancelling = true;
             match st.deferred {
                 Deferred::No => Some(task),
                 Deferred::Waiting => None,
                 Deferred::Made => self.made.borrow().get(&join).copied(),
             }
         };
-        self.complete(join, cancelled);
         if let Some(key) = task {
+            if shared.closed.get() {
+                // No loop to drop it (its tasks were dropped with it).
+                self.complete(join, cancelled);
+                return;
+            }
             shared.aborted.borrow_mut().push(key);
             shared.defer(move |lp| lp.abort_task(key));
         }
+    }
+
+    /// An aborted task's future was dropped: its state completes
+    /// cancelled (nothing if it is over already, or gone).
+    pub(super) fn cancelled_dropped(&self, join: Key) {
+        self.complete(join, cancelled);
     }
 
     /// One more abort handle of the state `join`.
@@ -653,15 +674,18 @@ impl<T: 'static> JoinHandle<T> {
 }
 
 impl<T> JoinHandle<T> {
-    /// Aborts the task: its future is dropped (with its timers) at the
-    /// loop's next flush point, at the latest when the current callback
-    /// returns, and the handle completes with a cancelled [`JoinError`].
-    /// Aborting a finished task does nothing.
+    /// Aborts the task: its future is dropped (with its timers, permits
+    /// and sockets) at the loop's next flush point, at the latest when the
+    /// current callback or task poll returns, and then the handle
+    /// completes with a cancelled [`JoinError`]. Aborting a finished task
+    /// does nothing.
     ///
-    /// The handle completes at once, in this call: a task that aborts its
-    /// own handle and then returns a value in the same poll ends
-    /// cancelled (tokio allows either answer and most often gives the
-    /// value).
+    /// As tokio's, the handle is not [finished](Self::is_finished) in this
+    /// call but once the future is dropped: awaiting it after `abort`
+    /// returns when what the future held is released (a permit is back, a
+    /// listener's address free). A task that aborts its own handle and
+    /// then returns a value in the same poll ends cancelled (tokio allows
+    /// either answer and most often gives the value).
     ///
     /// ```
     /// use std::{cell::Cell, rc::Rc, time::Duration};
@@ -703,10 +727,10 @@ impl<T> JoinHandle<T> {
         AbortHandle::counted(&self.joins, self.join, self.key, self.id, &self.shared)
     }
 
-    /// Whether the task is over: completed, panicked or aborted. True as
-    /// soon as [`abort`](Self::abort) returns, though the task's future is
-    /// dropped only at the loop's next flush point (tokio's stays false
-    /// until the runtime has dropped it).
+    /// Whether the task is over: completed, panicked or aborted. An
+    /// aborted task is over once the loop has dropped its future (at its
+    /// next flush point), not as soon as [`abort`](Self::abort) returns,
+    /// as tokio's.
     ///
     /// ```
     /// use timerloop::EventLoop;
@@ -715,6 +739,11 @@ impl<T> JoinHandle<T> {
     /// assert!(!h.is_finished());
     /// lp.run().unwrap();
     /// assert!(h.is_finished());
+    /// let p = lp.spawn(std::future::pending::<()>());
+    /// p.abort();
+    /// assert!(!p.is_finished()); // its future is not dropped yet
+    /// lp.run().unwrap();
+    /// assert!(p.is_finished());
     /// ```
     pub fn is_finished(&self) -> bool {
         self.joins.is_done(self.join)
@@ -815,9 +844,10 @@ impl AbortHandle {
     }
 
     /// Aborts the task, as [`JoinHandle::abort`] does: its future is
-    /// dropped (with its timers) at the loop's next flush point, and its
-    /// join handle, if there, completes with a cancelled [`JoinError`].
-    /// Aborting a finished task does nothing.
+    /// dropped (with its timers) at the loop's next flush point, and then
+    /// the task is [finished](Self::is_finished) and its join handle, if
+    /// there, completes with a cancelled [`JoinError`]. Aborting a
+    /// finished task does nothing.
     ///
     /// ```
     /// use timerloop::EventLoop;
@@ -869,6 +899,7 @@ impl Clone for AbortHandle {
     /// let b = a.clone();
     /// drop(a);
     /// b.abort();
+    /// lp.run().unwrap(); // drops the future: the task is over
     /// assert!(h.is_finished());
     /// ```
     fn clone(&self) -> Self {

@@ -27,9 +27,11 @@
 //!   unhandled rejections, once the microtask queue has drained.
 //! - **Dropping** a `JoinHandle` detaches its task; [`JoinHandle::abort`]
 //!   drops the task's future (and with it its timers) at the loop's next
-//!   flush point, at the latest when the current callback returns. An
-//!   [`AbortHandle`] does the same without the output, and works on a
-//!   detached task too.
+//!   flush point, at the latest when the current callback or task poll
+//!   returns, and the handle completes cancelled only then, as tokio's:
+//!   awaiting an aborted task returns once what its future held is
+//!   released. An [`AbortHandle`] does the same without the output, and
+//!   works on a detached task too.
 //! - **A [`JoinSet`]** only collects its tasks' outputs, in the order
 //!   they complete: its tasks are ordinary tasks, ordered as above.
 //!   Dropping the set aborts the tasks still in it.
@@ -482,12 +484,26 @@ impl<F: Future + 'static> Deferred<F> {
     fn run(mut self, lp: &mut EventLoop) {
         let future = self.future.take().expect("run once");
         if !self.joins.take_deferred(self.join) {
-            return; // aborted: dropped unpolled
+            // Aborted: dropped unpolled, then its handle completes.
+            let _over = CancelledWhenDropped(self.joins.clone(), self.join);
+            drop(future);
+            return;
         }
         let key = lp.insert_task(future, self.join, self.id);
         self.joins.made(self.join, key);
         // Made queued (`Schedule::queued`): its poll is this microtask.
         lp.poll_task(key);
+    }
+}
+
+/// Completes an aborted task's join state cancelled when dropped: after
+/// its future's drop, even one that panics (the handle would otherwise
+/// wait for ever).
+struct CancelledWhenDropped(Rc<Joins>, Key);
+
+impl Drop for CancelledWhenDropped {
+    fn drop(&mut self) {
+        self.0.cancelled_dropped(self.1);
     }
 }
 
@@ -612,7 +628,8 @@ impl EventLoop {
                 false
             }
             Ok(_) => true,
-            // An aborted task's handle already completed cancelled.
+            // An aborted task's handle completes cancelled below, once
+            // its future is dropped.
             Err(payload) if aborted => {
                 crate::timers::discard_payload(payload);
                 true
@@ -631,7 +648,9 @@ impl EventLoop {
             self.tasks.slab.remove_at(key.index());
             // What is left of it (an aborted task's locals, a hand-written
             // future's fields) drops with the loop lendable, as it polled.
+            let over = aborted.then(|| CancelledWhenDropped(self.tasks.joins.clone(), join));
             self.lend_if_current(|| drop(running));
+            drop(over);
             if self.tasks.main == Some(key) {
                 self.halt_for_main();
             }
@@ -669,10 +688,13 @@ impl EventLoop {
             return;
         };
         if let Some(running) = task.running.take() {
+            let join = task.join;
             self.tasks.slab.remove_at(key.index());
             self.take_aborted(key);
             // Its locals' drops may use `EventLoop::with_current`, as its
             // polls could.
+            // Over once what it held is released, as in tokio.
+            let _over = CancelledWhenDropped(self.tasks.joins.clone(), join);
             self.lend_if_current(|| drop(running));
         }
     }
