@@ -206,6 +206,36 @@ impl<T: 'static> JoinSet<T> {
         self.insert(super::spawn(future))
     }
 
+    /// [`spawn`](Self::spawn) under tokio's name for a `!Send` task
+    /// (`JoinSet::spawn_local`): every task here is local to its loop's
+    /// thread, so the two are one method.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, task::JoinSet};
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let sum = lp
+    ///     .block_on(async {
+    ///         let mut set = JoinSet::new();
+    ///         for i in 0..3 {
+    ///             let i = std::rc::Rc::new(i); // not Send: fine
+    ///             set.spawn_local(async move { *i });
+    ///         }
+    ///         set.join_all().await.into_iter().sum::<i32>()
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(sum, 3);
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// As [`spawn`](Self::spawn): with no current loop on this thread.
+    pub fn spawn_local<F>(&mut self, future: F) -> AbortHandle
+    where
+        F: Future<Output = T> + 'static,
+    {
+        self.spawn(future)
+    }
+
     /// Spawns `future` on `lp` into the set, and returns an
     /// [`AbortHandle`] of the task, as [`spawn`](Self::spawn) does: where
     /// the loop is at hand but need not be current (before it runs, for

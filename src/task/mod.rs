@@ -449,6 +449,32 @@ where
     })
 }
 
+/// [`spawn`] under tokio's name for a `!Send` task (`tokio::task::spawn_local`),
+/// so that a port from tokio's `LocalSet` is an import change: every task
+/// here is local to its loop's thread, so the two are one function.
+///
+/// ```
+/// use timerloop::{EventLoop, task};
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let got = lp
+///     .block_on(async {
+///         let local = std::rc::Rc::new(20); // not Send: fine
+///         task::spawn_local(async move { *local + 1 }).await.unwrap()
+///     })
+///     .unwrap();
+/// assert_eq!(got, 21);
+/// ```
+///
+/// # Panics
+///
+/// As [`spawn`]: with no current loop on this thread.
+pub fn spawn_local<F>(future: F) -> JoinHandle<F::Output>
+where
+    F: Future + 'static,
+{
+    spawn(future)
+}
+
 /// [`spawn`] where the loop is held: the task is made by its first-poll
 /// microtask, queued now on the loop's shared state. Its handle has a join
 /// state that says whether the task is made yet ([`Joins::open_deferred`]).

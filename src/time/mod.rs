@@ -334,6 +334,28 @@ impl fmt::Display for Elapsed {
 
 impl std::error::Error for Elapsed {}
 
+impl From<Elapsed> for std::io::Error {
+    /// An error of kind [`TimedOut`](std::io::ErrorKind::TimedOut), as
+    /// tokio's: `timeout(d, s.read(&mut buf)).await??` works in a
+    /// function returning `io::Result`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{EventLoop, time};
+    /// async fn read_in_time() -> std::io::Result<usize> {
+    ///     let never = std::future::pending::<std::io::Result<usize>>();
+    ///     let n = time::timeout(Duration::from_millis(10), never).await??;
+    ///     Ok(n)
+    /// }
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let e = lp.block_on(read_in_time()).unwrap().unwrap_err();
+    /// assert_eq!(e.kind(), std::io::ErrorKind::TimedOut);
+    /// ```
+    fn from(_: Elapsed) -> std::io::Error {
+        std::io::ErrorKind::TimedOut.into()
+    }
+}
+
 /// A period a periodic timer cannot have: zero (after rounding up to whole
 /// milliseconds, so only [`Duration::ZERO`] is). Go's `NewTicker` and
 /// `Reset` panic on it and .NET's `PeriodicTimer` throws
