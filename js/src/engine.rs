@@ -248,6 +248,22 @@ pub trait Engine: 'static {
     ///
     /// A listener's exception.
     fn emit_rejections_handled(&self) -> Result<(), Thrown>;
+    /// Whether the batch of rejections being reported has more, after
+    /// [`take_unhandled_rejection`](Self::take_unhandled_rejection)
+    /// returned one as an uncaught exception: the host reports the rest
+    /// right after that exception's listeners, as Node's
+    /// `processPromiseRejections` goes on with its loop, where rejections
+    /// made since wait for the next batch. The default, true, has the
+    /// host ask again at once either way.
+    ///
+    /// ```
+    /// use timerloop_js::{Engine, QuickJsHost};
+    /// let host = QuickJsHost::create_with(Default::default()).unwrap();
+    /// assert!(!host.engine().rejection_batch_pending());
+    /// ```
+    fn rejection_batch_pending(&self) -> bool {
+        true
+    }
     /// The oldest rejected promise that still has no handler, formatted as
     /// Node 20 reports it (`--unhandled-rejections=throw`), and forgotten.
     /// The engine emits `unhandledRejection` itself (the host never does):

@@ -1150,23 +1150,34 @@ impl<E: Engine> Host<E> {
         }
         match r {
             Some(t) => {
-                // The rest follow at once; the microtask queue is empty
-                // here, so the next check is the next microtask.
-                lp.queue_microtask(move |lp| h.check_rejections(lp, true));
+                if self.engine.rejection_batch_pending() {
+                    // The rest of the batch follows at once; the
+                    // microtask queue is empty here, so the next check is
+                    // the next microtask.
+                    lp.queue_microtask(move |lp| h.check_rejections(lp, true));
+                } else {
+                    self.rejections_done(lp);
+                }
                 Err(self.own(t))
             }
             None => {
-                if self.rejections_again.replace(false) {
-                    // Behind the ticks and the pump queued above, as the
-                    // first check of any turn waits for them.
-                    lp.next_tick(move |lp| {
-                        lp.queue_microtask(move |lp| h.check_rejections(lp, false));
-                    });
-                } else {
-                    self.rejections_queued.set(false);
-                }
+                self.rejections_done(lp);
                 Ok(())
             }
+        }
+    }
+
+    /// A check of the rejections is over: another follows, behind the
+    /// ticks and the pump queued since, as the first check of any turn
+    /// waits for them, if a rejection came meanwhile.
+    fn rejections_done(self: &Rc<Self>, lp: &mut EventLoop) {
+        if self.rejections_again.replace(false) {
+            let h = self.clone();
+            lp.next_tick(move |lp| {
+                lp.queue_microtask(move |lp| h.check_rejections(lp, false));
+            });
+        } else {
+            self.rejections_queued.set(false);
         }
     }
 

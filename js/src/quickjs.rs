@@ -92,6 +92,14 @@ pub struct QuickJs {
     /// Rejected promises with no handler yet, and their reasons, in the
     /// order they were rejected (Node's `pendingUnhandledRejections`).
     unhandled: RefCell<Vec<Rejection>>,
+    /// The rejections being reported, taken from `unhandled` at once as
+    /// Node's `processPromiseRejections` swaps its map: one a listener
+    /// makes meanwhile waits for the next batch (after the ticks and
+    /// microtasks), one handled meanwhile is still reported, and a
+    /// listener that throws drops the rest of the batch, as in Node.
+    batch: RefCell<std::collections::VecDeque<Rejection>>,
+    /// The `unhandledRejection` listener threw (set by `report_rejection`).
+    listener_threw: std::cell::Cell<bool>,
     /// Rejections reported, to `unhandledRejection` listeners or as an
     /// uncaught exception (Node's `warned`): one that gets a handler later
     /// is `rejectionHandled`. See [`Reported`].
@@ -743,6 +751,8 @@ pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Throw
             max_memory,
             last_was_rejection: std::cell::Cell::new(false),
             unhandled: RefCell::new(Vec::new()),
+            batch: RefCell::new(std::collections::VecDeque::new()),
+            listener_threw: std::cell::Cell::new(false),
             reported,
             handled_late: RefCell::new(Vec::new()),
             last_rejection_id: std::cell::Cell::new(0),
@@ -1194,23 +1204,33 @@ impl Engine for QuickJs {
     }
 
     fn take_unhandled_rejection(&self) -> Option<Thrown> {
+        if self.batch.borrow().is_empty() {
+            let now = std::mem::take(&mut *self.unhandled.borrow_mut());
+            self.batch.borrow_mut().extend(now);
+        }
         loop {
-            let first = {
-                let mut list = self.unhandled.borrow_mut();
-                if list.is_empty() {
-                    return None;
-                }
-                list.remove(0)
-            };
+            let first = self.batch.borrow_mut().pop_front()?;
+            self.listener_threw.set(false);
             match self
                 .watch
                 .run(Entry::Drain, || self.report_rejection(first))
             {
                 Ok(true) => {}
                 Ok(false) => return None,
-                Err(t) => return Some(t),
+                Err(t) => {
+                    if self.listener_threw.get() {
+                        // Node's loop leaves with the exception: the rest
+                        // of its batch is never reported.
+                        self.batch.borrow_mut().clear();
+                    }
+                    return Some(t);
+                }
             }
         }
+    }
+
+    fn rejection_batch_pending(&self) -> bool {
+        !self.batch.borrow().is_empty()
     }
 
     fn interrupted(&self) -> Option<Thrown> {
@@ -1314,7 +1334,10 @@ impl QuickJs {
                 let heard = f
                     .restore(&c)
                     .and_then(|f| f.call::<_, bool>((reason.clone(), p)))
-                    .map_err(|e| self.report(&c, e))?;
+                    .map_err(|e| {
+                        self.listener_threw.set(true);
+                        self.report(&c, e)
+                    })?;
                 if heard {
                     return Ok(true);
                 }
