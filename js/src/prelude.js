@@ -1400,10 +1400,25 @@
   // As Node's EventEmitter: the listener is checked, and a `once`
   // listener is a wrapper whose `listener` is the function given, so that
   // removing that function removes it.
+  // Node's leak check: more listeners of one event than the limit warn
+  // once per event (MaxListenersExceededWarning).
+  let maxListeners = 10;
+  const leakWarned = new Set();
   function on(name, fn, prepend = false) {
     checkCallback(fn, 'listener');
-    events.set(name, prepend ? [fn, ...listeners(name)] : [...listeners(name), fn]);
+    const l = prepend ? [fn, ...listeners(name)] : [...listeners(name), fn];
+    events.set(name, l);
     changed(name);
+    if (maxListeners > 0 && l.length > maxListeners && !leakWarned.has(name)) {
+      leakWarned.add(name);
+      const w = new Error(`Possible EventEmitter memory leak detected. ${l.length} ${String(name)} listeners ` +
+        `added to [process]. MaxListeners is ${maxListeners}. Use emitter.setMaxListeners() to increase limit`);
+      w.name = 'MaxListenersExceededWarning';
+      w.emitter = process;
+      w.type = name;
+      w.count = l.length;
+      process.emitWarning(w);
+    }
     return process;
   }
   function onceWrapper(name, fn) {
@@ -1797,28 +1812,55 @@
     prependOnceListener: (name, fn) => on(name, onceWrapper(name, fn), true),
     listenerCount: (name) => listeners(name).length,
     listeners: (name) => listeners(name).map((f) => f.listener || f),
-    removeAllListeners(name) { events.delete(name); changed(name); return process; },
+    removeAllListeners(name) {
+      if (arguments.length === 0) {
+        const names = [...events.keys()];
+        events.clear();
+        for (const n of names) changed(n);
+      } else {
+        events.delete(name);
+        changed(name);
+      }
+      return process;
+    },
+    rawListeners: (name) => [...listeners(name)],
+    eventNames: () => [...events.keys()].filter((n) => listeners(n).length > 0),
+    setMaxListeners(n) {
+      if (typeof n !== 'number' || n < 0 || Number.isNaN(n)) {
+        throw outOfRange('n', 'a non-negative number', n);
+      }
+      maxListeners = n;
+      return process;
+    },
+    getMaxListeners: () => maxListeners,
     get stdout() { return stdio(1); },
     get stderr() { return stdio(2); },
+    // Node's process.emitWarning(warning[, type[, code]][, ctor]) and
+    // (warning, { type, code, detail, ctor }): the event comes from a
+    // tick, and Node's printer is its first listener (`printWarning`).
     emitWarning(warning, type, code) {
+      let detail;
+      if (type !== null && typeof type === 'object' && !Array.isArray(type)) {
+        code = type.code;
+        if (typeof type.detail === 'string') detail = type.detail;
+        type = type.type || 'Warning';
+      } else if (typeof type === 'function') {
+        code = undefined;
+        type = 'Warning';
+      }
+      if (type !== undefined && typeof type !== 'string') throw argTypeError('type', 'of type string', type);
+      if (typeof code === 'function') code = undefined;
+      else if (code !== undefined && typeof code !== 'string') throw argTypeError('code', 'of type string', code);
       let w = warning;
       if (typeof w === 'string') {
         w = new Error(warning);
-        w.name = (typeof type === 'string' && type) || (type && type.type) || 'Warning';
-        if (typeof code === 'string') w.code = code;
+        w.name = String(type || 'Warning');
+        if (code !== undefined) w.code = code;
+        if (detail !== undefined) w.detail = detail;
+      } else if (!(w instanceof Error)) {
+        throw argTypeError('warning', 'of type string or an instance of Error', w);
       }
-      nextTick(() => {
-        emit('warning', w);
-        // Node's hint, once per process: --trace-deprecation for a
-        // DeprecationWarning, --trace-warnings for any other.
-        const flag = w.name === 'DeprecationWarning' ? '--trace-deprecation' : '--trace-warnings';
-        // Through the console, as Node's warning handler writes: it
-        // makes stderr and takes the console's after-write tick.
-        consoleWrite(2, ['(node:' + process.pid + ') ' + (w.code ? '[' + w.code + '] ' : '') +
-          w.name + ': ' + w.message +
-          (warned ? '' : '\n(Use `node ' + flag + ' ...` to show where the warning was created)')]);
-        warned = true;
-      });
+      nextTick(() => emit('warning', w));
     },
     exit(code) {
       // Node's: `process.exit(undefined)` clears exitCode too; the `exit`
@@ -1844,6 +1886,28 @@
     env: {},
   };
   process.hrtime.bigint = () => BigInt(host.hrtime());
+  // Node's warning printer (onWarning), the first 'warning' listener:
+  // it runs before a program's own, and removing it (removeAllListeners)
+  // silences warnings, as in Node.
+  function printWarning(w) {
+    if (!(w instanceof Error)) return;
+    const isDeprecation = w.name === 'DeprecationWarning';
+    let msg = '(node:' + process.pid + ') ';
+    if (w.code) msg += '[' + w.code + '] ';
+    msg += typeof w.toString === 'function' ? `${w.toString()}` : ReflectApply(Error.prototype.toString, w, []);
+    if (typeof w.detail === 'string') msg += '\n' + w.detail;
+    if (!warned) {
+      // Node's hint, once per process: --trace-deprecation for a
+      // DeprecationWarning, --trace-warnings for any other.
+      const flag = isDeprecation ? '--trace-deprecation' : '--trace-warnings';
+      msg += '\n(Use `node ' + flag + ' ...` to show where the warning was created)';
+      warned = true;
+    }
+    // Through the console, as Node's warning handler writes: it makes
+    // stderr and takes the console's after-write tick.
+    consoleWrite(2, [msg]);
+  }
+  events.set('warning', [printWarning]);
   Object.defineProperty(process, 'exitCode', {
     get() { return exitCodeValue; },
     set: setExitCode,
@@ -1915,98 +1979,214 @@
       Object.defineProperty(this, 'name', { value: String(name), configurable: true, writable: true });
     }
     get code() { return domCodes[this.name] || 0; }
+    get [Symbol.toStringTag]() { return 'DOMException'; }
   }
 
   // --- EventTarget, Event, AbortController, AbortSignal ---------------
-  // Dispatch is synchronous, listeners in the order they were added; a
-  // listener's exception becomes an uncaught exception from a tick, as in
-  // Node's event_target.js.
+  // As Node 20's event_target.js and abort_controller.js: dispatch is
+  // synchronous, listeners in the order they were added; a listener's
+  // exception becomes an uncaught exception from a tick. State is in
+  // private fields (nothing shows in Object.keys, JSON or inspect, which
+  // prints Node's custom forms). Node's own listeners (timers/promises',
+  // a `signal` option's) resist stopImmediatePropagation (kResist).
+  const kResist = Symbol('kResistStopPropagation');
+  let eventState;
   class Event {
-    constructor(type, init = {}) {
-      this.type = String(type);
-      this.target = null;
-      this.currentTarget = null;
-      this.defaultPrevented = false;
-      this.cancelable = !!init.cancelable;
-      this.bubbles = !!init.bubbles;
-      this.timeStamp = host.now();
-      this._stop = false;
+    #type; #target = null; #current = null; #defaultPrevented = false;
+    #cancelable; #bubbles; #composed; #timeStamp; #stop = false;
+    #propagationStopped = false; #phase = 0; #trusted = false;
+    constructor(type, init = undefined) {
+      if (arguments.length === 0) {
+        const e = new TypeError('The "type" argument must be specified');
+        e.code = 'ERR_MISSING_ARGS';
+        throw e;
+      }
+      if (init != null && typeof init !== 'object' && typeof init !== 'function') {
+        throw argTypeError('options', 'of type object', init);
+      }
+      const o = init == null ? {} : init;
+      this.#type = `${type}`;
+      this.#cancelable = !!o.cancelable;
+      this.#bubbles = !!o.bubbles;
+      this.#composed = !!o.composed;
+      this.#timeStamp = host.now();
     }
-    get isTrusted() { return this._trusted === true; }
+    static {
+      eventState = {
+        begin(e, target) { e.#target = e.#current = target; e.#phase = 2; },
+        end(e) { e.#current = null; e.#phase = 0; },
+        stopped: (e) => e.#stop,
+        trust(e) { e.#trusted = true; },
+      };
+    }
+    get type() { return this.#type; }
+    get target() { return this.#target; }
+    get currentTarget() { return this.#current; }
+    get srcElement() { return this.#target; }
+    get defaultPrevented() { return this.#cancelable && this.#defaultPrevented; }
+    get returnValue() { return !this.defaultPrevented; }
+    get cancelable() { return this.#cancelable; }
+    get bubbles() { return this.#bubbles; }
+    get composed() { return this.#composed; }
+    get timeStamp() { return this.#timeStamp; }
+    get isTrusted() { return this.#trusted; }
+    get cancelBubble() { return this.#propagationStopped; }
+    set cancelBubble(v) { if (v) this.stopPropagation(); }
     // 0 (NONE) outside a dispatch, 2 (AT_TARGET) during one: listeners
     // only ever run at the target here.
-    get eventPhase() { return this._phase === 2 ? 2 : 0; }
-    preventDefault() { if (this.cancelable) this.defaultPrevented = true; }
-    stopImmediatePropagation() { this._stop = true; }
-    stopPropagation() {}
+    get eventPhase() { return this.#phase; }
+    composedPath() { return this.#phase === 2 ? [this.#current] : []; }
+    preventDefault() { this.#defaultPrevented = true; }
+    stopImmediatePropagation() { this.#propagationStopped = true; this.#stop = true; }
+    stopPropagation() { this.#propagationStopped = true; }
+    get [Symbol.toStringTag]() { return 'Event'; }
+    [customInspectSymbol](depth, options) {
+      const name = this.constructor.name;
+      if (depth < 0) return name;
+      const o = Object.assign({}, options, { depth: Number.isInteger(options.depth) ? options.depth - 1 : options.depth });
+      return `${name} ${inspectValue({
+        type: this.#type, defaultPrevented: this.#defaultPrevented,
+        cancelable: this.#cancelable, timeStamp: this.#timeStamp,
+      }, o)}`;
+    }
   }
+  Object.assign(Event, { NONE: 0, CAPTURING_PHASE: 1, AT_TARGET: 2, BUBBLING_PHASE: 3 });
+  // Per target: its listeners by type, each list with a sticky `resist`
+  // (one of them resists stopImmediatePropagation); and whether the
+  // target warned of too many listeners (once per target, as Node's).
   const listenersOf = new WeakMap();
+  const warnedTargets = new WeakSet();
+  let newListener; // AbortSignal's hook (a composite kept alive)
   class EventTarget {
-    addEventListener(type, fn, options) {
-      if (fn == null) return;
-      const once = typeof options === 'object' && options !== null && !!options.once;
+    addEventListener(type, fn, options = undefined) {
+      if (arguments.length < 2) {
+        const e = new TypeError('The "type" and "listener" arguments must be specified');
+        e.code = 'ERR_MISSING_ARGS';
+        throw e;
+      }
+      let once = false, resist = false;
+      if (typeof options === 'object' && options !== null) {
+        once = !!options.once;
+        resist = !!options[kResist];
+        const signal = options.signal;
+        if (signal !== undefined && !(signal instanceof AbortSignal)) {
+          throw argTypeError('options.signal', 'an instance of AbortSignal', signal);
+        }
+        if (signal) {
+          if (signal.aborted) return;
+          signal.addEventListener('abort', () => this.removeEventListener(type, fn), { once: true, [kResist]: true });
+        }
+      } else if (options != null && typeof options !== 'boolean') {
+        throw argTypeError('options', 'of type object', options);
+      }
+      if (fn == null) {
+        const w = new Error(`addEventListener called with ${fn} which has no effect.`);
+        w.name = 'AddEventListenerArgumentTypeWarning';
+        w.target = this;
+        w.type = type;
+        process.emitWarning(w);
+        return;
+      }
+      if (typeof fn !== 'function' && typeof fn !== 'object') {
+        throw argTypeError('listener', 'an instance of EventListener', fn);
+      }
+      type = `${type}`;
       let l = listenersOf.get(this);
       if (!l) listenersOf.set(this, l = new Map());
-      const list = l.get(type) || [];
+      let list = l.get(type);
+      if (!list) l.set(type, list = Object.assign([], { resist: false }));
       if (list.some((x) => x.fn === fn)) return;
-      list.push({ fn, once });
-      l.set(type, list);
+      list.push({ fn, once, resist });
+      list.resist ||= resist;
+      if (list.length > 10 && !warnedTargets.has(this)) {
+        warnedTargets.add(this);
+        const w = new Error('Possible EventTarget memory leak detected. ' +
+          `${list.length} ${type} listeners added to ${inspectValue(this, { depth: -1 })}. MaxListeners is 10. Use ` +
+          'events.setMaxListeners() to increase limit');
+        w.name = 'MaxListenersExceededWarning';
+        w.target = this;
+        w.type = type;
+        w.count = list.length;
+        process.emitWarning(w);
+      }
+      if (newListener !== undefined) newListener(this, type, list.length);
     }
     removeEventListener(type, fn) {
       const l = listenersOf.get(this);
-      const list = l && l.get(type);
+      const list = l && l.get(`${type}`);
       if (!list) return;
       const i = list.findIndex((x) => x.fn === fn);
-      if (i >= 0) { list[i].removed = true; list.splice(i, 1); }
+      if (i >= 0) {
+        list[i].removed = true;
+        list.splice(i, 1);
+        if (list.length === 0 && newListener !== undefined) newListener(this, `${type}`, 0);
+      }
     }
     dispatchEvent(event) {
-      event.target = event.currentTarget = this;
-      event._phase = 2;
+      if (!(event instanceof Event)) throw argTypeError('event', 'an instance of Event', event);
+      eventState.begin(event, this);
       const l = listenersOf.get(this);
-      const list = (l && l.get(event.type) || []).slice();
+      const all = l && l.get(event.type);
+      const list = all ? all.slice() : [];
       for (const x of list) {
-        if (x.removed) continue;
+        // After stopImmediatePropagation only Node's own listeners run.
+        if (x.removed || (eventState.stopped(event) && !x.resist)) continue;
         if (x.once) this.removeEventListener(event.type, x.fn);
         try {
-          if (typeof x.fn === 'function') x.fn.call(this, event);
+          if (typeof x.fn === 'function') ReflectApply(x.fn, this, [event]);
           else if (x.fn && typeof x.fn.handleEvent === 'function') x.fn.handleEvent(event);
         } catch (err) {
           nextTick(() => { throw err; });
         }
-        if (event._stop) break;
       }
-      event.currentTarget = null;
-      event._phase = 0;
+      eventState.end(event);
       return !event.defaultPrevented;
     }
+    get [Symbol.toStringTag]() { return 'EventTarget'; }
+    [customInspectSymbol](depth, options) {
+      const name = this.constructor.name;
+      if (depth < 0) return name;
+      const o = Object.assign({}, options, { depth: Number.isInteger(options.depth) ? options.depth - 1 : options.depth });
+      return `${name} ${inspectValue({}, o)}`;
+    }
   }
-  Object.assign(Event, { NONE: 0, CAPTURING_PHASE: 1, AT_TARGET: 2, BUBBLING_PHASE: 3 });
   class CustomEvent extends Event {
+    #detail;
     constructor(type, init = {}) {
       super(type, init);
-      this._detail = init && init.detail !== undefined ? init.detail : null;
+      this.#detail = init && init.detail !== undefined ? init.detail : null;
     }
-    get detail() { return this._detail; }
+    get detail() { return this.#detail; }
+    get [Symbol.toStringTag]() { return 'CustomEvent'; }
   }
+  const handlersOf = new WeakMap(); // target -> name -> { fn }
   function handlerProperty(cls, name) {
-    const key = Symbol(name);
     Object.defineProperty(cls.prototype, 'on' + name, {
-      get() { return this[key] ? this[key].fn : null; },
+      get() {
+        const h = handlersOf.get(this);
+        return h && h[name] ? h[name].fn : null;
+      },
       set(fn) {
-        if (!this[key]) {
+        let hs = handlersOf.get(this);
+        if (!hs) handlersOf.set(this, hs = Object.create(null));
+        if (!hs[name]) {
           // Added once, at the place of the first assignment (as the DOM's
           // event handler attributes).
-          const h = { fn: null };
-          this[key] = h;
+          const h = hs[name] = { fn: null };
           this.addEventListener(name, function (e) { if (typeof h.fn === 'function') return h.fn.call(this, e); });
         }
-        this[key].fn = typeof fn === 'function' ? fn : null;
+        hs[name].fn = typeof fn === 'function' ? fn : null;
       },
       configurable: true,
     });
   }
-  let makingSignal = false;
+  let makingSignal = false, signalState;
+  // Composite signals (AbortSignal.any) with abort listeners, kept alive
+  // while they may still abort: their sources hold them only weakly.
+  const persistentSignals = new Set();
+  const weak = typeof WeakRef === 'function' ? (v) => new WeakRef(v) : (v) => ({ deref: () => v });
   class AbortSignal extends EventTarget {
+    #aborted = false; #reason = undefined; #dependants = null; #sources = null;
     constructor() {
       if (!makingSignal) {
         const e = new TypeError('Illegal constructor');
@@ -2014,53 +2194,111 @@
         throw e;
       }
       super();
-      this._aborted = false;
-      this._reason = undefined;
     }
-    get aborted() { return this._aborted; }
-    get reason() { return this._reason; }
+    static {
+      signalState = {
+        // Node's abortSignal: the signal's listeners first, then its
+        // dependants (the AbortSignal.any signals made from it), in the
+        // order they were made.
+        abort(s, reason) {
+          if (s.#aborted) return;
+          s.#aborted = true;
+          s.#reason = reason;
+          persistentSignals.delete(s);
+          const e = new Event('abort');
+          eventState.trust(e);
+          s.dispatchEvent(e);
+          if (s.#dependants !== null) {
+            for (const d of s.#dependants) {
+              const ds = d.deref();
+              if (ds !== undefined) signalState.abort(ds, reason);
+            }
+          }
+        },
+        any(signals) {
+          const result = newSignal();
+          result.#sources = [];
+          const ref = weak(result);
+          for (const signal of signals) {
+            if (signal.#aborted) {
+              signalState.abort(result, signal.#reason);
+              return result;
+            }
+            // A composite's own sources stand for it (one level deep).
+            const sources = signal.#sources === null ? [signal] : signal.#sources;
+            for (const src of sources) {
+              if (result.#sources.includes(src)) continue;
+              result.#sources.push(src);
+              (src.#dependants ??= []).push(ref);
+            }
+          }
+          return result;
+        },
+        listened(s, type, n) {
+          if (type !== 'abort' || s.#sources === null || s.#sources.length === 0) return;
+          if (n === 1 && !s.#aborted) persistentSignals.add(s);
+          else if (n === 0) persistentSignals.delete(s);
+        },
+      };
+    }
+    get aborted() { return this.#aborted; }
+    get reason() { return this.#reason; }
     get [Symbol.toStringTag]() { return 'AbortSignal'; }
-    throwIfAborted() { if (this._aborted) throw this._reason; }
+    throwIfAborted() { if (this.#aborted) throw this.#reason; }
+    [customInspectSymbol](depth, options) {
+      // Too deep: Node's signal has own (symbol) keys, so it shows as
+      // `[AbortSignal]`.
+      if (depth < 0) return `[${this.constructor.name}]`;
+      const o = Object.assign({}, options, { depth: options.depth === null ? null : options.depth - 1 });
+      return `${this.constructor.name} ${inspectValue({ aborted: this.#aborted }, o)}`;
+    }
     static abort(reason = new DOMException('This operation was aborted', 'AbortError')) {
       const s = newSignal();
-      s._aborted = true;
-      s._reason = reason;
+      signalState.abort(s, reason);
       return s;
     }
     // Node's timer for it is unrefed: it does not keep the process alive.
     static timeout(delay) {
       if (typeof delay !== 'number') throw argTypeError('delay', 'of type number', delay);
+      if (!Number.isInteger(delay)) throw outOfRange('delay', 'an integer', delay);
+      if (delay < 0 || delay > 4294967295) throw outOfRange('delay', '>= 0 && <= 4294967295', delay);
       const s = newSignal();
       setTimeout(() => abortSignal(s, new DOMException('The operation was aborted due to timeout', 'TimeoutError')), delay).unref();
       return s;
     }
     static any(signals) {
-      const s = newSignal();
-      for (const x of signals) {
-        if (x.aborted) { s._aborted = true; s._reason = x.reason; return s; }
+      if (!Array.isArray(signals)) throw argTypeError('signals', 'an instance of Array', signals);
+      for (let i = 0; i < signals.length; i++) {
+        if (!(signals[i] instanceof AbortSignal)) {
+          throw argTypeError(`signals[${i}]`, 'an instance of AbortSignal', signals[i]);
+        }
       }
-      for (const x of signals) x.addEventListener('abort', () => abortSignal(s, x.reason));
-      return s;
+      return signalState.any(signals);
     }
   }
+  newListener = (target, type, n) => {
+    if (target instanceof AbortSignal) signalState.listened(target, type, n);
+  };
   handlerProperty(AbortSignal, 'abort');
   function newSignal() {
     makingSignal = true;
     try { return new AbortSignal(); } finally { makingSignal = false; }
   }
   function abortSignal(s, reason) {
-    if (s._aborted) return;
-    s._aborted = true;
-    s._reason = reason;
-    const e = new Event('abort');
-    e._trusted = true;
-    s.dispatchEvent(e);
+    signalState.abort(s, reason);
   }
   class AbortController {
-    constructor() { this._signal = newSignal(); }
-    get signal() { return this._signal; }
+    #signal = undefined;
+    get signal() { return this.#signal ??= newSignal(); }
     abort(reason = new DOMException('This operation was aborted', 'AbortError')) {
-      abortSignal(this._signal, reason);
+      abortSignal(this.signal, reason);
+    }
+    get [Symbol.toStringTag]() { return 'AbortController'; }
+    [customInspectSymbol](depth, options) {
+      // Too deep: Node's controller has no own keys (a private field).
+      if (depth < 0) return `${this.constructor.name} {}`;
+      const o = Object.assign({}, options, { depth: options.depth === null ? null : options.depth - 1 });
+      return `${this.constructor.name} ${inspectValue({ signal: this.signal }, o)}`;
     }
   }
 
@@ -2094,7 +2332,7 @@
           cancel(handle);
           reject(new AbortError(undefined, { cause: signal.reason }));
         };
-        signal.addEventListener('abort', oncancel);
+        signal.addEventListener('abort', oncancel, { [kResist]: true });
       }
     });
     // Node's SafePromisePrototypeFinally, with its extra turns.
@@ -2124,7 +2362,7 @@
             callback = undefined;
           }
         };
-        signal.addEventListener('abort', onCancel, { once: true });
+        signal.addEventListener('abort', onCancel, { once: true, [kResist]: true });
       }
       while (!(signal && signal.aborted)) {
         if (notYielded === 0) await new Promise((resolve) => { callback = resolve; });

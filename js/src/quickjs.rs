@@ -998,9 +998,14 @@ impl QuickJs {
             .and_then(|i| i.restore(ctx).ok())
             .and_then(|i| i.call::<_, String>((v.clone(),)).ok())
             .unwrap_or_else(|| format!("{v:?}"));
-        if v.as_exception().is_some() {
+        if v.is_object() {
+            // An error or any other object (an array, a function): Node
+            // prints it as `util.inspect` shows it, with no hint.
             Thrown(text)
         } else {
+            // A primitive: Node adds its `--trace-uncaught` hint. A symbol
+            // it cannot print as text: an empty line.
+            let text = if v.is_symbol() { "" } else { text.as_str() };
             Thrown(format!(
                 "{text}\n(Use `node --trace-uncaught ...` to show where the exception was thrown)"
             ))

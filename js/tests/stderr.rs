@@ -184,3 +184,78 @@ fn exit_listeners_run_before_the_fatal_report() {
         }
     }
 }
+
+/// Node's warning printer is the first `warning` listener: it prints
+/// before a program's own listener runs (here one that writes to stderr
+/// too), prints a warning's `code` and `detail`, and removing the
+/// listeners silences it. Before, tljs printed after the listeners, so a
+/// listener that called `process.exit` lost the warning, and ignored
+/// `detail`.
+#[test]
+fn the_warning_printer_is_the_first_listener() {
+    check_warnings(
+        "process.on('warning', (w) => console.error('listener saw', w.name));\n\
+         process.emitWarning('w3', { type: 'T', code: 'X', detail: 'some detail' });\n\
+         setTimeout(() => { process.removeAllListeners('warning'); process.emitWarning('silenced'); }, 5);",
+        "(node:PID) [X] T: w3\n\
+         some detail\n\
+         (Use `node --trace-warnings ...` to show where the warning was created)\n\
+         listener saw T\n",
+    );
+}
+
+/// Node's leak checks: an EventTarget warns once (its first type over
+/// ten listeners), the `process` emitter once per event; a signal shared
+/// by more than ten `timers/promises` timers is the common case.
+#[test]
+fn too_many_listeners_warn_as_in_node() {
+    check_warnings(
+        "const tp = require('timers/promises');\n\
+         const ac = new AbortController();\n\
+         for (let i = 0; i < 11; i++) tp.setTimeout(1, i, { signal: ac.signal });\n\
+         for (let i = 0; i < 11; i++) process.on('exit', () => {});\n\
+         const t = new EventTarget();\n\
+         for (let i = 0; i < 12; i++) { t.addEventListener('a', () => {}); t.addEventListener('b', () => {}); }",
+        "(node:PID) MaxListenersExceededWarning: Possible EventTarget memory leak detected. \
+         11 abort listeners added to [AbortSignal]. MaxListeners is 10. Use events.setMaxListeners() to increase limit\n\
+         (Use `node --trace-warnings ...` to show where the warning was created)\n\
+         (node:PID) MaxListenersExceededWarning: Possible EventEmitter memory leak detected. \
+         11 exit listeners added to [process]. MaxListeners is 10. Use emitter.setMaxListeners() to increase limit\n\
+         (node:PID) MaxListenersExceededWarning: Possible EventTarget memory leak detected. \
+         11 a listeners added to EventTarget. MaxListeners is 10. Use events.setMaxListeners() to increase limit\n",
+    );
+}
+
+/// An uncaught object that is not an error (an array, a plain object) is
+/// printed as `util.inspect` shows it with no hint, as Node does; only a
+/// primitive gets the `--trace-uncaught` hint. (Node's source-line header
+/// is not compared.)
+#[test]
+fn only_a_thrown_primitive_gets_the_trace_uncaught_hint() {
+    let hint = "(Use `node --trace-uncaught ...` to show where the exception was thrown)";
+    let mut cmds = vec![env!("CARGO_BIN_EXE_tljs")];
+    if node_available() {
+        cmds.push("node");
+    }
+    for (thrown, shown, hinted) in [
+        ("{ a: 1 }", "{ a: 1 }", false),
+        ("[1, 2]", "[ 1, 2 ]", false),
+        ("5", "5", true),
+    ] {
+        for cmd in &cmds {
+            let r = run(
+                cmd,
+                &[],
+                &format!("setImmediate(() => {{ throw {thrown}; }});"),
+            );
+            let what = format!("{cmd} throwing {thrown}:\n{}", r.stderr);
+            assert_eq!(r.status, 1, "{what}");
+            assert!(
+                r.stderr.contains(&format!("\n{shown}\n"))
+                    || r.stderr.starts_with(&format!("{shown}\n")),
+                "{what}"
+            );
+            assert_eq!(r.stderr.contains(hint), hinted, "{what}");
+        }
+    }
+}
