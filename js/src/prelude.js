@@ -414,6 +414,14 @@
     checkCallback(cb);
     return new Immediate(cb, args);
   }
+  // Node's own function (it clears as clearTimeout does).
+  function clearInterval(timer) {
+    clearTimeout(timer);
+  }
+  // Node's declared parameters (callback, after, arg1, arg2, arg3).
+  Object.defineProperty(setTimeout, 'length', { value: 5 });
+  Object.defineProperty(setInterval, 'length', { value: 5 });
+  Object.defineProperty(setImmediate, 'length', { value: 4 });
   // Node's `clearImmediate` writes its fields on whatever it is given: a
   // truthy primitive throws (its module is strict), an object is marked
   // destroyed. Only this file's Immediates reach the loop. (Node also
@@ -1367,7 +1375,13 @@
     // binds both then), a write to stderr makes stderr alone.
     if (fd === 1) stdio(1);
     stdio(2);
-    const text = format(args);
+    let text = formatArgs(args);
+    // console.group's indentation, on every line, as Node's.
+    if (groupIndent.length !== 0) {
+      if (text.includes('\n')) text = text.replace(/\n/g, `\n${groupIndent}`);
+      text = groupIndent + text;
+    }
+    text += '\n';
     const state = streamState[fd];
     const written = streamWrite(state, text, state.console);
     stdioStreams[fd].removeListener('error', consoleNoop);
@@ -1381,11 +1395,107 @@
       state.after = null;
     }
   }
+  // The rest of Node's console (lib/internal/console/constructor.js):
+  // group indentation, counters, timers on the host's clock (Node's
+  // hrtime), assert, trace (QuickJS's frames), dir (no custom inspect).
+  let groupIndent = '';
+  const counts = new Map();
+  const times = new Map();
+  function formatTime(ms) {
+    let hours = 0, minutes = 0, seconds = 0;
+    if (ms >= 1000) {
+      if (ms >= 60000) {
+        if (ms >= 3600000) {
+          hours = Math.floor(ms / 3600000);
+          ms %= 3600000;
+        }
+        minutes = Math.floor(ms / 60000);
+        ms %= 60000;
+      }
+      seconds = ms / 1000;
+    }
+    const pad = (v) => `${v}`.padStart(2, '0');
+    if (hours !== 0 || minutes !== 0) {
+      [seconds, ms] = seconds.toFixed(3).split('.');
+      const res = hours !== 0 ? `${hours}:${pad(minutes)}` : minutes;
+      return `${res}:${pad(seconds)}.${ms} (${hours !== 0 ? 'h:m' : ''}m:ss.mmm)`;
+    }
+    if (seconds !== 0) return `${seconds.toFixed(3)}s`;
+    return `${Number(ms.toFixed(3))}ms`;
+  }
+  function timeLogImpl(name, label, data) {
+    const start = times.get(label);
+    if (start === undefined) {
+      process.emitWarning(`No such label '${label}' for console.${name}()`);
+      return false;
+    }
+    const formatted = formatTime(host.now() - start);
+    consoleWrite(1, data === undefined ? ['%s: %s', label, formatted] : ['%s: %s', label, formatted, ...data]);
+    return true;
+  }
   const console = {
     log: (...a) => consoleWrite(1, a),
     info: (...a) => consoleWrite(1, a),
+    debug: (...a) => consoleWrite(1, a),
+    dirxml: (...a) => consoleWrite(1, a),
     error: (...a) => consoleWrite(2, a),
     warn: (...a) => consoleWrite(2, a),
+    dir(object, options) {
+      // One string argument is written as it is (no % formatting).
+      consoleWrite(1, [inspectValue(object, { customInspect: false, ...options })]);
+    },
+    time(label = 'default') {
+      label = `${label}`;
+      if (times.has(label)) {
+        process.emitWarning(`Label '${label}' already exists for console.time()`);
+        return;
+      }
+      times.set(label, host.now());
+    },
+    timeEnd(label = 'default') {
+      label = `${label}`;
+      if (timeLogImpl('timeEnd', label)) times.delete(label);
+    },
+    timeLog(label = 'default', ...data) {
+      label = `${label}`;
+      timeLogImpl('timeLog', label, data);
+    },
+    trace: function trace(...args) {
+      const err = { name: 'Trace', message: formatArgs(args) };
+      Error.captureStackTrace(err, trace);
+      consoleWrite(2, [`${err.stack}`]);
+    },
+    assert(expression, ...args) {
+      if (!expression) {
+        args[0] = `Assertion failed${args.length === 0 ? '' : `: ${args[0]}`}`;
+        ReflectApply(console.warn, console, args);
+      }
+    },
+    clear() {},
+    count(label = 'default') {
+      label = `${label}`;
+      const n = (counts.get(label) || 0) + 1;
+      counts.set(label, n);
+      consoleWrite(1, [`${label}: ${n}`]);
+    },
+    countReset(label = 'default') {
+      if (!counts.has(label)) {
+        process.emitWarning(`Count for '${label}' does not exist`);
+        return;
+      }
+      counts.delete(`${label}`);
+    },
+    group(...data) {
+      if (data.length > 0) ReflectApply(console.log, console, data);
+      groupIndent += '  ';
+    },
+    groupCollapsed(...data) {
+      if (data.length > 0) ReflectApply(console.log, console, data);
+      groupIndent += '  ';
+    },
+    groupEnd() {
+      groupIndent = groupIndent.slice(0, groupIndent.length - 2);
+    },
   };
 
   // process as a small EventEmitter: on/addListener/once/off/
@@ -1945,7 +2055,7 @@
   }
   Object.assign(g, {
     setTimeout, setInterval, setImmediate, clearTimeout, clearImmediate,
-    clearInterval: clearTimeout, console, process,
+    clearInterval, console, process,
     // timeOrigin: the wall clock at performance.now()'s origin.
     performance: { now: () => host.now(), timeOrigin: Date.now() - host.now() },
   });
@@ -1956,7 +2066,7 @@
 
   const timersModule = {
     setTimeout, setInterval, setImmediate, clearTimeout,
-    clearInterval: clearTimeout, clearImmediate,
+    clearInterval, clearImmediate,
   };
   // --- Errors with Node's codes -------------------------------------
   function argTypeError(name, what, v) {
