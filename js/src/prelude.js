@@ -557,22 +557,43 @@
   // fs: readFileSync, writeSync, and stat, whose callback runs as an I/O
   // completion in the loop's poll phase.
   const io = SafeMap();
+  // Node's uvException: `errno`, `code`, `syscall`, `path`, in that
+  // order (a read of a directory has no path, as Node's).
   function fsError(r, syscall, path) {
-    const e = new Error(r[0] + ': ' + r[1] + ", " + syscall + " '" + path + "'");
+    const e = new Error(r[0] + ': ' + r[1] + ', ' + syscall + (path === undefined ? '' : " '" + path + "'"));
+    if (r[2]) e.errno = Number(r[2]);
     e.code = r[0];
     e.syscall = syscall;
-    e.path = path;
+    if (path !== undefined) e.path = path;
     return e;
   }
-  function stats(r) {
-    const [, size, kind, mtimeMs] = r;
-    return {
-      size: Number(size), mtimeMs: Number(mtimeMs),
-      isFile: () => kind === 'file',
-      isDirectory: () => kind === 'dir',
-      isSymbolicLink: () => false,
-    };
+  // Node's validatePath (a string; Buffers and URLs as their text).
+  function checkPath(path) {
+    if (typeof path === 'string') return path;
+    if (path instanceof Buffer) return path.toString();
+    if (typeof URL === 'function' && path instanceof URL) return path.pathname;
+    throw argTypeError('path', 'of type string or an instance of Buffer or URL', path);
   }
+  // Node's Stats: its numbers, dates and type tests (from `mode`).
+  class Stats {
+    constructor(r) {
+      const n = (i) => Number(r[i]);
+      this.dev = n(1); this.mode = n(2); this.nlink = n(3); this.uid = n(4);
+      this.gid = n(5); this.rdev = n(6); this.blksize = n(7); this.ino = n(8);
+      this.size = n(9); this.blocks = n(10);
+      this.atimeMs = n(11); this.mtimeMs = n(12); this.ctimeMs = n(13); this.birthtimeMs = n(14);
+      this.atime = new Date(this.atimeMs); this.mtime = new Date(this.mtimeMs);
+      this.ctime = new Date(this.ctimeMs); this.birthtime = new Date(this.birthtimeMs);
+    }
+    isFile() { return (this.mode & 0o170000) === 0o100000; }
+    isDirectory() { return (this.mode & 0o170000) === 0o040000; }
+    isSymbolicLink() { return (this.mode & 0o170000) === 0o120000; }
+    isFIFO() { return (this.mode & 0o170000) === 0o010000; }
+    isSocket() { return (this.mode & 0o170000) === 0o140000; }
+    isCharacterDevice() { return (this.mode & 0o170000) === 0o020000; }
+    isBlockDevice() { return (this.mode & 0o170000) === 0o060000; }
+  }
+  const stats = (r) => new Stats(r);
   const fs = {
     writeSync(fd, buf, off = 0, len) {
       // As Node's, a write to a pipe whose reader is gone throws.
@@ -586,17 +607,24 @@
       return len;
     },
     readFileSync(path, opts) {
-      const r = host.readFile(String(path));
+      path = checkPath(path);
+      const r = host.readFile(path);
+      // A directory opens, and its read fails (Node's EISDIR, no path).
+      if (r[0] === 'EISDIR') throw fsError(r, 'read');
       if (r[0] !== 'ok') throw fsError(r, 'open', path);
       const enc = typeof opts === 'string' ? opts : opts && opts.encoding;
       return enc ? r[1] : Buffer.from(r[1]);
     },
-    stat(path, cb) {
-      checkCallback(cb);
-      io.set(host.stat(), { cb, path: StringOf(path) });
+    stat(path, options, cb) {
+      if (typeof options === 'function') cb = options;
+      checkCallback(cb, 'cb');
+      path = checkPath(path);
+      io.set(host.stat(), { cb, path });
     },
-    statSync(path) {
-      const r = host.statSync(String(path));
+    statSync(path, options) {
+      path = checkPath(path);
+      const r = host.statSync(path);
+      if (r[0] === 'ENOENT' && options && options.throwIfNoEntry === false) return undefined;
       if (r[0] !== 'ok') throw fsError(r, 'stat', path);
       return stats(r);
     },

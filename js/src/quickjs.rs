@@ -137,39 +137,70 @@ fn fs_result(r: std::io::Result<Vec<String>>) -> Vec<String> {
             v.insert(0, "ok".into());
             v
         }
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => vec![
+            "ERR_ENCODING_INVALID_ENCODED_DATA".into(),
+            e.to_string(),
+            String::new(),
+        ],
         Err(e) => {
-            let code = match e.kind() {
-                std::io::ErrorKind::NotFound => "ENOENT",
-                std::io::ErrorKind::PermissionDenied => "EACCES",
-                std::io::ErrorKind::InvalidData => "ERR_ENCODING_INVALID_ENCODED_DATA",
-                std::io::ErrorKind::IsADirectory => "EISDIR",
-                _ => "EIO",
+            // libuv's name, message and (negative) errno, as Node's
+            // error has them.
+            let errno = e.raw_os_error().unwrap_or(5);
+            let (code, msg) = match errno {
+                1 => ("EPERM", "operation not permitted"),
+                2 => ("ENOENT", "no such file or directory"),
+                13 => ("EACCES", "permission denied"),
+                20 => ("ENOTDIR", "not a directory"),
+                21 => ("EISDIR", "illegal operation on a directory"),
+                24 => ("EMFILE", "too many open files"),
+                36 => ("ENAMETOOLONG", "name too long"),
+                40 => ("ELOOP", "too many symbolic links encountered"),
+                _ => ("EIO", "i/o error"),
             };
-            let msg = match e.kind() {
-                std::io::ErrorKind::NotFound => "no such file or directory".to_owned(),
-                _ => e.to_string(),
-            };
-            vec![code.into(), msg]
+            vec![code.into(), msg.into(), format!("-{errno}")]
         }
     }
 }
 
-/// Size, kind and mtime in ms, as strings for [`fs_result`].
+/// Node's `Stats` numbers, as strings for [`fs_result`]: `dev`, `mode`,
+/// `nlink`, `uid`, `gid`, `rdev`, `blksize`, `ino`, `size`, `blocks`,
+/// then the access, modification, change and birth times in ms (birth
+/// as Node's on Linux without statx: the change time).
 fn stat(path: &str) -> std::io::Result<Vec<String>> {
+    use std::os::unix::fs::MetadataExt;
     let m = std::fs::metadata(path)?;
-    let kind = if m.is_dir() {
-        "dir"
-    } else if m.is_file() {
-        "file"
-    } else {
-        "other"
-    };
-    let mtime = m
-        .modified()
+    let ms = |s: i64, ns: i64| (s as f64) * 1e3 + (ns as f64) / 1e6;
+    let mut v: Vec<String> = [
+        m.dev(),
+        u64::from(m.mode()),
+        m.nlink(),
+        u64::from(m.uid()),
+        u64::from(m.gid()),
+        m.rdev(),
+        m.blksize(),
+        m.ino(),
+        m.size(),
+        m.blocks(),
+    ]
+    .iter()
+    .map(u64::to_string)
+    .collect();
+    let birth = m
+        .created()
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0.0, |d| d.as_secs_f64() * 1e3);
-    Ok(vec![m.len().to_string(), kind.into(), mtime.to_string()])
+        .map_or(ms(m.ctime(), m.ctime_nsec()), |d| d.as_secs_f64() * 1e3);
+    v.extend(
+        [
+            ms(m.atime(), m.atime_nsec()),
+            ms(m.mtime(), m.mtime_nsec()),
+            ms(m.ctime(), m.ctime_nsec()),
+            birth,
+        ]
+        .iter()
+        .map(f64::to_string),
+    );
+    Ok(v)
 }
 
 fn options(name: &str, strict: bool) -> EvalOptions {
