@@ -2021,8 +2021,22 @@
       return [s, n];
     },
     platform: 'linux',
-    env: {},
+    arch: host.arch(),
+    // Node's: the strings it was started with (tljs's, the host's).
+    argv0: 'node',
+    title: 'node',
+    execPath: host.argv()[0],
+    ppid: host.ppid(),
+    env: (() => {
+      const kv = host.env();
+      const env = {};
+      for (let i = 0; i + 1 < kv.length; i += 2) env[kv[i]] = kv[i + 1];
+      return env;
+    })(),
+    cwd: () => host.cwd(),
+    uptime: () => host.now() / 1000,
   };
+  Object.defineProperty(process, Symbol.toStringTag, { value: 'process', configurable: true });
   process.hrtime.bigint = () => BigInt(host.hrtime());
   // Node's warning printer (onWarning), the first 'warning' listener:
   // it runs before a program's own, and removing it (removeAllListeners)

@@ -275,6 +275,7 @@ fn install_prelude<'js>(
     ctx: &Ctx<'js>,
     w: &Weak<QuickJsHost>,
     argv: Vec<String>,
+    env: Vec<(String, String)>,
     follow_loop_clock: bool,
 ) -> rquickjs::Result<Object<'js>> {
     let o = Object::new(ctx.clone())?;
@@ -393,6 +394,20 @@ fn install_prelude<'js>(
         }
     })?;
     native(ctx, &o, "argv", move || argv.clone())?;
+    // Names and values, one after the other.
+    let env: Vec<String> = env.into_iter().flat_map(|(k, v)| [k, v]).collect();
+    native(ctx, &o, "env", move || env.clone())?;
+    native(ctx, &o, "cwd", || {
+        std::env::current_dir().map_or_else(|_| String::new(), |d| d.display().to_string())
+    })?;
+    native(ctx, &o, "ppid", std::os::unix::process::parent_id)?;
+    native(ctx, &o, "arch", || match std::env::consts::ARCH {
+        "x86_64" => "x64",
+        "aarch64" => "arm64",
+        "x86" => "ia32",
+        "powerpc64" => "ppc64",
+        other => other,
+    })?;
     let h = w.clone();
     native(ctx, &o, "setExitStatus", move |code: Option<i32>| {
         if let Some(h) = up(&h) {
@@ -439,6 +454,22 @@ pub type ConsoleSink = Arc<dyn Fn(Stream, &str) + Send + Sync>;
 pub struct Options {
     /// `process.argv`.
     pub argv: Vec<String>,
+    /// `process.env`: the variables the program sees. Empty by default,
+    /// so that an embedding shows the program nothing of the
+    /// application's environment unless it chooses to; `tljs` passes the
+    /// process's own, as node does.
+    ///
+    /// ```
+    /// let options = timerloop_js::Options {
+    ///     env: vec![("MODE".into(), "test".into())],
+    ///     ..Default::default()
+    /// };
+    /// let host = timerloop_js::QuickJsHost::create_with(options).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// let mode = host.enter(&mut lp, |c| c.eval::<String, _>("process.env.MODE")).unwrap();
+    /// assert_eq!(mode.as_deref(), Some("test"));
+    /// ```
+    pub env: Vec<(String, String)>,
     /// `process.exit` ends the OS process, as in Node (`tljs`), and so
     /// does a fatal exception the router reports (while some host on the
     /// thread has `uncaughtException` listeners) or that another host's
@@ -642,6 +673,7 @@ impl std::fmt::Debug for Options {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Options")
             .field("argv", &self.argv)
+            .field("env", &self.env.len())
             .field("exit_process", &self.exit_process)
             .field("max_memory", &self.max_memory)
             .field("max_stack", &self.max_stack)
@@ -717,6 +749,7 @@ pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Throw
         rt.set_max_stack_size(bytes.clamp(1, MAX_STACK));
     }
     let argv = options.argv;
+    let env = options.env;
     let max_memory = options.max_memory;
     let console = options.console;
     let watch = Watch::new(options.max_run, options.interrupt);
@@ -724,7 +757,7 @@ pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Throw
     let mut failed = None;
     let host = Host::new(options.exit_process, |w| {
         let api = ctx.with(|c| {
-            install_prelude(&c, &w, argv, follow)
+            install_prelude(&c, &w, argv, env, follow)
                 .and_then(|api| {
                     let get = |k: &str| -> rquickjs::Result<_> {
                         Ok(Persistent::save(&c, api.get::<_, Function>(k)?))

@@ -147,6 +147,11 @@ fn main() -> ExitCode {
     };
     let exe = std::fs::canonicalize(&exe).map_or(exe, |p| p.display().to_string());
     options.argv = [exe, arg1].into_iter().chain(args).collect();
+    // node's process.env: the process's own variables (those that are
+    // valid Unicode; node shows others lossily, tljs leaves them out).
+    options.env = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect();
     let limit = options.max_stack.unwrap_or(DEFAULT_STACK).min(MAX_STACK);
     options.max_stack = Some(limit);
     let engine = std::thread::Builder::new()
