@@ -2124,7 +2124,7 @@
       this.name = 'AbortError';
     }
   }
-  const domCodes = { AbortError: 20, TimeoutError: 23, NotSupportedError: 9, InvalidStateError: 11 };
+  const domCodes = { AbortError: 20, TimeoutError: 23, NotSupportedError: 9, InvalidStateError: 11, DataCloneError: 25 };
   class DOMException extends Error {
     constructor(message = '', name = 'Error') {
       super(message);
@@ -2453,6 +2453,108 @@
       return `${this.constructor.name} ${inspectValue({ signal: this.signal }, o)}`;
     }
   }
+
+  // --- TextEncoder, structuredClone ----------------------------------
+  // TextEncoder: UTF-8, a lone surrogate as U+FFFD (as the WHATWG
+  // encoder, Node's).
+  const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+  class TextEncoder {
+    get encoding() { return 'utf-8'; }
+    encode(input = '') {
+      return new Uint8Array(encodeUtf8(`${input}`.replace(loneSurrogate, '\uFFFD')));
+    }
+    encodeInto(src, dest) {
+      let read = 0, written = 0;
+      for (const ch of `${src}`.replace(loneSurrogate, '\uFFFD')) {
+        const bytes = encodeUtf8(ch);
+        if (written + bytes.length > dest.length) break;
+        dest.set(bytes, written);
+        written += bytes.length;
+        read += ch.length;
+      }
+      return { read, written };
+    }
+    get [Symbol.toStringTag]() { return 'TextEncoder'; }
+    [customInspectSymbol](depth, options) {
+      return inspectValue({ encoding: 'utf-8' }, options);
+    }
+  }
+  // structuredClone as V8's serializer clones within one realm: plain
+  // data (objects as plain objects, own enumerable keys; arrays with
+  // their holes), Date, RegExp, Map, Set, boxed primitives, BigInt,
+  // ArrayBuffers (shared by their views in the clone too), typed arrays,
+  // DataViews and errors (name, message, stack, cause); anything else
+  // (functions, symbols, WeakMap, Promise...) is a DataCloneError.
+  const errorTypes = { EvalError, RangeError, ReferenceError, SyntaxError, TypeError, URIError };
+  function structuredClone(value, options = undefined) {
+    if (arguments.length === 0) {
+      const e = new TypeError('The value argument must be specified');
+      e.code = 'ERR_MISSING_ARGS';
+      throw e;
+    }
+    const seen = new Map();
+    const fail = (v) => {
+      let text;
+      if (typeof v === 'function') text = ReflectApply(FunctionToString, v, []);
+      else if (typeof v === 'symbol') text = v.toString();
+      else text = `#<${(v.constructor && v.constructor.name) || 'Object'}>`;
+      throw new DOMException(`${text} could not be cloned.`, 'DataCloneError');
+    };
+    const tag = (v) => ReflectApply(ObjectToString, v, []);
+    function clone(v) {
+      if (typeof v === 'symbol' || typeof v === 'function') fail(v);
+      if (typeof v !== 'object' || v === null) return v;
+      if (seen.has(v)) return seen.get(v);
+      let out;
+      const keep = (o) => { seen.set(v, o); return o; };
+      if (Array.isArray(v)) {
+        out = keep(new Array(v.length));
+      } else if (isDate(v)) {
+        return keep(new Date(ReflectApply(DateGetTime, v, [])));
+      } else if (isRegExp(v)) {
+        return keep(new RegExp(v.source, v.flags));
+      } else if (isMap(v)) {
+        out = keep(new Map());
+        for (const [k, x] of v) out.set(clone(k), clone(x));
+        return out;
+      } else if (isSet(v)) {
+        out = keep(new Set());
+        for (const x of v) out.add(clone(x));
+        return out;
+      } else if (v instanceof ArrayBuffer) {
+        return keep(v.slice(0));
+      } else if (ArrayBuffer.isView(v)) {
+        const buffer = clone(v.buffer);
+        if (v instanceof DataView) return keep(new DataView(buffer, v.byteOffset, v.byteLength));
+        return keep(new v.constructor(buffer, v.byteOffset, v.length));
+      } else if (v instanceof Error || tag(v) === '[object Error]') {
+        const Ctor = errorTypes[v.name] || Error;
+        out = keep(Object.create(Ctor.prototype));
+        for (const k of ['message', 'stack']) {
+          if (v[k] !== undefined) Object.defineProperty(out, k, { value: `${v[k]}`, writable: true, configurable: true });
+        }
+        if (hasOwn(v, 'cause')) Object.defineProperty(out, 'cause', { value: clone(v.cause), writable: true, configurable: true });
+        return out;
+      } else if (v instanceof WeakMap || v instanceof WeakSet || v instanceof Promise ||
+                 (typeof WeakRef === 'function' && v instanceof WeakRef) ||
+                 ['[object Generator]', '[object AsyncGenerator]'].includes(tag(v))) {
+        fail(v);
+      } else if (v instanceof String || v instanceof Number || v instanceof Boolean ||
+                 (typeof BigInt === 'function' && v instanceof BigInt)) {
+        return keep(Object(v.valueOf()));
+      } else {
+        out = keep({});
+      }
+      for (const k of Object.keys(v)) out[k] = clone(v[k]);
+      return out;
+    }
+    return clone(value);
+  }
+
+  if (typeof g.TextEncoder !== 'function') {
+    Object.defineProperty(g, 'TextEncoder', { value: TextEncoder, writable: true, configurable: true });
+  }
+  if (typeof g.structuredClone !== 'function') g.structuredClone = structuredClone;
 
   // --- timers/promises, as Node 20's lib/timers/promises.js -------------
   function timerOptions(options, after) {
