@@ -269,3 +269,38 @@ fn an_aborted_tasks_locals_drop_with_the_loop_lendable() {
         [("callback", 15), ("task", 25), ("itself", 35)]
     );
 }
+
+/// An abort made away from the task's loop (the loop idle) completes the
+/// handle at once, so that awaiting it on another loop returns cancelled
+/// instead of waiting for the first loop to run (its future is dropped
+/// when that loop next runs); an abort made in the loop completes it
+/// once the future is dropped.
+#[test]
+fn an_abort_away_from_the_loop_completes_the_handle_at_once() {
+    struct Flag(Rc<Cell<bool>>);
+    impl Drop for Flag {
+        fn drop(&mut self) {
+            self.0.set(true);
+        }
+    }
+    let mut a = EventLoop::with_virtual_clock();
+    let dropped = Rc::new(Cell::new(false));
+    let f = Flag(dropped.clone());
+    let h = a.spawn(async move {
+        let _f = f;
+        std::future::pending::<()>().await
+    });
+    a.run_until(0).unwrap();
+    h.abort();
+    let mut b = EventLoop::with_virtual_clock();
+    b.set_timeout(1_000, |_| {}); // something refed: a wait would be long
+    let got = b.block_on(h).unwrap();
+    assert!(got.unwrap_err().is_cancelled());
+    assert_eq!(b.now(), 0, "returned at once");
+    assert!(
+        !dropped.get(),
+        "the future goes with its own loop's next run"
+    );
+    a.run().unwrap();
+    assert!(dropped.get());
+}

@@ -513,9 +513,11 @@ impl Joins {
     /// made at its spawn: for [`JoinHandle::abort`] and
     /// [`AbortHandle::abort`]. The future is dropped at the loop's next
     /// flush point (or, if the task is being polled, when its poll
-    /// returns), and the state completes cancelled then
+    /// returns), and, for an abort made in the loop (its frame on top),
+    /// the state completes cancelled then
     /// ([`cancelled_dropped`](Self::cancelled_dropped)), as tokio's does:
-    /// whoever awaits the handle finds what the future held released. A
+    /// whoever awaits the handle finds what the future held released. An
+    /// abort made away from the loop completes the state at once. A
     /// deferred spawn not made yet is dropped unpolled by its microtask.
     fn abort(&self, join: Key, task: Key, shared: &LoopShared) {
         let task = {
@@ -541,6 +543,18 @@ impl Joins {
             }
             shared.aborted.borrow_mut().push(key);
             shared.defer(move |lp| lp.abort_task(key));
+            if !shared.is_top() {
+                // Made away from the task's loop (before it runs, or from
+                // another loop above it): its next flush may be far off,
+                // or wait for whoever awaits this handle. The handle
+                // completes now, as awaiting it elsewhere must not wait
+                // for ever; the future is still dropped at that flush.
+                self.complete(join, cancelled);
+            }
+        } else if !shared.is_top() {
+            // A deferred spawn not made yet, aborted away from its loop:
+            // likewise (its microtask drops the future).
+            self.complete(join, cancelled);
         }
     }
 
@@ -680,12 +694,15 @@ impl<T> JoinHandle<T> {
     /// completes with a cancelled [`JoinError`]. Aborting a finished task
     /// does nothing.
     ///
-    /// As tokio's, the handle is not [finished](Self::is_finished) in this
-    /// call but once the future is dropped: awaiting it after `abort`
-    /// returns when what the future held is released (a permit is back, a
-    /// listener's address free). A task that aborts its own handle and
-    /// then returns a value in the same poll ends cancelled (tokio allows
-    /// either answer and most often gives the value).
+    /// Made in the task's loop (a task, a callback), as tokio's: the
+    /// handle is not [finished](Self::is_finished) in this call but once
+    /// the future is dropped, so awaiting it after `abort` returns when
+    /// what the future held is released (a permit is back, a listener's
+    /// address free). Made away from the loop (its loop idle), the handle
+    /// completes in this call, and the future goes when the loop next
+    /// runs. A task that aborts its own handle and then returns a value in
+    /// the same poll ends cancelled (tokio allows either answer and most
+    /// often gives the value).
     ///
     /// ```
     /// use std::{cell::Cell, rc::Rc, time::Duration};
@@ -727,23 +744,32 @@ impl<T> JoinHandle<T> {
         AbortHandle::counted(&self.joins, self.join, self.key, self.id, &self.shared)
     }
 
-    /// Whether the task is over: completed, panicked or aborted. An
-    /// aborted task is over once the loop has dropped its future (at its
-    /// next flush point), not as soon as [`abort`](Self::abort) returns,
-    /// as tokio's.
+    /// Whether the task is over: completed, panicked or aborted. A task
+    /// aborted in its loop (a task, a callback, a scope) is over once the
+    /// loop has dropped its future, at its next flush point, as tokio's;
+    /// one aborted away from it (its loop idle, or another loop on top)
+    /// is over as soon as [`abort`](Self::abort) returns, so that
+    /// awaiting it elsewhere never waits for its loop (the future goes
+    /// when the loop next runs).
     ///
     /// ```
-    /// use timerloop::EventLoop;
+    /// use timerloop::{EventLoop, task};
     /// let mut lp = EventLoop::with_virtual_clock();
     /// let h = lp.spawn(async {});
     /// assert!(!h.is_finished());
     /// lp.run().unwrap();
     /// assert!(h.is_finished());
-    /// let p = lp.spawn(std::future::pending::<()>());
-    /// p.abort();
-    /// assert!(!p.is_finished()); // its future is not dropped yet
-    /// lp.run().unwrap();
-    /// assert!(p.is_finished());
+    /// lp.block_on(async {
+    ///     let p = task::spawn(std::future::pending::<()>());
+    ///     p.abort();
+    ///     assert!(!p.is_finished()); // its future is not dropped yet
+    ///     task::yield_now().await;
+    ///     assert!(p.is_finished());
+    /// })
+    /// .unwrap();
+    /// let idle = lp.spawn(std::future::pending::<()>());
+    /// idle.abort(); // away from its loop
+    /// assert!(idle.is_finished());
     /// ```
     pub fn is_finished(&self) -> bool {
         self.joins.is_done(self.join)

@@ -28,9 +28,11 @@
 //! - **Dropping** a `JoinHandle` detaches its task; [`JoinHandle::abort`]
 //!   drops the task's future (and with it its timers) at the loop's next
 //!   flush point, at the latest when the current callback or task poll
-//!   returns, and the handle completes cancelled only then, as tokio's:
-//!   awaiting an aborted task returns once what its future held is
-//!   released. An [`AbortHandle`] does the same without the output, and
+//!   returns. Made in the loop, the handle completes cancelled only then,
+//!   as tokio's: awaiting an aborted task returns once what its future
+//!   held is released. Made away from the loop (it is idle), the handle
+//!   completes at once, so that awaiting it elsewhere never waits for
+//!   that loop. An [`AbortHandle`] does the same without the output, and
 //!   works on a detached task too.
 //! - **A [`JoinSet`]** only collects its tasks' outputs, in the order
 //!   they complete: its tasks are ordinary tasks, ordered as above.

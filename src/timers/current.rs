@@ -327,6 +327,13 @@ impl LoopShared {
         }
     }
 
+    /// Whether this loop's frame is the top of the thread's stack (it is
+    /// running, entered or in a scope, and no other loop is on top): its
+    /// next flush point comes before control leaves it.
+    pub(crate) fn is_top(&self) -> bool {
+        self.top.get()
+    }
+
     /// Queues `f` to run with the loop at its next flush point; drops it
     /// at once if the loop is gone (it would never run, and what it holds
     /// may hold this state: a sleep's disarm holds its state, which holds
