@@ -1135,10 +1135,12 @@ impl<E: Engine> Host<E> {
         // `unhandledRejection` listeners run JavaScript here, from the
         // condition of Node's tick loop: the ticks they queue run before
         // their promise jobs, so the pump goes behind those ticks.
-        let r = self.run_engine(lp, |e| {
-            e.emit_rejections_handled()
-                .err()
-                .or_else(|| e.take_unhandled_rejection())
+        // Which step failed: a `rejectionHandled` listener's throw leaves
+        // Node's processPromiseRejections before its batch is taken, so
+        // the rest waits for the next check (behind the ticks).
+        let (r, handled_threw) = self.run_engine(lp, |e| match e.emit_rejections_handled() {
+            Err(t) => (Some(t), true),
+            Ok(()) => (e.take_unhandled_rejection(), false),
         });
         if self.exited().is_some() {
             return Ok(());
@@ -1150,7 +1152,10 @@ impl<E: Engine> Host<E> {
         }
         match r {
             Some(t) => {
-                if self.engine.rejection_batch_pending() {
+                if handled_threw {
+                    self.rejections_again.set(true);
+                    self.rejections_done(lp);
+                } else if self.engine.rejection_batch_pending() {
                     // The rest of the batch follows at once; the
                     // microtask queue is empty here, so the next check is
                     // the next microtask.

@@ -582,8 +582,10 @@
       this.gid = n(5); this.rdev = n(6); this.blksize = n(7); this.ino = n(8);
       this.size = n(9); this.blocks = n(10);
       this.atimeMs = n(11); this.mtimeMs = n(12); this.ctimeMs = n(13); this.birthtimeMs = n(14);
-      this.atime = new Date(this.atimeMs); this.mtime = new Date(this.mtimeMs);
-      this.ctime = new Date(this.ctimeMs); this.birthtime = new Date(this.birthtimeMs);
+      // Node's dateFromMs rounds to the millisecond.
+      const date = (ms) => new Date(Math.round(ms));
+      this.atime = date(this.atimeMs); this.mtime = date(this.mtimeMs);
+      this.ctime = date(this.ctimeMs); this.birthtime = date(this.birthtimeMs);
     }
     isFile() { return (this.mode & 0o170000) === 0o100000; }
     isDirectory() { return (this.mode & 0o170000) === 0o040000; }
@@ -607,6 +609,15 @@
       return len;
     },
     readFileSync(path, opts) {
+      if (Number.isInteger(path) && path >= 0) {
+        // A file descriptor (0: standard input), read through its
+        // /proc/self/fd link; one that is not open is Node's EBADF.
+        const r = host.readFile('/proc/self/fd/' + path);
+        if (r[0] === 'ENOENT') throw fsError(['EBADF', 'bad file descriptor', '-9'], 'fstat');
+        if (r[0] !== 'ok') throw fsError(r, 'read');
+        const enc = typeof opts === 'string' ? opts : opts && opts.encoding;
+        return enc ? r[1] : Buffer.from(r[1]);
+      }
       path = checkPath(path);
       const r = host.readFile(path);
       // A directory opens, and its read fails (Node's EISDIR, no path).
@@ -1458,7 +1469,8 @@
       return false;
     }
     const formatted = formatTime(host.now() - start);
-    consoleWrite(1, data === undefined ? ['%s: %s', label, formatted] : ['%s: %s', label, formatted, ...data]);
+    // Through console.log, as Node's `this.log` (a replaced log sees it).
+    ReflectApply(console.log, console, data === undefined ? ['%s: %s', label, formatted] : ['%s: %s', label, formatted, ...data]);
     return true;
   }
   const console = {
@@ -1491,7 +1503,7 @@
     trace: function trace(...args) {
       const err = { name: 'Trace', message: formatArgs(args) };
       Error.captureStackTrace(err, trace);
-      consoleWrite(2, [`${err.stack}`]);
+      ReflectApply(console.error, console, [err.stack]);
     },
     assert(expression, ...args) {
       if (!expression) {
@@ -1504,7 +1516,7 @@
       label = `${label}`;
       const n = (counts.get(label) || 0) + 1;
       counts.set(label, n);
-      consoleWrite(1, [`${label}: ${n}`]);
+      ReflectApply(console.log, console, [`${label}: ${n}`]);
     },
     countReset(label = 'default') {
       if (!counts.has(label)) {
@@ -1571,6 +1583,9 @@
     let i = l.length - 1;
     while (i >= 0 && l[i] !== fn && l[i].listener !== fn) i--;
     if (i >= 0) events.set(name, l.slice(0, i).concat(l.slice(i + 1)));
+    // Node's warned flag is on its listener array, which goes when one
+    // listener (or none) is left.
+    if (listeners(name).length <= 1) leakWarned.delete(name);
     changed(name);
     return process;
   }
@@ -1954,9 +1969,11 @@
       if (arguments.length === 0) {
         const names = [...events.keys()];
         events.clear();
+        leakWarned.clear();
         for (const n of names) changed(n);
       } else {
         events.delete(name);
+        leakWarned.delete(name);
         changed(name);
       }
       return process;
@@ -1964,9 +1981,8 @@
     rawListeners: (name) => [...listeners(name)],
     eventNames: () => [...events.keys()].filter((n) => listeners(n).length > 0),
     setMaxListeners(n) {
-      if (typeof n !== 'number' || n < 0 || Number.isNaN(n)) {
-        throw outOfRange('n', 'a non-negative number', n);
-      }
+      if (typeof n !== 'number') throw argTypeError('setMaxListeners', 'of type number', n);
+      if (!(n >= 0)) throw outOfRange('setMaxListeners', '>= 0', n);
       maxListeners = n;
       return process;
     },
@@ -1975,7 +1991,7 @@
     get stderr() { return stdio(2); },
     // Node's process.emitWarning(warning[, type[, code]][, ctor]) and
     // (warning, { type, code, detail, ctor }): the event comes from a
-    // tick, and Node's printer is its first listener (`printWarning`).
+    // tick, and Node's printer is its first listener (`onWarning`).
     emitWarning(warning, type, code) {
       let detail;
       if (type !== null && typeof type === 'object' && !Array.isArray(type)) {
@@ -2027,11 +2043,18 @@
     title: 'node',
     execPath: host.argv()[0],
     ppid: host.ppid(),
+    // Node's process.env: what is stored becomes a string.
     env: (() => {
       const kv = host.env();
       const env = {};
       for (let i = 0; i + 1 < kv.length; i += 2) env[kv[i]] = kv[i + 1];
-      return env;
+      return new Proxy(env, {
+        set(t, k, v) { t[k] = `${v}`; return true; },
+        defineProperty(t, k, d) {
+          if ('value' in d) return Reflect.defineProperty(t, k, { ...d, value: `${d.value}` });
+          return Reflect.defineProperty(t, k, d);
+        },
+      });
     })(),
     cwd: () => host.cwd(),
     uptime: () => host.now() / 1000,
@@ -2041,7 +2064,7 @@
   // Node's warning printer (onWarning), the first 'warning' listener:
   // it runs before a program's own, and removing it (removeAllListeners)
   // silences warnings, as in Node.
-  function printWarning(w) {
+  function onWarning(w) {
     if (!(w instanceof Error)) return;
     const isDeprecation = w.name === 'DeprecationWarning';
     let msg = '(node:' + process.pid + ') ';
@@ -2059,7 +2082,7 @@
     // stderr and takes the console's after-write tick.
     consoleWrite(2, [msg]);
   }
-  events.set('warning', [printWarning]);
+  events.set('warning', [onWarning]);
   Object.defineProperty(process, 'exitCode', {
     get() { return exitCodeValue; },
     set: setExitCode,
@@ -2216,9 +2239,12 @@
         e.code = 'ERR_MISSING_ARGS';
         throw e;
       }
-      let once = false, resist = false;
-      if (typeof options === 'object' && options !== null) {
+      let once = false, resist = false, capture = false;
+      if (typeof options === 'boolean') {
+        capture = options;
+      } else if ((typeof options === 'object' || typeof options === 'function') && options !== null) {
         once = !!options.once;
+        capture = !!options.capture;
         resist = !!options[kResist];
         const signal = options.signal;
         if (signal !== undefined && !(signal instanceof AbortSignal)) {
@@ -2226,9 +2252,9 @@
         }
         if (signal) {
           if (signal.aborted) return;
-          signal.addEventListener('abort', () => this.removeEventListener(type, fn), { once: true, [kResist]: true });
+          signal.addEventListener('abort', () => this.removeEventListener(type, fn, { capture }), { once: true, [kResist]: true });
         }
-      } else if (options != null && typeof options !== 'boolean') {
+      } else if (options != null) {
         throw argTypeError('options', 'of type object', options);
       }
       if (fn == null) {
@@ -2247,8 +2273,9 @@
       if (!l) listenersOf.set(this, l = new Map());
       let list = l.get(type);
       if (!list) l.set(type, list = Object.assign([], { resist: false }));
-      if (list.some((x) => x.fn === fn)) return;
-      list.push({ fn, once, resist });
+      // One listener per function and capture flag, as Node's.
+      if (list.some((x) => x.fn === fn && x.capture === capture)) return;
+      list.push({ fn, once, resist, capture });
       list.resist ||= resist;
       if (list.length > 10 && !warnedTargets.has(this)) {
         warnedTargets.add(this);
@@ -2263,11 +2290,12 @@
       }
       if (newListener !== undefined) newListener(this, type, list.length);
     }
-    removeEventListener(type, fn) {
+    removeEventListener(type, fn, options = undefined) {
+      const capture = typeof options === 'boolean' ? options : !!(options && options.capture);
       const l = listenersOf.get(this);
       const list = l && l.get(`${type}`);
       if (!list) return;
-      const i = list.findIndex((x) => x.fn === fn);
+      const i = list.findIndex((x) => x.fn === fn && x.capture === capture);
       if (i >= 0) {
         list[i].removed = true;
         list.splice(i, 1);
@@ -2276,6 +2304,11 @@
     }
     dispatchEvent(event) {
       if (!(event instanceof Event)) throw argTypeError('event', 'an instance of Event', event);
+      if (event.eventPhase !== 0) {
+        const e = new Error(`The event "${event.type}" is already being dispatched`);
+        e.code = 'ERR_EVENT_RECURSION';
+        throw e;
+      }
       eventState.begin(event, this);
       const l = listenersOf.get(this);
       const all = l && l.get(event.type);
@@ -2283,7 +2316,7 @@
       for (const x of list) {
         // After stopImmediatePropagation only Node's own listeners run.
         if (x.removed || (eventState.stopped(event) && !x.resist)) continue;
-        if (x.once) this.removeEventListener(event.type, x.fn);
+        if (x.once) this.removeEventListener(event.type, x.fn, { capture: x.capture });
         try {
           if (typeof x.fn === 'function') ReflectApply(x.fn, this, [event]);
           else if (x.fn && typeof x.fn.handleEvent === 'function') x.fn.handleEvent(event);
@@ -2492,6 +2525,17 @@
       e.code = 'ERR_MISSING_ARGS';
       throw e;
     }
+    if (options !== undefined && (options === null || typeof options !== 'object')) {
+      const e = new TypeError('The options argument must be either an object or undefined');
+      e.code = 'ERR_INVALID_ARG_TYPE';
+      throw e;
+    }
+    if (options && options.transfer !== undefined &&
+        (options.transfer === null || typeof options.transfer[Symbol.iterator] !== 'function')) {
+      const e = new TypeError('Optional transferList argument must be an iterable');
+      e.code = 'ERR_INVALID_ARG_TYPE';
+      throw e;
+    }
     const seen = new Map();
     const fail = (v) => {
       let text;
@@ -2526,8 +2570,10 @@
       } else if (ArrayBuffer.isView(v)) {
         const buffer = clone(v.buffer);
         if (v instanceof DataView) return keep(new DataView(buffer, v.byteOffset, v.byteLength));
-        return keep(new v.constructor(buffer, v.byteOffset, v.length));
-      } else if (v instanceof Error || tag(v) === '[object Error]') {
+        // Its own typed array kind (a Buffer comes back a Uint8Array).
+        const Kind = globalThis[TypedArrayTag.call(v)];
+        return keep(new Kind(buffer, v.byteOffset, v.length));
+      } else if (tag(v) === '[object Error]') {
         const Ctor = errorTypes[v.name] || Error;
         out = keep(Object.create(Ctor.prototype));
         for (const k of ['message', 'stack']) {

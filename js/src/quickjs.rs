@@ -149,13 +149,29 @@ fn fs_result(r: std::io::Result<Vec<String>>) -> Vec<String> {
             let (code, msg) = match errno {
                 1 => ("EPERM", "operation not permitted"),
                 2 => ("ENOENT", "no such file or directory"),
+                5 => ("EIO", "i/o error"),
+                6 => ("ENXIO", "no such device or address"),
+                9 => ("EBADF", "bad file descriptor"),
+                11 => ("EAGAIN", "resource temporarily unavailable"),
+                12 => ("ENOMEM", "not enough memory"),
                 13 => ("EACCES", "permission denied"),
+                16 => ("EBUSY", "resource busy or locked"),
+                17 => ("EEXIST", "file already exists"),
+                19 => ("ENODEV", "no such device"),
                 20 => ("ENOTDIR", "not a directory"),
                 21 => ("EISDIR", "illegal operation on a directory"),
+                22 => ("EINVAL", "invalid argument"),
+                23 => ("ENFILE", "file table overflow"),
                 24 => ("EMFILE", "too many open files"),
+                26 => ("ETXTBSY", "text file is busy"),
+                27 => ("EFBIG", "file too large"),
+                28 => ("ENOSPC", "no space left on device"),
+                30 => ("EROFS", "read-only file system"),
                 36 => ("ENAMETOOLONG", "name too long"),
+                39 => ("ENOTEMPTY", "directory not empty"),
                 40 => ("ELOOP", "too many symbolic links encountered"),
-                _ => ("EIO", "i/o error"),
+                // libuv's name for an errno it does not map.
+                _ => ("UNKNOWN", "unknown error"),
             };
             vec![code.into(), msg.into(), format!("-{errno}")]
         }
@@ -164,8 +180,8 @@ fn fs_result(r: std::io::Result<Vec<String>>) -> Vec<String> {
 
 /// Node's `Stats` numbers, as strings for [`fs_result`]: `dev`, `mode`,
 /// `nlink`, `uid`, `gid`, `rdev`, `blksize`, `ino`, `size`, `blocks`,
-/// then the access, modification, change and birth times in ms (birth
-/// as Node's on Linux without statx: the change time).
+/// then the access, modification, change and birth times in ms (birth 0
+/// where the system gives none, as Node's).
 fn stat(path: &str) -> std::io::Result<Vec<String>> {
     use std::os::unix::fs::MetadataExt;
     let m = std::fs::metadata(path)?;
@@ -189,7 +205,7 @@ fn stat(path: &str) -> std::io::Result<Vec<String>> {
         .created()
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(ms(m.ctime(), m.ctime_nsec()), |d| d.as_secs_f64() * 1e3);
+        .map_or(0.0, |d| d.as_secs_f64() * 1e3);
     v.extend(
         [
             ms(m.atime(), m.atime_nsec()),
@@ -1069,7 +1085,14 @@ impl QuickJs {
         } else {
             // A primitive: Node adds its `--trace-uncaught` hint. A symbol
             // it cannot print as text: an empty line.
-            let text = if v.is_symbol() { "" } else { text.as_str() };
+            // A BigInt as its digits (`10`, where inspect says `10n`).
+            let text = if v.is_symbol() {
+                ""
+            } else if v.is_big_int() {
+                text.strip_suffix('n').unwrap_or(&text)
+            } else {
+                text.as_str()
+            };
             Thrown(format!(
                 "{text}\n(Use `node --trace-uncaught ...` to show where the exception was thrown)"
             ))

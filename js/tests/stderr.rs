@@ -241,6 +241,7 @@ fn only_a_thrown_primitive_gets_the_trace_uncaught_hint() {
         ("{ a: 1 }", "{ a: 1 }", false),
         ("[1, 2]", "[ 1, 2 ]", false),
         ("5", "5", true),
+        ("10n", "10", true),
     ] {
         for cmd in &cmds {
             let r = run(
