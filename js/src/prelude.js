@@ -2870,8 +2870,315 @@
   assert.strict.strict = assert.strict;
 
   Object.assign(g, { AbortController, AbortSignal, EventTarget, Event, CustomEvent, DOMException });
+  // --- require('events'): Node 20's EventEmitter ----------------------
+  // Its observable shape (`_events` with a null prototype, a lone
+  // listener stored bare and several in an array, `_eventsCount`,
+  // `_maxListeners`, the shapeMode and kCapture symbols, a once listener
+  // as a bound `onceWrapper` with its `listener`), its order
+  // (`newListener` before the listener is added, `removeListener`
+  // after), its errors (an unheard 'error' thrown, a non-Error as
+  // ERR_UNHANDLED_ERROR), the leak warning, errorMonitor, and the static
+  // once, getEventListeners, getMaxListeners, setMaxListeners,
+  // addAbortListener, listenerCount. No captureRejections, no
+  // `events.on` iterator.
+  const kShapeMode = Symbol('shapeMode');
+  const kCapture = Symbol('kCapture');
+  const kErrorMonitor = Symbol('events.errorMonitor');
+  let defaultMaxListeners = 10;
+  function EventEmitter(opts) {
+    ReflectApply(EventEmitter.init, this, [opts]);
+  }
+  EventEmitter.prototype._events = undefined;
+  EventEmitter.prototype._eventsCount = 0;
+  EventEmitter.prototype._maxListeners = undefined;
+  Object.defineProperty(EventEmitter.prototype, kCapture, { value: false, writable: true });
+  EventEmitter.init = function (opts) {
+    if (this._events === undefined || this._events === ObjectGetPrototypeOf(this)._events) {
+      this._events = Object.create(null);
+      this._eventsCount = 0;
+      this[kShapeMode] = false;
+    } else {
+      this[kShapeMode] = true;
+    }
+    this._maxListeners = this._maxListeners || undefined;
+    if (opts && opts.captureRejections) {
+      const e = new Error('options.captureRejections is not supported by tljs');
+      e.code = 'ERR_FEATURE_UNAVAILABLE_ON_PLATFORM';
+      throw e;
+    }
+    this[kCapture] = false;
+  };
+  Object.defineProperty(EventEmitter, 'defaultMaxListeners', {
+    enumerable: true,
+    get() { return defaultMaxListeners; },
+    set(n) {
+      if (typeof n !== 'number' || n < 0 || Number.isNaN(n)) {
+        throw outOfRange('defaultMaxListeners', 'a non-negative number', n);
+      }
+      defaultMaxListeners = n;
+    },
+  });
+  const maxOf = (ee) => (ee._maxListeners === undefined ? defaultMaxListeners : ee._maxListeners);
+  const hasListeners = (ee, type) => ee._events !== undefined && (type === undefined || ee._events[type] !== undefined);
+  function addListener(ee, type, listener, prepend) {
+    checkCallback(listener, 'listener');
+    let events = ee._events;
+    let existing;
+    if (events === undefined) {
+      events = ee._events = Object.create(null);
+      ee._eventsCount = 0;
+    } else {
+      if (events.newListener !== undefined) {
+        ee.emit('newListener', type, listener.listener ?? listener);
+        events = ee._events;
+      }
+      existing = events[type];
+    }
+    if (existing === undefined) {
+      events[type] = listener;
+      ++ee._eventsCount;
+      return ee;
+    }
+    if (typeof existing === 'function') {
+      existing = events[type] = prepend ? [listener, existing] : [existing, listener];
+    } else if (prepend) {
+      existing.unshift(listener);
+    } else {
+      existing.push(listener);
+    }
+    const m = maxOf(ee);
+    if (m > 0 && existing.length > m && !existing.warned) {
+      existing.warned = true;
+      const w = new Error(`Possible EventEmitter memory leak detected. ${existing.length} ${String(type)} listeners ` +
+        `added to ${inspectValue(ee, { depth: -1 })}. MaxListeners is ${m}. Use emitter.setMaxListeners() to increase limit`);
+      w.name = 'MaxListenersExceededWarning';
+      w.emitter = ee;
+      w.type = type;
+      w.count = existing.length;
+      process.emitWarning(w);
+    }
+    return ee;
+  }
+  // Named `onceWrapper`, as Node's (its bound form shows as `bound
+  // onceWrapper`); kept apart from `process`'s own once wrapper.
+  const eeOnceWrapper = {
+    onceWrapper(...args) {
+      if (!this.fired) {
+        this.target.removeListener(this.type, this.wrapFn);
+        this.fired = true;
+        return ReflectApply(this.listener, this.target, args);
+      }
+    },
+  }.onceWrapper;
+  function onceWrap(target, type, listener) {
+    const state = { fired: false, wrapFn: undefined, target, type, listener };
+    const wrapped = ReflectApply(Function.prototype.bind, eeOnceWrapper, [state]);
+    wrapped.listener = listener;
+    state.wrapFn = wrapped;
+    return wrapped;
+  }
+  Object.assign(EventEmitter.prototype, {
+    setMaxListeners(n) {
+      if (typeof n !== 'number' || n < 0 || Number.isNaN(n)) throw outOfRange('n', 'a non-negative number', n);
+      this._maxListeners = n;
+      return this;
+    },
+    getMaxListeners() { return maxOf(this); },
+    emit(type, ...args) {
+      let doError = type === 'error';
+      const events = this._events;
+      if (events !== undefined) {
+        if (doError && events[kErrorMonitor] !== undefined) this.emit(kErrorMonitor, ...args);
+        doError = doError && events.error === undefined;
+      } else if (!doError) {
+        return false;
+      }
+      if (doError) {
+        const er = args.length > 0 ? args[0] : undefined;
+        if (er instanceof Error) throw er; // Unhandled 'error' event
+        let text;
+        try { text = inspectValue(er); } catch { text = er; }
+        const err = new Error(`Unhandled error. (${text})`);
+        err.code = 'ERR_UNHANDLED_ERROR';
+        err.context = er;
+        throw err; // Unhandled 'error' event
+      }
+      const handler = events[type];
+      if (handler === undefined) return false;
+      if (typeof handler === 'function') {
+        ReflectApply(handler, this, args);
+      } else {
+        for (const fn of [...handler]) ReflectApply(fn, this, args);
+      }
+      return true;
+    },
+    addListener(type, listener) { return addListener(this, type, listener, false); },
+    prependListener(type, listener) { return addListener(this, type, listener, true); },
+    once(type, listener) {
+      checkCallback(listener, 'listener');
+      return this.on(type, onceWrap(this, type, listener));
+    },
+    prependOnceListener(type, listener) {
+      checkCallback(listener, 'listener');
+      return this.prependListener(type, onceWrap(this, type, listener));
+    },
+    removeListener(type, listener) {
+      checkCallback(listener, 'listener');
+      if (!hasListeners(this, type)) return this;
+      const events = this._events;
+      const list = events[type];
+      if (list === listener || list.listener === listener) {
+        this._eventsCount -= 1;
+        if (this[kShapeMode]) {
+          events[type] = undefined;
+        } else if (this._eventsCount === 0) {
+          this._events = Object.create(null);
+        } else {
+          delete events[type];
+          if (events.removeListener) this.emit('removeListener', type, list.listener || listener);
+        }
+      } else if (typeof list !== 'function') {
+        let position = -1;
+        for (let i = list.length - 1; i >= 0; i--) {
+          if (list[i] === listener || list[i].listener === listener) {
+            position = i;
+            break;
+          }
+        }
+        if (position < 0) return this;
+        list.splice(position, 1);
+        if (list.length === 1) events[type] = list[0];
+        if (events.removeListener !== undefined) this.emit('removeListener', type, listener);
+      }
+      return this;
+    },
+    removeAllListeners(type) {
+      if (!hasListeners(this)) return this;
+      const events = this._events;
+      if (events.removeListener === undefined) {
+        if (arguments.length === 0) {
+          this._events = Object.create(null);
+          this._eventsCount = 0;
+        } else if (events[type] !== undefined) {
+          if (--this._eventsCount === 0) this._events = Object.create(null);
+          else delete events[type];
+        }
+        this[kShapeMode] = false;
+        return this;
+      }
+      if (arguments.length === 0) {
+        for (const key of ReflectOwnKeys(events)) {
+          if (key !== 'removeListener') this.removeAllListeners(key);
+        }
+        this.removeAllListeners('removeListener');
+        this._events = Object.create(null);
+        this._eventsCount = 0;
+        this[kShapeMode] = false;
+        return this;
+      }
+      const listeners = events[type];
+      if (typeof listeners === 'function') {
+        this.removeListener(type, listeners);
+      } else if (listeners !== undefined) {
+        for (let i = listeners.length - 1; i >= 0; i--) this.removeListener(type, listeners[i]);
+      }
+      return this;
+    },
+    listeners(type) { return rawOrUnwrapped(this, type, true); },
+    rawListeners(type) { return rawOrUnwrapped(this, type, false); },
+    listenerCount(type, listener) {
+      const l = this._events !== undefined ? this._events[type] : undefined;
+      if (l === undefined) return 0;
+      const all = typeof l === 'function' ? [l] : l;
+      if (listener == null) return all.length;
+      return all.filter((f) => f === listener || f.listener === listener).length;
+    },
+    eventNames() { return this._eventsCount > 0 ? ReflectOwnKeys(this._events) : []; },
+  });
+  EventEmitter.prototype.on = EventEmitter.prototype.addListener;
+  EventEmitter.prototype.off = EventEmitter.prototype.removeListener;
+  function rawOrUnwrapped(ee, type, unwrap) {
+    if (!hasListeners(ee, type)) return [];
+    const l = ee._events[type];
+    if (typeof l === 'function') return unwrap ? [l.listener || l] : [l];
+    return unwrap ? l.map((f) => f.listener || f) : [...l];
+  }
+  // events.once: a promise of the event's arguments; rejected by an
+  // 'error' event (unless that is the one awaited) or the signal.
+  function eventsOnce(emitter, name, options = {}) {
+    const signal = options ? options.signal : undefined;
+    if (signal !== undefined && !(signal instanceof AbortSignal)) {
+      return Promise.reject(argTypeError('options.signal', 'an instance of AbortSignal', signal));
+    }
+    if (signal && signal.aborted) return Promise.reject(new AbortError(undefined, { cause: signal.reason }));
+    return new Promise((resolve, reject) => {
+      const isTarget = typeof emitter.addEventListener === 'function' && !(emitter instanceof EventEmitter);
+      let errorListener;
+      const onAbort = () => {
+        remove();
+        reject(new AbortError(undefined, { cause: signal.reason }));
+      };
+      const resolver = (...args) => {
+        remove();
+        resolve(isTarget ? [args[0]] : args);
+      };
+      function remove() {
+        if (isTarget) emitter.removeEventListener(name, resolver);
+        else {
+          emitter.removeListener(name, resolver);
+          if (errorListener) emitter.removeListener('error', errorListener);
+        }
+        if (signal) signal.removeEventListener('abort', onAbort);
+      }
+      if (isTarget) {
+        emitter.addEventListener(name, resolver, { once: true });
+      } else {
+        emitter.once(name, resolver);
+        if (name !== 'error') {
+          errorListener = (err) => { remove(); reject(err); };
+          emitter.once('error', errorListener);
+        }
+      }
+      if (signal) signal.addEventListener('abort', onAbort, { once: true, [kResist]: true });
+    });
+  }
+  Object.assign(EventEmitter, {
+    EventEmitter,
+    once: eventsOnce,
+    usingDomains: false,
+    captureRejectionSymbol: Symbol.for('nodejs.rejection'),
+    captureRejections: false,
+    errorMonitor: kErrorMonitor,
+    listenerCount: (emitter, type) => emitter.listenerCount(type),
+    getEventListeners(target, type) {
+      if (typeof target.listeners === 'function') return target.listeners(type);
+      const l = listenersOf.get(target);
+      return l && l.get(`${type}`) ? l.get(`${type}`).map((x) => x.fn) : [];
+    },
+    getMaxListeners(target) {
+      return typeof target.getMaxListeners === 'function' ? target.getMaxListeners() : 10;
+    },
+    setMaxListeners(n = defaultMaxListeners, ...targets) {
+      if (typeof n !== 'number' || n < 0 || Number.isNaN(n)) throw outOfRange('n', 'a non-negative number', n);
+      if (targets.length === 0) defaultMaxListeners = n;
+      for (const t of targets) {
+        if (typeof t.setMaxListeners === 'function') t.setMaxListeners(n);
+      }
+    },
+    addAbortListener(signal, listener) {
+      if (!(signal instanceof AbortSignal)) throw argTypeError('signal', 'an instance of AbortSignal', signal);
+      checkCallback(listener, 'listener');
+      if (signal.aborted) {
+        queueMicrotask(() => listener());
+        return { [Symbol.dispose || Symbol.for('nodejs.dispose')]() {} };
+      }
+      signal.addEventListener('abort', listener, { once: true, [kResist]: true });
+      return { [Symbol.dispose || Symbol.for('nodejs.dispose')]() { signal.removeEventListener('abort', listener); } };
+    },
+  });
+
   const modules = {
-    timers: timersModule, 'timers/promises': timersPromises, fs, util, assert,
+    timers: timersModule, 'timers/promises': timersPromises, fs, util, assert, events: EventEmitter,
     'assert/strict': assert.strict,
   };
   // V8's NoSideEffectsToString, as Node's unhandled-rejection message
