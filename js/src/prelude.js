@@ -1552,17 +1552,20 @@
   // removing that function removes it.
   // Node's leak check: more listeners of one event than the limit warn
   // once per event (MaxListenersExceededWarning).
-  let maxListeners = 10;
+  // Unset: EventEmitter.defaultMaxListeners, as an emitter's.
+  let maxListeners;
+  const processMax = () => (maxListeners === undefined ? defaultMaxListeners : maxListeners);
   const leakWarned = new Set();
   function on(name, fn, prepend = false) {
     checkCallback(fn, 'listener');
     const l = prepend ? [fn, ...listeners(name)] : [...listeners(name), fn];
     events.set(name, l);
     changed(name);
-    if (maxListeners > 0 && l.length > maxListeners && !leakWarned.has(name)) {
+    const max = processMax();
+    if (max > 0 && l.length > max && !leakWarned.has(name)) {
       leakWarned.add(name);
       const w = new Error(`Possible EventEmitter memory leak detected. ${l.length} ${String(name)} listeners ` +
-        `added to [process]. MaxListeners is ${maxListeners}. Use emitter.setMaxListeners() to increase limit`);
+        `added to [process]. MaxListeners is ${max}. Use emitter.setMaxListeners() to increase limit`);
       w.name = 'MaxListenersExceededWarning';
       w.emitter = process;
       w.type = name;
@@ -1910,7 +1913,8 @@
     // stream). Only a TTY's stream has `isTTY` (true), as Node's
     // tty.WriteStream.
     const value = (v) => ({ value: v });
-    const proto = Object.create(Object.prototype, {
+    // An EventEmitter, as Node's streams are (its own methods below).
+    const proto = Object.create(EventEmitter.prototype, {
       writable: { get: () => state.errored === null },
       errored: { get: () => state.errored },
       writableLength: { get: () => state.unwritten },
@@ -1986,7 +1990,7 @@
       maxListeners = n;
       return process;
     },
-    getMaxListeners: () => maxListeners,
+    getMaxListeners: () => processMax(),
     get stdout() { return stdio(1); },
     get stderr() { return stdio(2); },
     // Node's process.emitWarning(warning[, type[, code]][, ctor]) and
@@ -2231,8 +2235,16 @@
   // target warned of too many listeners (once per target, as Node's).
   const listenersOf = new WeakMap();
   const warnedTargets = new WeakSet();
+  // EventEmitter.defaultMaxListeners (also the limit an EventTarget takes
+  // when made), and the limits events.setMaxListeners gave targets.
+  let defaultMaxListeners = 10;
+  const maxOfTargets = new WeakMap();
+  const targetMax = (t) => (maxOfTargets.has(t) ? maxOfTargets.get(t) : 10);
   let newListener; // AbortSignal's hook (a composite kept alive)
   class EventTarget {
+    constructor() {
+      maxOfTargets.set(this, defaultMaxListeners);
+    }
     addEventListener(type, fn, options = undefined) {
       if (arguments.length < 2) {
         const e = new TypeError('The "type" and "listener" arguments must be specified');
@@ -2277,10 +2289,11 @@
       if (list.some((x) => x.fn === fn && x.capture === capture)) return;
       list.push({ fn, once, resist, capture });
       list.resist ||= resist;
-      if (list.length > 10 && !warnedTargets.has(this)) {
+      const max = targetMax(this);
+      if (max > 0 && list.length > max && !warnedTargets.has(this)) {
         warnedTargets.add(this);
         const w = new Error('Possible EventTarget memory leak detected. ' +
-          `${list.length} ${type} listeners added to ${inspectValue(this, { depth: -1 })}. MaxListeners is 10. Use ` +
+          `${list.length} ${type} listeners added to ${inspectValue(this, { depth: -1 })}. MaxListeners is ${max}. Use ` +
           'events.setMaxListeners() to increase limit');
         w.name = 'MaxListenersExceededWarning';
         w.target = this;
@@ -2323,6 +2336,10 @@
         } catch (err) {
           nextTick(() => { throw err; });
         }
+        // As Node 20's dispatch: the event is "being dispatched" (phase
+        // 2, currentTarget set, a re-dispatch ERR_EVENT_RECURSION) for its
+        // first listener only.
+        eventState.end(event);
       }
       eventState.end(event);
       return !event.defaultPrevented;
@@ -2525,12 +2542,12 @@
       e.code = 'ERR_MISSING_ARGS';
       throw e;
     }
-    if (options !== undefined && (options === null || typeof options !== 'object')) {
+    if (options != null && typeof options !== 'object' && typeof options !== 'function') {
       const e = new TypeError('The options argument must be either an object or undefined');
       e.code = 'ERR_INVALID_ARG_TYPE';
       throw e;
     }
-    if (options && options.transfer !== undefined &&
+    if (options != null && options.transfer !== undefined &&
         (options.transfer === null || typeof options.transfer[Symbol.iterator] !== 'function')) {
       const e = new TypeError('Optional transferList argument must be an iterable');
       e.code = 'ERR_INVALID_ARG_TYPE';
@@ -2713,6 +2730,16 @@
     format: (...args) => formatArgs(args),
     isDeepStrictEqual: (a, b) => deepEqual(a, b, true),
     types: { isPromise: (p) => p instanceof Promise },
+    // Node's: the old way to subclass (`EventEmitter.call(this)`).
+    inherits(ctor, superCtor) {
+      if (ctor === undefined || ctor === null) throw argTypeError('ctor', 'of type function', ctor);
+      if (superCtor === undefined || superCtor === null) throw argTypeError('superCtor', 'of type function', superCtor);
+      if (superCtor.prototype === undefined) {
+        throw argTypeError('superCtor.prototype', 'of type object', superCtor.prototype);
+      }
+      Object.defineProperty(ctor, 'super_', { value: superCtor, writable: true, configurable: true });
+      Object.setPrototypeOf(ctor.prototype, superCtor.prototype);
+    },
   };
 
   // --- assert: the common assertions, Node's messages for primitives ----
@@ -2881,10 +2908,14 @@
   // once, getEventListeners, getMaxListeners, setMaxListeners,
   // addAbortListener, listenerCount. No captureRejections, no
   // `events.on` iterator.
+  // Node's validateNumber(n, name, 0).
+  function checkMax(n, name) {
+    if (typeof n !== 'number') throw argTypeError(name, 'of type number', n);
+    if (!(n >= 0)) throw outOfRange(name, '>= 0', n);
+  }
   const kShapeMode = Symbol('shapeMode');
   const kCapture = Symbol('kCapture');
   const kErrorMonitor = Symbol('events.errorMonitor');
-  let defaultMaxListeners = 10;
   function EventEmitter(opts) {
     ReflectApply(EventEmitter.init, this, [opts]);
   }
@@ -2912,9 +2943,7 @@
     enumerable: true,
     get() { return defaultMaxListeners; },
     set(n) {
-      if (typeof n !== 'number' || n < 0 || Number.isNaN(n)) {
-        throw outOfRange('defaultMaxListeners', 'a non-negative number', n);
-      }
+      checkMax(n, 'defaultMaxListeners');
       defaultMaxListeners = n;
     },
   });
@@ -2979,7 +3008,7 @@
   }
   Object.assign(EventEmitter.prototype, {
     setMaxListeners(n) {
-      if (typeof n !== 'number' || n < 0 || Number.isNaN(n)) throw outOfRange('n', 'a non-negative number', n);
+      checkMax(n, 'setMaxListeners');
       this._maxListeners = n;
       return this;
     },
@@ -3105,14 +3134,20 @@
   }
   // events.once: a promise of the event's arguments; rejected by an
   // 'error' event (unless that is the one awaited) or the signal.
-  function eventsOnce(emitter, name, options = {}) {
+  // An async function, as Node's: its promise settles two turns after
+  // the event's.
+  const eventsOnce = { async once(emitter, name, options = {}) {
     const signal = options ? options.signal : undefined;
     if (signal !== undefined && !(signal instanceof AbortSignal)) {
-      return Promise.reject(argTypeError('options.signal', 'an instance of AbortSignal', signal));
+      throw argTypeError('options.signal', 'an instance of AbortSignal', signal);
     }
-    if (signal && signal.aborted) return Promise.reject(new AbortError(undefined, { cause: signal.reason }));
+    if (signal && signal.aborted) throw new AbortError(undefined, { cause: signal.reason });
+    const isTarget = emitter instanceof EventTarget;
     return new Promise((resolve, reject) => {
-      const isTarget = typeof emitter.addEventListener === 'function' && !(emitter instanceof EventEmitter);
+      // Checked in the promise's executor, as Node's: it rejects.
+      if (!isTarget && (emitter == null || typeof emitter.once !== 'function')) {
+        throw argTypeError('emitter', 'an instance of EventEmitter', emitter);
+      }
       let errorListener;
       const onAbort = () => {
         remove();
@@ -3131,7 +3166,7 @@
         if (signal) signal.removeEventListener('abort', onAbort);
       }
       if (isTarget) {
-        emitter.addEventListener(name, resolver, { once: true });
+        emitter.addEventListener(name, resolver, { once: true, [kResist]: true });
       } else {
         emitter.once(name, resolver);
         if (name !== 'error') {
@@ -3141,7 +3176,9 @@
       }
       if (signal) signal.addEventListener('abort', onAbort, { once: true, [kResist]: true });
     });
-  }
+  } }.once;
+  // process is an EventEmitter, as Node's (its own methods above).
+  Object.setPrototypeOf(process, EventEmitter.prototype);
   Object.assign(EventEmitter, {
     EventEmitter,
     once: eventsOnce,
@@ -3151,18 +3188,30 @@
     errorMonitor: kErrorMonitor,
     listenerCount: (emitter, type) => emitter.listenerCount(type),
     getEventListeners(target, type) {
-      if (typeof target.listeners === 'function') return target.listeners(type);
-      const l = listenersOf.get(target);
-      return l && l.get(`${type}`) ? l.get(`${type}`).map((x) => x.fn) : [];
+      if (target instanceof EventTarget) {
+        const l = listenersOf.get(target);
+        return l && l.get(`${type}`) ? l.get(`${type}`).map((x) => x.fn) : [];
+      }
+      if (target != null && typeof target.listeners === 'function') return target.listeners(type);
+      throw argTypeError('emitter', 'an instance of EventEmitter or EventTarget', target);
     },
     getMaxListeners(target) {
-      return typeof target.getMaxListeners === 'function' ? target.getMaxListeners() : 10;
+      if (target instanceof EventTarget) return targetMax(target);
+      if (target != null && typeof target.getMaxListeners === 'function') return target.getMaxListeners();
+      throw argTypeError('emitter', 'an instance of EventEmitter or EventTarget', target);
     },
     setMaxListeners(n = defaultMaxListeners, ...targets) {
-      if (typeof n !== 'number' || n < 0 || Number.isNaN(n)) throw outOfRange('n', 'a non-negative number', n);
+      checkMax(n, 'setMaxListeners');
       if (targets.length === 0) defaultMaxListeners = n;
       for (const t of targets) {
-        if (typeof t.setMaxListeners === 'function') t.setMaxListeners(n);
+        if (t instanceof EventTarget) {
+          maxOfTargets.set(t, n);
+          warnedTargets.delete(t);
+        } else if (t != null && typeof t.setMaxListeners === 'function') {
+          t.setMaxListeners(n);
+        } else {
+          throw argTypeError('eventTargets', 'an instance of EventEmitter or EventTarget', t);
+        }
       }
     },
     addAbortListener(signal, listener) {
