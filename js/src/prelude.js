@@ -609,13 +609,18 @@
       return len;
     },
     readFileSync(path, opts) {
-      if (Number.isInteger(path) && path >= 0) {
+      const enc = typeof opts === 'string' ? opts : opts && opts.encoding;
+      if (Number.isInteger(path) && path <= 2147483647) {
         // A file descriptor (0: standard input), read through its
-        // /proc/self/fd link; one that is not open is Node's EBADF.
-        const r = host.readFile('/proc/self/fd/' + path);
-        if (r[0] === 'ENOENT') throw fsError(['EBADF', 'bad file descriptor', '-9'], 'fstat');
+        // /proc/self/fd link, so from the file's start (Node reads on
+        // from the descriptor's position). Node's errors: EBADF for one
+        // not open (its syscall `read` with an encoding, `fstat`
+        // without), a negative one out of range without an encoding.
+        const syscall = enc ? 'read' : 'fstat';
+        if (path < 0 && !enc) throw outOfRange('fd', '>= 0 && <= 2147483647', path);
+        const r = path < 0 ? ['ENOENT'] : host.readFile('/proc/self/fd/' + path);
+        if (r[0] === 'ENOENT') throw fsError(['EBADF', 'bad file descriptor', '-9'], syscall);
         if (r[0] !== 'ok') throw fsError(r, 'read');
-        const enc = typeof opts === 'string' ? opts : opts && opts.encoding;
         return enc ? r[1] : Buffer.from(r[1]);
       }
       path = checkPath(path);
@@ -623,7 +628,6 @@
       // A directory opens, and its read fails (Node's EISDIR, no path).
       if (r[0] === 'EISDIR') throw fsError(r, 'read');
       if (r[0] !== 'ok') throw fsError(r, 'open', path);
-      const enc = typeof opts === 'string' ? opts : opts && opts.encoding;
       return enc ? r[1] : Buffer.from(r[1]);
     },
     stat(path, options, cb) {
