@@ -323,11 +323,27 @@
     hasRef() { return !this._destroyed && host.immediateHasRef(this._id); }
   }
 
+  // A Node internal error (NodeError): its code, and a stack and
+  // toString that say `Name [CODE]: message`, as Node's (the name itself
+  // stays the constructor's).
+  function coded(e, code) {
+    e.code = code;
+    const name = e.name;
+    defineProperty(e, 'name', { value: `${name} [${code}]`, writable: true, configurable: true });
+    void e.stack; // the header is made on the first read
+    delete e.name;
+    defineProperty(e, 'toString', {
+      value() { return `${this.name} [${code}]: ${this.message}`; },
+      writable: true,
+      configurable: true,
+    });
+    return e;
+  }
   function checkCallback(cb, name = 'callback') {
     if (typeof cb !== 'function') {
       const e = new TypeError(
         'The "' + name + '" argument must be of type function. Received ' + describe(cb));
-      e.code = 'ERR_INVALID_ARG_TYPE';
+      coded(e, 'ERR_INVALID_ARG_TYPE');
       throw e;
     }
   }
@@ -1648,7 +1664,7 @@
     }
     const e = new RangeError('The value of "' + name + '" is out of range. It must be ' + range +
       '. Received ' + received);
-    e.code = 'ERR_OUT_OF_RANGE';
+    coded(e, 'ERR_OUT_OF_RANGE');
     return e;
   }
   // Called by the host when the loop is done ('exit') or empty ('beforeExit').
@@ -1839,7 +1855,7 @@
         // As Node's EventEmitter: an 'error' nobody listens to is thrown.
         if (args[0] instanceof Error) throw args[0];
         const err = new Error('Unhandled error. (' + inspect(args[0], 0) + ')');
-        err.code = 'ERR_UNHANDLED_ERROR';
+        coded(err, 'ERR_UNHANDLED_ERROR');
         err.context = args[0];
         throw err;
       }
@@ -1884,7 +1900,7 @@
     function write(chunk, encoding, cb) {
       if (chunk === null) {
         const e = new TypeError('May not write null values to stream');
-        e.code = 'ERR_STREAM_NULL_VALUES';
+        coded(e, 'ERR_STREAM_NULL_VALUES');
         throw e;
       }
       if (typeof encoding === 'function') {
@@ -1892,7 +1908,7 @@
       } else {
         if (encoding && encoding !== 'buffer' && !(typeof encoding === 'string' && encodings.test(encoding))) {
           const e = new TypeError('Unknown encoding: ' + encoding);
-          e.code = 'ERR_UNKNOWN_ENCODING';
+          coded(e, 'ERR_UNKNOWN_ENCODING');
           throw e;
         }
         if (typeof cb !== 'function') cb = null;
@@ -2145,7 +2161,7 @@
   function argTypeError(name, what, v) {
     const kind = name.includes('.') ? 'property' : 'argument';
     const e = new TypeError('The "' + name + '" ' + kind + ' must be ' + what + '. Received ' + describe(v));
-    e.code = 'ERR_INVALID_ARG_TYPE';
+    coded(e, 'ERR_INVALID_ARG_TYPE');
     return e;
   }
   class AbortError extends Error {
@@ -2181,7 +2197,7 @@
     constructor(type, init = undefined) {
       if (arguments.length === 0) {
         const e = new TypeError('The "type" argument must be specified');
-        e.code = 'ERR_MISSING_ARGS';
+        coded(e, 'ERR_MISSING_ARGS');
         throw e;
       }
       if (init != null && typeof init !== 'object' && typeof init !== 'function') {
@@ -2252,7 +2268,7 @@
     addEventListener(type, fn, options = undefined) {
       if (arguments.length < 2) {
         const e = new TypeError('The "type" and "listener" arguments must be specified');
-        e.code = 'ERR_MISSING_ARGS';
+        coded(e, 'ERR_MISSING_ARGS');
         throw e;
       }
       let once = false, resist = false, capture = false;
@@ -2323,7 +2339,7 @@
       if (!(event instanceof Event)) throw argTypeError('event', 'an instance of Event', event);
       if (event.eventPhase !== 0) {
         const e = new Error(`The event "${event.type}" is already being dispatched`);
-        e.code = 'ERR_EVENT_RECURSION';
+        coded(e, 'ERR_EVENT_RECURSION');
         throw e;
       }
       eventState.begin(event, this);
@@ -2396,7 +2412,7 @@
     constructor() {
       if (!makingSignal) {
         const e = new TypeError('Illegal constructor');
-        e.code = 'ERR_ILLEGAL_CONSTRUCTOR';
+        coded(e, 'ERR_ILLEGAL_CONSTRUCTOR');
         throw e;
       }
       super();
@@ -2757,8 +2773,12 @@
       this.actual = actual;
       this.expected = expected;
       this.operator = operator;
+      // Node's stack header says `AssertionError [ERR_ASSERTION]: ...`.
+      Object.defineProperty(this, 'name', { value: 'AssertionError [ERR_ASSERTION]', configurable: true, writable: true });
+      void this.stack;
       Object.defineProperty(this, 'name', { value: 'AssertionError', configurable: true, writable: true });
     }
+    toString() { return `${this.name} [${this.code}]: ${this.message}`; }
   }
   function fail(actual, expected, operator, generated, message, extra = '') {
     if (message instanceof Error) throw message;
@@ -2938,7 +2958,7 @@
     this._maxListeners = this._maxListeners || undefined;
     if (opts && opts.captureRejections) {
       const e = new Error('options.captureRejections is not supported by tljs');
-      e.code = 'ERR_FEATURE_UNAVAILABLE_ON_PLATFORM';
+      coded(e, 'ERR_FEATURE_UNAVAILABLE_ON_PLATFORM');
       throw e;
     }
     this[kCapture] = false;
@@ -3032,7 +3052,7 @@
         let text;
         try { text = inspectValue(er); } catch { text = er; }
         const err = new Error(`Unhandled error. (${text})`);
-        err.code = 'ERR_UNHANDLED_ERROR';
+        coded(err, 'ERR_UNHANDLED_ERROR');
         err.context = er;
         throw err; // Unhandled 'error' event
       }

@@ -260,3 +260,18 @@ fn only_a_thrown_primitive_gets_the_trace_uncaught_hint() {
         }
     }
 }
+
+/// Node's own errors (its NodeError, and assert's AssertionError) say
+/// their code in the stack's header and in `toString`: `TypeError
+/// [ERR_INVALID_ARG_TYPE]: ...`, their `name` staying `TypeError`. tljs's
+/// said `TypeError: ...`.
+#[test]
+fn node_errors_carry_their_code_in_the_header() {
+    let header = "TypeError [ERR_INVALID_ARG_TYPE]: The \"callback\" argument must be of type \
+                  function. Received type string ('x')";
+    check_error(
+        "setTimeout('x');",
+        header,
+        &format!("{header}\n    at … {{\n  code: 'ERR_INVALID_ARG_TYPE'\n}}"),
+    );
+}
