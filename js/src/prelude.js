@@ -1458,6 +1458,24 @@
   // group indentation, counters, timers on the host's clock (Node's
   // hrtime), assert, trace (QuickJS's frames), dir (no custom inspect).
   let groupIndent = '';
+  // Node's cli_table: a box around a header row and the columns' cells.
+  function renderTable(head, columns) {
+    const rows = [];
+    const widths = head.map((h) => h.length);
+    const longest = Math.max(...columns.map((c) => c.length));
+    for (let i = 0; i < head.length; i++) {
+      for (let j = 0; j < longest; j++) {
+        if (rows[j] === undefined) rows[j] = [];
+        const value = rows[j][i] = hasOwn(columns[i], j) ? columns[i][j] : '';
+        widths[i] = Math.max(widths[i] || 0, value.length);
+      }
+    }
+    const row = (r) => '│ ' + r.map((cell, i) => cell + ' '.repeat(widths[i] - cell.length)).join(' │ ') + ' │';
+    const divider = widths.map((w) => '─'.repeat(w + 2));
+    let out = '┌' + divider.join('┬') + '┐\n' + row(head) + '\n├' + divider.join('┼') + '┤\n';
+    for (const r of rows) out += row(r) + '\n';
+    return out + '└' + divider.join('┴') + '┘';
+  }
   const counts = new Map();
   const times = new Map();
   function formatTime(ms) {
@@ -1532,6 +1550,56 @@
       }
     },
     clear() {},
+    // Node's console.table (its cli_table's box, `(index)`, `Values`,
+    // `(iteration index)`/`Key` for a Map or Set); no iterator previews.
+    table(tabularData, properties) {
+      if (properties !== undefined && !Array.isArray(properties)) {
+        throw argTypeError('properties', 'an instance of Array', properties);
+      }
+      if (tabularData === null || typeof tabularData !== 'object') {
+        return ReflectApply(console.log, console, [tabularData]);
+      }
+      const final = (k, v) => ReflectApply(console.log, console, [renderTable(k, v)]);
+      const show = (v) => {
+        const depth = v !== null && typeof v === 'object' && !Array.isArray(v) &&
+          !ArrayBuffer.isView(v) && Object.keys(v).length > 2 ? -1 : 0;
+        return inspectValue(v, { depth, maxArrayLength: 3, breakLength: Infinity });
+      };
+      const indexes = (n) => Array.from({ length: n }, (_, i) => show(i));
+      if (isMap(tabularData)) {
+        const keys = [], values = [];
+        for (const [k, v] of tabularData) { keys.push(show(k)); values.push(show(v)); }
+        return final(['(iteration index)', 'Key', 'Values'], [indexes(keys.length), keys, values]);
+      }
+      if (isSet(tabularData)) {
+        const values = [];
+        for (const v of tabularData) values.push(show(v));
+        return final(['(iteration index)', 'Values'], [indexes(values.length), values]);
+      }
+      const map = Object.create(null);
+      let hasPrimitives = false;
+      const valuesColumn = [];
+      const indexColumn = Object.keys(tabularData);
+      for (let i = 0; i < indexColumn.length; i++) {
+        const item = tabularData[indexColumn[i]];
+        const primitive = item === null || (typeof item !== 'function' && typeof item !== 'object');
+        if (properties === undefined && primitive) {
+          hasPrimitives = true;
+          valuesColumn[i] = show(item);
+        } else {
+          for (const key of properties || Object.keys(item)) {
+            map[key] ??= [];
+            map[key][i] = (primitive && properties) || !hasOwn(item, key) ? '' : show(item[key]);
+          }
+        }
+      }
+      const keys = Object.keys(map);
+      const values = Object.values(map);
+      if (hasPrimitives) { keys.push('Values'); values.push(valuesColumn); }
+      keys.unshift('(index)');
+      values.unshift(indexColumn);
+      return final(keys, values);
+    },
     count(label = 'default') {
       label = `${label}`;
       const n = (counts.get(label) || 0) + 1;
