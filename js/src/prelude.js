@@ -3318,8 +3318,206 @@
     },
   });
 
+  // --- require('path'): Node's POSIX path, from its rules --------------
+  // normalize (`.` and `..` resolved, repeated slashes joined, a trailing
+  // slash kept), join, resolve (from process.cwd()), relative, dirname,
+  // basename (with a suffix), extname, parse, format, isAbsolute; `sep`
+  // and `delimiter`; path.posix is path itself. No path.win32.
+  function checkString(v, name) {
+    if (typeof v !== 'string') throw argTypeError(name, 'of type string', v);
+  }
+  // The segments of `p` with `.` dropped and `..` applied; above the root
+  // `..` stays only where it may (a relative path).
+  function normalizeSegments(p, allowAboveRoot) {
+    const out = [];
+    for (const seg of p.split('/')) {
+      if (seg === '' || seg === '.') continue;
+      if (seg === '..') {
+        if (out.length > 0 && out[out.length - 1] !== '..') out.pop();
+        else if (allowAboveRoot) out.push('..');
+      } else {
+        out.push(seg);
+      }
+    }
+    return out.join('/');
+  }
+  // The last part of `p` (from index `from` on), scanned from its end as
+  // Node's does: where it starts and ends (trailing slashes ignored),
+  // where its extension's dot is, and whether that dot makes an
+  // extension (`dotState` 0: the only dots are the name's first
+  // characters, as `..` or `.a`).
+  function lastPart(p, from) {
+    let start = 0, end = -1, dot = -1, dotState = 0;
+    for (let i = p.length - 1; i >= from; --i) {
+      const ch = p[i];
+      if (ch === '/') {
+        if (end !== -1) { start = i + 1; break; }
+        continue;
+      }
+      if (end === -1) end = i + 1;
+      if (ch === '.') {
+        if (dot === -1) dot = i;
+        else if (dotState !== 1) dotState = 1;
+      } else if (dot !== -1) {
+        dotState = -1;
+      }
+    }
+    const noExt = dot === -1 || end === -1 || dotState === 0 ||
+      (dotState === 1 && dot === end - 1 && dot === start + 1);
+    return { start, end, dot: noExt ? -1 : dot };
+  }
+  const path = {
+    sep: '/',
+    delimiter: ':',
+    normalize(p) {
+      checkString(p, 'path');
+      if (p.length === 0) return '.';
+      const absolute = p[0] === '/';
+      const trailing = p[p.length - 1] === '/';
+      let out = normalizeSegments(p, !absolute);
+      if (out.length === 0) {
+        if (absolute) return '/';
+        return trailing ? './' : '.';
+      }
+      if (trailing) out += '/';
+      return absolute ? '/' + out : out;
+    },
+    isAbsolute(p) {
+      checkString(p, 'path');
+      return p.length > 0 && p[0] === '/';
+    },
+    join(...args) {
+      if (args.length === 0) return '.';
+      let joined;
+      for (const arg of args) {
+        checkString(arg, 'path');
+        if (arg.length > 0) joined = joined === undefined ? arg : `${joined}/${arg}`;
+      }
+      return joined === undefined ? '.' : path.normalize(joined);
+    },
+    resolve(...args) {
+      let resolved = '';
+      let absolute = false;
+      for (let i = args.length - 1; i >= -1 && !absolute; i--) {
+        const p = i >= 0 ? args[i] : process.cwd();
+        checkString(p, `paths[${i}]`);
+        if (p.length === 0) continue;
+        resolved = `${p}/${resolved}`;
+        absolute = p[0] === '/';
+      }
+      const out = normalizeSegments(resolved, !absolute);
+      if (absolute) return `/${out}`;
+      return out.length > 0 ? out : '.';
+    },
+    relative(from, to) {
+      checkString(from, 'from');
+      checkString(to, 'to');
+      if (from === to) return '';
+      from = path.resolve(from);
+      to = path.resolve(to);
+      if (from === to) return '';
+      const f = from === '/' ? [] : from.slice(1).split('/');
+      const t = to === '/' ? [] : to.slice(1).split('/');
+      let common = 0;
+      while (common < f.length && common < t.length && f[common] === t[common]) common++;
+      return [...Array(f.length - common).fill('..'), ...t.slice(common)].join('/');
+    },
+    toNamespacedPath(p) { return p; },
+    dirname(p) {
+      checkString(p, 'path');
+      if (p.length === 0) return '.';
+      const hasRoot = p[0] === '/';
+      let end = -1;
+      let matchedSlash = true;
+      for (let i = p.length - 1; i >= 1; --i) {
+        if (p[i] === '/') {
+          if (!matchedSlash) { end = i; break; }
+        } else {
+          matchedSlash = false;
+        }
+      }
+      if (end === -1) return hasRoot ? '/' : '.';
+      if (hasRoot && end === 1) return '//';
+      return p.slice(0, end);
+    },
+    basename(p, suffix) {
+      if (suffix !== undefined) checkString(suffix, 'suffix');
+      checkString(p, 'path');
+      let start = 0, end = -1;
+      if (suffix !== undefined && suffix.length > 0 && suffix.length <= p.length) {
+        // Node's: the suffix is matched backwards from the last
+        // non-slash character; a mismatch ends the match, leaving the
+        // name whole (quirks and all: a name that is all suffix stays).
+        if (suffix === p) return '';
+        let k = suffix.length - 1;
+        let nameEnd = -1;
+        for (let i = p.length - 1; i >= 0; --i) {
+          if (p[i] === '/') {
+            if (nameEnd !== -1) { start = i + 1; break; }
+            continue;
+          }
+          if (nameEnd === -1) nameEnd = i + 1;
+          if (k >= 0) {
+            if (p[i] === suffix[k]) {
+              if (--k === -1) end = i;
+            } else {
+              k = -1;
+              end = nameEnd;
+            }
+          }
+        }
+        if (start === end) end = nameEnd;
+        else if (end === -1) end = p.length;
+        return p.slice(start, end);
+      }
+      for (let i = p.length - 1; i >= 0; --i) {
+        if (p[i] === '/') {
+          if (end !== -1) { start = i + 1; break; }
+        } else if (end === -1) {
+          end = i + 1;
+        }
+      }
+      return end === -1 ? '' : p.slice(start, end);
+    },
+    extname(p) {
+      checkString(p, 'path');
+      const { end, dot } = lastPart(p, 0);
+      return dot === -1 ? '' : p.slice(dot, end);
+    },
+    format(o) {
+      if (o === null || typeof o !== 'object') throw argTypeError('pathObject', 'of type object', o);
+      const dir = o.dir || o.root;
+      const base = o.base || `${o.name || ''}${o.ext ? (o.ext[0] === '.' ? '' : '.') + o.ext : ''}`;
+      if (!dir) return base;
+      return dir === o.root ? `${dir}${base}` : `${dir}/${base}`;
+    },
+    parse(p) {
+      checkString(p, 'path');
+      const ret = { root: '', dir: '', base: '', ext: '', name: '' };
+      if (p.length === 0) return ret;
+      const absolute = p[0] === '/';
+      if (absolute) ret.root = '/';
+      const { start: part, end, dot } = lastPart(p, absolute ? 1 : 0);
+      if (end !== -1) {
+        const start = part === 0 && absolute ? 1 : part;
+        ret.base = p.slice(start, end);
+        if (dot === -1) {
+          ret.name = ret.base;
+        } else {
+          ret.name = p.slice(start, dot);
+          ret.ext = p.slice(dot, end);
+        }
+      }
+      // Node's: the part's own slash goes, any before it stay.
+      if (part > 0) ret.dir = p.slice(0, part - 1);
+      else if (absolute) ret.dir = '/';
+      return ret;
+    },
+  };
+  path.posix = path;
+
   const modules = {
-    timers: timersModule, 'timers/promises': timersPromises, fs, util, assert, events: EventEmitter,
+    timers: timersModule, 'timers/promises': timersPromises, fs, util, assert, events: EventEmitter, path,
     'assert/strict': assert.strict,
   };
   // V8's NoSideEffectsToString, as Node's unhandled-rejection message
