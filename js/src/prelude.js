@@ -1652,15 +1652,21 @@
     const max = processMax();
     if (max > 0 && l.length > max && !leakWarned.has(name)) {
       leakWarned.add(name);
-      const w = new Error(`Possible EventEmitter memory leak detected. ${l.length} ${String(name)} listeners ` +
-        `added to [process]. MaxListeners is ${max}. Use emitter.setMaxListeners() to increase limit`);
-      w.name = 'MaxListenersExceededWarning';
-      w.emitter = process;
-      w.type = name;
-      w.count = l.length;
-      process.emitWarning(w);
+      emitterLeakWarning(process, '[process]', name, l.length, max);
     }
     return process;
+  }
+  // Node's MaxListenersExceededWarning for an EventEmitter (`process`, or
+  // one of `events`): `where` is the emitter as inspect shows it at depth
+  // -1.
+  function emitterLeakWarning(emitter, where, type, count, max) {
+    const w = new Error(`Possible EventEmitter memory leak detected. ${count} ${String(type)} listeners ` +
+      `added to ${where}. MaxListeners is ${max}. Use emitter.setMaxListeners() to increase limit`);
+    w.name = 'MaxListenersExceededWarning';
+    w.emitter = emitter;
+    w.type = type;
+    w.count = count;
+    process.emitWarning(w);
   }
   function onceWrapper(name, fn) {
     checkCallback(fn, 'listener');
@@ -1963,7 +1969,7 @@
       nextTick(afterWriteTick, state, info);
     }
   }
-  function writer(fd) {
+  function writer(fd, kind) {
     const state = streamState[fd];
     function write(chunk, encoding, cb) {
       if (chunk === null) {
@@ -2015,7 +2021,7 @@
       writableObjectMode: value(false),
       writableHighWaterMark: value(16384),
     });
-    if (host.stdioKind(fd) === 2) proto.isTTY = true;
+    if (kind === 2) proto.isTTY = true;
     const stream = Object.create(proto);
     stream.write = write;
     stream.fd = fd;
@@ -2031,8 +2037,8 @@
   let sigwinchHandle = false;
   function stdio(fd) {
     if (stdioStreams[fd] === null) {
-      stdioStreams[fd] = writer(fd);
       const kind = host.stdioKind(fd); // 0 a file or none, 1 a pipe or socket, 2 a TTY
+      stdioStreams[fd] = writer(fd, kind);
       if (kind !== 0) host.asyncId();
       if (kind === 2 && !sigwinchHandle) {
         sigwinchHandle = true;
@@ -2073,8 +2079,7 @@
     rawListeners: (name) => [...listeners(name)],
     eventNames: () => [...events.keys()].filter((n) => listeners(n).length > 0),
     setMaxListeners(n) {
-      if (typeof n !== 'number') throw argTypeError('setMaxListeners', 'of type number', n);
-      if (!(n >= 0)) throw outOfRange('setMaxListeners', '>= 0', n);
+      checkMax(n, 'setMaxListeners');
       maxListeners = n;
       return process;
     },
@@ -3070,13 +3075,7 @@
     const m = maxOf(ee);
     if (m > 0 && existing.length > m && !existing.warned) {
       existing.warned = true;
-      const w = new Error(`Possible EventEmitter memory leak detected. ${existing.length} ${String(type)} listeners ` +
-        `added to ${inspectValue(ee, { depth: -1 })}. MaxListeners is ${m}. Use emitter.setMaxListeners() to increase limit`);
-      w.name = 'MaxListenersExceededWarning';
-      w.emitter = ee;
-      w.type = type;
-      w.count = existing.length;
-      process.emitWarning(w);
+      emitterLeakWarning(ee, inspectValue(ee, { depth: -1 }), type, existing.length, m);
     }
     return ee;
   }
