@@ -343,8 +343,16 @@ impl EventLoop {
         repeat: bool,
         plain: bool,
     ) -> Result<(), Cause> {
-        // An interval's next run counts from before its callback (R5.5).
-        let start = if repeat { self.libuv_now() } else { 0 };
+        // An interval's next run counts from before its callback (R5.5);
+        // noted in its slot at once for `timeout_start` (nothing else reads
+        // the start of a timer out of its list).
+        let start = if repeat {
+            let start = self.libuv_now();
+            self.timers.slab[key].start = start;
+            start
+        } else {
+            0
+        };
         // Passes never nest (`run` is not reentrant and a pass runs only
         // from the loop), so no other timer's callback is running: nothing
         // to save (a plain timeout's may have left its own index).

@@ -1151,6 +1151,25 @@ impl EventLoop {
         })
     }
 
+    /// The loop time the timer counts its duration from (Node's
+    /// `_idleStart`): when it was made or last refreshed, or an interval's
+    /// last run began; for an interval whose callback is running, when
+    /// that run began, which its next counts from (R5.5). A fired or
+    /// cleared timer keeps its last. `None` for a stale handle.
+    ///
+    /// ```
+    /// use timerloop::EventLoop;
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let t = lp.set_timeout(10, |_| {});
+    /// assert_eq!(lp.timeout_start(t), Some(0));
+    /// lp.block(4);
+    /// lp.refresh(t).unwrap();
+    /// assert_eq!(lp.timeout_start(t), Some(4));
+    /// ```
+    pub fn timeout_start(&self, t: Timeout) -> Option<u64> {
+        self.timer(t).map(|t| t.start)
+    }
+
     /// The timeout or interval whose callback is running (Node's `this` in
     /// a timer callback), if any.
     ///
