@@ -1361,6 +1361,31 @@ impl<E: Engine> Host<E> {
             .is_some_and(|t| EventLoop::with_current(|lp| lp.timeout_has_ref(t)))
     }
 
+    /// `timeout._idleStart`: the loop time its duration counts from
+    /// ([`EventLoop::timeout_start`]); for an interval whose callback is
+    /// about to run, the start of that run, which its next counts from.
+    /// `NaN` for no such timeout.
+    ///
+    /// ```
+    /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// lp.block(3);
+    /// let id = lp.scope(|| host.set_timer(10.0, false));
+    /// assert_eq!(lp.scope(|| host.timer_start(id)), 3.0);
+    /// assert!(lp.scope(|| host.timer_start(12345)).is_nan());
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// Outside the loop's scope ([`EventLoop::scope`], where the natives
+    /// are called): no loop is current there (see
+    /// [`EventLoop::with_current`]).
+    pub fn timer_start(&self, id: u32) -> f64 {
+        self.timeout(id)
+            .and_then(|t| EventLoop::with_current(|lp| lp.timeout_start(t)))
+            .map_or(f64::NAN, |ms| ms as f64)
+    }
+
     /// The timeout's JavaScript object is gone: free its storage.
     ///
     /// ```
@@ -1510,7 +1535,8 @@ impl<E: Engine> Host<E> {
     }
 
     /// `process.nextTick`: one loop tick, which calls the engine's next
-    /// queued tick callback.
+    /// queued tick callback. Returns the tick's async id (the callback's
+    /// `executionAsyncId`).
     ///
     /// ```
     /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
@@ -1527,13 +1553,14 @@ impl<E: Engine> Host<E> {
     /// Outside the loop's scope ([`EventLoop::scope`], where the natives
     /// are called): no loop is current there (see
     /// [`EventLoop::with_current`]).
-    pub fn tick(self: &Rc<Self>) {
-        self.new_id();
+    pub fn tick(self: &Rc<Self>) -> u32 {
+        let id = self.new_id();
         if self.exited().is_some() {
-            return;
+            return id;
         }
         let h = self.clone();
         EventLoop::with_current(|lp| lp.next_tick(move |lp| h.call(lp, Kind::Tick, 0)));
+        id
     }
 
     /// `performance.now()`: milliseconds since the host was made.

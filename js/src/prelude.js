@@ -54,6 +54,7 @@
   let tickHead = 0;
   let tickTail = 0;
   const TIMEOUT_MAX = 2 ** 31 - 1;
+  const customInspectSymbol = Symbol.for('nodejs.util.inspect.custom');
 
   // --- err.stack as V8 shapes it -----------------------------------------
   // QuickJS's own `stack` is the frames alone. V8's is `${name}: ${message}`
@@ -249,7 +250,62 @@
   const released = new FinalizationRegistry((id) => host.release(id));
   released.register = FinalizationRegistry.prototype.register;
 
+  // Node's symbols on its timer objects (shown by inspect), and the async
+  // id of the callback running (Node's executionAsyncId, which a new
+  // Timeout or Immediate takes as its trigger id): 1 in the main script,
+  // a timer's, immediate's or tick's id in its callback, 0 between them.
+  const kRefed = Symbol('refed');
+  const kHasPrimitive = Symbol('kHasPrimitive');
+  const asyncIdSymbol = Symbol('asyncId');
+  const triggerIdSymbol = Symbol('triggerId');
+  let executionAsyncId = 1;
+
+  // Node's timer lists as a program sees them through a Timeout's
+  // `_idlePrev` and `_idleNext`: one circular list per duration, newest
+  // first, a timer linked while it waits. The loop keeps the real lists
+  // (and their order); these only mirror the links, and a list shows its
+  // links and duration, not Node's `expiry`, `id` or heap position.
+  class TimersList {
+    constructor(msecs) {
+      this._idleNext = this;
+      this._idlePrev = this;
+      this.msecs = msecs;
+    }
+    [customInspectSymbol](_, options) {
+      return inspectValue(this, { ...options, depth: 0, customInspect: false });
+    }
+  }
+  const timerLists = SafeMap();
+  // Node's `L.append` under the timer's duration (`insert`).
+  function listAppend(t) {
+    if (t._idleNext || t._idlePrev) listRemove(t);
+    const msecs = t._idleTimeout;
+    let list = timerLists.get(msecs);
+    if (list === undefined) {
+      list = new TimersList(msecs);
+      timerLists.set(msecs, list);
+    }
+    t._idleNext = list._idleNext;
+    list._idleNext._idlePrev = t;
+    t._idlePrev = list;
+    list._idleNext = t;
+  }
+  // Node's `L.remove`; an emptied list goes, as Node's does.
+  function listRemove(t) {
+    const next = t._idleNext, prev = t._idlePrev;
+    if (next) next._idlePrev = prev;
+    if (prev) prev._idleNext = next;
+    t._idleNext = null;
+    t._idlePrev = null;
+    if (prev instanceof TimersList && prev._idleNext === prev && timerLists.get(prev.msecs) === prev) {
+      timerLists.delete(prev.msecs);
+    }
+  }
+
+  let idOf;
   class Timeout {
+    // The loop's key of its timer.
+    #id;
     constructor(cb, after, args, repeat) {
       // Node's check, for the warning only: the loop coerces the delay.
       if (!(after >= 1 && after <= TIMEOUT_MAX)) {
@@ -259,18 +315,41 @@
         }
         after = 1;
       }
+      // Node's fields, in its order.
       this._idleTimeout = after;
+      this._idlePrev = null;
+      this._idleNext = null;
+      this._idleStart = null;
       this._onTimeout = cb;
       this._timerArgs = args;
       this._repeat = repeat ? after : null;
       this._destroyed = false;
-      this._id = host.timer(after, !!repeat);
-      timers.set(this._id, this);
-      released.register(this, this._id);
+      this[kRefed] = true;
+      this[kHasPrimitive] = false;
+      const id = this.#id = host.timer(after, !!repeat);
+      // The loop's key is the async id, until a refresh of a fired
+      // timeout gives it a new one (`refresh`).
+      this[asyncIdSymbol] = id;
+      this[triggerIdSymbol] = executionAsyncId;
+      this._idleStart = host.timerStart(id);
+      listAppend(this);
+      timers.set(id, this);
+      released.register(this, id);
     }
-    ref() { host.ref(this._id); return this; }
-    unref() { host.unref(this._id); return this; }
-    hasRef() { return host.hasRef(this._id); }
+    static {
+      idOf = (t) => t.#id;
+    }
+    ref() {
+      this[kRefed] = true;
+      host.ref(this.#id);
+      return this;
+    }
+    unref() {
+      this[kRefed] = false;
+      host.unref(this.#id);
+      return this;
+    }
+    hasRef() { return host.hasRef(this.#id); }
     // The loop decides what a refresh does to a cleared or fired timer.
     // The fields follow Node's: a cleared timer (`_idleTimeout` -1) stays
     // destroyed; a fired one is pending again, and one cleared after it
@@ -279,15 +358,22 @@
     // Pending, it is held in `timers` (Node's list holds it), so the
     // engine does not collect it and release it early.
     refresh() {
+      const id = this.#id;
+      host.refresh(id);
       if (this._idleTimeout !== -1) {
-        timers.set(this._id, this);
+        timers.set(id, this);
         // Node's `insertGuarded`: a fired timeout made pending again is a
-        // new async resource, with the next id (what `+t` reads); the
-        // loop's timer keeps its key.
-        if (this._destroyed) this._asyncId = host.asyncId();
+        // new async resource, with the next id (what `+t` reads) and the
+        // running callback's as its trigger; the loop's timer keeps its
+        // key.
+        if (this._destroyed) {
+          this[asyncIdSymbol] = host.asyncId();
+          this[triggerIdSymbol] = executionAsyncId;
+        }
         this._destroyed = false;
+        this._idleStart = host.timerStart(id);
+        listAppend(this);
       }
-      host.refresh(this._id);
       return this;
     }
     close() { clearTimeout(this); return this; }
@@ -295,32 +381,78 @@
     // later ones do not (after a fire or clear took that key away, and
     // for the new id a refresh of a fired timeout takes).
     [Symbol.toPrimitive]() {
-      const id = asyncIdOf(this);
-      if (!this._hasPrimitive) {
-        this._hasPrimitive = true;
+      const id = this[asyncIdSymbol];
+      if (!this[kHasPrimitive]) {
+        this[kHasPrimitive] = true;
         known.set(StringOf(id), this);
       }
       return id;
     }
+    [Symbol.dispose]() { clearTimeout(this); }
+    // Node's: shown at depth 0 (its links are lists and other timers).
+    [customInspectSymbol](_, options) {
+      return inspectValue(this, { ...options, depth: 0, customInspect: false });
+    }
   }
 
-  // The id a program sees (Node's async id): the loop's key, until a
-  // refresh of a fired timeout gave it a new one.
-  function asyncIdOf(t) {
-    return t._asyncId === undefined ? t._id : t._asyncId;
-  }
-
+  // Node's immediate queue as a program sees it through `_idleNext` and
+  // `_idlePrev` (the loop keeps the real one): an immediate is appended
+  // when made and unlinked when cleared; the queue is cut loose when its
+  // first immediate runs (Node's `processImmediate` empties it before
+  // running it, and the immediates it ran keep their links).
+  const immediateQueue = { head: null, tail: null };
+  let immediateIdOf;
   class Immediate {
+    #id;
     constructor(cb, args) {
+      this._idleNext = null;
+      this._idlePrev = null;
       this._onImmediate = cb;
       this._argv = args;
       this._destroyed = false;
-      this._id = host.immediate();
-      immediates.set(this._id, this);
+      this[kRefed] = true;
+      const id = this.#id = host.immediate();
+      this[asyncIdSymbol] = id;
+      this[triggerIdSymbol] = executionAsyncId;
+      const q = immediateQueue;
+      if (q.head === null) {
+        q.head = this;
+      } else {
+        q.tail._idleNext = this;
+        this._idlePrev = q.tail;
+      }
+      q.tail = this;
+      immediates.set(id, this);
     }
-    ref() { if (!this._destroyed) host.refImmediate(this._id); return this; }
-    unref() { if (!this._destroyed) host.unrefImmediate(this._id); return this; }
-    hasRef() { return !this._destroyed && host.immediateHasRef(this._id); }
+    static {
+      immediateIdOf = (im) => im.#id;
+    }
+    ref() {
+      if (this[kRefed] === false) {
+        this[kRefed] = true;
+        host.refImmediate(this.#id);
+      }
+      return this;
+    }
+    unref() {
+      if (this[kRefed] === true) {
+        this[kRefed] = false;
+        host.unrefImmediate(this.#id);
+      }
+      return this;
+    }
+    hasRef() { return !!this[kRefed]; }
+    [Symbol.dispose]() { clearImmediate(this); }
+  }
+  // Node's `immediateQueue.remove`.
+  function immediateUnlink(im) {
+    const q = immediateQueue;
+    if (im._idleNext) im._idleNext._idlePrev = im._idlePrev;
+    if (im._idlePrev) im._idlePrev._idleNext = im._idleNext;
+    if (im === q.head) q.head = im._idleNext;
+    if (im === q.tail) q.tail = im._idlePrev;
+    im._idleNext = null;
+    im._idlePrev = null;
   }
 
   // A Node internal error (NodeError): its code, and a stack and
@@ -385,13 +517,15 @@
     }
   }
 
+  // Node's: `_timerArgs` (and an immediate's `_argv`) is undefined when
+  // there are no arguments for the callback.
   function setTimeout(cb, after, ...args) {
     checkCallback(cb);
-    return new Timeout(cb, after * 1, args, false);
+    return new Timeout(cb, after * 1, args.length === 0 ? undefined : args, false);
   }
   function setInterval(cb, after, ...args) {
     checkCallback(cb);
-    return new Timeout(cb, after * 1, args, true);
+    return new Timeout(cb, after * 1, args.length === 0 ? undefined : args, true);
   }
   // Node's `clearTimeout`: an object with a callback is cleared, whatever
   // it is; a number or string is looked up as a property key (' 7 ' is
@@ -419,16 +553,18 @@
   function unenroll(t) {
     if (t._destroyed) return;
     t._destroyed = true;
-    t._idleTimeout = -1;
     if (t instanceof Timeout) {
-      timers.delete(t._id);
-      known.delete(StringOf(asyncIdOf(t)));
-      host.clear(t._id);
+      listRemove(t);
+      const id = idOf(t);
+      timers.delete(id);
+      known.delete(StringOf(t[asyncIdSymbol]));
+      host.clear(id);
     }
+    t._idleTimeout = -1;
   }
   function setImmediate(cb, ...args) {
     checkCallback(cb);
-    return new Immediate(cb, args);
+    return new Immediate(cb, args.length === 0 ? undefined : args);
   }
   // Node's own function (it clears as clearTimeout does).
   function clearInterval(timer) {
@@ -451,23 +587,35 @@
         " '" + String(im) + "'");
     }
     im._destroyed = true;
+    if (im[kRefed] !== undefined) im[kRefed] = null;
     im._onImmediate = null;
     if (!(im instanceof Immediate)) return;
-    immediates.delete(im._id);
-    host.clearImmediate(im._id);
+    immediateUnlink(im);
+    const id = immediateIdOf(im);
+    immediates.delete(id);
+    host.clearImmediate(id);
   }
   function nextTick(cb, ...args) {
     checkCallback(cb);
     if (process._exiting) return; // as Node's: no ticks once `exit` is emitted
-    ticks[tickTail++] = { cb, args };
-    host.tick();
+    ticks[tickTail++] = { cb, args, id: 0 };
+    ticks[tickTail - 1].id = host.tick();
   }
   // Node's: the callback checked, an async id taken (its AsyncResource),
   // and the callback called with no `this`.
+  // The callback runs in its resource's scope (executionAsyncId).
   function queueMicrotask(callback) {
     checkCallback(callback);
-    host.asyncId();
-    enqueueMicrotask(() => { callback(); });
+    const id = host.asyncId();
+    enqueueMicrotask(() => {
+      const outer = executionAsyncId;
+      executionAsyncId = id;
+      try {
+        callback();
+      } finally {
+        executionAsyncId = outer;
+      }
+    });
   }
 
   // Called by the loop: 0 a timeout or interval, 1 an immediate, 2 a tick.
@@ -475,49 +623,76 @@
     if (kind === 0) {
       const t = timers.get(id);
       if (t === undefined) return;
+      listRemove(t);
       if (t._onTimeout === null) {
         // Due with no callback (cleared after it fired, then refreshed):
         // Node's `listOnTimeout` marks it destroyed, forgets its id as a
         // key for clearTimeout, and calls nothing.
         timers.delete(id);
         t._destroyed = true;
-        known.delete(StringOf(asyncIdOf(t)));
+        known.delete(StringOf(t[asyncIdSymbol]));
         return;
       }
       const once = t._repeat === null;
       if (once) timers.delete(id);
+      // An interval's next run counts from the loop's time before its
+      // callback (Node's `start`), which the loop has noted by now.
+      const start = once ? 0 : host.timerStart(id);
+      executionAsyncId = t[asyncIdSymbol];
       try {
-        ReflectApply(t._onTimeout, t, t._timerArgs);
+        const args = t._timerArgs;
+        ReflectApply(t._onTimeout, t, args === undefined ? noArgs : args);
       } finally {
-        // As Node's `listOnTimeout`: a timeout its callback did not make
-        // pending again (refresh) is destroyed, and its id no longer
-        // works with clearTimeout; until then (inside the callback) it
-        // does.
-        if (once && !timers.has(id) && !t._destroyed) {
+        // As Node's `listOnTimeout`: an interval not cleared is listed
+        // again from `start`; a timeout its callback did not make pending
+        // again (refresh) is destroyed, and its id no longer works with
+        // clearTimeout; until then (inside the callback) it does.
+        if (!once) {
+          if (t._idleTimeout !== -1) {
+            t._idleTimeout = t._repeat;
+            t._idleStart = start;
+            listAppend(t);
+          }
+        } else if (!timers.has(id) && !t._destroyed) {
           t._destroyed = true;
-          known.delete(StringOf(asyncIdOf(t)));
+          known.delete(StringOf(t[asyncIdSymbol]));
         }
       }
+      executionAsyncId = 0;
     } else if (kind === 1) {
       const im = immediates.get(id);
       if (im === undefined) return;
       immediates.delete(id);
+      // The first of a batch: Node empties its queue before running it.
+      if (immediateQueue.head === im) immediateQueue.head = immediateQueue.tail = null;
       im._destroyed = true;
-      const cb = im._onImmediate;
-      im._onImmediate = null;
-      ReflectApply(cb, im, im._argv);
+      im[kRefed] = null;
+      executionAsyncId = im[asyncIdSymbol];
+      try {
+        const argv = im._argv;
+        ReflectApply(im._onImmediate, im, argv === undefined ? noArgs : argv);
+      } finally {
+        im._onImmediate = null;
+      }
+      executionAsyncId = 0;
     } else if (kind === 3) {
       const { cb, path } = io.get(id);
       io.delete(id);
       const r = host.statSync(path);
+      executionAsyncId = id;
       if (r[0] !== 'ok') cb(fsError(r, 'stat', path));
       else cb(null, stats(r));
+      executionAsyncId = 0;
     } else {
-      const { cb, args } = ticks[tickHead];
+      const { cb, args, id: tickId } = ticks[tickHead];
       delete ticks[tickHead++];
+      executionAsyncId = tickId;
       ReflectApply(cb, undefined, args);
+      executionAsyncId = 0;
     }
   }
+  // A callback's arguments when it has none (never written to).
+  const noArgs = Object.freeze([]);
 
   // UTF-8 by hand (QuickJS has no TextEncoder): enough for Buffer.from,
   // fs.writeSync and TextDecoder on valid text.
@@ -680,7 +855,6 @@
     maxArrayLength: 100, maxStringLength: 10000, breakLength: 80, compact: 3,
     sorted: false, getters: false, numericSeparator: false,
   };
-  const customInspectSymbol = Symbol.for('nodejs.util.inspect.custom');
   const ObjectToString = Object.prototype.toString;
   const hasOwn = (o, k) => ReflectApply(Object.prototype.hasOwnProperty, o, [k]);
   const isEnumerable = (o, k) => ReflectApply(Object.prototype.propertyIsEnumerable, o, [k]);
@@ -1302,7 +1476,6 @@
   // inspected (console.log keeps Node's default depth, 2).
   function inspect(v, _depth, top) {
     if (top && typeof v === 'string') return v;
-    if (v instanceof Timeout) return 'Timeout { _idleTimeout: ' + v._idleTimeout + ' }';
     return inspectValue(v);
   }
   // Node's formatWithOptions: a first string argument takes %s, %d, %i,
@@ -1632,8 +1805,13 @@
   function listeners(name) {
     return events.get(name) || [];
   }
+  // The loop hands the host its uncaught exceptions while a listener
+  // wants them: a handler, or a monitor (which sees even a fatal one).
   function changed(name) {
-    if (name === 'uncaughtException') host.catchUncaught(listeners(name).length > 0);
+    if (name === 'uncaughtException' || name === 'uncaughtExceptionMonitor') {
+      host.catchUncaught(listeners('uncaughtException').length > 0 ||
+        listeners('uncaughtExceptionMonitor').length > 0);
+    }
   }
   // As Node's EventEmitter: the listener is checked, and a `once`
   // listener is a wrapper whose `listener` is the function given, so that
@@ -2715,7 +2893,9 @@
   // --- timers/promises, as Node 20's lib/timers/promises.js -------------
   function timerOptions(options, after) {
     if (after !== undefined && typeof after !== 'number') return argTypeError('delay', 'of type number', after);
-    if (options == null || typeof options !== 'object') return argTypeError('options', 'of type object', options);
+    if (options == null || typeof options !== 'object' || Array.isArray(options)) {
+      return argTypeError('options', 'of type object', options);
+    }
     const { signal, ref = true } = options;
     if (signal !== undefined && !(signal instanceof AbortSignal)) {
       return argTypeError('options.signal', 'an instance of AbortSignal', signal);
@@ -2738,7 +2918,7 @@
       if (signal) {
         oncancel = () => {
           if (handle._destroyed || handle._onTimeout === null) return;
-          if (handle._onTimeout !== undefined && handle._repeat === null && !timers.has(handle._id)) return;
+          if (handle._onTimeout !== undefined && handle._repeat === null && !timers.has(idOf(handle))) return;
           cancel(handle);
           reject(new AbortError(undefined, { cause: signal.reason }));
         };
@@ -2784,13 +2964,40 @@
       if (signal) signal.removeEventListener('abort', onCancel);
     }
   }
+  // Node's `Scheduler`: made once, by the module, never by a program.
+  const kScheduler = Symbol('kScheduler');
+  let makingScheduler = false;
+  class Scheduler {
+    constructor() {
+      if (!makingScheduler) throw coded(new TypeError('Illegal constructor'), 'ERR_ILLEGAL_CONSTRUCTOR');
+      this[kScheduler] = true;
+    }
+    yield() {
+      if (!this[kScheduler]) throw invalidThis('Scheduler');
+      return timersPromises.setImmediate();
+    }
+    wait(delay, options) {
+      if (!this[kScheduler]) throw invalidThis('Scheduler');
+      return timersPromises.setTimeout(delay, undefined, options);
+    }
+  }
+  function invalidThis(type) {
+    return coded(new TypeError('Value of "this" must be of type ' + type), 'ERR_INVALID_THIS');
+  }
+  makingScheduler = true;
+  const scheduler = new Scheduler();
+  makingScheduler = false;
   const timersPromises = {
-    setTimeout: (after, value, options = {}) =>
-      timerPromise(options, after, (r) => new Timeout(r, after * 1, [value], false), clearTimeout),
-    setImmediate: (value, options = {}) =>
-      timerPromise(options, undefined, (r) => new Immediate(r, [value]), clearImmediate),
+    setTimeout: function setTimeout(after, value, options = {}) {
+      return timerPromise(options, after, (r) => new Timeout(r, after * 1, [value], false), clearTimeout);
+    },
+    setImmediate: function setImmediate(value, options = {}) {
+      return timerPromise(options, undefined, (r) => new Immediate(r, [value]), clearImmediate);
+    },
     setInterval: intervalIterator,
+    scheduler,
   };
+  defineProperty(intervalIterator, 'name', { value: 'setInterval', configurable: true });
   timersModule.promises = timersPromises;
 
   // --- util: promisify (with Node's custom symbol), inspect ------------
@@ -2812,8 +3019,9 @@
     return Object.defineProperties(fn, Object.getOwnPropertyDescriptors(original));
   }
   promisify.custom = custom;
-  Object.defineProperty(setTimeout, custom, { value: timersPromises.setTimeout, configurable: true });
-  Object.defineProperty(setImmediate, custom, { value: timersPromises.setImmediate, configurable: true });
+  // Node's: an enumerable getter, fixed.
+  Object.defineProperty(setTimeout, custom, { get() { return timersPromises.setTimeout; }, enumerable: true });
+  Object.defineProperty(setImmediate, custom, { get() { return timersPromises.setImmediate; }, enumerable: true });
   defineProperty(inspectValue, 'name', { value: 'inspect', configurable: true });
   inspectValue.custom = customInspectSymbol;
   inspectValue.defaultOptions = inspectDefaults;
@@ -3560,13 +3768,64 @@
     e.code = 'MODULE_NOT_FOUND';
     throw e;
   }
-  function setMain(file, shift) {
+  // The globals Node adds, with its attributes, and its enumerable ones
+  // in its order (what `Object.keys(globalThis)` and a test runner's leak
+  // check see): Node's lazy ones are accessors a program may replace.
+  {
+    const data = (v, enumerable) => ({ value: v, writable: true, enumerable, configurable: true });
+    const lazy = (v, enumerable) => ({
+      get() { return v; },
+      set(value) { v = value; },
+      enumerable,
+      configurable: true,
+    });
+    const own = (k) => g[k];
+    const hidden = {
+      process: lazy(process, false), Buffer: lazy(Buffer, false), console: data(console, false),
+      DOMException: lazy(own('DOMException'), false),
+      AbortController: lazy(AbortController, false), AbortSignal: lazy(AbortSignal, false),
+      Event: data(Event, false), EventTarget: data(EventTarget, false), CustomEvent: data(CustomEvent, false),
+      TextEncoder: lazy(own('TextEncoder'), false), TextDecoder: lazy(own('TextDecoder'), false),
+    };
+    const shown = {
+      global: data(g, true),
+      clearImmediate: data(clearImmediate, true), setImmediate: data(setImmediate, true),
+      clearInterval: data(clearInterval, true), clearTimeout: data(clearTimeout, true),
+      setInterval: data(setInterval, true), setTimeout: data(setTimeout, true),
+      queueMicrotask: data(queueMicrotask, true), structuredClone: data(own('structuredClone'), true),
+      atob: lazy(own('atob'), true), btoa: lazy(own('btoa'), true), performance: lazy(own('performance'), true),
+    };
+    for (const k of Object.keys(hidden)) defineProperty(g, k, hidden[k]);
+    for (const k of Object.keys(shown)) {
+      delete g[k];
+      defineProperty(g, k, shown[k]);
+    }
+  }
+
+  // Before the main script, which runs in async scope 1; `done` after it
+  // returned: the microtasks after it run in none. (A main that threw
+  // stays in scope 1 for the uncaughtException listeners, as Node's.)
+  function setMain(file, shift, done) {
+    if (done) {
+      executionAsyncId = 0;
+      return;
+    }
     mainFile = file;
     mainShift = shift;
+    executionAsyncId = 1;
   }
   return { dispatch, require, emitExit, exitCode, setMain,
            rejectionError: (reason) => new UnhandledPromiseRejection(reason),
-           emitUncaught: (err, origin) => emit('uncaughtException', err, origin),
+           // Node's `process._fatalException`: the monitor, then the
+           // handlers, in the failed callback's async scope; then none.
+           emitUncaught(err, origin) {
+             try {
+               emit('uncaughtExceptionMonitor', err, origin);
+               return emit('uncaughtException', err, origin);
+             } finally {
+               executionAsyncId = 0;
+             }
+           },
            emitRejection: (reason, promise) => emit('unhandledRejection', reason, promise),
            emitHandled(promise, id) {
              if (emit('rejectionHandled', promise)) return;

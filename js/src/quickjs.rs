@@ -325,10 +325,10 @@ fn install_prelude<'js>(
         up(&h).is_some_and(|h| h.immediate_has_ref(id))
     })?;
     let h = w.clone();
-    native(ctx, &o, "tick", move || {
-        if let Some(h) = up(&h) {
-            h.tick();
-        }
+    native(ctx, &o, "tick", move || up(&h).map_or(0, |h| h.tick()))?;
+    let h = w.clone();
+    native(ctx, &o, "timerStart", move |id: u32| {
+        up(&h).map_or(f64::NAN, |h| h.timer_start(id))
     })?;
     let h = w.clone();
     native(ctx, &o, "now", move || up(&h).map_or(0.0, |h| h.now_ms()))?;
@@ -1178,9 +1178,12 @@ impl Engine for QuickJs {
         let head = "(function (exports, require, module, __filename, __dirname) { ";
         let wrapped = format!("{head}{source}\n}})");
         self.js(Entry::Turn, |c| {
-            if let Some(set) = self.set_main.clone() {
-                let shift = head.len();
-                set.restore(c)?.call::<_, ()>((name, shift))?;
+            let set = match self.set_main.clone() {
+                Some(set) => Some(set.restore(c)?),
+                None => None,
+            };
+            if let Some(set) = &set {
+                set.call::<_, ()>((name, head.len(), false))?;
             }
             let f: Function = c.eval_with_options(wrapped, options(name, false))?;
             let require = match self.require.clone() {
@@ -1202,7 +1205,11 @@ impl Engine for QuickJs {
                 .filter(|p| !p.as_os_str().is_empty())
                 .map_or(String::from("."), |p| p.display().to_string());
             let this = This(exports.clone());
-            f.call::<_, ()>((this, exports, require, module, name, dir))
+            f.call::<_, ()>((this, exports, require, module, name, dir))?;
+            match set {
+                Some(set) => set.call::<_, ()>((name, head.len(), true)),
+                None => Ok(()),
+            }
         })
         .map_err(|t| self.oom::<()>(Err(t)).unwrap_err())
     }

@@ -120,3 +120,34 @@ fn date_shape_matches_node() {
         "[2020,\"1970-01-01T00:00:00.000Z\",1000,2000,true,\"string\",\"[object Date]\",7,\"Date\"]"
     );
 }
+
+/// A Timeout's `_idleStart` is the loop time its duration counts from, as
+/// Node's: when it was made or refreshed; an interval's, when its last run
+/// began (the previous one's inside its callback, as Node updates it after).
+#[test]
+fn idle_start_is_the_loop_time_a_timer_counts_from() {
+    let (status, out, now) = run(
+        Clocks::Wall,
+        "
+        globalThis.out = [];
+        let n = 0;
+        const a = setTimeout(() => out.push(['a', a._idleStart]), 50);
+        out.push(a._idleStart);
+        const iv = setInterval(function () {
+          out.push(['iv', this._idleStart]);
+          if (++n === 3) clearInterval(iv);
+        }, 10);
+        setTimeout(() => {
+          out.push(['at 15', iv._idleStart]);
+          a.refresh();
+          out.push(['refreshed', a._idleStart]);
+        }, 15);
+        ",
+    );
+    assert_eq!(status, 0);
+    assert_eq!(
+        out,
+        r#"[0,["iv",0],["at 15",10],["refreshed",15],["iv",10],["iv",20],["a",15]]"#
+    );
+    assert_eq!(now, 65);
+}
