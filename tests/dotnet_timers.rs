@@ -379,8 +379,8 @@ fn a_timer_scheduled_while_firing_waits_for_the_next_phase() {
 }
 
 /// A panicking callback is the loop's uncaught error; the queue carries
-/// on: the timers due after it run on the next run, the periodic one keeps
-/// its callback.
+/// on: the timer due with it runs first in the next run, at its own
+/// deadline (not 1 ms late), and the periodic one keeps its callback.
 #[test]
 fn a_panicking_callback_loses_nothing() {
     let log = new_log();
@@ -412,8 +412,156 @@ fn a_panicking_callback_loses_nothing() {
         b.dispose();
     });
     lp.run().unwrap();
-    assert_eq!(*log.borrow(), ["bomb@10", "after@11", "bomb@20", "stop"]);
+    assert_eq!(*log.borrow(), ["bomb@10", "after@10", "bomb@20", "stop"]);
     drop(after);
+}
+
+/// What makes the two timers of [`failing_pass`].
+#[derive(Clone, Copy, Debug)]
+enum Maker {
+    Node,
+    Go,
+    DotNet,
+}
+
+/// The first timer of [`failing_pass`]: logs, queues a tick, panics.
+fn bomb(log: &Log, lp: &mut EventLoop) {
+    push(log, format!("a@{}", lp.now()));
+    lp.next_tick(once(log, "tick"));
+    panic!("boom");
+}
+
+/// Two timers made by `maker`, `a` (which panics) and `b`, due at 10, then
+/// Node timeouts at 10 and 11; returns what must be kept alive.
+fn failing_pass(lp: &mut EventLoop, log: &Log, maker: Maker) -> Vec<Box<dyn std::any::Any>> {
+    let mut keep: Vec<Box<dyn std::any::Any>> = Vec::new();
+    let (l, l2) = (log.clone(), log.clone());
+    match maker {
+        Maker::Node => {
+            lp.set_timeout(10, move |lp| bomb(&l, lp));
+            lp.set_timeout(10, at(log, "b"));
+        }
+        Maker::Go => {
+            let mut b = at(log, "b");
+            keep.push(Box::new(
+                lp.scope(|| time::go::after_func(ms(10), move |lp| bomb(&l, lp))),
+            ));
+            keep.push(Box::new(
+                lp.scope(|| time::go::after_func(ms(10), move |lp| b(lp))),
+            ));
+        }
+        Maker::DotNet => {
+            keep.push(Box::new(lp.scope(|| {
+                Timer::new(move |lp, _| bomb(&l, lp), Some(ms(10)), None)
+            })));
+            keep.push(Box::new(lp.scope(|| {
+                Timer::new(
+                    move |lp, _| push(&l2, format!("b@{}", lp.now())),
+                    Some(ms(10)),
+                    None,
+                )
+            })));
+        }
+    }
+    lp.set_timeout(10, at(log, "node10"));
+    lp.set_timeout(11, at(log, "node11"));
+    keep
+}
+
+/// With an uncaught-error handler, a panicking .NET callback is handled as
+/// a failing Node timeout in Node's `processTimers`: the handler runs
+/// right after it, then the timers due with it run in the same pass, at
+/// the same `now` and before the ticks it queued, and only then the later
+/// deadline. Plain Node timeouts and `go::after_func` give the same order.
+#[test]
+fn a_panic_with_a_handler_leaves_the_timers_due_with_it_in_that_pass() {
+    for maker in [Maker::Node, Maker::Go, Maker::DotNet] {
+        let log = new_log();
+        let mut lp = EventLoop::with_virtual_clock();
+        catch_into(&mut lp, &log);
+        let keep = failing_pass(&mut lp, &log, maker);
+        lp.run().unwrap();
+        assert_eq!(
+            *log.borrow(),
+            [
+                "a@10",
+                "caught:boom",
+                "b@10",
+                "tick@10",
+                "node10@10",
+                "node11@11"
+            ],
+            "{maker:?}"
+        );
+        drop(keep);
+    }
+}
+
+/// Without a handler, the run stops right after the panicking callback
+/// and returns it; running again resumes where it stopped: the ticks it
+/// queued, then the timer due with it, at 10, before the later deadline.
+/// Plain Node timeouts and `go::after_func` give the same order.
+#[test]
+fn a_panic_without_a_handler_resumes_with_the_timers_due_with_it() {
+    for maker in [Maker::Node, Maker::Go, Maker::DotNet] {
+        let log = new_log();
+        let mut lp = EventLoop::with_virtual_clock();
+        let keep = failing_pass(&mut lp, &log, maker);
+        match lp.run() {
+            Err(Error::Uncaught(e)) => assert!(e.is_panic() && e.message() == "boom"),
+            other => panic!("{maker:?}: expected the panic, got {other:?}"),
+        }
+        assert_eq!(*log.borrow(), ["a@10"], "{maker:?}: the run stops there");
+        lp.run().unwrap();
+        assert_eq!(
+            *log.borrow(),
+            ["a@10", "tick@10", "b@10", "node10@10", "node11@11"],
+            "{maker:?}"
+        );
+        drop(keep);
+    }
+}
+
+/// A handler that declines the failure (or panics) makes it fatal, as no
+/// handler would: it is asked once, the run returns that failure, and
+/// running again resumes as without a handler.
+#[test]
+fn a_declined_panic_is_reported_once_and_resumes_as_without_a_handler() {
+    for maker in [Maker::Node, Maker::Go, Maker::DotNet] {
+        for panics in [false, true] {
+            let log = new_log();
+            let mut lp = EventLoop::with_virtual_clock();
+            let l = log.clone();
+            lp.set_uncaught_handler(move |lp, err| {
+                push(&l, format!("asked:{}", err.message()));
+                if panics {
+                    panic!("handler");
+                }
+                lp.decline_uncaught(err).unwrap();
+            });
+            let keep = failing_pass(&mut lp, &log, maker);
+            let want = if panics { "handler" } else { "boom" };
+            match lp.run() {
+                Err(Error::Uncaught(e)) => assert_eq!(e.message(), want, "{maker:?}"),
+                other => panic!("{maker:?}: expected the failure, got {other:?}"),
+            }
+            assert_eq!(*log.borrow(), ["a@10", "asked:boom"], "{maker:?}, {panics}");
+            lp.run().unwrap();
+            assert_eq!(
+                *log.borrow(),
+                [
+                    "a@10",
+                    "asked:boom",
+                    "tick@10",
+                    "b@10",
+                    "node10@10",
+                    "node11@11"
+                ],
+                "{maker:?}, {panics}"
+            );
+            drop(keep);
+        }
+    }
 }
 
 /// Each loop has its own queue: timers of two loops on one thread never

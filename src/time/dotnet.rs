@@ -17,6 +17,15 @@
 //!   loop's thread: .NET's overlapping callbacks (N2) cannot happen here.
 //!   A timer scheduled while they run (by a callback's `change`) is never
 //!   due in the same run.
+//! - **A panic is a failing timer's** (Node's `processTimers`): the
+//!   loop's uncaught error, of kind
+//!   [`Timeout`](crate::CallbackKind::Timeout). With a handler
+//!   ([`EventLoop::set_uncaught_handler`]) it is reported at once, and the
+//!   timers due with it run on, in order, with the same `now`, before
+//!   anything else (the ticks the callback queued, later deadlines).
+//!   Without one, the run stops right after it and returns it; the next
+//!   run drains the ticks and microtasks left first, then runs the rest
+//!   of them, still before any later deadline.
 //! - **Never early, never stale.** A timer fires at or after its deadline in
 //!   loop time. After `change` or `dispose` returns, nothing of the old
 //!   schedule runs: a disposed timer never runs again.
@@ -108,9 +117,11 @@ use std::time::Duration;
 
 use super::{Instant, InvalidPeriod};
 use crate::task::{store_waker, wake_stored};
-use crate::timers::{LONG_MAX_MS, LoopShared, current_shared};
+use crate::timers::{
+    AlreadyFatal, LONG_MAX_MS, LoopShared, Thrown, current_shared, discard_payload, panic_message,
+};
 use crate::uv::ms_ceil;
-use crate::{EventLoop, Timeout};
+use crate::{BoxError, CallbackError, CallbackKind, Cause, EventLoop, Timeout};
 
 /// A place in the queue: (deadline, when scheduled, creation order), all
 /// in loop milliseconds but the last.
@@ -178,12 +189,26 @@ impl Queue {
     }
 
     /// The native timeout fired: runs the due timers one at a time.
-    fn fire(self: &Rc<Self>, lp: &mut EventLoop) {
+    fn fire(self: &Rc<Self>, lp: &mut EventLoop) -> Result<(), BoxError> {
         self.native.set(None);
+        let now = lp.loop_time();
+        self.run_due(lp, now)
+    }
+
+    /// Runs the timers due at `now`, in order. A callback that panics is
+    /// the loop's uncaught error, reported here as the timers pass reports
+    /// a failing Node timeout's (Node's `processTimers`): a handler took
+    /// it, and the rest run on, with the same `now`; none did, and the
+    /// run stops right here ([`AlreadyFatal`] stops the pass, or the
+    /// microtask checkpoint, this runs in, reporting nothing more),
+    /// leaving the rest to a microtask, which the next run drains first,
+    /// before anything else is due. Not leaving them to the native
+    /// timeout: armed again, it is due at least 1 ms on, behind deadlines
+    /// later than theirs.
+    fn run_due(self: &Rc<Self>, lp: &mut EventLoop, now: u64) -> Result<(), BoxError> {
         // Whatever happens (a callback may panic), the native timeout is
         // brought back in line once this returns.
         let _resync = Resync(self.clone(), lp.shared.clone());
-        let now = lp.loop_time();
         let instance = crate::uv::Host::instance(lp);
         // A snapshot: a timer scheduled by a callback of this run is not
         // due in it.
@@ -211,13 +236,31 @@ impl Queue {
                 state.due.set(next);
                 self.insert(&state, now.saturating_add(next), now);
             }
-            state.run(lp);
+            let ran = state.run(lp);
             if crate::uv::Host::instance(lp) != instance {
                 // The callback replaced the loop: the rest are not the new
                 // loop's (the run panics once this Node callback returns).
-                return;
+                if let Err(panic) = ran {
+                    resume_unwind(panic);
+                }
+                return Ok(());
+            }
+            if let Err(panic) = ran {
+                let cause = Cause::Panic(panic_message(&*panic));
+                let err = CallbackError::new(CallbackKind::Timeout, cause);
+                if lp.uncaught(Thrown::Error(err)) {
+                    discard_payload(panic);
+                    continue;
+                }
+                // Fatal: the loop is halted, and the run returns the
+                // failure. The next run drains the microtasks first.
+                discard_payload(panic);
+                let q = self.clone();
+                lp.queue_microtask(move |lp| q.run_due(lp, now));
+                return Err(Box::new(AlreadyFatal));
             }
         }
+        Ok(())
     }
 
     /// Puts `state` in the queue at `deadline` (scheduled at `now`).
@@ -276,9 +319,10 @@ struct State {
 }
 
 impl State {
-    fn run(self: &Rc<Self>, lp: &mut EventLoop) {
+    /// Runs the callback; its panic, caught, is handed back.
+    fn run(self: &Rc<Self>, lp: &mut EventLoop) -> std::thread::Result<()> {
         let Some(mut cb) = self.callback.borrow_mut().take() else {
-            return; // its own callback is running (a nested loop run)
+            return Ok(()); // its own callback is running (a nested loop run)
         };
         let handle = Timer {
             state: self.clone(),
@@ -288,9 +332,7 @@ impl State {
             *self.callback.borrow_mut() = Some(cb);
         }
         drop(handle);
-        if let Err(panic) = r {
-            resume_unwind(panic);
-        }
+        r
     }
 }
 

@@ -145,6 +145,23 @@ pub enum Cause {
     Panic(String),
 }
 
+/// What a callback that reports its own failures (the .NET timer queue
+/// runs several user callbacks in one) returns after one of them was
+/// fatal: the loop has halted on that failure, kept it for `run` to
+/// return, and reports nothing more; the callback's own run (a timers
+/// pass, a microtask checkpoint) stops there, as it would have at the
+/// failure itself.
+#[derive(Debug)]
+pub(crate) struct AlreadyFatal;
+
+impl fmt::Display for AlreadyFatal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a failure already reported as fatal")
+    }
+}
+
+impl std::error::Error for AlreadyFatal {}
+
 /// A callback that returned an error or panicked: Node's "uncaught
 /// exception".
 ///
@@ -167,6 +184,11 @@ pub struct CallbackError {
 impl CallbackError {
     pub(crate) fn new(kind: CallbackKind, cause: Cause) -> Self {
         CallbackError { kind, cause }
+    }
+
+    /// Whether this is a callback's [`AlreadyFatal`]: nothing to report.
+    pub(crate) fn is_already_fatal(&self) -> bool {
+        matches!(&self.cause, Cause::Error(e) if e.is::<AlreadyFatal>())
     }
 
     /// Which kind of callback failed.

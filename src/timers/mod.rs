@@ -104,7 +104,7 @@ pub(crate) use current::{
     LoopShared, Micro, current_shared, thread_exiting, try_current_shared, with_current_or_held,
     with_current_shared,
 };
-pub(crate) use error::{discard_payload, panic_message, panic_message_of};
+pub(crate) use error::{AlreadyFatal, discard_payload, panic_message, panic_message_of};
 pub(crate) use scope::{Flow, OnceFn, Thrown};
 pub(crate) use wakeup::Wakeup;
 

@@ -447,6 +447,7 @@ impl EventLoop {
     pub(crate) fn uncaught(&mut self, t: Thrown) -> bool {
         let err = match t {
             Thrown::Fatal => return false,
+            Thrown::Error(e) if e.is_already_fatal() => return false,
             Thrown::Halt => {
                 self.halt_to_resume();
                 return false;

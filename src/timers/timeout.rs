@@ -477,9 +477,10 @@ impl EventLoop {
     /// not have the loop at hand (a future created its timer through a
     /// deferred operation): stored exactly as if made at that moment.
     /// `ms` is already coerced.
-    pub(crate) fn timeout_started_at<F>(&mut self, start: u64, ms: u64, f: F) -> Timeout
+    pub(crate) fn timeout_started_at<F, R>(&mut self, start: u64, ms: u64, f: F) -> Timeout
     where
-        F: FnMut(&mut EventLoop) + 'static,
+        F: FnMut(&mut EventLoop) -> R + 'static,
+        R: CallbackResult,
     {
         self.started_at(start, ms, || stored(f))
     }
