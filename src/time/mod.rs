@@ -104,21 +104,27 @@ use crate::timers::current_shared;
 use crate::uv::ms_ceil;
 
 /// A point in the current loop's time, in whole milliseconds (real or
-/// virtual): `Copy + Ord`, with `Add`/`Sub` of [`Duration`] (rounded up to
-/// whole milliseconds, so adding never lands early). `+` and `-` saturate,
-/// at the end of loop time and at zero, where tokio's panic on overflow;
-/// [`checked_add`](Instant::checked_add) and
-/// [`checked_sub`](Instant::checked_sub) tell.
+/// virtual): `Copy + Ord`, with `Add`/`Sub` of [`Duration`]. Both round
+/// the duration up to whole milliseconds: adding never lands early, and
+/// subtracting lands at or before the exact time, never after it
+/// (`t - 1.5 ms` is `t - 2 ms`), so `(t + d) - d == t` short of
+/// saturation. `+` and `-` saturate, at the end of loop time and at zero,
+/// where tokio's panic on overflow; [`checked_add`](Instant::checked_add)
+/// and [`checked_sub`](Instant::checked_sub) (which round the same way)
+/// tell.
 ///
 /// ```
 /// use std::time::Duration;
 /// use timerloop::{EventLoop, time::Instant};
 /// let mut lp = EventLoop::with_virtual_clock();
+/// lp.block(10);
 /// lp.scope(|| {
 ///     let a = Instant::now();
 ///     let b = a + Duration::from_micros(1500);
 ///     assert_eq!(b - a, Duration::from_millis(2));
 ///     assert!(b > a);
+///     assert_eq!(a - Duration::from_micros(1500), a - Duration::from_millis(2));
+///     assert_eq!(b - Duration::from_micros(1500), a);
 /// });
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
