@@ -28,7 +28,10 @@ use crate::host::Thrown;
 ///
 /// ```
 /// use timerloop_js::{Engine, Kind, QuickJsHost};
-/// assert_eq!([Kind::Timeout, Kind::Immediate, Kind::Tick, Kind::Io].map(|k| k as u32), [0, 1, 2, 3]);
+/// assert_eq!(
+///     [Kind::Timeout, Kind::Immediate, Kind::Tick, Kind::Io, Kind::Signal].map(|k| k as u32),
+///     [0, 1, 2, 3, 4]
+/// );
 /// let host = QuickJsHost::create_with(Default::default()).unwrap();
 /// let mut lp = timerloop::EventLoop::with_virtual_clock();
 /// // A timeout's number is its id, as in Node.
@@ -40,6 +43,7 @@ use crate::host::Thrown;
 /// assert_eq!(n, 1);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Kind {
     /// A timeout or interval fired.
     Timeout = 0,
@@ -49,6 +53,9 @@ pub enum Kind {
     Tick = 2,
     /// An I/O request completed (`fs.stat`).
     Io = 3,
+    /// A watched signal came (`process.on('SIGINT')`); the id is the
+    /// signal's number ([`Host::watch_signal`](crate::Host::watch_signal)).
+    Signal = 4,
 }
 
 /// Which of the program's streams a piece of output is for: what

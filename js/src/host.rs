@@ -232,6 +232,11 @@ struct State {
     wrapped: bool,
     timers: HashMap<u32, Timeout>,
     immediates: HashMap<u32, Immediate>,
+    /// The signals watched (`process.on(signal)`), by number: whether a
+    /// listener wants them now. A signal once watched stays registered
+    /// with the OS; arriving with no listener, it does what it would by
+    /// default ([`Host::watch_signal`]).
+    signals: HashMap<i32, bool>,
 }
 
 /// A JavaScript engine bound to the thread's [`EventLoop`].
@@ -1031,6 +1036,77 @@ impl<E: Engine> Host<E> {
                 .complete();
         });
         id
+    }
+
+    /// `process.on(signal)`'s first listener (`on`), or its last gone
+    /// (`!on`): Node's signal handle, which keeps no loop alive (Node's is
+    /// unrefed). While a listener wants it, the signal calls the engine's
+    /// [`Kind::Signal`] dispatch with its number, in a poll phase; once
+    /// none does, it does what it would by default (a `SIGINT` ends the
+    /// process). Returns the handle's async id (`on`; 0 otherwise).
+    ///
+    /// Only a host that ends the OS process (`tljs`) watches signals: an
+    /// embedded program's listener is kept but never called, so it cannot
+    /// take the application's signals.
+    ///
+    /// # Errors
+    ///
+    /// The errno, as Node's `uv_signal_start`: `EINVAL` for a signal no
+    /// program may take (`SIGKILL`, `SIGSTOP`, and here also `SIGILL`,
+    /// `SIGFPE` and `SIGSEGV`) or no signal at all. The id is taken all
+    /// the same, as Node's handle takes it.
+    ///
+    /// ```
+    /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// assert_eq!(lp.scope(|| host.watch_signal(9, true)), Err(22)); // SIGKILL
+    /// assert!(lp.scope(|| host.watch_signal(2, true)).is_ok()); // SIGINT, not watched here
+    /// assert!(!lp.is_alive()); // a signal keeps no loop alive
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// Outside the loop's scope ([`EventLoop::scope`], where the natives
+    /// are called): no loop is current there (see
+    /// [`EventLoop::with_current`]).
+    pub fn watch_signal(self: &Rc<Self>, signum: i32, on: bool) -> Result<u32, i32> {
+        if !on {
+            if let Some(wanted) = self.state.borrow_mut().signals.get_mut(&signum) {
+                *wanted = false;
+            }
+            return Ok(0);
+        }
+        let id = self.new_id();
+        if !crate::signals::can_watch(signum) {
+            return Err(crate::signals::EINVAL);
+        }
+        if !self.exit_process || self.exited().is_some() {
+            return Ok(id);
+        }
+        if let Some(wanted) = self.state.borrow_mut().signals.get_mut(&signum) {
+            *wanted = true;
+            return Ok(id);
+        }
+        let w = self.me.clone();
+        EventLoop::with_current(|lp| {
+            crate::signals::watch(lp, signum, move |lp, n| match w.upgrade() {
+                Some(h) => h.signal_arrived(lp, n),
+                None => Ok(()),
+            })
+        })?;
+        self.state.borrow_mut().signals.insert(signum, true);
+        Ok(id)
+    }
+
+    fn signal_arrived(self: &Rc<Self>, lp: &mut EventLoop, signum: i32) -> Result<(), BoxError> {
+        let wanted = self.state.borrow().signals.get(&signum).copied();
+        match wanted {
+            Some(true) => self.call(lp, Kind::Signal, signum.unsigned_abs()),
+            _ => {
+                crate::signals::default_action(signum);
+                Ok(())
+            }
+        }
     }
 
     fn call(self: &Rc<Self>, lp: &mut EventLoop, kind: Kind, id: u32) -> Result<(), BoxError> {

@@ -34,6 +34,7 @@
 pub mod engine;
 pub mod host;
 pub mod quickjs;
+mod signals;
 mod watch;
 
 pub use engine::{Engine, Kind, Stream};

@@ -675,6 +675,8 @@
         im._onImmediate = null;
       }
       executionAsyncId = 0;
+    } else if (kind === 4) {
+      signalArrived(id);
     } else if (kind === 3) {
       const { cb, path } = io.get(id);
       io.delete(id);
@@ -1806,12 +1808,78 @@
     return events.get(name) || [];
   }
   // The loop hands the host its uncaught exceptions while a listener
-  // wants them: a handler, or a monitor (which sees even a fatal one).
+  // wants them: a handler, or a monitor (which sees even a fatal one). A
+  // signal's last listener gone, its handle goes (Node's
+  // `stopListeningIfSignal`).
   function changed(name) {
     if (name === 'uncaughtException' || name === 'uncaughtExceptionMonitor') {
       host.catchUncaught(listeners('uncaughtException').length > 0 ||
         listeners('uncaughtExceptionMonitor').length > 0);
     }
+    if (signalIds.has(name) && listeners(name).length === 0) {
+      signalIds.delete(name);
+      const signum = signalNumbers[name];
+      // SIGIOT is SIGABRT, SIGPOLL is SIGIO: one number, watched while
+      // either name has a listener.
+      let other = false;
+      for (const n of signalIds.keys()) if (signalNumbers[n] === signum) other = true;
+      if (!other) host.watchSignal(signum, false);
+    }
+  }
+  // Node's signals (os.constants.signals on Linux), and the async id of
+  // each one's handle while it is watched.
+  const signalNumbers = {
+    __proto__: null, SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGILL: 4, SIGTRAP: 5, SIGABRT: 6, SIGIOT: 6,
+    SIGBUS: 7, SIGFPE: 8, SIGKILL: 9, SIGUSR1: 10, SIGSEGV: 11, SIGUSR2: 12, SIGPIPE: 13, SIGALRM: 14,
+    SIGTERM: 15, SIGCHLD: 17, SIGSTKFLT: 16, SIGCONT: 18, SIGSTOP: 19, SIGTSTP: 20, SIGTTIN: 21,
+    SIGTTOU: 22, SIGURG: 23, SIGXCPU: 24, SIGXFSZ: 25, SIGVTALRM: 26, SIGPROF: 27, SIGWINCH: 28,
+    SIGIO: 29, SIGPOLL: 29, SIGPWR: 30, SIGSYS: 31,
+  };
+  const signalIds = SafeMap();
+  // Node's `startListeningIfSignal`, before the listener is added: a
+  // signal the OS will not give (SIGKILL) throws, and nothing is added.
+  function startSignal(name) {
+    if (typeof name !== 'string' || signalNumbers[name] === undefined || signalIds.has(name)) return;
+    const r = host.watchSignal(signalNumbers[name], true);
+    if (r < 0) throw errnoException(-r, 'uv_signal_start');
+    signalIds.set(name, r);
+  }
+  // A signal came: each name for its number, in its handle's scope, with
+  // Node's arguments (the name and the number).
+  function signalArrived(signum) {
+    for (const [name, id] of [...signalIds]) {
+      if (signalNumbers[name] !== signum || !signalIds.has(name)) continue;
+      executionAsyncId = id;
+      emit(name, name, signum);
+      executionAsyncId = 0;
+    }
+  }
+  // Node's errnoException: `${syscall} ${code}`, a negative errno.
+  const errnoNames = { __proto__: null, 1: 'EPERM', 3: 'ESRCH', 22: 'EINVAL' };
+  function errnoException(errno, syscall) {
+    const code = errnoNames[errno] || 'UNKNOWN';
+    const e = new Error(syscall + ' ' + code);
+    e.errno = -errno;
+    e.code = code;
+    e.syscall = syscall;
+    return e;
+  }
+  // Node's `process.kill`: a signal by name or number (0 tests that the
+  // target exists); true, or the OS's error.
+  function kill(pid, sig) {
+    // eslint-disable-next-line eqeqeq
+    if (pid != (pid | 0)) throw argTypeError('pid', 'of type number', pid);
+    let signum;
+    if (sig === (sig | 0)) {
+      signum = sig;
+    } else {
+      sig = sig || 'SIGTERM';
+      signum = signalNumbers[sig];
+      if (signum === undefined) throw coded(new TypeError(formatArgs(['Unknown signal: %s', sig])), 'ERR_UNKNOWN_SIGNAL');
+    }
+    const err = host.kill(pid | 0, signum);
+    if (err !== 0) throw errnoException(err, 'kill');
+    return true;
   }
   // As Node's EventEmitter: the listener is checked, and a `once`
   // listener is a wrapper whose `listener` is the function given, so that
@@ -1824,6 +1892,7 @@
   const leakWarned = new Set();
   function on(name, fn, prepend = false) {
     checkCallback(fn, 'listener');
+    startSignal(name);
     const l = prepend ? [fn, ...listeners(name)] : [...listeners(name), fn];
     events.set(name, l);
     changed(name);
@@ -2229,6 +2298,7 @@
   const process = {
     argv: host.argv(),
     pid: host.pid(),
+    kill,
     _exiting: false,
     nextTick,
     on: (name, fn) => on(name, fn),

@@ -327,6 +327,16 @@ fn install_prelude<'js>(
     let h = w.clone();
     native(ctx, &o, "tick", move || up(&h).map_or(0, |h| h.tick()))?;
     let h = w.clone();
+    native(ctx, &o, "watchSignal", move |signum: i32, on: bool| {
+        up(&h).map_or(0.0, |h| match h.watch_signal(signum, on) {
+            Ok(id) => f64::from(id),
+            Err(errno) => -f64::from(errno),
+        })
+    })?;
+    native(ctx, &o, "kill", |pid: i32, signum: i32| {
+        crate::signals::kill(pid, signum).err().unwrap_or(0)
+    })?;
+    let h = w.clone();
     native(ctx, &o, "timerStart", move |id: u32| {
         up(&h).map_or(f64::NAN, |h| h.timer_start(id))
     })?;
@@ -1255,7 +1265,7 @@ impl Engine for QuickJs {
         // A tick drains after the macrotask that queued it.
         let entry = match kind {
             Kind::Tick => Entry::Drain,
-            Kind::Timeout | Kind::Immediate | Kind::Io => Entry::Turn,
+            Kind::Timeout | Kind::Immediate | Kind::Io | Kind::Signal => Entry::Turn,
         };
         self.oom(self.js(entry, |c| {
             d.restore(c)
