@@ -762,7 +762,12 @@ impl EventLoop {
     /// # Errors
     ///
     /// [`Error::Stalled`] if nothing refed is left while `future` is still
-    /// pending (Node exits with code 13 for an unsettled top-level await);
+    /// pending (Node exits with code 13 for an unsettled top-level await).
+    /// A waiting [`Semaphore`](crate::sync::Semaphore) acquire is
+    /// something refed (its permit may come from another thread), so a
+    /// task that waits for a permit its own loop holds waits for ever
+    /// rather than stalling: bound such a wait with
+    /// [`time::timeout`](crate::time::timeout) where that can happen;
     /// [`Error::Uncaught`] if `future` panicked (kind
     /// [`CallbackKind::Task`]) or if a callback failed with no handler;
     /// [`Error::Reentrant`] if called from inside the loop;

@@ -688,6 +688,11 @@ impl EventLoop {
     /// due now and returns. The run returns earlier on a `stop` or an
     /// error, as [`run`](Self::run) does.
     ///
+    /// A [`VirtualClock`] counts nanoseconds and ends at `u64::MAX` of
+    /// them, about 584 years (loop time 18,446,744,073,709): a `ms` past
+    /// that takes the loop to the end of time, loop time `u64::MAX`,
+    /// where every timer counts as due, also those due after `ms`.
+    ///
     /// ```
     /// use std::{cell::RefCell, rc::Rc};
     /// use timerloop::EventLoop;

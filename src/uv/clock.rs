@@ -345,6 +345,8 @@ impl fmt::Display for ClockError {
 impl std::error::Error for ClockError {}
 
 /// A clock that moves only when told to, or when the loop would wait.
+/// It counts nanoseconds from 0 and stops at `u64::MAX` of them (about
+/// 584 years), the end of time: there every deadline has passed.
 ///
 /// Clones share one time, so a test can keep a clone and advance the clock
 /// of a loop that owns another. The clock is `Send + Sync`.
