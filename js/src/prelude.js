@@ -2375,10 +2375,18 @@
       // handler, which now answers yes, ends this script here (uncatchable).
       for (;;);
     },
-    hrtime(prev) {
+    // Node's: `time`, if given, an array of two (a bigint from
+    // `hrtime.bigint()` is not one).
+    hrtime(time) {
       const ns = host.hrtime();
       let s = Math.floor(ns / 1e9), n = ns - s * 1e9;
-      if (prev) { s -= prev[0]; n -= prev[1]; if (n < 0) { s--; n += 1e9; } }
+      if (time !== undefined) {
+        if (!Array.isArray(time)) throw argTypeError('time', 'an instance of Array', time);
+        if (time.length !== 2) throw outOfRange('time', 2, time.length);
+        s -= time[0];
+        n -= time[1];
+        if (n < 0) { s--; n += 1e9; }
+      }
       return [s, n];
     },
     platform: 'linux',
@@ -3281,8 +3289,8 @@
   // after), its errors (an unheard 'error' thrown, a non-Error as
   // ERR_UNHANDLED_ERROR), the leak warning, errorMonitor, and the static
   // once, getEventListeners, getMaxListeners, setMaxListeners,
-  // addAbortListener, listenerCount. No captureRejections, no
-  // `events.on` iterator.
+  // addAbortListener, listenerCount, and `on` (the async iterator). No
+  // captureRejections.
   // Node's validateNumber(n, name, 0).
   function checkMax(n, name) {
     if (typeof n !== 'number') throw argTypeError(name, 'of type number', n);
@@ -3546,11 +3554,137 @@
       if (signal) signal.addEventListener('abort', onAbort, { once: true, [kResist]: true });
     });
   } }.once;
+  // events.on: Node 20's async iterator of an event's arguments. Events
+  // not yet asked for queue up (the emitter paused above `highWaterMark`,
+  // resumed below `lowWaterMark`); an 'error' event (unless it is the one
+  // iterated), the signal, `throw` or a `close` event ends it, the first
+  // pending or next `next` rejecting with the error.
+  const AsyncIteratorPrototype = ObjectGetPrototypeOf(ObjectGetPrototypeOf(async function* () {}).prototype);
+  const kWatermarkData = Symbol('nodejs.watermarkData');
+  function watermark(options, name, alias, fallback) {
+    const v = options[name] ?? options[alias] ?? fallback;
+    if (typeof v !== 'number') throw argTypeError('options.' + name, 'of type number', v);
+    if (!Number.isInteger(v)) throw outOfRange('options.' + name, 'an integer', v);
+    if (v < 1 || v > Number.MAX_SAFE_INTEGER) throw outOfRange('options.' + name, '>= 1 && <= ' + Number.MAX_SAFE_INTEGER, v);
+    return v;
+  }
+  function agnosticAdd(emitter, name, listener, flags) {
+    if (emitter != null && typeof emitter.on === 'function') {
+      if (flags && flags.once) emitter.once(name, listener);
+      else emitter.on(name, listener);
+    } else if (emitter != null && typeof emitter.addEventListener === 'function') {
+      emitter.addEventListener(name, listener, flags);
+    } else {
+      throw argTypeError('emitter', 'an instance of EventEmitter', emitter);
+    }
+  }
+  function agnosticRemove(emitter, name, listener, flags) {
+    if (typeof emitter.removeListener === 'function') emitter.removeListener(name, listener);
+    else if (typeof emitter.removeEventListener === 'function') emitter.removeEventListener(name, listener, flags);
+    else throw argTypeError('emitter', 'an instance of EventEmitter', emitter);
+  }
+  function eventsOn(emitter, event, options = {}) {
+    const signal = options.signal;
+    if (signal !== undefined && !(signal instanceof AbortSignal)) {
+      throw argTypeError('options.signal', 'an instance of AbortSignal', signal);
+    }
+    if (signal && signal.aborted) throw new AbortError(undefined, { cause: signal.reason });
+    const high = watermark(options, 'highWaterMark', 'highWatermark', Number.MAX_SAFE_INTEGER);
+    const low = watermark(options, 'lowWaterMark', 'lowWatermark', 1);
+    const unconsumedEvents = [];
+    const unconsumedPromises = [];
+    let paused = false, error = null, finished = false, size = 0;
+    const done = (value, isDone) => ({ value, done: isDone });
+    const iterator = Object.setPrototypeOf({
+      next() {
+        if (size) {
+          const value = unconsumedEvents.shift();
+          size--;
+          if (paused && size < low) {
+            emitter.resume();
+            paused = false;
+          }
+          return Promise.resolve(done(value, false));
+        }
+        if (error) {
+          const p = Promise.reject(error);
+          error = null;
+          return p;
+        }
+        if (finished) return closeHandler();
+        return new Promise(function (resolve, reject) {
+          unconsumedPromises.push({ resolve, reject });
+        });
+      },
+      return() {
+        return closeHandler();
+      },
+      throw(err) {
+        if (!err || !(err instanceof Error)) {
+          throw argTypeError('EventEmitter.AsyncIterator', 'an instance of Error', err);
+        }
+        errorHandler(err);
+      },
+      [Symbol.asyncIterator]() {
+        return this;
+      },
+      [kWatermarkData]: {
+        get size() { return size; },
+        get low() { return low; },
+        get high() { return high; },
+        get isPaused() { return paused; },
+      },
+    }, AsyncIteratorPrototype);
+    const added = [];
+    const add = (target, name, handler, flags) => {
+      agnosticAdd(target, name, handler, flags);
+      added.push([target, name, handler, flags]);
+    };
+    add(emitter, event, function (...args) { return eventHandler(args); });
+    if (event !== 'error' && typeof emitter.on === 'function') add(emitter, 'error', errorHandler);
+    const closeEvents = options.close;
+    if (closeEvents && closeEvents.length) {
+      for (let i = 0; i < closeEvents.length; i++) add(emitter, closeEvents[i], closeHandler);
+    }
+    const abortDisposable = signal ? EventEmitter.addAbortListener(signal, abortListener) : null;
+    return iterator;
+
+    function abortListener() {
+      errorHandler(new AbortError(undefined, { cause: signal.reason }));
+    }
+    function eventHandler(value) {
+      if (unconsumedPromises.length === 0) {
+        size++;
+        if (!paused && size > high) {
+          paused = true;
+          emitter.pause();
+        }
+        unconsumedEvents.push(value);
+      } else {
+        unconsumedPromises.shift().resolve(done(value, false));
+      }
+    }
+    function errorHandler(err) {
+      if (unconsumedPromises.length === 0) error = err;
+      else unconsumedPromises.shift().reject(err);
+      closeHandler();
+    }
+    function closeHandler() {
+      if (abortDisposable) abortDisposable[Symbol.dispose]();
+      while (added.length > 0) ReflectApply(agnosticRemove, undefined, added.pop());
+      finished = true;
+      const result = done(undefined, true);
+      while (unconsumedPromises.length > 0) unconsumedPromises.shift().resolve(result);
+      return Promise.resolve(result);
+    }
+  }
+  defineProperty(eventsOn, 'name', { value: 'on', configurable: true });
   // process is an EventEmitter, as Node's (its own methods above).
   Object.setPrototypeOf(process, EventEmitter.prototype);
   Object.assign(EventEmitter, {
     EventEmitter,
     once: eventsOnce,
+    on: eventsOn,
     usingDomains: false,
     captureRejectionSymbol: Symbol.for('nodejs.rejection'),
     captureRejections: false,
@@ -3588,10 +3722,10 @@
       checkCallback(listener, 'listener');
       if (signal.aborted) {
         queueMicrotask(() => listener());
-        return { [Symbol.dispose || Symbol.for('nodejs.dispose')]() {} };
+        return { __proto__: null, [Symbol.dispose]() {} };
       }
       signal.addEventListener('abort', listener, { once: true, [kResist]: true });
-      return { [Symbol.dispose || Symbol.for('nodejs.dispose')]() { signal.removeEventListener('abort', listener); } };
+      return { __proto__: null, [Symbol.dispose]() { signal.removeEventListener('abort', listener); } };
     },
   });
 
@@ -3795,6 +3929,9 @@
 
   const modules = {
     timers: timersModule, 'timers/promises': timersPromises, fs, util, assert, events: EventEmitter, path,
+    // Node's `performance` (the global's), for `const { performance } =
+    // require('perf_hooks')`; no observers, marks or measures.
+    perf_hooks: { performance: g.performance },
     'assert/strict': assert.strict,
   };
   // V8's NoSideEffectsToString, as Node's unhandled-rejection message
@@ -3838,6 +3975,35 @@
     e.code = 'MODULE_NOT_FOUND';
     throw e;
   }
+  // Atomics.wait on the main thread, which QuickJS refuses ("cannot
+  // block"): no other agent here can notify (no workers), so a wait whose
+  // value matches sleeps out its timeout, as node's main thread waits
+  // (`atomic-sleep`, a synchronous sleep). The engine's own checks and
+  // errors for the array; outside the loop, the engine's refusal.
+  {
+    const AtomicsWait = Atomics.wait;
+    const AtomicsLoad = Atomics.load;
+    defineProperty(Atomics, 'wait', {
+      value: function wait(typedArray, index, value, timeout) {
+        const big = typedArray instanceof BigInt64Array;
+        if (!host.engaged() || !(big || typedArray instanceof Int32Array) ||
+            !(typedArray.buffer instanceof SharedArrayBuffer)) {
+          return ReflectApply(AtomicsWait, Atomics, [typedArray, index, value, timeout]);
+        }
+        const current = AtomicsLoad(typedArray, index);
+        const v = big ? BigInt.asIntN(64, BigInt(value)) : value | 0;
+        let t = Number(timeout);
+        if (t !== t) t = Infinity;
+        if (current !== v) return 'not-equal';
+        host.sleep(t);
+        return 'timed-out';
+      },
+      writable: true,
+      enumerable: false,
+      configurable: true,
+    });
+  }
+
   // The globals Node adds, with its attributes, and its enumerable ones
   // in its order (what `Object.keys(globalThis)` and a test runner's leak
   // check see): Node's lazy ones are accessors a program may replace.

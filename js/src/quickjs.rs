@@ -336,6 +336,21 @@ fn install_prelude<'js>(
     native(ctx, &o, "kill", |pid: i32, signum: i32| {
         crate::signals::kill(pid, signum).err().unwrap_or(0)
     })?;
+    // `Atomics.wait` on the main thread: the thread sleeps (a virtual
+    // clock moves instead, as under a callback that blocks).
+    native(ctx, &o, "sleep", |ms: f64| {
+        // NaN and anything not above 0 wait for nothing.
+        if ms.is_nan() || ms <= 0.0 {
+            return;
+        }
+        EventLoop::with_current(|lp| {
+            if lp.virtual_clock().is_some() {
+                lp.block(ms.ceil().min(u64::MAX as f64) as u64);
+            } else {
+                std::thread::sleep(Duration::try_from_secs_f64(ms / 1e3).unwrap_or(Duration::MAX));
+            }
+        });
+    })?;
     let h = w.clone();
     native(ctx, &o, "timerStart", move |id: u32| {
         up(&h).map_or(f64::NAN, |h| h.timer_start(id))

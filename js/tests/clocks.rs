@@ -151,3 +151,23 @@ fn idle_start_is_the_loop_time_a_timer_counts_from() {
     );
     assert_eq!(now, 65);
 }
+
+/// `Atomics.wait` on the main thread sleeps out its timeout; on a virtual
+/// clock the clock moves instead, with no real waiting.
+#[test]
+fn atomics_wait_moves_a_virtual_clock() {
+    let start = std::time::Instant::now();
+    let (status, out, now) = run(
+        Clocks::Loop,
+        "
+        const ia = new Int32Array(new SharedArrayBuffer(4));
+        const t0 = Date.now();
+        globalThis.out = [Atomics.wait(ia, 0, 0, 60000), Date.now() - t0];
+        setTimeout(() => out.push(Date.now() - t0), 10);
+        ",
+    );
+    assert_eq!(status, 0);
+    assert_eq!(out, r#"["timed-out",60000,60010]"#);
+    assert_eq!(now, 60010);
+    assert!(start.elapsed() < std::time::Duration::from_secs(30));
+}
