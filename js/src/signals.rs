@@ -96,32 +96,15 @@ pub(crate) fn default_action(signum: i32) {
 pub(crate) fn kill(pid: i32, signum: i32) -> Result<(), i32> {
     #[cfg(unix)]
     {
-        use rustix::process::{
-            Pid, Signal, kill_current_process_group, kill_process, kill_process_group,
-            test_kill_current_process_group, test_kill_process, test_kill_process_group,
-        };
-        let errno = |e: rustix::io::Errno| e.raw_os_error();
-        let target = Pid::from_raw(pid.checked_abs().ok_or(EINVAL)?);
+        use nix::sys::signal::Signal;
         if pid == -1 {
             return Err(EINVAL);
         }
-        if signum == 0 {
-            return match (pid, target) {
-                (0, _) => test_kill_current_process_group(),
-                (p, Some(t)) if p > 0 => test_kill_process(t),
-                (_, Some(t)) => test_kill_process_group(t),
-                (_, None) => return Err(EINVAL),
-            }
-            .map_err(errno);
-        }
-        let sig = Signal::from_named_raw(signum).ok_or(EINVAL)?;
-        match (pid, target) {
-            (0, _) => kill_current_process_group(sig),
-            (p, Some(t)) if p > 0 => kill_process(t, sig),
-            (_, Some(t)) => kill_process_group(t, sig),
-            (_, None) => return Err(EINVAL),
-        }
-        .map_err(errno)
+        let sig = match signum {
+            0 => None,
+            n => Some(Signal::try_from(n).map_err(|_| EINVAL)?),
+        };
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig).map_err(|e| e as i32)
     }
     #[cfg(not(unix))]
     {

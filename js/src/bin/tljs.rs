@@ -158,6 +158,7 @@ fn main() -> ExitCode {
         .name("tljs".into())
         .stack_size(limit.saturating_add(MARGIN))
         .spawn(move || run(options, &name, &source));
+    leave_signals_to_the_engine();
     match engine.map(std::thread::JoinHandle::join) {
         Ok(Ok(code)) => code,
         Ok(Err(_)) => ExitCode::from(70), // a panic, already printed
@@ -168,6 +169,32 @@ fn main() -> ExitCode {
             );
             ExitCode::from(2)
         }
+    }
+}
+
+/// Blocks, on this thread (which only waits for the engine's), every
+/// signal that is not a fault's: a signal sent to the process is then the
+/// engine thread's, as a Node process's is its main thread's (libuv's
+/// threads block them). So a signal the program sends itself
+/// (`process.kill(process.pid, ...)`) is taken before `kill` returns, and
+/// its listeners run in the next poll phase, as in node; taken on this
+/// thread, it reached the loop some time later, or after the loop ended.
+fn leave_signals_to_the_engine() {
+    #[cfg(unix)]
+    {
+        use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
+        let mut set = SigSet::all();
+        for fault in [
+            Signal::SIGSEGV,
+            Signal::SIGBUS,
+            Signal::SIGFPE,
+            Signal::SIGILL,
+            Signal::SIGTRAP,
+            Signal::SIGSYS,
+        ] {
+            set.remove(fault);
+        }
+        let _ = pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&set), None);
     }
 }
 
