@@ -277,6 +277,10 @@ pub struct Host<E: Engine> {
     /// another, as Node's tick loop runs `processPromiseRejections` again
     /// after the microtasks its listeners queued.
     rejections_again: Cell<bool>,
+    /// The failure going to the loop is an unhandled rejection's, reported
+    /// from Node's tick loop: the uncaughtException listeners' ticks run
+    /// before their promise jobs ([`Owner::uncaught`]).
+    rejection_failing: Cell<bool>,
     /// How many of [`run_engine`](Self::run_engine)'s scopes are open:
     /// JavaScript running with none (an embedder's bare `ctx.with`) has
     /// no current loop to queue a tick on.
@@ -325,8 +329,15 @@ impl<E: Engine> Owner for Host<E> {
             return;
         }
         let message = err.message();
+        let rejection = self.rejection_failing.replace(false);
         let r = self.run_engine(lp, |e| e.emit_uncaught(&message));
-        self.after_js(lp);
+        if rejection {
+            // Node reports it from its tick loop's condition: the ticks
+            // the listeners queued run before their promise jobs.
+            self.pump_behind_ticks(lp);
+        } else {
+            self.after_js(lp);
+        }
         // The last listener may have gone in the meantime; a listener
         // that throws ends the process with 7, as in Node.
         if self.exited().is_some() {
@@ -430,6 +441,7 @@ impl<E: Engine> Host<E> {
             engaged: Cell::new(0),
             rejections_queued: Cell::new(false),
             rejections_again: Cell::new(false),
+            rejection_failing: Cell::new(false),
             start: Instant::now(),
             follow_loop_clock: Cell::new(false),
             loop_clock: RefCell::new(None),
@@ -1148,6 +1160,17 @@ impl<E: Engine> Host<E> {
         }
     }
 
+    /// After JavaScript that ran in Node's tick loop's condition (the
+    /// rejection listeners): the engine's jobs wait behind the ticks it
+    /// queued.
+    fn pump_behind_ticks(self: &Rc<Self>, lp: &mut EventLoop) {
+        if self.exited().is_none() && !self.pump_queued.get() && self.engine.has_pending_job() {
+            self.pump_queued.set(true);
+            let h = self.clone();
+            lp.next_tick(move |lp| lp.queue_microtask(move |lp| h.pump(lp)));
+        }
+    }
+
     fn pump(self: &Rc<Self>, lp: &mut EventLoop) -> Result<(), BoxError> {
         self.pump_queued.set(false);
         if self.exited().is_some() {
@@ -1194,6 +1217,7 @@ impl<E: Engine> Host<E> {
     /// one is reported right after the previous, whatever the listener
     /// queued, as in one `processPromiseRejections` call.
     fn check_rejections(self: &Rc<Self>, lp: &mut EventLoop, now: bool) -> Result<(), BoxError> {
+        self.rejection_failing.set(false);
         if self.exited().is_some() {
             return Ok(());
         }
@@ -1221,11 +1245,7 @@ impl<E: Engine> Host<E> {
         if self.exited().is_some() {
             return Ok(());
         }
-        if !self.pump_queued.get() && self.engine.has_pending_job() {
-            self.pump_queued.set(true);
-            let h = self.clone();
-            lp.next_tick(move |lp| lp.queue_microtask(move |lp| h.pump(lp)));
-        }
+        self.pump_behind_ticks(lp);
         match r {
             Some(t) => {
                 if handled_threw {
@@ -1239,6 +1259,7 @@ impl<E: Engine> Host<E> {
                 } else {
                     self.rejections_done(lp);
                 }
+                self.rejection_failing.set(true);
                 Err(self.own(t))
             }
             None => {

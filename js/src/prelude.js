@@ -276,10 +276,12 @@
     }
   }
   const timerLists = SafeMap();
-  // Node's `L.append` under the timer's duration (`insert`).
+  const MathTrunc = Math.trunc;
+  // Node's `insert`: `L.append` to the list of the timer's duration,
+  // truncated.
   function listAppend(t) {
     if (t._idleNext || t._idlePrev) listRemove(t);
-    const msecs = t._idleTimeout;
+    const msecs = MathTrunc(t._idleTimeout);
     let list = timerLists.get(msecs);
     if (list === undefined) {
       list = new TimersList(msecs);
@@ -290,17 +292,26 @@
     t._idlePrev = list;
     list._idleNext = t;
   }
-  // Node's `L.remove`; an emptied list goes, as Node's does.
+  // Node's `L.remove`. The list stays, even emptied: Node deletes one
+  // only after running its last due timer (`listOnTimeout`) and when
+  // clearing a refed timer empties it (`unenroll`): `listDrop`.
   function listRemove(t) {
     const next = t._idleNext, prev = t._idlePrev;
     if (next) next._idlePrev = prev;
     if (prev) prev._idleNext = next;
     t._idleNext = null;
     t._idlePrev = null;
-    if (prev instanceof TimersList && prev._idleNext === prev && timerLists.get(prev.msecs) === prev) {
-      timerLists.delete(prev.msecs);
+  }
+  function listDrop(list) {
+    if (list !== undefined && list._idleNext === list && timerLists.get(list.msecs) === list) {
+      timerLists.delete(list.msecs);
     }
   }
+  function noop() {}
+  // The list whose timer's callback threw: Node's `processTimers`, run
+  // again after the uncaughtException listeners, finds it empty and
+  // deletes it then (`emitUncaught`).
+  let listAfterThrow;
 
   let idOf;
   class Timeout {
@@ -339,17 +350,6 @@
     static {
       idOf = (t) => t.#id;
     }
-    ref() {
-      this[kRefed] = true;
-      host.ref(this.#id);
-      return this;
-    }
-    unref() {
-      this[kRefed] = false;
-      host.unref(this.#id);
-      return this;
-    }
-    hasRef() { return host.hasRef(this.#id); }
     // The loop decides what a refresh does to a cleared or fired timer.
     // The fields follow Node's: a cleared timer (`_idleTimeout` -1) stays
     // destroyed; a fired one is pending again, and one cleared after it
@@ -376,7 +376,23 @@
       }
       return this;
     }
+    unref() {
+      this[kRefed] = false;
+      host.unref(this.#id);
+      return this;
+    }
+    ref() {
+      this[kRefed] = true;
+      host.ref(this.#id);
+      return this;
+    }
+    hasRef() { return host.hasRef(this.#id); }
     close() { clearTimeout(this); return this; }
+    // Node's: shown at depth 0 (its links are lists and other timers).
+    [customInspectSymbol](_, options) {
+      return inspectValue(this, { ...options, depth: 0, customInspect: false });
+    }
+    [Symbol.dispose]() { clearTimeout(this); }
     // Node's: the first conversion makes the id a key for clearTimeout,
     // later ones do not (after a fire or clear took that key away, and
     // for the new id a refresh of a fired timeout takes).
@@ -387,11 +403,6 @@
         known.set(StringOf(id), this);
       }
       return id;
-    }
-    [Symbol.dispose]() { clearTimeout(this); }
-    // Node's: shown at depth 0 (its links are lists and other timers).
-    [customInspectSymbol](_, options) {
-      return inspectValue(this, { ...options, depth: 0, customInspect: false });
     }
   }
 
@@ -555,6 +566,7 @@
     t._destroyed = true;
     if (t instanceof Timeout) {
       listRemove(t);
+      if (t[kRefed]) listDrop(timerLists.get(MathTrunc(t._idleTimeout)));
       const id = idOf(t);
       timers.delete(id);
       known.delete(StringOf(t[asyncIdSymbol]));
@@ -623,8 +635,10 @@
     if (kind === 0) {
       const t = timers.get(id);
       if (t === undefined) return;
+      const list = timerLists.get(MathTrunc(t._idleTimeout));
       listRemove(t);
       if (t._onTimeout === null) {
+        listDrop(list);
         // Due with no callback (cleared after it fired, then refreshed):
         // Node's `listOnTimeout` marks it destroyed, forgets its id as a
         // key for clearTimeout, and calls nothing.
@@ -639,9 +653,11 @@
       // callback (Node's `start`), which the loop has noted by now.
       const start = once ? 0 : host.timerStart(id);
       executionAsyncId = t[asyncIdSymbol];
+      listAfterThrow = list;
       try {
         const args = t._timerArgs;
         ReflectApply(t._onTimeout, t, args === undefined ? noArgs : args);
+        listAfterThrow = undefined;
       } finally {
         // As Node's `listOnTimeout`: an interval not cleared is listed
         // again from `start`; a timeout its callback did not make pending
@@ -658,6 +674,7 @@
           known.delete(StringOf(t[asyncIdSymbol]));
         }
       }
+      listDrop(list);
       executionAsyncId = 0;
     } else if (kind === 1) {
       const im = immediates.get(id);
@@ -3569,10 +3586,10 @@
     return v;
   }
   function agnosticAdd(emitter, name, listener, flags) {
-    if (emitter != null && typeof emitter.on === 'function') {
+    if (typeof emitter.on === 'function') {
       if (flags && flags.once) emitter.once(name, listener);
       else emitter.on(name, listener);
-    } else if (emitter != null && typeof emitter.addEventListener === 'function') {
+    } else if (typeof emitter.addEventListener === 'function') {
       emitter.addEventListener(name, listener, flags);
     } else {
       throw argTypeError('emitter', 'an instance of EventEmitter', emitter);
@@ -3583,11 +3600,15 @@
     else if (typeof emitter.removeEventListener === 'function') emitter.removeEventListener(name, listener, flags);
     else throw argTypeError('emitter', 'an instance of EventEmitter', emitter);
   }
+  // Node's validateAbortSignal: any object with `aborted`.
+  function validateAbortSignal(signal, name) {
+    if (signal !== undefined && (signal === null || typeof signal !== 'object' || !('aborted' in signal))) {
+      throw argTypeError(name, 'an instance of AbortSignal', signal);
+    }
+  }
   function eventsOn(emitter, event, options = {}) {
     const signal = options.signal;
-    if (signal !== undefined && !(signal instanceof AbortSignal)) {
-      throw argTypeError('options.signal', 'an instance of AbortSignal', signal);
-    }
+    validateAbortSignal(signal, 'options.signal');
     if (signal && signal.aborted) throw new AbortError(undefined, { cause: signal.reason });
     const high = watermark(options, 'highWaterMark', 'highWatermark', Number.MAX_SAFE_INTEGER);
     const low = watermark(options, 'lowWaterMark', 'lowWatermark', 1);
@@ -3718,7 +3739,8 @@
       }
     },
     addAbortListener(signal, listener) {
-      if (!(signal instanceof AbortSignal)) throw argTypeError('signal', 'an instance of AbortSignal', signal);
+      if (signal === undefined) throw argTypeError('signal', 'an instance of AbortSignal', signal);
+      validateAbortSignal(signal, 'signal');
       checkCallback(listener, 'listener');
       if (signal.aborted) {
         queueMicrotask(() => listener());
@@ -3990,11 +4012,15 @@
             !(typedArray.buffer instanceof SharedArrayBuffer)) {
           return ReflectApply(AtomicsWait, Atomics, [typedArray, index, value, timeout]);
         }
-        const current = AtomicsLoad(typedArray, index);
-        const v = big ? BigInt.asIntN(64, BigInt(value)) : value | 0;
-        let t = Number(timeout);
+        AtomicsLoad(typedArray, index); // the engine's index checks
+        // The spec's conversions, by the engine: an element store is
+        // ToInt32 or ToBigInt64 (a Number for a BigInt64Array is a
+        // TypeError), unary plus is ToNumber (a BigInt is a TypeError).
+        const cell = big ? new BigInt64Array(1) : new Int32Array(1);
+        cell[0] = value;
+        let t = +timeout;
         if (t !== t) t = Infinity;
-        if (current !== v) return 'not-equal';
+        if (AtomicsLoad(typedArray, index) !== cell[0]) return 'not-equal';
         host.sleep(t);
         return 'timed-out';
       },
@@ -4009,19 +4035,27 @@
   // check see): Node's lazy ones are accessors a program may replace.
   {
     const data = (v, enumerable) => ({ value: v, writable: true, enumerable, configurable: true });
-    const lazy = (v, enumerable) => ({
+    // Node's lazy globals: assigning to one makes it a data property of
+    // the receiver, but for `process`, `Buffer` and `performance`, which
+    // stay accessors holding what is assigned.
+    const lazy = (v, enumerable, name) => ({
       get() { return v; },
-      set(value) { v = value; },
+      set(value) {
+        if (name === undefined) v = value;
+        else defineProperty(this, name, { value, writable: true, enumerable, configurable: true });
+      },
       enumerable,
       configurable: true,
     });
     const own = (k) => g[k];
     const hidden = {
       process: lazy(process, false), Buffer: lazy(Buffer, false), console: data(console, false),
-      DOMException: lazy(own('DOMException'), false),
-      AbortController: lazy(AbortController, false), AbortSignal: lazy(AbortSignal, false),
+      DOMException: lazy(own('DOMException'), false, 'DOMException'),
+      AbortController: lazy(AbortController, false, 'AbortController'),
+      AbortSignal: lazy(AbortSignal, false, 'AbortSignal'),
       Event: data(Event, false), EventTarget: data(EventTarget, false), CustomEvent: data(CustomEvent, false),
-      TextEncoder: lazy(own('TextEncoder'), false), TextDecoder: lazy(own('TextDecoder'), false),
+      TextEncoder: lazy(own('TextEncoder'), false, 'TextEncoder'),
+      TextDecoder: lazy(own('TextDecoder'), false, 'TextDecoder'),
     };
     const shown = {
       global: data(g, true),
@@ -4029,7 +4063,8 @@
       clearInterval: data(clearInterval, true), clearTimeout: data(clearTimeout, true),
       setInterval: data(setInterval, true), setTimeout: data(setTimeout, true),
       queueMicrotask: data(queueMicrotask, true), structuredClone: data(own('structuredClone'), true),
-      atob: lazy(own('atob'), true), btoa: lazy(own('btoa'), true), performance: lazy(own('performance'), true),
+      atob: lazy(own('atob'), true, 'atob'), btoa: lazy(own('btoa'), true, 'btoa'),
+      performance: lazy(own('performance'), true),
     };
     for (const k of Object.keys(hidden)) defineProperty(g, k, hidden[k]);
     for (const k of Object.keys(shown)) {
@@ -4057,9 +4092,17 @@
            emitUncaught(err, origin) {
              try {
                emit('uncaughtExceptionMonitor', err, origin);
-               return emit('uncaughtException', err, origin);
+               const handled = emit('uncaughtException', err, origin);
+               // Node's: "make sure any ticks get processed by ensuring
+               // that the next Immediate cycle isn't empty" (where there
+               // is a loop: not under an embedder's bare call).
+               if (handled && host.engaged()) setImmediate(noop);
+               return handled;
              } finally {
                executionAsyncId = 0;
+               const list = listAfterThrow;
+               listAfterThrow = undefined;
+               listDrop(list);
              }
            },
            emitRejection: (reason, promise) => emit('unhandledRejection', reason, promise),
