@@ -564,15 +564,98 @@
   function unenroll(t) {
     if (t._destroyed) return;
     t._destroyed = true;
-    if (t instanceof Timeout) {
-      listRemove(t);
-      if (t[kRefed]) listDrop(timerLists.get(MathTrunc(t._idleTimeout)));
-      const id = idOf(t);
+    if (t[kHasPrimitive]) known.delete(StringOf(t[asyncIdSymbol]));
+    listRemove(t);
+    if (t[kRefed]) listDrop(timerLists.get(MathTrunc(t._idleTimeout)));
+    const id = t instanceof Timeout ? idOf(t) : enrolledId(t);
+    if (id !== undefined) {
       timers.delete(id);
-      known.delete(StringOf(t[asyncIdSymbol]));
       host.clear(id);
     }
     t._idleTimeout = -1;
+  }
+  // Node's deprecated timers API (lib/timers.js): any object made a timer
+  // by `enroll` (its duration), listed by `active` (refed) or
+  // `_unrefActive`, taken off by `unenroll` (or clearTimeout, with an
+  // `_onTimeout`), whose `_onTimeout()` runs when it is due. Each object
+  // gets a loop timer of its own, made on its first listing (and again
+  // for a new duration), freed with the object.
+  const enrolled = new WeakMap();
+  function enrolledId(item) {
+    const e = enrolled.get(item);
+    return e === undefined ? undefined : e.id;
+  }
+  function getTimerDuration(msecs, name) {
+    if (typeof msecs !== 'number') throw argTypeError(name, 'of type number', msecs);
+    if (msecs < 0 || !Number.isFinite(msecs)) throw outOfRange(name, 'a non-negative finite number', msecs);
+    if (msecs > TIMEOUT_MAX) {
+      process.emitWarning(`${msecs} does not fit into a 32-bit signed integer.` +
+        `\nTimer duration was truncated to ${TIMEOUT_MAX}.`, 'TimeoutOverflowWarning');
+      return TIMEOUT_MAX;
+    }
+    return msecs;
+  }
+  function enroll(item, msecs) {
+    msecs = getTimerDuration(msecs, 'msecs');
+    if (item._idleNext) unenroll(item);
+    item._idleNext = item;
+    item._idlePrev = item;
+    item._idleTimeout = msecs;
+  }
+  // Node's `insertGuarded`.
+  function insertGuarded(item, refed) {
+    const msecs = item._idleTimeout;
+    if (msecs < 0 || msecs === undefined) return;
+    let e = enrolled.get(item);
+    if (e !== undefined && e.msecs !== msecs) {
+      // The loop's timer keeps its duration: a new one for a new duration.
+      timers.delete(e.id);
+      host.clear(e.id);
+      e = undefined;
+    }
+    let made = false;
+    if (e === undefined) {
+      e = { id: host.timer(msecs, false), msecs };
+      enrolled.set(item, e);
+      released.register(item, e.id);
+      made = true;
+    } else {
+      host.refresh(e.id);
+    }
+    if (refed) host.ref(e.id);
+    else host.unref(e.id);
+    timers.set(e.id, item);
+    item._idleStart = host.timerStart(e.id);
+    listAppend(item);
+    if (item._destroyed || !item[asyncIdSymbol]) {
+      item._destroyed = false;
+      item[asyncIdSymbol] = made ? e.id : host.asyncId();
+      item[triggerIdSymbol] = executionAsyncId;
+    }
+    item[kRefed] = refed;
+  }
+  // Node's `deprecate` (also util.deprecate): a warning the first time,
+  // once per code.
+  const codesWarned = new Set();
+  function deprecate(fn, msg, code) {
+    if (code !== undefined && typeof code !== 'string') throw argTypeError('code', 'of type string', code);
+    let warned = false;
+    function deprecated(...args) {
+      if (!process.noDeprecation && !warned) {
+        warned = true;
+        if (code === undefined) {
+          process.emitWarning(msg, 'DeprecationWarning', deprecated);
+        } else if (!codesWarned.has(code)) {
+          codesWarned.add(code);
+          process.emitWarning(msg, 'DeprecationWarning', code, deprecated);
+        }
+      }
+      if (new.target) return Reflect.construct(fn, args, new.target);
+      return ReflectApply(fn, this, args);
+    }
+    Object.setPrototypeOf(deprecated, fn);
+    if (fn.prototype) deprecated.prototype = fn.prototype;
+    return deprecated;
   }
   function setImmediate(cb, ...args) {
     checkCallback(cb);
@@ -637,7 +720,7 @@
       if (t === undefined) return;
       const list = timerLists.get(MathTrunc(t._idleTimeout));
       listRemove(t);
-      if (t._onTimeout === null) {
+      if (!t._onTimeout) {
         listDrop(list);
         // Due with no callback (cleared after it fired, then refreshed):
         // Node's `listOnTimeout` marks it destroyed, forgets its id as a
@@ -647,7 +730,7 @@
         known.delete(StringOf(t[asyncIdSymbol]));
         return;
       }
-      const once = t._repeat === null;
+      const once = !t._repeat;
       if (once) timers.delete(id);
       // An interval's next run counts from the loop's time before its
       // callback (Node's `start`), which the loop has noted by now.
@@ -660,16 +743,16 @@
         listAfterThrow = undefined;
       } finally {
         // As Node's `listOnTimeout`: an interval not cleared is listed
-        // again from `start`; a timeout its callback did not make pending
-        // again (refresh) is destroyed, and its id no longer works with
-        // clearTimeout; until then (inside the callback) it does.
+        // again from `start`; a timeout its callback did not list again
+        // (refresh, `active`) is destroyed, and its id no longer works
+        // with clearTimeout; until then (inside the callback) it does.
         if (!once) {
           if (t._idleTimeout !== -1) {
             t._idleTimeout = t._repeat;
             t._idleStart = start;
             listAppend(t);
           }
-        } else if (!timers.has(id) && !t._destroyed) {
+        } else if (!t._idleNext && !t._idlePrev && !t._destroyed) {
           t._destroyed = true;
           known.delete(StringOf(t[asyncIdSymbol]));
         }
@@ -1819,20 +1902,31 @@
   };
 
   // process as a small EventEmitter: on/addListener/once/off/
-  // removeListener/emit/listenerCount/listeners.
+  // removeListener/emit/listenerCount/listeners, with 'newListener' and
+  // 'removeListener' events, whose first listeners are Node's signal
+  // hooks (a program that removes them stops signals, as in Node).
   const events = new Map();
   function listeners(name) {
     return events.get(name) || [];
   }
+  events.set('newListener', [startListeningIfSignal]);
+  events.set('removeListener', [stopListeningIfSignal]);
   // The loop hands the host its uncaught exceptions while a listener
-  // wants them: a handler, or a monitor (which sees even a fatal one). A
-  // signal's last listener gone, its handle goes (Node's
-  // `stopListeningIfSignal`).
+  // wants them: a handler, or a monitor (which sees even a fatal one).
   function changed(name) {
     if (name === 'uncaughtException' || name === 'uncaughtExceptionMonitor') {
       host.catchUncaught(listeners('uncaughtException').length > 0 ||
         listeners('uncaughtExceptionMonitor').length > 0);
     }
+  }
+  // Node's: a signal's first listener starts its handle (before it is
+  // added: a signal the OS will not give, SIGKILL, throws and adds
+  // nothing); its last gone, the handle goes.
+  function startListeningIfSignal(type) {
+    startSignal(type);
+  }
+  function stopListeningIfSignal(type) {
+    const name = type;
     if (signalIds.has(name) && listeners(name).length === 0) {
       signalIds.delete(name);
       const signum = signalNumbers[name];
@@ -1909,7 +2003,7 @@
   const leakWarned = new Set();
   function on(name, fn, prepend = false) {
     checkCallback(fn, 'listener');
-    startSignal(name);
+    if (listeners('newListener').length > 0) emit('newListener', name, fn.listener ?? fn);
     const l = prepend ? [fn, ...listeners(name)] : [...listeners(name), fn];
     events.set(name, l);
     changed(name);
@@ -1943,11 +2037,14 @@
     const l = listeners(name);
     let i = l.length - 1;
     while (i >= 0 && l[i] !== fn && l[i].listener !== fn) i--;
-    if (i >= 0) events.set(name, l.slice(0, i).concat(l.slice(i + 1)));
+    if (i < 0) return process;
+    const removed = l[i];
+    events.set(name, l.slice(0, i).concat(l.slice(i + 1)));
     // Node's warned flag is on its listener array, which goes when one
     // listener (or none) is left.
     if (listeners(name).length <= 1) leakWarned.delete(name);
     changed(name);
+    if (listeners('removeListener').length > 0) emit('removeListener', name, removed.listener || removed);
     return process;
   }
   function emit(name, ...args) {
@@ -2328,17 +2425,29 @@
     prependOnceListener: (name, fn) => on(name, onceWrapper(name, fn), true),
     listenerCount: (name) => listeners(name).length,
     listeners: (name) => listeners(name).map((f) => f.listener || f),
+    // Node's: with 'removeListener' listeners, each listener is removed
+    // (the last first) and reported, 'removeListener' itself last.
     removeAllListeners(name) {
-      if (arguments.length === 0) {
-        const names = [...events.keys()];
-        events.clear();
-        leakWarned.clear();
-        for (const n of names) changed(n);
-      } else {
-        events.delete(name);
-        leakWarned.delete(name);
-        changed(name);
+      if (listeners('removeListener').length === 0) {
+        if (arguments.length === 0) {
+          const names = [...events.keys()];
+          events.clear();
+          leakWarned.clear();
+          for (const n of names) changed(n);
+        } else {
+          events.delete(name);
+          leakWarned.delete(name);
+          changed(name);
+        }
+        return process;
       }
+      if (arguments.length === 0) {
+        for (const n of [...events.keys()]) if (n !== 'removeListener') process.removeAllListeners(n);
+        process.removeAllListeners('removeListener');
+        return process;
+      }
+      const l = listeners(name);
+      for (let i = l.length - 1; i >= 0; i--) off(name, l[i]);
       return process;
     },
     rawListeners: (name) => [...listeners(name)],
@@ -2499,9 +2608,15 @@
   g.Buffer = Buffer;
   if (typeof g.TextDecoder !== 'function') g.TextDecoder = TextDecoder;
 
+  // Node's order; `promises` is added below, as Node's getter.
   const timersModule = {
-    setTimeout, setInterval, setImmediate, clearTimeout,
-    clearInterval, clearImmediate,
+    setTimeout, clearTimeout, setImmediate, clearImmediate, setInterval, clearInterval,
+    _unrefActive: deprecate((item) => insertGuarded(item, false),
+      'timers._unrefActive() is deprecated. Please use timeout.refresh() instead.', 'DEP0127'),
+    active: deprecate((item) => insertGuarded(item, true),
+      'timers.active() is deprecated. Please use timeout.refresh() instead.', 'DEP0126'),
+    unenroll: deprecate(unenroll, 'timers.unenroll() is deprecated. Please use clearTimeout instead.', 'DEP0096'),
+    enroll: deprecate(enroll, 'timers.enroll() is deprecated. Please use setTimeout instead.', 'DEP0095'),
   };
   // --- Errors with Node's codes -------------------------------------
   function argTypeError(name, what, v) {
@@ -3093,7 +3208,11 @@
     scheduler,
   };
   defineProperty(intervalIterator, 'name', { value: 'setInterval', configurable: true });
-  timersModule.promises = timersPromises;
+  defineProperty(timersModule, 'promises', {
+    get() { return timersPromises; },
+    enumerable: true,
+    configurable: true,
+  });
 
   // --- util: promisify (with Node's custom symbol), inspect ------------
   const custom = Symbol.for('nodejs.util.promisify.custom');
@@ -3125,6 +3244,7 @@
     inspect: inspectValue,
     format: (...args) => formatArgs(args),
     isDeepStrictEqual: (a, b) => deepEqual(a, b, true),
+    deprecate,
     types: { isPromise: (p) => p instanceof Promise },
     // Node's: the old way to subclass (`EventEmitter.call(this)`).
     inherits(ctor, superCtor) {
