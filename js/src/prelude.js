@@ -249,6 +249,7 @@
   const enqueueMicrotask = globalThis.queueMicrotask;
   const released = new FinalizationRegistry((id) => host.release(id));
   released.register = FinalizationRegistry.prototype.register;
+  released.unregister = FinalizationRegistry.prototype.unregister;
 
   // Node's symbols on its timer objects (shown by inspect), and the async
   // id of the callback running (Node's executionAsyncId, which a new
@@ -567,10 +568,12 @@
     if (t[kHasPrimitive]) known.delete(StringOf(t[asyncIdSymbol]));
     listRemove(t);
     if (t[kRefed]) listDrop(timerLists.get(MathTrunc(t._idleTimeout)));
-    const id = t instanceof Timeout ? idOf(t) : enrolledId(t);
-    if (id !== undefined) {
+    if (t instanceof Timeout) {
+      const id = idOf(t);
       timers.delete(id);
       host.clear(id);
+    } else {
+      dropEnrolled(t);
     }
     t._idleTimeout = -1;
   }
@@ -581,9 +584,16 @@
   // gets a loop timer of its own, made on its first listing (and again
   // for a new duration), freed with the object.
   const enrolled = new WeakMap();
-  function enrolledId(item) {
+  // The object's loop timer, cleared and freed: a later listing makes
+  // another.
+  function dropEnrolled(item) {
     const e = enrolled.get(item);
-    return e === undefined ? undefined : e.id;
+    if (e === undefined) return;
+    enrolled.delete(item);
+    released.unregister(e);
+    timers.delete(e.id);
+    host.clear(e.id);
+    host.release(e.id);
   }
   function getTimerDuration(msecs, name) {
     if (typeof msecs !== 'number') throw argTypeError(name, 'of type number', msecs);
@@ -609,15 +619,14 @@
     let e = enrolled.get(item);
     if (e !== undefined && e.msecs !== msecs) {
       // The loop's timer keeps its duration: a new one for a new duration.
-      timers.delete(e.id);
-      host.clear(e.id);
+      dropEnrolled(item);
       e = undefined;
     }
     let made = false;
     if (e === undefined) {
       e = { id: host.timer(msecs, false), msecs };
       enrolled.set(item, e);
-      released.register(item, e.id);
+      released.register(item, e.id, e);
       made = true;
     } else {
       host.refresh(e.id);
@@ -746,15 +755,25 @@
         // again from `start`; a timeout its callback did not list again
         // (refresh, `active`) is destroyed, and its id no longer works
         // with clearTimeout; until then (inside the callback) it does.
-        if (!once) {
+        // (A Timeout repeats as the loop made it; an enrolled object as
+        // its `_repeat` says after its callback, as Node reads it.)
+        const timeout = t instanceof Timeout;
+        if (timeout ? !once : t._repeat) {
           if (t._idleTimeout !== -1) {
             t._idleTimeout = t._repeat;
-            t._idleStart = start;
-            listAppend(t);
+            if (timeout) {
+              t._idleStart = start;
+              listAppend(t);
+            } else {
+              // Its one-shot loop timer armed again, from now (Node's
+              // counts from before the callback).
+              insertGuarded(t, t[kRefed] !== false);
+            }
           }
         } else if (!t._idleNext && !t._idlePrev && !t._destroyed) {
           t._destroyed = true;
           known.delete(StringOf(t[asyncIdSymbol]));
+          if (!timeout) timers.delete(id);
         }
       }
       listDrop(list);
@@ -1910,6 +1929,18 @@
     return events.get(name) || [];
   }
   events.set('newListener', [startListeningIfSignal]);
+  // The events in the order of Node's `_events` object's keys: array
+  // indexes ascending, then the other names as added, then symbols.
+  function eventKeys() {
+    const index = [], names = [], symbols = [];
+    for (const k of events.keys()) {
+      if (typeof k === 'symbol') symbols.push(k);
+      else if (StringOf(k >>> 0) === k && k !== '4294967295') index.push(k);
+      else names.push(k);
+    }
+    index.sort((a, b) => a - b);
+    return [...index, ...names, ...symbols];
+  }
   events.set('removeListener', [stopListeningIfSignal]);
   // The loop hands the host its uncaught exceptions while a listener
   // wants them: a handler, or a monitor (which sees even a fatal one).
@@ -2026,11 +2057,21 @@
     w.count = count;
     process.emitWarning(w);
   }
+  // Node's `_onceWrap`: a bound `onceWrapper` (its name says so where a
+  // 'removeListener' listener sees it), called once.
+  const processOnceWrapper = function onceWrapper(...a) {
+    if (this.fired) return undefined;
+    off(this.type, this.wrapFn);
+    this.fired = true;
+    return ReflectApply(this.listener, process, a);
+  };
   function onceWrapper(name, fn) {
     checkCallback(fn, 'listener');
-    const once = (...a) => { off(name, once); ReflectApply(fn, process, a); };
-    once.listener = fn;
-    return once;
+    const state = { fired: false, wrapFn: undefined, type: name, listener: fn };
+    const wrapped = ReflectApply(Function.prototype.bind, processOnceWrapper, [state]);
+    wrapped.listener = fn;
+    state.wrapFn = wrapped;
+    return wrapped;
   }
   function off(name, fn) {
     checkCallback(fn, 'listener');
@@ -2039,12 +2080,17 @@
     while (i >= 0 && l[i] !== fn && l[i].listener !== fn) i--;
     if (i < 0) return process;
     const removed = l[i];
-    events.set(name, l.slice(0, i).concat(l.slice(i + 1)));
+    // Node's: an event with no listener left goes (a new one takes the
+    // end of `eventNames()`).
+    if (l.length === 1) events.delete(name);
+    else events.set(name, l.slice(0, i).concat(l.slice(i + 1)));
     // Node's warned flag is on its listener array, which goes when one
     // listener (or none) is left.
     if (listeners(name).length <= 1) leakWarned.delete(name);
     changed(name);
-    if (listeners('removeListener').length > 0) emit('removeListener', name, removed.listener || removed);
+    // Node reports the listener asked for, but the unwrapped one where
+    // the event had only that one.
+    if (listeners('removeListener').length > 0) emit('removeListener', name, l.length === 1 ? removed.listener || fn : fn);
     return process;
   }
   function emit(name, ...args) {
@@ -2442,8 +2488,10 @@
         return process;
       }
       if (arguments.length === 0) {
-        for (const n of [...events.keys()]) if (n !== 'removeListener') process.removeAllListeners(n);
+        for (const n of eventKeys()) if (n !== 'removeListener') process.removeAllListeners(n);
         process.removeAllListeners('removeListener');
+        events.clear();
+        leakWarned.clear();
         return process;
       }
       const l = listeners(name);
@@ -2451,7 +2499,7 @@
       return process;
     },
     rawListeners: (name) => [...listeners(name)],
-    eventNames: () => [...events.keys()].filter((n) => listeners(n).length > 0),
+    eventNames: () => eventKeys().filter((n) => listeners(n).length > 0),
     setMaxListeners(n) {
       checkMax(n, 'setMaxListeners');
       maxListeners = n;
@@ -2484,6 +2532,15 @@
         if (detail !== undefined) w.detail = detail;
       } else if (!(w instanceof Error)) {
         throw argTypeError('warning', 'of type string or an instance of Error', w);
+      }
+      // Node's: a DeprecationWarning goes unseen under
+      // `process.noDeprecation`, and is thrown under `throwDeprecation`.
+      if (w.name === 'DeprecationWarning') {
+        if (process.noDeprecation) return;
+        if (process.throwDeprecation) {
+          nextTick(() => { throw w; });
+          return;
+        }
       }
       nextTick(() => emit('warning', w));
     },
