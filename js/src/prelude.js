@@ -456,15 +456,12 @@
     hasRef() { return !!this[kRefed]; }
     [Symbol.dispose]() { clearImmediate(this); }
   }
-  // Node's `immediateQueue.remove`.
+  // Node's `immediateQueue.remove`: `L.remove`, the ends moved first.
   function immediateUnlink(im) {
     const q = immediateQueue;
-    if (im._idleNext) im._idleNext._idlePrev = im._idlePrev;
-    if (im._idlePrev) im._idlePrev._idleNext = im._idleNext;
     if (im === q.head) q.head = im._idleNext;
     if (im === q.tail) q.tail = im._idlePrev;
-    im._idleNext = null;
-    im._idlePrev = null;
+    listRemove(im);
   }
 
   // A Node internal error (NodeError): its code, and a stack and
@@ -702,8 +699,8 @@
   function nextTick(cb, ...args) {
     checkCallback(cb);
     if (process._exiting) return; // as Node's: no ticks once `exit` is emitted
-    ticks[tickTail++] = { cb, args, id: 0 };
-    ticks[tickTail - 1].id = host.tick();
+    const id = host.tick();
+    ticks[tickTail++] = { cb, args, id };
   }
   // Node's: the callback checked, an async id taken (its AsyncResource),
   // and the callback called with no `this`.
@@ -1929,6 +1926,7 @@
     return events.get(name) || [];
   }
   events.set('newListener', [startListeningIfSignal]);
+  events.set('removeListener', [stopListeningIfSignal]);
   // The events in the order of Node's `_events` object's keys: array
   // indexes ascending, then the other names as added, then symbols.
   function eventKeys() {
@@ -1941,7 +1939,6 @@
     index.sort((a, b) => a - b);
     return [...index, ...names, ...symbols];
   }
-  events.set('removeListener', [stopListeningIfSignal]);
   // The loop hands the host its uncaught exceptions while a listener
   // wants them: a handler, or a monitor (which sees even a fatal one).
   function changed(name) {
@@ -1953,11 +1950,13 @@
   // Node's: a signal's first listener starts its handle (before it is
   // added: a signal the OS will not give, SIGKILL, throws and adds
   // nothing); its last gone, the handle goes.
-  function startListeningIfSignal(type) {
-    startSignal(type);
+  function startListeningIfSignal(name) {
+    if (typeof name !== 'string' || signalNumbers[name] === undefined || signalIds.has(name)) return;
+    const r = host.watchSignal(signalNumbers[name], true);
+    if (r < 0) throw errnoException(-r, 'uv_signal_start');
+    signalIds.set(name, r);
   }
-  function stopListeningIfSignal(type) {
-    const name = type;
+  function stopListeningIfSignal(name) {
     if (signalIds.has(name) && listeners(name).length === 0) {
       signalIds.delete(name);
       const signum = signalNumbers[name];
@@ -1978,14 +1977,6 @@
     SIGIO: 29, SIGPOLL: 29, SIGPWR: 30, SIGSYS: 31,
   };
   const signalIds = SafeMap();
-  // Node's `startListeningIfSignal`, before the listener is added: a
-  // signal the OS will not give (SIGKILL) throws, and nothing is added.
-  function startSignal(name) {
-    if (typeof name !== 'string' || signalNumbers[name] === undefined || signalIds.has(name)) return;
-    const r = host.watchSignal(signalNumbers[name], true);
-    if (r < 0) throw errnoException(-r, 'uv_signal_start');
-    signalIds.set(name, r);
-  }
   // A signal came: each name for its number, in its handle's scope, with
   // Node's arguments (the name and the number).
   function signalArrived(signum) {
@@ -4219,7 +4210,7 @@
       get() { return v; },
       set(value) {
         if (name === undefined) v = value;
-        else defineProperty(this, name, { value, writable: true, enumerable, configurable: true });
+        else defineProperty(this, name, data(value, enumerable));
       },
       enumerable,
       configurable: true,

@@ -21,18 +21,14 @@ const TLJS: &str = env!("CARGO_BIN_EXE_tljs");
 /// the process ends, killed by it (as node's), and nothing after runs.
 #[test]
 fn a_signal_whose_listeners_are_gone_ends_the_process() {
-    let dir = std::env::temp_dir().join(format!("tljs-signals-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("gone.js");
-    std::fs::write(
-        &file,
+    let file = common::write_program(
+        "gone.js",
         "const f = () => console.log('listener');
          process.on('SIGUSR2', f);
          process.off('SIGUSR2', f);
          setTimeout(() => process.kill(process.pid, 'SIGUSR2'), 1);
          setTimeout(() => console.log('survived'), 300);",
-    )
-    .unwrap();
+    );
     let mut cmds = vec![TLJS];
     if node_available() {
         cmds.push("node");
@@ -48,7 +44,7 @@ fn a_signal_whose_listeners_are_gone_ends_the_process() {
         assert_eq!(status.signal(), Some(12), "{cmd}: {status}");
         assert_eq!(out, "", "{cmd}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_file(&file);
 }
 
 /// An embedded host (whose `process.exit` does not end the OS process)

@@ -373,24 +373,21 @@ fn the_streams_state_follows_the_failure_period() {
 /// (`process.env`), and the directory it runs in (`process.cwd()`).
 #[test]
 fn tljs_passes_the_environment_and_the_working_directory() {
-    let dir = std::env::temp_dir().join(format!("tljs-env-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("env.js");
-    std::fs::write(
-        &file,
+    let file = common::write_program(
+        "env.js",
         "console.log(process.env.TLJS_TEST_VALUE, process.cwd())",
-    )
-    .unwrap();
+    );
+    let dir = file.parent().unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_tljs"))
         .arg(&file)
-        .current_dir(&dir)
+        .current_dir(dir)
         .env("TLJS_TEST_VALUE", "from the parent")
         .output()
         .unwrap();
-    let dir_text = std::fs::canonicalize(&dir).unwrap().display().to_string();
+    let dir_text = std::fs::canonicalize(dir).unwrap().display().to_string();
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
         format!("from the parent {dir_text}\n")
     );
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_file(&file);
 }

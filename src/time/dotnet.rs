@@ -247,14 +247,13 @@ impl Queue {
             }
             if let Err(panic) = ran {
                 let cause = Cause::Panic(panic_message(&*panic));
+                discard_payload(panic);
                 let err = CallbackError::new(CallbackKind::Timeout, cause);
                 if lp.uncaught(Thrown::Error(err)) {
-                    discard_payload(panic);
                     continue;
                 }
                 // Fatal: the loop is halted, and the run returns the
                 // failure. The next run drains the microtasks first.
-                discard_payload(panic);
                 let q = self.clone();
                 lp.queue_microtask(move |lp| q.run_due(lp, now));
                 return Err(Box::new(AlreadyFatal));

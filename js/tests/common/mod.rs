@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 use std::io::Read;
+use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -38,20 +39,27 @@ pub struct Run {
     pub stderr: String,
 }
 
-/// Runs `program` (written to a file) with `cmd` and `args`, killed (and
-/// the test failed) after 60 s.
-pub fn run(cmd: &str, args: &[&str], program: &str) -> Run {
+/// Writes `program` to `name` in this test binary's own temporary folder
+/// (one per binary and process); returns its path.
+pub fn write_program(name: &str, program: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "tljs-{}-{}",
         env!("CARGO_CRATE_NAME"),
         std::process::id()
     ));
     std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join(format!(
-        "p{}.js",
-        program.len() ^ program.as_bytes()[0] as usize
-    ));
+    let file = dir.join(name);
     std::fs::write(&file, program).unwrap();
+    file
+}
+
+/// Runs `program` (written to a file) with `cmd` and `args`, killed (and
+/// the test failed) after 60 s.
+pub fn run(cmd: &str, args: &[&str], program: &str) -> Run {
+    let file = write_program(
+        &format!("p{}.js", program.len() ^ program.as_bytes()[0] as usize),
+        program,
+    );
     let mut child = Command::new(cmd)
         .args(args)
         .arg(&file)
