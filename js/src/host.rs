@@ -286,6 +286,10 @@ pub struct Host<E: Engine> {
     /// no current loop to queue a tick on.
     engaged: Cell<u32>,
     start: Instant,
+    /// `process.hrtime`'s reading when the host was made: the system's
+    /// monotonic clock since boot, as libuv's `uv_hrtime` (0 where there
+    /// is none to read).
+    hrtime_origin: f64,
     /// The JavaScript clocks follow the loop's virtual clock
     /// ([`Clocks::Loop`](crate::Clocks::Loop)), from the first time the
     /// host runs JavaScript on a loop that has one.
@@ -443,6 +447,7 @@ impl<E: Engine> Host<E> {
             rejections_again: Cell::new(false),
             rejection_failing: Cell::new(false),
             start: Instant::now(),
+            hrtime_origin: monotonic_ns(),
             follow_loop_clock: Cell::new(false),
             loop_clock: RefCell::new(None),
         })
@@ -1673,8 +1678,10 @@ impl<E: Engine> Host<E> {
         self.elapsed().as_nanos() as f64 / 1e6
     }
 
-    /// `process.hrtime.bigint()` as a number of nanoseconds (since the
-    /// host was made; Node's origin is arbitrary too).
+    /// `process.hrtime.bigint()` as a number of nanoseconds: as Node's,
+    /// from the system's monotonic clock (time since boot on Linux), then
+    /// moving as [`now_ms`](Self::now_ms) does (with a followed virtual
+    /// clock, by its time).
     ///
     /// ```
     /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
@@ -1682,7 +1689,7 @@ impl<E: Engine> Host<E> {
     /// assert!(t >= 0.0 && t <= host.hrtime_ns());
     /// ```
     pub fn hrtime_ns(&self) -> f64 {
-        self.elapsed().as_nanos() as f64
+        self.hrtime_origin + self.elapsed().as_nanos() as f64
     }
 
     /// `Date.now()`: whole milliseconds since the Unix epoch, from the system
@@ -1717,6 +1724,20 @@ fn system_ms() -> f64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_millis() as f64)
+}
+
+/// The system's monotonic clock in nanoseconds (`CLOCK_MONOTONIC`, which
+/// `Instant` and libuv's `uv_hrtime` read: time since boot on Linux); 0
+/// where there is none.
+#[cfg(unix)]
+fn monotonic_ns() -> f64 {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)
+        .map_or(0.0, |t| t.tv_sec() as f64 * 1e9 + t.tv_nsec() as f64)
+}
+
+#[cfg(not(unix))]
+fn monotonic_ns() -> f64 {
+    0.0
 }
 
 /// A followed virtual clock, and where the host's clocks stood when it
