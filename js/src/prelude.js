@@ -4189,7 +4189,10 @@
         let t = +timeout;
         if (t !== t) t = Infinity;
         if (AtomicsLoad(typedArray, index) !== cell[0]) return 'not-equal';
-        host.sleep(t);
+        // True when the program must stop (its budget ran out, or the
+        // embedder's handler said so): the spin meets the engine's next
+        // interrupt check, and nothing after the wait runs.
+        if (host.sleep(t)) for (;;);
         return 'timed-out';
       },
       writable: true,

@@ -23,7 +23,7 @@
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rquickjs::context::EvalOptions;
 use rquickjs::function::This;
@@ -40,6 +40,10 @@ const PRELUDE: &str = include_str!("prelude.js");
 /// The largest stack limit rquickjs passes on to QuickJS (above it, it
 /// sets none); [`Options::max_stack`] is clamped to it.
 const MAX_STACK: usize = 1 << 24;
+
+/// How long `Atomics.wait` sleeps between asking whether the program must
+/// stop, when it has a budget or an interrupt handler.
+const SLEEP_SLICE: Duration = Duration::from_millis(10);
 
 /// A rejected promise with no handler: the promise, its reason, its id.
 type Rejection = (Persistent<Value<'static>>, Persistent<Value<'static>>, u32);
@@ -128,6 +132,14 @@ impl std::fmt::Debug for QuickJs {
 
 fn up(w: &Weak<QuickJsHost>) -> Option<Rc<QuickJsHost>> {
     w.upgrade()
+}
+
+/// The interrupt handler's answer: whether the host's JavaScript running
+/// now must stop (its program exited in an embedding, ran past
+/// `max_run`, or the embedder's handler says so).
+fn must_stop(h: &QuickJsHost) -> bool {
+    let watch = &h.engine().watch;
+    watch.inside() && (h.exited().is_some() || watch.poll())
 }
 
 /// `["ok", fields...]`, or `[code, message]` as Node's fs errors have.
@@ -337,19 +349,42 @@ fn install_prelude<'js>(
         crate::signals::kill(pid, signum).err().unwrap_or(0)
     })?;
     // `Atomics.wait` on the main thread: the thread sleeps (a virtual
-    // clock moves instead, as under a callback that blocks).
-    native(ctx, &o, "sleep", |ms: f64| {
+    // clock moves instead, as under a callback that blocks). A program
+    // with a budget or an interrupt handler sleeps in slices, asking
+    // between them whether it must stop, so a wait without a timeout
+    // cannot outlast `max_run`: it returns true, and the prelude spins
+    // into the engine's next check, which stops it.
+    let h = w.clone();
+    native(ctx, &o, "sleep", move |ms: f64| {
         // NaN and anything not above 0 wait for nothing.
         if ms.is_nan() || ms <= 0.0 {
-            return;
+            return false;
         }
         EventLoop::with_current(|lp| {
             if lp.virtual_clock().is_some() {
                 lp.block(ms.ceil().min(u64::MAX as f64) as u64);
-            } else {
-                std::thread::sleep(Duration::try_from_secs_f64(ms / 1e3).unwrap_or(Duration::MAX));
+                return false;
             }
-        });
+            let total = Duration::try_from_secs_f64(ms / 1e3).unwrap_or(Duration::MAX);
+            let watched = up(&h).is_some_and(|h| h.engine().watch.watches());
+            if !watched {
+                std::thread::sleep(total);
+                return false;
+            }
+            let end = Instant::now().checked_add(total);
+            loop {
+                if up(&h).is_none_or(|h| must_stop(&h)) {
+                    return true;
+                }
+                let left = end.map_or(Duration::MAX, |e| {
+                    e.saturating_duration_since(Instant::now())
+                });
+                if left.is_zero() {
+                    return false;
+                }
+                std::thread::sleep(left.min(SLEEP_SLICE));
+            }
+        })
     })?;
     let h = w.clone();
     native(ctx, &o, "timerStart", move |id: u32| {
@@ -910,10 +945,7 @@ pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Throw
     // unstopped.
     let w = Rc::downgrade(&host);
     rt.set_interrupt_handler(Some(Box::new(move || {
-        w.upgrade().is_some_and(|h| {
-            let watch = &h.engine().watch;
-            watch.inside() && (h.exited().is_some() || watch.poll())
-        })
+        w.upgrade().is_some_and(|h| must_stop(&h))
     })));
     Ok(host)
 }

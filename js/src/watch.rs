@@ -124,6 +124,13 @@ impl Watch {
         f()
     }
 
+    /// Whether anything can stop the program's JavaScript: a budget or
+    /// an embedder's handler.
+    #[inline]
+    pub(crate) fn watches(&self) -> bool {
+        self.max_run.is_some() || self.handler.is_some()
+    }
+
     /// Whether the host's JavaScript runs now (entered through
     /// [`Watch::run`]): the interrupt handler stops nothing else.
     #[inline]

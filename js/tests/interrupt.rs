@@ -401,6 +401,51 @@ fn exit_and_the_budget_stop_javascript_the_application_runs_through_the_engine()
     });
 }
 
+/// `Atomics.wait` with no timeout on the main thread sleeps for ever, as
+/// node's does; under a budget, or with the embedder's handler, it is
+/// stopped as a spin is: the program ends with 1 and nothing after the
+/// wait runs. Before, the wait slept on past `max_run` unstoppable.
+#[test]
+fn an_endless_atomics_wait_is_stopped_on_the_real_clock() {
+    const WAIT: &str = "
+        globalThis.log = ['before'];
+        process.on('exit', () => log.push('exit'));
+        setTimeout(() => log.push('timer'), 1);
+        try { Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0); }
+        finally { log.push('after'); }
+    ";
+    within(|| {
+        let (host, err) = host(Some(BUDGET), None);
+        let mut lp = EventLoop::new();
+        let t = Instant::now();
+        host.eval_main(&mut lp, "wait.js", WAIT).unwrap();
+        assert!(t.elapsed() >= BUDGET, "{:?}", t.elapsed());
+        assert_eq!(host.exited(), Some(1));
+        let log: Vec<String> = global(&host, "log");
+        assert_eq!(log, ["before"]);
+        let err = err.lock().unwrap();
+        assert!(
+            err.starts_with(
+                "InternalError: interrupted: the program's JavaScript ran for more than \
+                 max_run (50ms) in one turn\n    at wait ("
+            ),
+            "{err}"
+        );
+    });
+    within(|| {
+        let asked = Arc::new(AtomicUsize::new(0));
+        let a = asked.clone();
+        // Yes once the wait has been asked about a few times.
+        let stop = Arc::new(move || a.fetch_add(1, Ordering::Relaxed) >= 5);
+        let (host, _err) = host(None, Some(stop));
+        let mut lp = EventLoop::new();
+        host.eval_main(&mut lp, "wait.js", WAIT).unwrap();
+        assert_eq!(host.exited(), Some(1));
+        let log: Vec<String> = global(&host, "log");
+        assert_eq!(log, ["before"]);
+    });
+}
+
 #[test]
 fn tljs_max_run() {
     let tljs = env!("CARGO_BIN_EXE_tljs");
