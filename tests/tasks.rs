@@ -395,6 +395,49 @@ fn a_detached_panic_is_an_unhandled_rejection() {
     assert_eq!((e.kind(), e.message().as_str()), (CallbackKind::Task, "y"));
 }
 
+/// A JoinHandle that was polled is as a promise that was awaited: a
+/// handler is attached for good. So a task given up on by a `timeout` (or
+/// a `select`) that then panics is handled, as node's
+/// `await Promise.race([p, timeout])` handles `p`'s later rejection,
+/// where before it ended the run as an unhandled rejection. A handle
+/// dropped without being polled still leaves an unhandled rejection.
+#[test]
+fn a_panic_after_its_awaiting_timeout_gave_up_is_handled() {
+    let mut lp = EventLoop::with_virtual_clock();
+    let r = lp.block_on(async {
+        let h = task::spawn(async {
+            time::sleep(ms(50)).await;
+            panic!("late failure");
+        });
+        let waited = time::timeout(ms(10), h).await;
+        assert!(waited.is_err(), "the timeout gave up");
+        time::sleep(ms(100)).await;
+        "main done"
+    });
+    assert_eq!(r.unwrap(), "main done");
+    assert_eq!(lp.now(), 110);
+    // In a callback program, by hand: polled once, dropped, then the
+    // panic; and beside it one never polled, whose panic is unhandled.
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    let l = log.clone();
+    lp.set_uncaught_handler(move |_, e| push(&l, format!("uncaught {}", e.message())));
+    let mut awaited = lp.spawn(async {
+        time::sleep(ms(5)).await;
+        panic!("awaited");
+    });
+    let mut cx = Context::from_waker(Waker::noop());
+    assert!(Pin::new(&mut awaited).poll(&mut cx).is_pending());
+    drop(awaited);
+    drop(lp.spawn(async {
+        time::sleep(ms(5)).await;
+        panic!("never awaited");
+    }));
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["uncaught never awaited"]);
+    assert_eq!(lp.stats().tasks, 0);
+}
+
 /// `with_current` panics outside a loop, inside a callback (the loop is
 /// lent to it) and nested; `scope` lends it.
 #[test]

@@ -311,10 +311,11 @@ struct JoinState {
     /// The output is in (or was taken, or nobody will read it): the task
     /// is over.
     done: bool,
-    /// Its [`JoinHandle`] is still there. Once it is dropped, the task is
-    /// detached, and the state stays only for its abort handles (or a
-    /// deferred spawn's microtask).
-    attached: bool,
+    /// Its [`JoinHandle`]: still there, or dropped (the task detached,
+    /// the state staying only for its abort handles, a deferred spawn's
+    /// microtask, or to say that the handle was awaited); and whether it
+    /// was polled while the task ran.
+    handle: Handle,
     /// Whether the task is made yet (see [`Deferred`]).
     deferred: Deferred,
     /// Aborted, its future not dropped yet: the state completes
@@ -328,11 +329,36 @@ struct JoinState {
     aborts: u32,
 }
 
+/// A join state's [`JoinHandle`]. One polled while its task ran is as a
+/// promise that was awaited (a handler attached for good): a panic of the
+/// task is handled even if the handle is dropped before it (given up on
+/// by a `timeout` or a `select`), so its state stays until the task is
+/// over to say so. One byte, beside `done`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Handle {
+    /// There, not polled yet.
+    Held,
+    /// There, and polled while the task ran.
+    Awaited,
+    /// Dropped unpolled: a panic of the task is an unhandled rejection.
+    Detached,
+    /// Dropped after it was polled: a panic of the task is handled.
+    GaveUp,
+}
+
 impl JoinState {
-    /// Held by something other than its handle: an abort handle, or a
-    /// deferred spawn's microtask still to come.
+    /// Its handle is still there.
+    fn attached(&self) -> bool {
+        matches!(self.handle, Handle::Held | Handle::Awaited)
+    }
+
+    /// Held by something other than its handle: an abort handle, a
+    /// deferred spawn's microtask still to come, or a task still running
+    /// whose handle was awaited and dropped (to say its panic is handled).
     fn held_elsewhere(&self) -> bool {
-        self.aborts > 0 || self.deferred == Deferred::Waiting
+        self.aborts > 0
+            || self.deferred == Deferred::Waiting
+            || (self.handle == Handle::GaveUp && !self.done)
     }
 }
 
@@ -373,7 +399,7 @@ impl Joins {
             out: None,
             waker: None,
             done: false,
-            attached: true,
+            handle: Handle::Held,
             deferred,
             cancelling: false,
             aborts: 0,
@@ -386,7 +412,7 @@ impl Joins {
     /// output's drop may drop other handles).
     fn free_if_unowned(&self, states: &mut Arena<JoinState>, join: Key) -> Option<JoinState> {
         let st = states.get(join)?;
-        if st.attached || st.held_elsewhere() {
+        if st.attached() || st.held_elsewhere() {
             return None;
         }
         if st.deferred == Deferred::Made {
@@ -408,7 +434,9 @@ impl Joins {
         if !run {
             st.deferred = Deferred::No; // no task will be made
         }
-        if !st.attached && st.aborts == 0 {
+        if st.aborts == 0
+            && (st.handle == Handle::Detached || (st.handle == Handle::GaveUp && !run))
+        {
             let gone = states.remove_at(join.index());
             drop(states);
             drop(gone);
@@ -455,8 +483,13 @@ impl Joins {
                 return;
             }
             st.done = true;
-            if !st.attached {
-                return; // nobody will read it
+            if !st.attached() {
+                // Nobody will read it. A state kept only to say that its
+                // dropped handle was awaited goes now.
+                let gone = self.free_if_unowned(&mut states, key);
+                drop(states);
+                drop(gone);
+                return;
             }
             // An aborted task ends cancelled, even if its future returned
             // (or panicked) in the poll that was under way.
@@ -470,26 +503,29 @@ impl Joins {
 
     /// Records the panic of a task that was not aborted, its payload
     /// kept for [`JoinError::into_panic`]. Returns the message if nobody
-    /// will read it (the task is detached): an unhandled rejection.
+    /// will read it and nobody ever waited for it (the task was detached
+    /// without its handle being polled): an unhandled rejection. A
+    /// handle polled and then dropped (a `timeout` that gave up on it)
+    /// handled it, as an awaited promise's rejection is handled.
     ///
     /// The payload is dropped (or kept) only after the states are let go
     /// of: its drop may use handles or spawn (it runs on this thread).
     pub(super) fn fail(&self, key: Key, payload: Box<dyn Any + Send>) -> Option<String> {
-        let state = self
-            .states
-            .borrow()
-            .get(key)
-            .map(|st| (st.done, st.attached));
-        let attached = match state {
+        let state = self.states.borrow().get(key).map(|st| (st.done, st.handle));
+        let handle = match state {
             None => return Some(crate::timers::panic_message_of(payload)),
             Some((true, _)) => {
                 crate::timers::discard_payload(payload);
                 return None;
             }
-            Some((false, attached)) => attached,
+            Some((false, handle)) => handle,
         };
-        if !attached {
+        if matches!(handle, Handle::Detached | Handle::GaveUp) {
             self.complete(key, cancelled); // over, for its abort handles
+            if handle == Handle::GaveUp {
+                crate::timers::discard_payload(payload);
+                return None;
+            }
             return Some(crate::timers::panic_message_of(payload));
         }
         self.complete(key, || Err(Repr::panicked(payload)));
@@ -596,7 +632,10 @@ fn cancelled() -> Result<Box<dyn Any>, Repr> {
 ///
 /// Dropping it detaches the task, which goes on running; a detached task
 /// that panics is reported as an uncaught error (see the
-/// [`task`](crate::task) module). Not `Send`: tasks belong to their loop's
+/// [`task`](crate::task) module), unless the handle was polled before it
+/// was dropped: awaiting it is attaching a handler, as on a promise, so a
+/// task given up on by a [`timeout`](crate::time::timeout) may panic
+/// later without ending the run. Not `Send`: tasks belong to their loop's
 /// thread.
 ///
 /// If the loop is dropped before the task finishes, the task's future is
@@ -792,21 +831,28 @@ impl<T> JoinHandle<T> {
 impl<T> Drop for JoinHandle<T> {
     fn drop(&mut self) {
         // The task is detached: its state goes unless abort handles hold
-        // it (or a deferred spawn's microtask, which frees it). What goes
+        // it (or a deferred spawn's microtask, which frees it, or the
+        // task still runs and this handle was awaited: the state says its
+        // panic is handled, and goes when the task is over). What goes
         // (an output nobody took, a waker) is dropped after the states
         // are released: an output's drop may drop other handles.
         // One lookup, on the path of every spawn whose handle is dropped:
         // `free_if_unowned`'s test, with the handle known gone.
+        // A handle awaited while the task runs leaves its state to say so.
         let mut states = self.joins.states.borrow_mut();
         let gone = match states.get_mut(self.join) {
-            Some(st) if !st.held_elsewhere() => {
+            Some(st) if !st.held_elsewhere() && (st.handle != Handle::Awaited || st.done) => {
                 if st.deferred == Deferred::Made {
                     self.joins.made.borrow_mut().remove(&self.join);
                 }
                 Some(states.remove_at(self.join.index()))
             }
             Some(st) => {
-                st.attached = false;
+                st.handle = if st.handle == Handle::Awaited {
+                    Handle::GaveUp
+                } else {
+                    Handle::Detached
+                };
                 let left = (st.out.take(), st.waker.take());
                 drop(states);
                 drop(left);
@@ -962,10 +1008,13 @@ impl<T: 'static> Future for JoinHandle<T> {
                 drop(states);
                 polled_after_completion();
             }
-            Some(st) => match &st.waker {
-                Some(w) if w.will_wake(cx.waker()) => None,
-                _ => st.waker.replace(cx.waker().clone()),
-            },
+            Some(st) => {
+                st.handle = Handle::Awaited;
+                match &st.waker {
+                    Some(w) if w.will_wake(cx.waker()) => None,
+                    _ => st.waker.replace(cx.waker().clone()),
+                }
+            }
             None => None,
         };
         // The waker it replaces is dropped after the states are let go
@@ -987,6 +1036,50 @@ mod tests {
 
     fn live_states(lp: &EventLoop) -> usize {
         lp.tasks.joins.states.borrow().len()
+    }
+
+    /// A handle awaited and then dropped while its task runs leaves its
+    /// state until the task is over (to say that its panic is handled),
+    /// then the state goes: made at once or by a deferred spawn's
+    /// microtask, panicking or returning, with an abort handle or not.
+    #[test]
+    fn a_given_up_handles_state_goes_with_its_task() {
+        use std::future::Future;
+        use std::task::{Context, Waker};
+        use std::time::Duration;
+        fn poll_once<T: 'static>(mut h: crate::task::JoinHandle<T>) {
+            let mut cx = Context::from_waker(Waker::noop());
+            assert!(std::pin::Pin::new(&mut h).poll(&mut cx).is_pending());
+        }
+        for panics in [false, true] {
+            for abort_handle in [false, true] {
+                let mut lp = EventLoop::with_virtual_clock();
+                let h = lp.spawn(async move {
+                    crate::time::sleep(Duration::from_millis(5)).await;
+                    assert!(!panics, "late");
+                });
+                let stop = abort_handle.then(|| h.abort_handle());
+                poll_once(h);
+                assert_eq!(live_states(&lp), 1, "kept for the task");
+                lp.run().unwrap();
+                assert_eq!(live_states(&lp), usize::from(abort_handle));
+                if let Some(stop) = stop {
+                    assert!(stop.is_finished());
+                    drop(stop);
+                }
+                assert_eq!(live_states(&lp), 0);
+            }
+            // A deferred spawn (made by its first-poll microtask), given
+            // up on before that microtask ran.
+            let mut lp = EventLoop::with_virtual_clock();
+            lp.set_timeout(1, move |_| {
+                poll_once(crate::task::spawn(async move {
+                    assert!(!panics, "late");
+                }));
+            });
+            lp.run().unwrap();
+            assert_eq!(live_states(&lp), 0);
+        }
     }
 
     /// A join state lives exactly as long as its handle: a detached

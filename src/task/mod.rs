@@ -21,10 +21,15 @@
 //!   will wake it, an acquire waiting in a
 //!   [`Semaphore`](crate::sync::Semaphore)'s queue).
 //! - **Failures.** A task that panics completes its [`JoinHandle`] with a
-//!   [`JoinError`]. A detached task (its `JoinHandle` dropped) that panics
-//!   is an unhandled rejection: reported as an uncaught error of kind
-//!   [`CallbackKind::Task`] where Node reports
-//!   unhandled rejections, once the microtask queue has drained.
+//!   [`JoinError`]. A detached task (its `JoinHandle` dropped unpolled)
+//!   that panics is an unhandled rejection: reported as an uncaught error
+//!   of kind [`CallbackKind::Task`] where Node reports
+//!   unhandled rejections, once the microtask queue has drained. A handle
+//!   that was polled is as a promise that was awaited, a handler attached
+//!   for good: if it is dropped before its task panics (a
+//!   [`timeout`](crate::time::timeout) or a `select` gave up on it), the
+//!   panic is handled, as Node handles the later rejection of a promise
+//!   that lost a `Promise.race`.
 //! - **Dropping** a `JoinHandle` detaches its task; [`JoinHandle::abort`]
 //!   drops the task's future (and with it its timers) at the loop's next
 //!   flush point, at the latest when the current callback or task poll
