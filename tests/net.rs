@@ -605,3 +605,118 @@ fn bind_listens_with_nodes_backlog() {
     assert_eq!(clients.len(), 400);
     drop(l);
 }
+
+/// Node's `server.unref()` and `socket.unref()`: `set_ref(false)` makes
+/// a socket stop keeping its loop alive, before it is registered (made
+/// and unrefed in the same scope) or after (in a task, at once), and
+/// `set_ref(true)` takes it back. An unrefed socket still delivers its
+/// events while something else keeps the loop running.
+#[test]
+fn unrefed_sockets_do_not_keep_the_loop_alive() {
+    // Unrefed before its registration: an accept that waits on it alone
+    // is a stall, as node exits with an unrefed server listening.
+    let mut lp = EventLoop::new();
+    let r = lp.block_on(async {
+        let l = TcpListener::bind("127.0.0.1:0").await?;
+        l.set_ref(false);
+        assert!(!l.has_ref());
+        l.accept().await.map(drop)
+    });
+    assert!(matches!(r, Err(Error::Stalled)), "{r:?}");
+    // Made and unrefed where the loop is lent: applied when registered.
+    let mut lp = EventLoop::new();
+    let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    lp.scope(|| {
+        let l = TcpListener::from_std(std_listener).unwrap();
+        l.set_ref(false);
+        task::spawn(async move { l.accept().await.map(drop) });
+    });
+    let t = std::time::Instant::now();
+    lp.run().unwrap();
+    assert!(t.elapsed() < Duration::from_secs(5), "run returned at once");
+    // Unrefed and refed again: served, as before.
+    let mut lp = EventLoop::new();
+    let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = std_listener.local_addr().unwrap();
+    let client = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(50));
+        let mut c = std::net::TcpStream::connect(addr).unwrap();
+        let mut back = String::new();
+        c.read_to_string(&mut back).unwrap();
+        back
+    });
+    lp.block_on(async move {
+        let l = TcpListener::from_std(std_listener)?;
+        l.set_ref(false);
+        time::sleep(Duration::from_millis(1)).await; // registered, unrefed
+        l.set_ref(true);
+        assert!(l.has_ref());
+        let (mut s, _) = l.accept().await?;
+        s.write_all(b"served").await?;
+        std::io::Result::Ok(())
+    })
+    .unwrap()
+    .unwrap();
+    assert_eq!(client.join().unwrap(), "served");
+    // An unrefed stream's read completes while a refed timer keeps the
+    // loop running; once nothing refed is left, the loop ends with the
+    // next read still waiting.
+    let mut lp = EventLoop::new();
+    let got = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let g = got.clone();
+    lp.block_on(async move {
+        let (l, mut c, mut s) = connected().await?;
+        l.set_ref(false);
+        s.set_ref(false);
+        assert!(!s.has_ref() && c.has_ref());
+        task::spawn(async move {
+            let mut buf = [0; 8];
+            while let Ok(n @ 1..) = s.read(&mut buf).await {
+                g.borrow_mut().extend_from_slice(&buf[..n]);
+            }
+        });
+        c.write_all(b"hi").await?;
+        time::sleep(Duration::from_millis(50)).await;
+        // The client stays open (refed) in a detached task that leaves.
+        task::spawn(async move {
+            time::sleep(Duration::from_millis(20)).await;
+            drop(c);
+        });
+        std::io::Result::Ok(())
+    })
+    .unwrap()
+    .unwrap();
+    let t = std::time::Instant::now();
+    lp.run().unwrap();
+    assert!(t.elapsed() < Duration::from_secs(5));
+    assert_eq!(*got.borrow(), b"hi");
+}
+
+/// A socket's file descriptor, borrowed for a call (`with_fd`), sets an
+/// option the type does not wrap on an accepted stream, through socket2;
+/// `take_error` and `AsRawFd` as std's.
+#[test]
+fn with_fd_reaches_options_the_types_do_not_wrap() {
+    use std::os::fd::AsRawFd;
+    let mut lp = EventLoop::new();
+    lp.block_on(async {
+        let (l, c, s) = connected().await?;
+        assert!(!s.with_fd(|fd| socket2::SockRef::from(&fd).keepalive())?);
+        s.with_fd(|fd| socket2::SockRef::from(&fd).set_keepalive(true))?;
+        assert!(s.with_fd(|fd| socket2::SockRef::from(&fd).keepalive())?);
+        assert_eq!(s.with_fd(|fd| fd.as_raw_fd()), s.as_raw_fd());
+        assert_ne!(s.as_raw_fd(), c.as_raw_fd());
+        assert!(l.as_raw_fd() >= 0);
+        assert!(s.take_error()?.is_none() && l.take_error()?.is_none());
+        // Zero linger: the drop resets the connection, as node's
+        // resetAndDestroy(); the peer reads a reset, not an end.
+        s.with_fd(|fd| socket2::SockRef::from(&fd).set_linger(Some(Duration::ZERO)))?;
+        drop(s);
+        let mut c = c;
+        let r = c.read(&mut [0; 4]).await;
+        assert_eq!(r.unwrap_err().kind(), std::io::ErrorKind::ConnectionReset);
+        std::io::Result::Ok(())
+    })
+    .unwrap()
+    .unwrap();
+}

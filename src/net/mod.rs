@@ -7,7 +7,8 @@
 //!
 //! - **A socket is a refed handle of its loop**, as in Node: while a
 //!   `TcpListener` or `TcpStream` exists, the loop stays alive (a server
-//!   task waiting in `accept` is never reported as stalled). Dropping it
+//!   task waiting in `accept` is never reported as stalled), unless it
+//!   is unrefed (below). Dropping it
 //!   in a task (or a scope) deregisters it and closes the socket at once,
 //!   so its address can be bound again at once, as in tokio; dropped
 //!   where the loop is held (a callback), before the loop next polls.
@@ -35,7 +36,15 @@
 //! - **Never a wait that cannot end**: readiness comes only from the loop
 //!   that made the socket, so once that loop is dropped, an operation that
 //!   would wait fails instead ([`io::ErrorKind::Other`]); one the socket
-//!   can still do at once (data already buffered) succeeds.
+//!   can still do at once (data already buffered) succeeds. (A socket
+//!   awaited under another loop, a `block_on` of a second loop, waits
+//!   until its own loop polls again: use a socket on the loop that made
+//!   it.)
+//! - **A socket keeps its loop alive until it is unrefed**:
+//!   `set_ref(false)` on a [`TcpListener`], [`TcpStream`], [`UdpSocket`]
+//!   or [`AsyncSource`] is Node's `unref()` (a background listener, a
+//!   keep-alive connection), and `set_ref(true)` takes it back. Its
+//!   events still come while anything else keeps the loop running.
 //! - Sockets can be made wherever a loop is current (tasks, `block_on`,
 //!   callbacks, [`EventLoop::scope`](crate::EventLoop::scope)): the loop
 //!   registers them at its next flush point, before it polls.
@@ -263,6 +272,10 @@ struct Inner<S> {
     collecting: Cell<bool>,
     /// The directions the operation a [`Wait`] polls waits in.
     wants: Cell<u8>,
+    /// Keeps the loop alive (the default, as a Node socket), or not
+    /// (`set_ref(false)`, Node's `unref()`): applied to the handle when it
+    /// is registered, and at once to a registered one.
+    refed: Cell<bool>,
 }
 
 /// One direction of a socket.
@@ -567,6 +580,7 @@ impl<S: mio::event::Source + 'static> Registration<S> {
             write: Side::new(),
             collecting: Cell::new(false),
             wants: Cell::new(0),
+            refed: Cell::new(true),
         });
         // The queued registration holds the state weakly: a socket dropped
         // before it runs is closed at once (the last `Rc`), not kept open
@@ -580,6 +594,30 @@ impl<S: mio::event::Source + 'static> Registration<S> {
             unrun.disarm();
         });
         Registration { inner }
+    }
+
+    /// Whether the socket keeps its loop alive.
+    fn has_ref(&self) -> bool {
+        self.inner.refed.get()
+    }
+
+    /// Makes the socket keep its loop alive (`true`, the default) or not
+    /// (Node's `unref()`): at once where the loop can be lent (a task, a
+    /// scope), else at its next flush point; a socket not registered yet
+    /// is registered so.
+    fn set_ref(&self, refed: bool) {
+        let i = &self.inner;
+        if i.refed.replace(refed) == refed || i.handle.get().is_none() {
+            return;
+        }
+        let me = Rc::downgrade(i);
+        i.shared.run_now_or_defer(move |lp| {
+            if let Some(me) = me.upgrade()
+                && let Some(h) = me.handle.get()
+            {
+                lp.ref_external_io(h, me.refed.get());
+            }
+        });
     }
 
     fn source(&self) -> std::cell::Ref<'_, S> {
@@ -891,7 +929,12 @@ impl<S: mio::event::Source + 'static> Inner<S> {
         });
         let mut src = borrow_source(&self.source);
         match lp.register_external_io(&mut *src, self.interest, cb) {
-            Ok(h) => self.handle.set(Some(h)),
+            Ok(h) => {
+                self.handle.set(Some(h));
+                if !self.refed.get() {
+                    lp.ref_external_io(h, false);
+                }
+            }
             Err(e) => {
                 *self.failed.borrow_mut() = Some(e);
                 drop(src);

@@ -152,6 +152,43 @@ impl<S: mio::event::Source + 'static> AsyncSource<S> {
         self.io.source_mut()
     }
 
+    /// Whether the source keeps its loop alive (by default it does, as a
+    /// Node handle).
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::AsyncSource};
+    /// let mut lp = EventLoop::new();
+    /// let (_tx, rx) = mio::unix::pipe::new().unwrap();
+    /// let s = lp.scope(|| AsyncSource::new(rx));
+    /// assert!(s.has_ref());
+    /// ```
+    pub fn has_ref(&self) -> bool {
+        self.io.has_ref()
+    }
+
+    /// Makes the source keep its loop alive (`true`, the default) or not
+    /// (`false`, Node's `unref()`): a task waiting on an unrefed source
+    /// alone does not keep the loop running (a signal source a program
+    /// listens on in the background, as Node's signal handles are).
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, mio::Interest, net::AsyncSource, task};
+    /// let mut lp = EventLoop::new();
+    /// let (_tx, rx) = mio::unix::pipe::new().unwrap();
+    /// lp.scope(|| {
+    ///     let rx = AsyncSource::with_interest(rx, Interest::READABLE);
+    ///     rx.set_ref(false);
+    ///     task::spawn(async move {
+    ///         use std::io::Read;
+    ///         rx.async_io(Interest::READABLE, |p| p.read(&mut [0; 8])).await
+    ///     });
+    /// });
+    /// lp.run().unwrap(); // returns: the read waits on an unrefed pipe
+    /// ```
+    pub fn set_ref(&self, refed: bool) {
+        self.io.set_ref(refed);
+    }
+
     /// Runs `op` on the source until it does not say `WouldBlock`, waiting
     /// for the source to become readable ([`Interest::READABLE`]) or
     /// writable ([`Interest::WRITABLE`]) between tries, and returns what

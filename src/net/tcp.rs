@@ -147,6 +147,13 @@ impl TcpListener {
     /// listener stays usable. [`io::ErrorKind::Other`] if it would wait and
     /// the listener's loop was dropped (see the [module docs](super)).
     ///
+    /// Out of descriptors (`EMFILE`, `ENFILE`), the connection stays
+    /// queued, so the next `accept` fails again at once: a loop that only
+    /// logs the error and accepts again spins (as tokio's does; libuv
+    /// closes such connections with a spare descriptor). Back off first,
+    /// `time::sleep` a few milliseconds, so that the loop's timers and
+    /// other sockets run and descriptors can be freed.
+    ///
     /// # Panics
     ///
     /// If a connection is accepted while no loop is current on this
@@ -272,6 +279,86 @@ impl TcpListener {
     pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
         self.io.source().set_ttl(ttl)
     }
+
+    /// Whether the listener keeps its loop alive (by default it does, as
+    /// a listening Node server).
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::TcpListener};
+    /// let mut lp = EventLoop::new();
+    /// let l = lp.block_on(TcpListener::bind("127.0.0.1:0")).unwrap().unwrap();
+    /// assert!(l.has_ref());
+    /// ```
+    pub fn has_ref(&self) -> bool {
+        self.io.has_ref()
+    }
+
+    /// Makes the listener keep its loop alive (`true`, the default) or not
+    /// (`false`, Node's `server.unref()`): a loop with nothing else to do
+    /// then ends, and a `block_on` whose future waits only in `accept`
+    /// returns [`Error::Stalled`](crate::Error::Stalled), as Node exits
+    /// with an unrefed server listening.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::{EventLoop, net::TcpListener, task, time};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    ///     l.set_ref(false); // a background listener
+    ///     task::spawn(async move { while l.accept().await.is_ok() {} });
+    ///     time::sleep(Duration::from_millis(5)).await;
+    /// })
+    /// .unwrap();
+    /// lp.run().unwrap(); // returns: only the unrefed listener is left
+    /// ```
+    pub fn set_ref(&self, refed: bool) {
+        self.io.set_ref(refed);
+    }
+
+    /// The socket's pending error (`SO_ERROR`), taken: `None` if there
+    /// is none.
+    ///
+    /// # Errors
+    ///
+    /// The OS error of reading it.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::TcpListener};
+    /// let mut lp = EventLoop::new();
+    /// let l = lp.block_on(TcpListener::bind("127.0.0.1:0")).unwrap().unwrap();
+    /// assert!(l.take_error().unwrap().is_none());
+    /// ```
+    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+        self.io.source().take_error()
+    }
+
+    /// Calls `f` with the listener's file descriptor, borrowed for the
+    /// call: for a socket option this type does not wrap, through
+    /// `socket2::SockRef` or the OS. Do not close it, and leave it
+    /// non-blocking.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::TcpListener};
+    /// let mut lp = EventLoop::new();
+    /// let l = lp.block_on(TcpListener::bind("127.0.0.1:0")).unwrap().unwrap();
+    /// let addr = l.with_fd(|fd| socket2::SockRef::from(&fd).local_addr()).unwrap();
+    /// assert_eq!(addr.as_socket(), Some(l.local_addr().unwrap()));
+    /// ```
+    #[cfg(unix)]
+    pub fn with_fd<R>(&self, f: impl FnOnce(std::os::fd::BorrowedFd<'_>) -> R) -> R {
+        use std::os::fd::AsFd;
+        f(self.io.source().as_fd())
+    }
+}
+
+#[cfg(unix)]
+impl std::os::fd::AsRawFd for TcpListener {
+    /// The listener's file descriptor (see [`TcpListener::with_fd`] for
+    /// a borrowed one).
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.io.source().as_raw_fd()
+    }
 }
 
 /// A TCP connection on the current loop (`tokio::net::TcpStream`'s shape;
@@ -281,9 +368,9 @@ impl TcpListener {
 /// See [`TcpListener`] for an example.
 ///
 /// Of tokio's socket options, `SO_LINGER` (`linger`/`set_linger`) is not
-/// wrapped (tokio deprecates `set_linger`): set it with `socket2`
-/// (`socket2::SockRef::from(&std_stream).set_linger(..)`) on a std
-/// stream, then [`from_std`](Self::from_std).
+/// wrapped (tokio deprecates `set_linger`): set it, or any option this
+/// type does not wrap (keep-alive, buffer sizes), with `socket2` through
+/// [`with_fd`](Self::with_fd), on accepted streams too.
 ///
 /// # Examples
 ///
@@ -721,6 +808,110 @@ impl TcpStream {
     /// ```
     pub fn peer_addr(&self) -> io::Result<SocketAddr> {
         self.io.source().peer_addr()
+    }
+
+    /// Whether the stream keeps its loop alive (by default it does, as a
+    /// Node socket).
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let c = TcpStream::connect(l.local_addr()?).await?;
+    ///     assert!(c.has_ref());
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    pub fn has_ref(&self) -> bool {
+        self.io.has_ref()
+    }
+
+    /// Makes the stream keep its loop alive (`true`, the default) or not
+    /// (`false`, Node's `socket.unref()`): a keep-alive connection that
+    /// should not hold a program open. A task waiting on an unrefed
+    /// stream alone does not keep the loop running.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}, task};
+    /// let mut lp = EventLoop::new();
+    /// let l = lp
+    ///     .block_on(async {
+    ///         let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///         let mut c = TcpStream::connect(l.local_addr()?).await?;
+    ///         c.set_ref(false);
+    ///         task::spawn(async move { c.read(&mut [0; 8]).await });
+    ///         std::io::Result::Ok(l)
+    ///     })
+    ///     .unwrap()
+    ///     .unwrap();
+    /// l.set_ref(false);
+    /// lp.run().unwrap(); // the read still waits, and the loop ends
+    /// ```
+    pub fn set_ref(&self, refed: bool) {
+        self.io.set_ref(refed);
+    }
+
+    /// The socket's pending error (`SO_ERROR`), taken: `None` if there
+    /// is none.
+    ///
+    /// # Errors
+    ///
+    /// The OS error of reading it.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let c = TcpStream::connect(l.local_addr()?).await?;
+    ///     assert!(c.take_error()?.is_none());
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+        self.io.source().take_error()
+    }
+
+    /// Calls `f` with the stream's file descriptor, borrowed for the
+    /// call: for a socket option this type does not wrap, through
+    /// `socket2::SockRef` or the OS, on an accepted stream as on one of
+    /// your own. Do not close it, and leave it non-blocking. (A non-zero
+    /// `SO_LINGER` makes dropping the stream block the loop's thread
+    /// until the data is sent or the time is up; zero resets the
+    /// connection at the drop, Node's `resetAndDestroy()`.)
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::{TcpListener, TcpStream}};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let l = TcpListener::bind("127.0.0.1:0").await?;
+    ///     let _c = TcpStream::connect(l.local_addr()?).await?;
+    ///     let (s, _) = l.accept().await?;
+    ///     s.with_fd(|fd| socket2::SockRef::from(&fd).set_keepalive(true))?;
+    ///     assert!(s.with_fd(|fd| socket2::SockRef::from(&fd).keepalive())?);
+    ///     std::io::Result::Ok(())
+    /// })
+    /// .unwrap()
+    /// .unwrap();
+    /// ```
+    #[cfg(unix)]
+    pub fn with_fd<R>(&self, f: impl FnOnce(std::os::fd::BorrowedFd<'_>) -> R) -> R {
+        use std::os::fd::AsFd;
+        f(self.io.source().as_fd())
+    }
+}
+
+#[cfg(unix)]
+impl std::os::fd::AsRawFd for TcpStream {
+    /// The stream's file descriptor (see [`TcpStream::with_fd`] for a
+    /// borrowed one).
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.io.source().as_raw_fd()
     }
 }
 

@@ -423,6 +423,80 @@ impl UdpSocket {
     pub fn ttl(&self) -> io::Result<u32> {
         self.io.get_ref().ttl()
     }
+
+    /// Whether the socket keeps its loop alive (by default it does, as a
+    /// bound Node `dgram` socket).
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::UdpSocket};
+    /// let mut lp = EventLoop::new();
+    /// let s = lp.block_on(UdpSocket::bind("127.0.0.1:0")).unwrap().unwrap();
+    /// assert!(s.has_ref());
+    /// ```
+    pub fn has_ref(&self) -> bool {
+        self.io.has_ref()
+    }
+
+    /// Makes the socket keep its loop alive (`true`, the default) or not
+    /// (`false`, Node's `socket.unref()`).
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::UdpSocket, task};
+    /// let mut lp = EventLoop::new();
+    /// lp.block_on(async {
+    ///     let s = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    ///     s.set_ref(false);
+    ///     task::spawn(async move { s.recv_from(&mut [0; 8]).await });
+    /// })
+    /// .unwrap();
+    /// lp.run().unwrap(); // returns: the receive waits on an unrefed socket
+    /// ```
+    pub fn set_ref(&self, refed: bool) {
+        self.io.set_ref(refed);
+    }
+
+    /// The socket's pending error (`SO_ERROR`), taken: `None` if there
+    /// is none.
+    ///
+    /// # Errors
+    ///
+    /// The OS error of reading it.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::UdpSocket};
+    /// let mut lp = EventLoop::new();
+    /// let s = lp.block_on(UdpSocket::bind("127.0.0.1:0")).unwrap().unwrap();
+    /// assert!(s.take_error().unwrap().is_none());
+    /// ```
+    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+        self.io.get_ref().take_error()
+    }
+
+    /// Calls `f` with the socket's file descriptor, borrowed for the
+    /// call: for a socket option this type does not wrap, through
+    /// `socket2::SockRef` or the OS. Do not close it, and leave it
+    /// non-blocking.
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, net::UdpSocket};
+    /// let mut lp = EventLoop::new();
+    /// let s = lp.block_on(UdpSocket::bind("127.0.0.1:0")).unwrap().unwrap();
+    /// s.with_fd(|fd| socket2::SockRef::from(&fd).set_recv_buffer_size(1 << 16)).unwrap();
+    /// ```
+    #[cfg(unix)]
+    pub fn with_fd<R>(&self, f: impl FnOnce(std::os::fd::BorrowedFd<'_>) -> R) -> R {
+        use std::os::fd::AsFd;
+        f(self.io.get_ref().as_fd())
+    }
+}
+
+#[cfg(unix)]
+impl std::os::fd::AsRawFd for UdpSocket {
+    /// The socket's file descriptor (see [`UdpSocket::with_fd`] for a
+    /// borrowed one).
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.io.get_ref().as_raw_fd()
+    }
 }
 
 /// Readiness, the `try_` operations, peeking and multicast: tokio's

@@ -305,6 +305,17 @@ impl EventLoop {
         self.uv.io_register_external(source, interest, cb)
     }
 
+    /// Makes a source registered with
+    /// [`register_external_io`](Self::register_external_io) keep the loop
+    /// alive or not (`uv_ref`/`uv_unref`); nothing if it is closed.
+    pub(crate) fn ref_external_io(&mut self, key: Key, refed: bool) {
+        let _ = if refed {
+            self.uv.ref_handle(key)
+        } else {
+            self.uv.unref_handle(key)
+        };
+    }
+
     /// Deregisters a source registered with
     /// [`register_external_io`](Self::register_external_io) and closes its
     /// handle.
