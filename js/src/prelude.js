@@ -31,7 +31,7 @@
   function writeText(fd, s) {
     return hostWrite(fd, ReflectApply(ToWellFormed, s, []));
   }
-  const { get: MapGet, set: MapSet, delete: MapDelete, has: MapHas } = Map.prototype;
+  const { get: MapGet, set: MapSet, delete: MapDelete, has: MapHas, forEach: MapForEach } = Map.prototype;
   // A Map whose methods are its own properties (looked up before the
   // prototype's), for this file's private stores.
   function SafeMap() {
@@ -309,6 +309,9 @@
     }
   }
   function noop() {}
+  // A one-shot timer whose callback runs: out of `timers` by then, but
+  // Node counts it among the active resources until its callback returns.
+  let runningTimeout = null;
   // The list whose timer's callback threw: Node's `processTimers`, run
   // again after the uncaughtException listeners, finds it empty and
   // deletes it then (`emitUncaught`).
@@ -743,11 +746,13 @@
       const start = once ? 0 : host.timerStart(id);
       executionAsyncId = t[asyncIdSymbol];
       listAfterThrow = list;
+      if (once) runningTimeout = t;
       try {
         const args = t._timerArgs;
         ReflectApply(t._onTimeout, t, args === undefined ? noArgs : args);
         listAfterThrow = undefined;
       } finally {
+        runningTimeout = null;
         // As Node's `listOnTimeout`: an interval not cleared is listed
         // again from `start`; a timeout its callback did not list again
         // (refresh, `active`) is destroyed, and its id no longer works
@@ -795,11 +800,16 @@
       signalArrived(id);
     } else if (kind === 3) {
       const { cb, path } = io.get(id);
-      io.delete(id);
       const r = host.statSync(path);
       executionAsyncId = id;
-      if (r[0] !== 'ok') cb(fsError(r, 'stat', path));
-      else cb(null, stats(r));
+      // The request is active until its callback returns (Node's
+      // FSReqCallback, which getActiveResourcesInfo lists then).
+      try {
+        if (r[0] !== 'ok') cb(fsError(r, 'stat', path));
+        else cb(null, stats(r));
+      } finally {
+        io.delete(id);
+      }
       executionAsyncId = 0;
     } else {
       const { cb, args, id: tickId } = ticks[tickHead];
@@ -866,6 +876,9 @@
   // fs: readFileSync, writeSync, and stat, whose callback runs as an I/O
   // completion in the loop's poll phase.
   const io = SafeMap();
+  // How many fs.stat requests are pending (`MapSize`: Map.prototype's
+  // size getter, captured below).
+  const ioPending = () => ReflectApply(MapSize, io, []);
   // Node's uvException: `errno`, `code`, `syscall`, `path`, in that
   // order (a read of a directory has no path, as Node's).
   function fsError(r, syscall, path) {
@@ -2432,11 +2445,16 @@
   // signal's handle, one id more. So the ids a program reads after its
   // first output follow what its stdout and stderr are, as in Node.
   const stdioStreams = { 1: null, 2: null };
+  // The handles those streams made, in the order they were made, as
+  // process.getActiveResourcesInfo() names them (a file's stream has
+  // none; SIGWINCH's handle is unrefed, so not listed).
+  const stdioHandles = { __proto__: null, length: 0 };
   let sigwinchHandle = false;
   function stdio(fd) {
     if (stdioStreams[fd] === null) {
       const kind = host.stdioKind(fd); // 0 a file or none, 1 a pipe or socket, 2 a TTY
       stdioStreams[fd] = writer(fd, kind);
+      if (kind !== 0) stdioHandles[stdioHandles.length++] = kind === 2 ? 'TTYWrap' : 'PipeWrap';
       if (kind !== 0) host.asyncId();
       if (kind === 2 && !sigwinchHandle) {
         sigwinchHandle = true;
@@ -2585,6 +2603,24 @@
     })(),
     cwd: () => host.cwd(),
     uptime: () => host.now() / 1000,
+    // Node's: the pending requests (an fs.stat's FSReqCallback), the
+    // refed handles (stdout's and stderr's, for a pipe or a TTY), then
+    // one 'Timeout' per refed timer not yet destroyed (its own callback
+    // running counts) and one 'Immediate' per refed immediate pending.
+    getActiveResourcesInfo() {
+      const out = [];
+      let n = 0;
+      const add = (name) => { out[n++] = name; };
+      for (let i = 0; i < ioPending(); i++) add('FSReqCallback');
+      for (let i = 0; i < stdioHandles.length; i++) add(stdioHandles[i]);
+      let timeouts = 0, immediatesRefed = 0;
+      ReflectApply(MapForEach, timers, [(t) => { if (t[kRefed] === true && !t._destroyed) timeouts++; }]);
+      if (runningTimeout !== null && runningTimeout[kRefed] === true && !runningTimeout._destroyed) timeouts++;
+      ReflectApply(MapForEach, immediates, [(im) => { if (im[kRefed] === true) immediatesRefed++; }]);
+      for (let i = 0; i < timeouts; i++) add('Timeout');
+      for (let i = 0; i < immediatesRefed; i++) add('Immediate');
+      return out;
+    },
   };
   Object.defineProperty(process, Symbol.toStringTag, { value: 'process', configurable: true });
   process.hrtime.bigint = () => BigInt(host.hrtime());
