@@ -34,8 +34,9 @@
   const { get: MapGet, set: MapSet, delete: MapDelete, has: MapHas, forEach: MapForEach } = Map.prototype;
   // A Map whose methods are its own properties (looked up before the
   // prototype's), for this file's private stores.
+  const MapCtor = Map;
   function SafeMap() {
-    const m = new Map();
+    const m = new MapCtor();
     m.get = MapGet;
     m.set = MapSet;
     m.delete = MapDelete;
@@ -2716,6 +2717,28 @@
       this.name = 'AbortError';
     }
   }
+  // Builtins EventTarget, Event and AbortSignal use, captured before user
+  // code runs (as Node's primordials): a program that replaces
+  // `Array.prototype.slice` or `push`, a Map's, WeakMap's or Set's
+  // methods does not reach them. Option bags made here have a null
+  // prototype, and defaults are Node's `kEmptyObject`, so a property a
+  // program puts on `Object.prototype` is not read as an option.
+  const kEmptyObject = Object.freeze({ __proto__: null });
+  const ObjectAssign = Object.assign;
+  const ArrayIsArray = Array.isArray;
+  const ArrayPush = Array.prototype.push;
+  const NumberIsInteger = Number.isInteger;
+  const SymbolDispose = Symbol.dispose;
+  const SetCtor = Set;
+  const { add: SetAdd, delete: SetDelete } = Set.prototype;
+  function SafeSet() {
+    const s = new SetCtor();
+    s.add = SetAdd;
+    s.delete = SetDelete;
+    return s;
+  }
+  const WeakRefCtor = typeof WeakRef === 'function' ? WeakRef : undefined;
+  const WeakRefDeref = WeakRefCtor && WeakRefCtor.prototype.deref;
   const domCodes = { AbortError: 20, TimeoutError: 23, NotSupportedError: 9, InvalidStateError: 11, DataCloneError: 25 };
   class DOMException extends Error {
     constructor(message = '', name = 'Error') {
@@ -2729,229 +2752,473 @@
   // --- EventTarget, Event, AbortController, AbortSignal ---------------
   // As Node 20's event_target.js and abort_controller.js: dispatch is
   // synchronous, listeners in the order they were added; a listener's
-  // exception becomes an uncaught exception from a tick. State is in
-  // private fields (nothing shows in Object.keys, JSON or inspect, which
-  // prints Node's custom forms). Node's own listeners (timers/promises',
-  // a `signal` option's) resist stopImmediatePropagation (kResist).
+  // exception (or its returned promise's rejection) becomes an uncaught
+  // exception from a tick. Each type's listeners are Node's linked list,
+  // walked with the next one taken before a listener runs: a listener
+  // added during a dispatch runs in it (unless the adder was the last one
+  // then), a removed one is skipped by its flag. State is in private
+  // fields (nothing shows in Object.keys, JSON or inspect, which prints
+  // Node's custom forms). Node's own listeners (timers/promises', a
+  // `signal` option's) resist stopImmediatePropagation (kResist).
   const kResist = Symbol('kResistStopPropagation');
-  let eventState;
+  const kWeakHandler = Symbol('kWeak');
+  const kIsEventTarget = Symbol.for('nodejs.event_target');
+  function missingArgs(a, b) {
+    const e = new TypeError(b === undefined ?
+      `The "${a}" argument must be specified` : `The "${a}" and "${b}" arguments must be specified`);
+    return coded(e, 'ERR_MISSING_ARGS');
+  }
+  // Node's validateObject: with `allowObjects`, arrays and functions too.
+  function validateObject(value, name, allowObjects) {
+    if (value === null || (!allowObjects && ArrayIsArray(value)) ||
+        (typeof value !== 'object' && (!allowObjects || typeof value !== 'function'))) {
+      throw argTypeError(name, 'of type object', value);
+    }
+  }
+  // webidl's DOMString: a symbol is ERR_INVALID_ARG_VALUE.
+  function domString(v) {
+    if (typeof v === 'symbol') {
+      let shown = inspectValue(v);
+      if (shown.length > 128) shown = shown.slice(0, 128) + '...';
+      throw coded(new TypeError(`The argument 'value' is invalid. Received ${shown}`), 'ERR_INVALID_ARG_VALUE');
+    }
+    return StringOf(v);
+  }
+  const kEnumerable = { __proto__: null, enumerable: true };
+  function enumerableProps(proto, names) {
+    for (let i = 0; i < names.length; i++) defineProperty(proto, names[i], kEnumerable);
+  }
+  function toStringTag(proto, value) {
+    defineProperty(proto, Symbol.toStringTag, {
+      __proto__: null, writable: false, enumerable: false, configurable: true, value,
+    });
+  }
+  let eventState, isEvent;
   class Event {
-    #type; #target = null; #current = null; #defaultPrevented = false;
-    #cancelable; #bubbles; #composed; #timeStamp; #stop = false;
-    #propagationStopped = false; #phase = 0; #trusted = false;
-    constructor(type, init = undefined) {
-      if (arguments.length === 0) {
-        const e = new TypeError('The "type" argument must be specified');
-        coded(e, 'ERR_MISSING_ARGS');
-        throw e;
-      }
-      if (init != null && typeof init !== 'object' && typeof init !== 'function') {
-        throw argTypeError('options', 'of type object', init);
-      }
-      const o = init == null ? {} : init;
+    #type; #target = null; #dispatching = false; #stop = false;
+    #cancelable = false; #bubbles = false; #composed = false; #defaultPrevented = false;
+    #timeStamp = host.now(); #propagationStopped = false; #trusted = false;
+    constructor(type, options = undefined) {
+      if (arguments.length === 0) throw missingArgs('type');
+      if (options != null) validateObject(options, 'options');
+      this.#bubbles = !!options?.bubbles;
+      this.#cancelable = !!options?.cancelable;
+      this.#composed = !!options?.composed;
       this.#type = `${type}`;
-      this.#cancelable = !!o.cancelable;
-      this.#bubbles = !!o.bubbles;
-      this.#composed = !!o.composed;
-      this.#timeStamp = host.now();
     }
     static {
+      isEvent = (e) => e !== null && typeof e === 'object' && #type in e;
       eventState = {
-        begin(e, target) { e.#target = e.#current = target; e.#phase = 2; },
-        end(e) { e.#current = null; e.#phase = 0; },
+        begin(e, target) { e.#target = target; e.#dispatching = true; },
+        end(e) { e.#dispatching = false; },
+        dispatching: (e) => e.#dispatching,
         stopped: (e) => e.#stop,
         trust(e) { e.#trusted = true; },
       };
     }
-    get type() { return this.#type; }
-    get target() { return this.#target; }
-    get currentTarget() { return this.#current; }
-    get srcElement() { return this.#target; }
-    get defaultPrevented() { return this.#cancelable && this.#defaultPrevented; }
-    get returnValue() { return !this.defaultPrevented; }
-    get cancelable() { return this.#cancelable; }
-    get bubbles() { return this.#bubbles; }
-    get composed() { return this.#composed; }
-    get timeStamp() { return this.#timeStamp; }
-    get isTrusted() { return this.#trusted; }
-    get cancelBubble() { return this.#propagationStopped; }
-    set cancelBubble(v) { if (v) this.stopPropagation(); }
-    // 0 (NONE) outside a dispatch, 2 (AT_TARGET) during one: listeners
-    // only ever run at the target here.
-    get eventPhase() { return this.#phase; }
-    composedPath() { return this.#phase === 2 ? [this.#current] : []; }
-    preventDefault() { this.#defaultPrevented = true; }
-    stopImmediatePropagation() { this.#propagationStopped = true; this.#stop = true; }
-    stopPropagation() { this.#propagationStopped = true; }
-    get [Symbol.toStringTag]() { return 'Event'; }
+    initEvent(type, bubbles = false, cancelable = false) {
+      if (arguments.length === 0) throw missingArgs('type');
+      if (this.#dispatching) return;
+      this.#type = `${type}`;
+      this.#bubbles = !!bubbles;
+      this.#cancelable = !!cancelable;
+    }
     [customInspectSymbol](depth, options) {
+      if (!isEvent(this)) throw invalidThis('Event');
       const name = this.constructor.name;
       if (depth < 0) return name;
-      const o = Object.assign({}, options, { depth: Number.isInteger(options.depth) ? options.depth - 1 : options.depth });
+      const o = ObjectAssign({}, options, { depth: NumberIsInteger(options.depth) ? options.depth - 1 : options.depth });
       return `${name} ${inspectValue({
         type: this.#type, defaultPrevented: this.#defaultPrevented,
         cancelable: this.#cancelable, timeStamp: this.#timeStamp,
       }, o)}`;
     }
-  }
-  Object.assign(Event, { NONE: 0, CAPTURING_PHASE: 1, AT_TARGET: 2, BUBBLING_PHASE: 3 });
-  // Per target: its listeners by type, each list with a sticky `resist`
-  // (one of them resists stopImmediatePropagation); and whether the
-  // target warned of too many listeners (once per target, as Node's).
-  const listenersOf = new WeakMap();
-  const warnedTargets = new WeakSet();
-  // EventEmitter.defaultMaxListeners (also the limit an EventTarget takes
-  // when made), and the limits events.setMaxListeners gave targets.
-  let defaultMaxListeners = 10;
-  const maxOfTargets = new WeakMap();
-  const targetMax = (t) => (maxOfTargets.has(t) ? maxOfTargets.get(t) : 10);
-  let newListener; // AbortSignal's hook (a composite kept alive)
-  class EventTarget {
-    constructor() {
-      maxOfTargets.set(this, defaultMaxListeners);
+    stopImmediatePropagation() {
+      if (!isEvent(this)) throw invalidThis('Event');
+      this.stopPropagation();
+      this.#stop = true;
     }
-    addEventListener(type, fn, options = undefined) {
-      if (arguments.length < 2) {
-        const e = new TypeError('The "type" and "listener" arguments must be specified');
-        coded(e, 'ERR_MISSING_ARGS');
-        throw e;
-      }
-      let once = false, resist = false, capture = false;
-      if (typeof options === 'boolean') {
-        capture = options;
-      } else if ((typeof options === 'object' || typeof options === 'function') && options !== null) {
-        once = !!options.once;
-        capture = !!options.capture;
-        resist = !!options[kResist];
+    preventDefault() {
+      if (!isEvent(this)) throw invalidThis('Event');
+      this.#defaultPrevented = true;
+    }
+    get target() {
+      if (!isEvent(this)) throw invalidThis('Event');
+      return this.#target;
+    }
+    get currentTarget() {
+      if (!isEvent(this)) throw invalidThis('Event');
+      return this.#dispatching ? this.#target : null;
+    }
+    get srcElement() {
+      if (!isEvent(this)) throw invalidThis('Event');
+      return this.#target;
+    }
+    get type() {
+      if (!isEvent(this)) throw invalidThis('Event');
+      return this.#type;
+    }
+    get cancelable() {
+      if (!isEvent(this)) throw invalidThis('Event');
+      return this.#cancelable;
+    }
+    get defaultPrevented() {
+      if (!isEvent(this)) throw invalidThis('Event');
+      return this.#cancelable && this.#defaultPrevented;
+    }
+    get timeStamp() {
+      if (!isEvent(this)) throw invalidThis('Event');
+      return this.#timeStamp;
+    }
+    composedPath() {
+      if (!isEvent(this)) throw invalidThis('Event');
+      return this.#dispatching ? [this.#target] : [];
+    }
+    get returnValue() {
+      if (!isEvent(this)) throw invalidThis('Event');
+      return !this.#cancelable || !this.#defaultPrevented;
+    }
+    get bubbles() {
+      if (!isEvent(this)) throw invalidThis('Event');
+      return this.#bubbles;
+    }
+    get composed() {
+      if (!isEvent(this)) throw invalidThis('Event');
+      return this.#composed;
+    }
+    // 0 (NONE) outside a dispatch, 2 (AT_TARGET) during one: listeners
+    // only ever run at the target here.
+    get eventPhase() {
+      if (!isEvent(this)) throw invalidThis('Event');
+      return this.#dispatching ? 2 : 0;
+    }
+    get cancelBubble() {
+      if (!isEvent(this)) throw invalidThis('Event');
+      return this.#propagationStopped;
+    }
+    set cancelBubble(value) {
+      if (!isEvent(this)) throw invalidThis('Event');
+      if (value) this.#propagationStopped = true;
+    }
+    stopPropagation() {
+      if (!isEvent(this)) throw invalidThis('Event');
+      this.#propagationStopped = true;
+    }
+    // Node's: on the prototype, not the instance (a getter of no name).
+    static {
+      defineProperty(Event.prototype, 'isTrusted', {
+        __proto__: null,
+        configurable: false,
+        enumerable: true,
+        get: getOwnDescriptor({
+          get isTrusted() { return this !== null && typeof this === 'object' && #trusted in this && this.#trusted; },
+        }, 'isTrusted').get,
+      });
+    }
+  }
+  toStringTag(Event.prototype, 'Event');
+  enumerableProps(Event.prototype, [
+    'initEvent', 'stopImmediatePropagation', 'preventDefault', 'target', 'currentTarget', 'srcElement',
+    'type', 'cancelable', 'defaultPrevented', 'timeStamp', 'composedPath', 'returnValue', 'bubbles',
+    'composed', 'eventPhase', 'cancelBubble', 'stopPropagation',
+  ]);
+  {
+    const phases = ['NONE', 'CAPTURING_PHASE', 'AT_TARGET', 'BUBBLING_PHASE'];
+    for (let i = 0; i < phases.length; i++) {
+      defineProperty(Event, phases[i], { __proto__: null, writable: false, configurable: false, enumerable: true, value: i });
+    }
+  }
+  // EventEmitter.defaultMaxListeners (also the limit an EventTarget takes
+  // when made).
+  let defaultMaxListeners = 10;
+  // AbortSignal's hooks (a composite kept alive while listened to).
+  let signalListened, signalUnlistened;
+  // Node's Listener, as a null-prototype record: `next`/`previous` links
+  // (the list's root is the first `previous`), flags, and the callback
+  // (for an object, an async function calling its `handleEvent`).
+  function newListener(previous, listener, once, capture, passive, weak, resist) {
+    const l = {
+      __proto__: null,
+      next: undefined, previous, listener, callback: listener,
+      once: !!once, capture: !!capture, passive: !!passive, weak: !!weak, resist: !!resist,
+      removed: false,
+    };
+    if (previous !== undefined) previous.next = l;
+    if (typeof listener !== 'function') {
+      l.callback = async (...args) => {
+        if (listener.handleEvent) await ReflectApply(listener.handleEvent, listener, args);
+      };
+    }
+    return l;
+  }
+  function unlinkListener(l) {
+    if (l.previous !== undefined) l.previous.next = l.next;
+    if (l.next !== undefined) l.next.previous = l.previous;
+    l.removed = true;
+  }
+  // Node's: true when a function, or an object (its `handleEvent` looked
+  // up when called); false (no effect) for null and undefined.
+  function validateEventListener(listener) {
+    if (typeof listener === 'function' || typeof listener?.handleEvent === 'function') return true;
+    if (listener == null) return false;
+    if (typeof listener === 'object') return true;
+    throw argTypeError('listener', 'an instance of EventListener', listener);
+  }
+  // Node's: a boolean is the capture flag (the rest then read from
+  // Object.prototype, as Node's plain object gives them).
+  function validateEventListenerOptions(options) {
+    if (typeof options === 'boolean') return { capture: options };
+    if (options === null) return kEmptyObject;
+    validateObject(options, 'options', true);
+    return {
+      __proto__: null,
+      once: !!options.once,
+      capture: !!options.capture,
+      passive: !!options.passive,
+      signal: options.signal,
+      weak: options[kWeakHandler],
+      resistStopPropagation: options[kResist] ?? false,
+    };
+  }
+  function emitUncaughtException(err) {
+    nextTick(() => { throw err; });
+  }
+  function addCatch(promise) {
+    const then = promise.then;
+    if (typeof then === 'function') {
+      ReflectApply(then, promise, [undefined, function (err) { emitUncaughtException(err); }]);
+    }
+  }
+  // Node's isEventTarget: by the constructor's well-known symbol.
+  const isEventTarget = (obj) => obj?.constructor?.[kIsEventTarget];
+  let targetState;
+  class EventTarget {
+    static [kIsEventTarget] = true;
+    #events = SafeMap();
+    #max = defaultMaxListeners;
+    #warned = false;
+    #handlers = SafeMap();
+    static {
+      targetState = {
+        has: (t) => t !== null && typeof t === 'object' && #events in t,
+        events: (t) => t.#events,
+        handlers: (t) => t.#handlers,
+        max: (t) => t.#max,
+        setMax(t, n) { t.#max = n; t.#warned = false; },
+        // Node's kNewListener: the warning past the limit (once per
+        // target), then AbortSignal's hook.
+        added(t, size, type, weak) {
+          if (t.#max > 0 && size > t.#max && !t.#warned) {
+            t.#warned = true;
+            const w = new Error('Possible EventTarget memory leak detected. ' +
+              `${size} ${type} listeners added to ${inspectValue(t, { depth: -1 })}. MaxListeners is ${t.#max}. Use ` +
+              'events.setMaxListeners() to increase limit');
+            w.name = 'MaxListenersExceededWarning';
+            w.target = t;
+            w.type = type;
+            w.count = size;
+            process.emitWarning(w);
+          }
+          signalListened(t, size, type, weak);
+        },
+        removed(t, size, type) { signalUnlistened(t, size, type); },
+      };
+    }
+    addEventListener(type, listener, options = kEmptyObject) {
+      if (!isEventTarget(this)) throw invalidThis('EventTarget');
+      if (arguments.length < 2) throw missingArgs('type', 'listener');
+      let once = false, capture = false, passive = false, weak = false, resist = false;
+      if (options !== kEmptyObject) {
+        // Validated before the listener, as Node's (the spec has the
+        // getters read first).
+        options = validateEventListenerOptions(options);
+        once = options.once;
+        capture = options.capture;
+        passive = options.passive;
+        weak = options.weak;
+        resist = options.resistStopPropagation;
         const signal = options.signal;
-        if (signal !== undefined && !(signal instanceof AbortSignal)) {
-          throw argTypeError('options.signal', 'an instance of AbortSignal', signal);
-        }
+        validateAbortSignal(signal, 'options.signal');
         if (signal) {
           if (signal.aborted) return;
-          signal.addEventListener('abort', () => this.removeEventListener(type, fn, { capture }), { once: true, [kResist]: true });
+          signal.addEventListener('abort', () => {
+            this.removeEventListener(type, listener, options);
+          }, { __proto__: null, once: true, [kWeakHandler]: this, [kResist]: true });
         }
-      } else if (options != null) {
-        throw argTypeError('options', 'of type object', options);
       }
-      if (fn == null) {
-        const w = new Error(`addEventListener called with ${fn} which has no effect.`);
+      if (!validateEventListener(listener)) {
+        const w = new Error(`addEventListener called with ${listener} which has no effect.`);
         w.name = 'AddEventListenerArgumentTypeWarning';
         w.target = this;
         w.type = type;
         process.emitWarning(w);
         return;
       }
-      if (typeof fn !== 'function' && typeof fn !== 'object') {
-        throw argTypeError('listener', 'an instance of EventListener', fn);
+      type = domString(type);
+      const events = this.#events;
+      let root = events.get(type);
+      if (root === undefined) {
+        root = { __proto__: null, size: 1, next: undefined, resist: !!resist };
+        newListener(root, listener, once, capture, passive, weak, resist);
+        targetState.added(this, root.size, type, weak);
+        events.set(type, root);
+        return;
       }
-      type = `${type}`;
-      let l = listenersOf.get(this);
-      if (!l) listenersOf.set(this, l = new Map());
-      let list = l.get(type);
-      if (!list) l.set(type, list = Object.assign([], { resist: false }));
-      // One listener per function and capture flag, as Node's.
-      if (list.some((x) => x.fn === fn && x.capture === capture)) return;
-      list.push({ fn, once, resist, capture });
-      list.resist ||= resist;
-      const max = targetMax(this);
-      if (max > 0 && list.length > max && !warnedTargets.has(this)) {
-        warnedTargets.add(this);
-        const w = new Error('Possible EventTarget memory leak detected. ' +
-          `${list.length} ${type} listeners added to ${inspectValue(this, { depth: -1 })}. MaxListeners is ${max}. Use ` +
-          'events.setMaxListeners() to increase limit');
-        w.name = 'MaxListenersExceededWarning';
-        w.target = this;
-        w.type = type;
-        w.count = list.length;
-        process.emitWarning(w);
+      let handler = root.next;
+      let previous = root;
+      // One listener per function and capture flag.
+      while (handler !== undefined && !(handler.listener === listener && handler.capture === capture)) {
+        previous = handler;
+        handler = handler.next;
       }
-      if (newListener !== undefined) newListener(this, type, list.length);
+      if (handler !== undefined) return;
+      newListener(previous, listener, once, capture, passive, weak, resist);
+      root.size++;
+      root.resist ||= !!resist;
+      targetState.added(this, root.size, type, weak);
     }
-    removeEventListener(type, fn, options = undefined) {
-      const capture = typeof options === 'boolean' ? options : !!(options && options.capture);
-      const l = listenersOf.get(this);
-      const list = l && l.get(`${type}`);
-      if (!list) return;
-      const i = list.findIndex((x) => x.fn === fn && x.capture === capture);
-      if (i >= 0) {
-        list[i].removed = true;
-        list.splice(i, 1);
-        if (list.length === 0 && newListener !== undefined) newListener(this, `${type}`, 0);
+    removeEventListener(type, listener, options = kEmptyObject) {
+      if (!isEventTarget(this)) throw invalidThis('EventTarget');
+      if (arguments.length < 2) throw missingArgs('type', 'listener');
+      if (!validateEventListener(listener)) return;
+      type = domString(type);
+      // Node's: only `{ capture: true }`, not a bare `true`, names a
+      // capture listener.
+      const capture = options?.capture === true;
+      const events = this.#events;
+      const root = events.get(type);
+      if (root === undefined || root.next === undefined) return;
+      let handler = root.next;
+      while (handler !== undefined) {
+        if (handler.listener === listener && handler.capture === capture) {
+          unlinkListener(handler);
+          root.size--;
+          if (root.size === 0) events.delete(type);
+          targetState.removed(this, root.size, type);
+          break;
+        }
+        handler = handler.next;
       }
     }
     dispatchEvent(event) {
+      if (!isEventTarget(this)) throw invalidThis('EventTarget');
+      if (arguments.length < 1) throw missingArgs('event');
       if (!(event instanceof Event)) throw argTypeError('event', 'an instance of Event', event);
-      if (event.eventPhase !== 0) {
-        const e = new Error(`The event "${event.type}" is already being dispatched`);
-        coded(e, 'ERR_EVENT_RECURSION');
-        throw e;
+      if (eventState.dispatching(event)) {
+        throw coded(new Error(`The event "${event.type}" is already being dispatched`), 'ERR_EVENT_RECURSION');
       }
+      const type = event.type;
       eventState.begin(event, this);
-      const l = listenersOf.get(this);
-      const all = l && l.get(event.type);
-      const list = all ? all.slice() : [];
-      for (const x of list) {
-        // After stopImmediatePropagation only Node's own listeners run.
-        if (x.removed || (eventState.stopped(event) && !x.resist)) continue;
-        if (x.once) this.removeEventListener(event.type, x.fn, { capture: x.capture });
-        try {
-          if (typeof x.fn === 'function') ReflectApply(x.fn, this, [event]);
-          else if (x.fn && typeof x.fn.handleEvent === 'function') x.fn.handleEvent(event);
-        } catch (err) {
-          nextTick(() => { throw err; });
-        }
-        // As Node 20's dispatch: the event is "being dispatched" (phase
-        // 2, currentTarget set, a re-dispatch ERR_EVENT_RECURSION) for its
-        // first listener only.
+      const root = this.#events.get(type);
+      if (root === undefined || root.next === undefined) {
         eventState.end(event);
+        return event.defaultPrevented !== true;
+      }
+      let handler = root.next;
+      let next;
+      while (handler !== undefined && (root.resist || handler.passive || !eventState.stopped(event))) {
+        // Taken before the listener runs, which may remove this one.
+        next = handler.next;
+        // Removed while the event was dispatched, or after
+        // stopImmediatePropagation (only Node's own listeners run).
+        if (handler.removed || (eventState.stopped(event) && !handler.resist)) {
+          handler = next;
+          continue;
+        }
+        if (handler.once) {
+          unlinkListener(handler);
+          root.size--;
+          targetState.removed(this, root.size, type);
+        }
+        try {
+          const result = ReflectApply(handler.callback, this, [event]);
+          // As Node 20's: the event is "being dispatched" (phase 2,
+          // currentTarget set, a re-dispatch ERR_EVENT_RECURSION) until a
+          // listener returns.
+          eventState.end(event);
+          if (result !== undefined && result !== null) addCatch(result);
+        } catch (err) {
+          emitUncaughtException(err);
+        }
+        handler = next;
       }
       eventState.end(event);
-      return !event.defaultPrevented;
+      return event.defaultPrevented !== true;
     }
-    get [Symbol.toStringTag]() { return 'EventTarget'; }
     [customInspectSymbol](depth, options) {
+      if (!isEventTarget(this)) throw invalidThis('EventTarget');
       const name = this.constructor.name;
       if (depth < 0) return name;
-      const o = Object.assign({}, options, { depth: Number.isInteger(options.depth) ? options.depth - 1 : options.depth });
+      const o = ObjectAssign({}, options, { depth: NumberIsInteger(options.depth) ? options.depth - 1 : options.depth });
       return `${name} ${inspectValue({}, o)}`;
     }
   }
+  enumerableProps(EventTarget.prototype, ['addEventListener', 'removeEventListener', 'dispatchEvent']);
+  toStringTag(EventTarget.prototype, 'EventTarget');
   class CustomEvent extends Event {
     #detail;
-    constructor(type, init = {}) {
-      super(type, init);
-      this.#detail = init && init.detail !== undefined ? init.detail : null;
+    constructor(type, options = kEmptyObject) {
+      if (arguments.length === 0) throw missingArgs('type');
+      super(type, options);
+      this.#detail = options?.detail ?? null;
     }
-    get detail() { return this.#detail; }
-    get [Symbol.toStringTag]() { return 'CustomEvent'; }
+    get detail() {
+      if (!(isEvent(this) && #detail in this)) throw invalidThis('CustomEvent');
+      return this.#detail;
+    }
   }
-  const handlersOf = new WeakMap(); // target -> name -> { fn }
-  function handlerProperty(cls, name) {
-    Object.defineProperty(cls.prototype, 'on' + name, {
-      get() {
-        const h = handlersOf.get(this);
-        return h && h[name] ? h[name].fn : null;
-      },
-      set(fn) {
-        let hs = handlersOf.get(this);
-        if (!hs) handlersOf.set(this, hs = Object.create(null));
-        if (!hs[name]) {
-          // Added once, at the place of the first assignment (as the DOM's
-          // event handler attributes).
-          const h = hs[name] = { fn: null };
-          this.addEventListener(name, function (e) { if (typeof h.fn === 'function') return h.fn.call(this, e); });
+  toStringTag(CustomEvent.prototype, 'CustomEvent');
+  enumerableProps(CustomEvent.prototype, ['detail']);
+  // Node's `on<name>` handler attribute: one listener (a wrapper calling
+  // what was last set), added at the first assignment (as the DOM's); a
+  // later function counts as a listener again, anything else as none.
+  function makeEventHandler(handler) {
+    function eventHandler(...args) {
+      if (typeof eventHandler.handler !== 'function') return;
+      return ReflectApply(eventHandler.handler, this, args);
+    }
+    eventHandler.handler = handler;
+    return eventHandler;
+  }
+  function defineEventHandler(emitter, name) {
+    const propName = `on${name}`;
+    // Node's validateInternalField.
+    function get() {
+      if (!targetState.has(this)) throw argTypeError('this', 'an instance of EventTarget', this);
+      return targetState.handlers(this).get(name)?.handler ?? null;
+    }
+    defineProperty(get, 'name', { __proto__: null, value: `get ${propName}` });
+    function set(value) {
+      if (!targetState.has(this)) throw argTypeError('this', 'an instance of EventTarget', this);
+      const handlers = targetState.handlers(this);
+      let wrappedHandler = handlers.get(name);
+      if (wrappedHandler) {
+        const root = targetState.events(this).get(name);
+        if (typeof wrappedHandler.handler === 'function') {
+          root.size--;
+          targetState.removed(this, root.size, name);
         }
-        hs[name].fn = typeof fn === 'function' ? fn : null;
-      },
-      configurable: true,
-    });
+        wrappedHandler.handler = value;
+        if (typeof wrappedHandler.handler === 'function') {
+          root.size++;
+          targetState.added(this, root.size, name, false);
+        }
+      } else {
+        wrappedHandler = makeEventHandler(value);
+        this.addEventListener(name, wrappedHandler);
+      }
+      handlers.set(name, wrappedHandler);
+    }
+    defineProperty(set, 'name', { __proto__: null, value: `set ${propName}` });
+    defineProperty(emitter, propName, { __proto__: null, get, set, configurable: true, enumerable: true });
   }
-  let makingSignal = false, signalState;
+  let makingSignal = false, signalState, isSignal;
   // Composite signals (AbortSignal.any) with abort listeners, kept alive
   // while they may still abort: their sources hold them only weakly.
-  const persistentSignals = new Set();
-  const weak = typeof WeakRef === 'function' ? (v) => new WeakRef(v) : (v) => ({ deref: () => v });
+  const persistentSignals = SafeSet();
+  const weak = WeakRefCtor !== undefined ?
+    (v) => { const r = new WeakRefCtor(v); return () => ReflectApply(WeakRefDeref, r, []); } :
+    (v) => () => v;
   class AbortSignal extends EventTarget {
     #aborted = false; #reason = undefined; #dependants = null; #sources = null;
     constructor() {
@@ -2963,6 +3230,7 @@
       super();
     }
     static {
+      isSignal = (s) => s !== null && typeof s === 'object' && #aborted in s;
       signalState = {
         // Node's abortSignal: the signal's listeners first, then its
         // dependants (the AbortSignal.any signals made from it), in the
@@ -2975,48 +3243,70 @@
           const e = new Event('abort');
           eventState.trust(e);
           s.dispatchEvent(e);
-          if (s.#dependants !== null) {
-            for (const d of s.#dependants) {
-              const ds = d.deref();
+          const dependants = s.#dependants;
+          if (dependants !== null) {
+            for (let i = 0; i < dependants.length; i++) {
+              const ds = dependants[i]();
               if (ds !== undefined) signalState.abort(ds, reason);
             }
           }
         },
         any(signals) {
           const result = newSignal();
-          result.#sources = [];
+          const sources = result.#sources = [];
           const ref = weak(result);
-          for (const signal of signals) {
+          for (let i = 0; i < signals.length; i++) {
+            const signal = signals[i];
             if (signal.#aborted) {
               signalState.abort(result, signal.#reason);
               return result;
             }
             // A composite's own sources stand for it (one level deep).
-            const sources = signal.#sources === null ? [signal] : signal.#sources;
-            for (const src of sources) {
-              if (result.#sources.includes(src)) continue;
-              result.#sources.push(src);
-              (src.#dependants ??= []).push(ref);
+            const from = signal.#sources === null ? [signal] : signal.#sources;
+            for (let j = 0; j < from.length; j++) {
+              const src = from[j];
+              let known = false;
+              for (let k = 0; k < sources.length && !known; k++) known = sources[k] === src;
+              if (known) continue;
+              ReflectApply(ArrayPush, sources, [src]);
+              ReflectApply(ArrayPush, src.#dependants ??= [], [ref]);
             }
           }
           return result;
         },
-        listened(s, type, n) {
-          if (type !== 'abort' || s.#sources === null || s.#sources.length === 0) return;
-          if (n === 1 && !s.#aborted) persistentSignals.add(s);
-          else if (n === 0) persistentSignals.delete(s);
+        // Node's kNewListener and kRemoveListener: a composite with
+        // sources stays alive while it has abort listeners (but for weak
+        // ones, a `signal` option's).
+        listened(s, size, type, weakListener) {
+          if (type === 'abort' && size === 1 && !weakListener && !s.#aborted &&
+              s.#sources !== null && s.#sources.length > 0) {
+            persistentSignals.add(s);
+          }
+        },
+        unlistened(s, size, type) {
+          if (type === 'abort' && size === 0 && s.#sources !== null && s.#sources.length > 0) {
+            persistentSignals.delete(s);
+          }
         },
       };
     }
-    get aborted() { return this.#aborted; }
-    get reason() { return this.#reason; }
-    get [Symbol.toStringTag]() { return 'AbortSignal'; }
-    throwIfAborted() { if (this.#aborted) throw this.#reason; }
+    get aborted() {
+      if (!isSignal(this)) throw invalidThis('AbortSignal');
+      return this.#aborted;
+    }
+    get reason() {
+      if (!isSignal(this)) throw invalidThis('AbortSignal');
+      return this.#reason;
+    }
+    throwIfAborted() {
+      if (!isSignal(this)) throw invalidThis('AbortSignal');
+      if (this.#aborted) throw this.#reason;
+    }
     [customInspectSymbol](depth, options) {
       // Too deep: Node's signal has own (symbol) keys, so it shows as
       // `[AbortSignal]`.
       if (depth < 0) return `[${this.constructor.name}]`;
-      const o = Object.assign({}, options, { depth: options.depth === null ? null : options.depth - 1 });
+      const o = ObjectAssign({}, options, { depth: options.depth === null ? null : options.depth - 1 });
       return `${this.constructor.name} ${inspectValue({ aborted: this.#aborted }, o)}`;
     }
     static abort(reason = new DOMException('This operation was aborted', 'AbortError')) {
@@ -3027,14 +3317,14 @@
     // Node's timer for it is unrefed: it does not keep the process alive.
     static timeout(delay) {
       if (typeof delay !== 'number') throw argTypeError('delay', 'of type number', delay);
-      if (!Number.isInteger(delay)) throw outOfRange('delay', 'an integer', delay);
+      if (!NumberIsInteger(delay)) throw outOfRange('delay', 'an integer', delay);
       if (delay < 0 || delay > 4294967295) throw outOfRange('delay', '>= 0 && <= 4294967295', delay);
       const s = newSignal();
       setTimeout(() => abortSignal(s, new DOMException('The operation was aborted due to timeout', 'TimeoutError')), delay).unref();
       return s;
     }
     static any(signals) {
-      if (!Array.isArray(signals)) throw argTypeError('signals', 'an instance of Array', signals);
+      if (!ArrayIsArray(signals)) throw argTypeError('signals', 'an instance of Array', signals);
       for (let i = 0; i < signals.length; i++) {
         if (!(signals[i] instanceof AbortSignal)) {
           throw argTypeError(`signals[${i}]`, 'an instance of AbortSignal', signals[i]);
@@ -3043,10 +3333,15 @@
       return signalState.any(signals);
     }
   }
-  newListener = (target, type, n) => {
-    if (target instanceof AbortSignal) signalState.listened(target, type, n);
+  enumerableProps(AbortSignal.prototype, ['aborted']);
+  toStringTag(AbortSignal.prototype, 'AbortSignal');
+  signalListened = (target, size, type, weakListener) => {
+    if (isSignal(target)) signalState.listened(target, size, type, weakListener);
   };
-  handlerProperty(AbortSignal, 'abort');
+  signalUnlistened = (target, size, type) => {
+    if (isSignal(target)) signalState.unlistened(target, size, type);
+  };
+  defineEventHandler(AbortSignal.prototype, 'abort');
   function newSignal() {
     makingSignal = true;
     try { return new AbortSignal(); } finally { makingSignal = false; }
@@ -3058,16 +3353,17 @@
     #signal = undefined;
     get signal() { return this.#signal ??= newSignal(); }
     abort(reason = new DOMException('This operation was aborted', 'AbortError')) {
-      abortSignal(this.signal, reason);
+      abortSignal(this.#signal ??= newSignal(), reason);
     }
-    get [Symbol.toStringTag]() { return 'AbortController'; }
     [customInspectSymbol](depth, options) {
       // Too deep: Node's controller has no own keys (a private field).
       if (depth < 0) return `${this.constructor.name} {}`;
-      const o = Object.assign({}, options, { depth: options.depth === null ? null : options.depth - 1 });
+      const o = ObjectAssign({}, options, { depth: options.depth === null ? null : options.depth - 1 });
       return `${this.constructor.name} ${inspectValue({ signal: this.signal }, o)}`;
     }
   }
+  enumerableProps(AbortController.prototype, ['signal', 'abort']);
+  toStringTag(AbortController.prototype, 'AbortController');
 
   // --- TextEncoder, structuredClone ----------------------------------
   // TextEncoder: UTF-8, a lone surrogate as U+FFFD (as the WHATWG
@@ -3916,25 +4212,27 @@
     errorMonitor: kErrorMonitor,
     listenerCount: (emitter, type) => emitter.listenerCount(type),
     getEventListeners(target, type) {
-      if (target instanceof EventTarget) {
-        const l = listenersOf.get(target);
-        return l && l.get(`${type}`) ? l.get(`${type}`).map((x) => x.fn) : [];
+      if (targetState.has(target)) {
+        const listeners = [];
+        const root = targetState.events(target).get(type);
+        for (let l = root?.next; l !== undefined; l = l.next) ReflectApply(ArrayPush, listeners, [l.listener]);
+        return listeners;
       }
       if (target != null && typeof target.listeners === 'function') return target.listeners(type);
       throw argTypeError('emitter', 'an instance of EventEmitter or EventTarget', target);
     },
     getMaxListeners(target) {
-      if (target instanceof EventTarget) return targetMax(target);
+      if (targetState.has(target)) return targetState.max(target);
       if (target != null && typeof target.getMaxListeners === 'function') return target.getMaxListeners();
       throw argTypeError('emitter', 'an instance of EventEmitter or EventTarget', target);
     },
     setMaxListeners(n = defaultMaxListeners, ...targets) {
       checkMax(n, 'setMaxListeners');
       if (targets.length === 0) defaultMaxListeners = n;
-      for (const t of targets) {
-        if (t instanceof EventTarget) {
-          maxOfTargets.set(t, n);
-          warnedTargets.delete(t);
+      for (let i = 0; i < targets.length; i++) {
+        const t = targets[i];
+        if (targetState.has(t)) {
+          targetState.setMax(t, n);
         } else if (t != null && typeof t.setMaxListeners === 'function') {
           t.setMaxListeners(n);
         } else {
@@ -3942,18 +4240,19 @@
         }
       }
     },
-    addAbortListener(signal, listener) {
-      if (signal === undefined) throw argTypeError('signal', 'an instance of AbortSignal', signal);
-      validateAbortSignal(signal, 'signal');
-      checkCallback(listener, 'listener');
-      if (signal.aborted) {
-        queueMicrotask(() => listener());
-        return { __proto__: null, [Symbol.dispose]() {} };
-      }
-      signal.addEventListener('abort', listener, { once: true, [kResist]: true });
-      return { __proto__: null, [Symbol.dispose]() { signal.removeEventListener('abort', listener); } };
-    },
+    addAbortListener,
   });
+  function addAbortListener(signal, listener) {
+    if (signal === undefined) throw argTypeError('signal', 'an instance of AbortSignal', signal);
+    validateAbortSignal(signal, 'signal');
+    checkCallback(listener, 'listener');
+    if (signal.aborted) {
+      queueMicrotask(() => listener());
+      return { __proto__: null, [SymbolDispose]() {} };
+    }
+    signal.addEventListener('abort', listener, { __proto__: null, once: true, [kResist]: true });
+    return { __proto__: null, [SymbolDispose]() { signal.removeEventListener('abort', listener); } };
+  }
 
   // --- require('path'): Node's POSIX path, from its rules --------------
   // normalize (`.` and `..` resolved, repeated slashes joined, a trailing
