@@ -2717,18 +2717,29 @@
       this.name = 'AbortError';
     }
   }
-  // Builtins EventTarget, Event and AbortSignal use, captured before user
-  // code runs (as Node's primordials): a program that replaces
-  // `Array.prototype.slice` or `push`, a Map's, WeakMap's or Set's
-  // methods does not reach them. Option bags made here have a null
-  // prototype, and defaults are Node's `kEmptyObject`, so a property a
-  // program puts on `Object.prototype` is not read as an option.
+  // Builtins EventTarget, Event, AbortSignal and DOMException use,
+  // captured before user code runs (as Node's primordials): a program
+  // that replaces `Array.prototype.slice` or `push`, a Map's, WeakMap's
+  // or Set's methods does not reach them. Option bags made here have a
+  // null prototype, and defaults are Node's `kEmptyObject`, so a property
+  // a program puts on `Object.prototype` is not read as an option.
   const kEmptyObject = Object.freeze({ __proto__: null });
+  const ObjectSetPrototypeOf = Object.setPrototypeOf;
   const ObjectAssign = Object.assign;
+  const ObjectDefineProperties = Object.defineProperties;
   const ArrayIsArray = Array.isArray;
   const ArrayPush = Array.prototype.push;
   const NumberIsInteger = Number.isInteger;
   const SymbolDispose = Symbol.dispose;
+  const WeakMapCtor = WeakMap;
+  const { get: WeakMapGet, set: WeakMapSet, has: WeakMapHas } = WeakMap.prototype;
+  function SafeWeakMap() {
+    const m = new WeakMapCtor();
+    m.get = WeakMapGet;
+    m.set = WeakMapSet;
+    m.has = WeakMapHas;
+    return m;
+  }
   const SetCtor = Set;
   const { add: SetAdd, delete: SetDelete } = Set.prototype;
   function SafeSet() {
@@ -2739,14 +2750,100 @@
   }
   const WeakRefCtor = typeof WeakRef === 'function' ? WeakRef : undefined;
   const WeakRefDeref = WeakRefCtor && WeakRefCtor.prototype.deref;
-  const domCodes = { AbortError: 20, TimeoutError: 23, NotSupportedError: 9, InvalidStateError: 11, DataCloneError: 25 };
-  class DOMException extends Error {
-    constructor(message = '', name = 'Error') {
-      super(message);
-      Object.defineProperty(this, 'name', { value: String(name), configurable: true, writable: true });
+  // --- DOMException, as Node 20's internal/per_context/domexception ---
+  // Not made by Error (its prototype's prototype is Error.prototype): the
+  // name and message are in a private store behind the prototype's
+  // getters, so an instance's own properties are its stack and, when the
+  // options give one, its cause. A name of no legacy code (or a disused
+  // one) has code 0.
+  function domInvalidThis() {
+    const err = new TypeError();
+    ObjectDefineProperties(err, {
+      message: {
+        __proto__: null,
+        value: 'Value of "this" must be of DOMException',
+        enumerable: false,
+        writable: true,
+        configurable: true,
+      },
+      toString: {
+        __proto__: null,
+        value() { return `${this.name} [ERR_INVALID_THIS]: ${this.message}`; },
+        enumerable: false,
+        writable: true,
+        configurable: true,
+      },
+    });
+    err.code = 'ERR_INVALID_THIS';
+    throw err;
+  }
+  const domInternals = SafeWeakMap();
+  const domCodeOf = SafeMap();
+  const disusedDomNames = SafeMap();
+  disusedDomNames.set('DOMStringSizeError', true);
+  disusedDomNames.set('NoDataAllowedError', true);
+  disusedDomNames.set('ValidationError', true);
+  class DOMException {
+    constructor(message = '', options = 'Error') {
+      captureStackTrace(this);
+      if (options && typeof options === 'object') {
+        const { name } = options;
+        domInternals.set(this, { __proto__: null, message: `${message}`, name: `${name}` });
+        if ('cause' in options) {
+          defineProperty(this, 'cause', {
+            __proto__: null, value: options.cause, configurable: true, writable: true, enumerable: false,
+          });
+        }
+      } else {
+        domInternals.set(this, { __proto__: null, message: `${message}`, name: `${options}` });
+      }
     }
-    get code() { return domCodes[this.name] || 0; }
-    get [Symbol.toStringTag]() { return 'DOMException'; }
+    get name() {
+      const internals = domInternals.get(this);
+      if (internals === undefined) domInvalidThis();
+      return internals.name;
+    }
+    get message() {
+      const internals = domInternals.get(this);
+      if (internals === undefined) domInvalidThis();
+      return internals.message;
+    }
+    get code() {
+      const internals = domInternals.get(this);
+      if (internals === undefined) domInvalidThis();
+      if (disusedDomNames.has(internals.name)) return 0;
+      const code = domCodeOf.get(internals.name);
+      return code === undefined ? 0 : code;
+    }
+  }
+  ObjectSetPrototypeOf(DOMException.prototype, ErrorCtor.prototype);
+  ObjectDefineProperties(DOMException.prototype, {
+    [Symbol.toStringTag]: { __proto__: null, configurable: true, value: 'DOMException' },
+    name: { __proto__: null, enumerable: true, configurable: true },
+    message: { __proto__: null, enumerable: true, configurable: true },
+    code: { __proto__: null, enumerable: true, configurable: true },
+  });
+  {
+    const legacy = [
+      'IndexSizeError', 'INDEX_SIZE_ERR', 'DOMStringSizeError', 'DOMSTRING_SIZE_ERR',
+      'HierarchyRequestError', 'HIERARCHY_REQUEST_ERR', 'WrongDocumentError', 'WRONG_DOCUMENT_ERR',
+      'InvalidCharacterError', 'INVALID_CHARACTER_ERR', 'NoDataAllowedError', 'NO_DATA_ALLOWED_ERR',
+      'NoModificationAllowedError', 'NO_MODIFICATION_ALLOWED_ERR', 'NotFoundError', 'NOT_FOUND_ERR',
+      'NotSupportedError', 'NOT_SUPPORTED_ERR', 'InUseAttributeError', 'INUSE_ATTRIBUTE_ERR',
+      'InvalidStateError', 'INVALID_STATE_ERR', 'SyntaxError', 'SYNTAX_ERR',
+      'InvalidModificationError', 'INVALID_MODIFICATION_ERR', 'NamespaceError', 'NAMESPACE_ERR',
+      'InvalidAccessError', 'INVALID_ACCESS_ERR', 'ValidationError', 'VALIDATION_ERR',
+      'TypeMismatchError', 'TYPE_MISMATCH_ERR', 'SecurityError', 'SECURITY_ERR',
+      'NetworkError', 'NETWORK_ERR', 'AbortError', 'ABORT_ERR', 'URLMismatchError', 'URL_MISMATCH_ERR',
+      'QuotaExceededError', 'QUOTA_EXCEEDED_ERR', 'TimeoutError', 'TIMEOUT_ERR',
+      'InvalidNodeTypeError', 'INVALID_NODE_TYPE_ERR', 'DataCloneError', 'DATA_CLONE_ERR',
+    ];
+    for (let i = 0; i < legacy.length; i += 2) {
+      const desc = { __proto__: null, enumerable: true, value: i / 2 + 1 };
+      defineProperty(DOMException, legacy[i + 1], desc);
+      defineProperty(DOMException.prototype, legacy[i + 1], desc);
+      domCodeOf.set(legacy[i], i / 2 + 1);
+    }
   }
 
   // --- EventTarget, Event, AbortController, AbortSignal ---------------
