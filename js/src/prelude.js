@@ -2717,20 +2717,36 @@
       this.name = 'AbortError';
     }
   }
-  // Builtins EventTarget, Event, AbortSignal and DOMException use,
-  // captured before user code runs (as Node's primordials): a program
-  // that replaces `Array.prototype.slice` or `push`, a Map's, WeakMap's
-  // or Set's methods does not reach them. Option bags made here have a
-  // null prototype, and defaults are Node's `kEmptyObject`, so a property
-  // a program puts on `Object.prototype` is not read as an option.
+  // Builtins EventTarget, Event, AbortSignal, DOMException,
+  // timers/promises, events.once/on and util.promisify use, captured
+  // before user code runs (as Node's primordials): a program that
+  // replaces `Array.prototype.slice` or `push`, a Map's, WeakMap's or
+  // Set's methods, `Promise.prototype.then` or `finally` does not reach
+  // them. Option bags made here have a null prototype, and defaults are
+  // Node's `kEmptyObject`, so a property a program puts on
+  // `Object.prototype` is not read as an option.
   const kEmptyObject = Object.freeze({ __proto__: null });
+  const ObjectFreeze = Object.freeze;
   const ObjectSetPrototypeOf = Object.setPrototypeOf;
   const ObjectAssign = Object.assign;
   const ObjectDefineProperties = Object.defineProperties;
+  const ObjectGetOwnPropertyDescriptors = Object.getOwnPropertyDescriptors;
+  const ObjectValues = Object.values;
   const ArrayIsArray = Array.isArray;
   const ArrayPush = Array.prototype.push;
+  const ArrayShift = Array.prototype.shift;
+  const ArrayPop = Array.prototype.pop;
   const NumberIsInteger = Number.isInteger;
+  const NumberMAX_SAFE_INTEGER = Number.MAX_SAFE_INTEGER;
+  const TimeoutUnref = Timeout.prototype.unref;
   const SymbolDispose = Symbol.dispose;
+  const SymbolAsyncIterator = Symbol.asyncIterator;
+  const PromiseCtor = Promise;
+  const PromisePrototypeThen = Promise.prototype.then;
+  const PromiseResolveFn = Promise.resolve;
+  const PromiseRejectFn = Promise.reject;
+  const PromiseResolve = (v) => ReflectApply(PromiseResolveFn, PromiseCtor, [v]);
+  const PromiseReject = (e) => ReflectApply(PromiseRejectFn, PromiseCtor, [e]);
   const WeakMapCtor = WeakMap;
   const { get: WeakMapGet, set: WeakMapSet, has: WeakMapHas } = WeakMap.prototype;
   function SafeWeakMap() {
@@ -2750,6 +2766,29 @@
   }
   const WeakRefCtor = typeof WeakRef === 'function' ? WeakRef : undefined;
   const WeakRefDeref = WeakRefCtor && WeakRefCtor.prototype.deref;
+  // Node's SafePromise: a Promise whose prototype (frozen, with no
+  // prototype of its own) holds the original `then`, `catch` and
+  // `finally`, so its `finally` (which calls `then`, and makes more
+  // SafePromises) runs no method a program replaced.
+  class SafePromise extends PromiseCtor {
+    constructor(executor) { super(executor); }
+  }
+  for (const [from, to] of [[PromiseCtor.prototype, SafePromise.prototype], [PromiseCtor, SafePromise]]) {
+    const keys = ReflectOwnKeys(from);
+    for (let i = 0; i < keys.length; i++) {
+      if (!hasOwnProperty(to, keys[i])) defineProperty(to, keys[i], getOwnDescriptor(from, keys[i]));
+    }
+  }
+  ObjectSetPrototypeOf(SafePromise.prototype, null);
+  ObjectFreeze(SafePromise.prototype);
+  ObjectFreeze(SafePromise);
+  // Node's SafePromisePrototypeFinally, with its extra turns.
+  const SafePromisePrototypeFinally = (thisPromise, onFinally) =>
+    new PromiseCtor((a, b) =>
+      new SafePromise((a2, b2) => ReflectApply(PromisePrototypeThen, thisPromise, [a2, b2]))
+        .finally(onFinally)
+        .then(a, b));
+
   // --- DOMException, as Node 20's internal/per_context/domexception ---
   // Not made by Error (its prototype's prototype is Error.prototype): the
   // name and message are in a private store behind the prototype's
@@ -3580,7 +3619,7 @@
   // --- timers/promises, as Node 20's lib/timers/promises.js -------------
   function timerOptions(options, after) {
     if (after !== undefined && typeof after !== 'number') return argTypeError('delay', 'of type number', after);
-    if (options == null || typeof options !== 'object' || Array.isArray(options)) {
+    if (options == null || typeof options !== 'object' || ArrayIsArray(options)) {
       return argTypeError('options', 'of type object', options);
     }
     const { signal, ref = true } = options;
@@ -3590,18 +3629,17 @@
     if (typeof ref !== 'boolean') return argTypeError('options.ref', 'of type boolean', ref);
     return { signal, ref };
   }
-  // The promise for one timeout or immediate: `start(resolve)` makes the
-  // handle, `cancel(handle)` clears it on abort. With a signal, the
+  // The promise for one timeout or immediate: `start(resolve, ref)` makes
+  // the handle, `cancel(handle)` clears it on abort. With a signal, the
   // promise is Node's `ret.finally(remove the listener)`, ticks included.
   function timerPromise(options, after, start, cancel) {
     const o = timerOptions(options, after);
-    if (o instanceof Error) return Promise.reject(o);
+    if (o instanceof Error) return PromiseReject(o);
     const { signal, ref } = o;
-    if (signal && signal.aborted) return Promise.reject(new AbortError(undefined, { cause: signal.reason }));
+    if (signal && signal.aborted) return PromiseReject(new AbortError(undefined, { cause: signal.reason }));
     let oncancel;
-    const ret = new Promise((resolve, reject) => {
-      const handle = start(resolve);
-      if (!ref) handle.unref();
+    const ret = new PromiseCtor((resolve, reject) => {
+      const handle = start(resolve, ref);
       if (signal) {
         oncancel = () => {
           if (handle._destroyed || handle._onTimeout === null) return;
@@ -3609,15 +3647,13 @@
           cancel(handle);
           reject(new AbortError(undefined, { cause: signal.reason }));
         };
-        signal.addEventListener('abort', oncancel, { [kResist]: true });
+        signal.addEventListener('abort', oncancel, { __proto__: null, [kResist]: true });
       }
     });
-    // Node's SafePromisePrototypeFinally, with its extra turns.
     if (oncancel === undefined) return ret;
-    return new Promise((a, b) => new Promise((a2, b2) => ret.then(a2, b2))
-      .finally(() => signal.removeEventListener('abort', oncancel)).then(a, b));
+    return SafePromisePrototypeFinally(ret, () => signal.removeEventListener('abort', oncancel));
   }
-  async function* intervalIterator(after, value, options = {}) {
+  async function* intervalIterator(after, value, options = kEmptyObject) {
     const o = timerOptions(options, after);
     if (o instanceof Error) throw o;
     const { signal, ref } = o;
@@ -3630,19 +3666,19 @@
         notYielded++;
         if (callback) { callback(); callback = undefined; }
       }, after * 1, [], true);
-      if (!ref) interval.unref();
+      if (!ref) ReflectApply(TimeoutUnref, interval, []);
       if (signal) {
         onCancel = () => {
           clearTimeout(interval);
           if (callback) {
-            callback(Promise.reject(new AbortError(undefined, { cause: signal.reason })));
+            callback(PromiseReject(new AbortError(undefined, { cause: signal.reason })));
             callback = undefined;
           }
         };
-        signal.addEventListener('abort', onCancel, { once: true, [kResist]: true });
+        signal.addEventListener('abort', onCancel, { __proto__: null, once: true, [kResist]: true });
       }
       while (!(signal && signal.aborted)) {
-        if (notYielded === 0) await new Promise((resolve) => { callback = resolve; });
+        if (notYielded === 0) await new PromiseCtor((resolve) => { callback = resolve; });
         for (; notYielded > 0; notYielded--) yield value;
       }
       throw new AbortError(undefined, { cause: signal && signal.reason });
@@ -3675,11 +3711,20 @@
   const scheduler = new Scheduler();
   makingScheduler = false;
   const timersPromises = {
-    setTimeout: function setTimeout(after, value, options = {}) {
-      return timerPromise(options, after, (r) => new Timeout(r, after * 1, [value], false), clearTimeout);
+    setTimeout: function setTimeout(after, value, options = kEmptyObject) {
+      return timerPromise(options, after, (r, ref) => {
+        const t = new Timeout(r, after * 1, [value], false);
+        // Node's Timeout takes `ref`: no method of the handle is called.
+        if (!ref) ReflectApply(TimeoutUnref, t, []);
+        return t;
+      }, clearTimeout);
     },
-    setImmediate: function setImmediate(value, options = {}) {
-      return timerPromise(options, undefined, (r) => new Immediate(r, [value]), clearImmediate);
+    setImmediate: function setImmediate(value, options = kEmptyObject) {
+      return timerPromise(options, undefined, (r, ref) => {
+        const im = new Immediate(r, [value]);
+        if (!ref) im.unref(); // as Node's
+        return im;
+      }, clearImmediate);
     },
     setInterval: intervalIterator,
     scheduler,
@@ -3698,16 +3743,24 @@
     if (original[custom]) {
       const fn = original[custom];
       if (typeof fn !== 'function') throw argTypeError('util.promisify.custom', 'of type function', fn);
-      return Object.defineProperty(fn, custom, { value: fn, configurable: true });
-    }
-    function fn(...args) {
-      return new Promise((resolve, reject) => {
-        original.call(this, ...args, (err, ...values) => (err ? reject(err) : resolve(values[0])));
+      return defineProperty(fn, custom, {
+        __proto__: null, value: fn, enumerable: false, writable: false, configurable: true,
       });
     }
-    Object.setPrototypeOf(fn, Object.getPrototypeOf(original));
-    Object.defineProperty(fn, custom, { value: fn, configurable: true });
-    return Object.defineProperties(fn, Object.getOwnPropertyDescriptors(original));
+    function fn(...args) {
+      return new PromiseCtor((resolve, reject) => {
+        ReflectApply(ArrayPush, args, [(err, ...values) => (err ? reject(err) : resolve(values[0]))]);
+        ReflectApply(original, this, args);
+      });
+    }
+    ObjectSetPrototypeOf(fn, ObjectGetPrototypeOf(original));
+    defineProperty(fn, custom, { __proto__: null, value: fn, enumerable: false, writable: false, configurable: true });
+    // The descriptors with no prototype, as Node's: a program's
+    // Object.prototype.get or .value does not change them.
+    const descriptors = ObjectGetOwnPropertyDescriptors(original);
+    const values = ObjectValues(descriptors);
+    for (let i = 0; i < values.length; i++) ObjectSetPrototypeOf(values[i], null);
+    return ObjectDefineProperties(fn, descriptors);
   }
   promisify.custom = custom;
   // Node's: an enumerable getter, fixed.
@@ -4127,14 +4180,14 @@
   // 'error' event (unless that is the one awaited) or the signal.
   // An async function, as Node's: its promise settles two turns after
   // the event's.
-  const eventsOnce = { async once(emitter, name, options = {}) {
+  const eventsOnce = { async once(emitter, name, options = kEmptyObject) {
     const signal = options ? options.signal : undefined;
     if (signal !== undefined && !(signal instanceof AbortSignal)) {
       throw argTypeError('options.signal', 'an instance of AbortSignal', signal);
     }
     if (signal && signal.aborted) throw new AbortError(undefined, { cause: signal.reason });
     const isTarget = emitter instanceof EventTarget;
-    return new Promise((resolve, reject) => {
+    return new PromiseCtor((resolve, reject) => {
       // Checked in the promise's executor, as Node's: it rejects.
       if (!isTarget && (emitter == null || typeof emitter.once !== 'function')) {
         throw argTypeError('emitter', 'an instance of EventEmitter', emitter);
@@ -4157,7 +4210,7 @@
         if (signal) signal.removeEventListener('abort', onAbort);
       }
       if (isTarget) {
-        emitter.addEventListener(name, resolver, { once: true, [kResist]: true });
+        emitter.addEventListener(name, resolver, { __proto__: null, once: true, [kResist]: true });
       } else {
         emitter.once(name, resolver);
         if (name !== 'error') {
@@ -4165,7 +4218,7 @@
           emitter.once('error', errorListener);
         }
       }
-      if (signal) signal.addEventListener('abort', onAbort, { once: true, [kResist]: true });
+      if (signal) signal.addEventListener('abort', onAbort, { __proto__: null, once: true, [kResist]: true });
     });
   } }.once;
   // events.on: Node 20's async iterator of an event's arguments. Events
@@ -4178,8 +4231,8 @@
   function watermark(options, name, alias, fallback) {
     const v = options[name] ?? options[alias] ?? fallback;
     if (typeof v !== 'number') throw argTypeError('options.' + name, 'of type number', v);
-    if (!Number.isInteger(v)) throw outOfRange('options.' + name, 'an integer', v);
-    if (v < 1 || v > Number.MAX_SAFE_INTEGER) throw outOfRange('options.' + name, '>= 1 && <= ' + Number.MAX_SAFE_INTEGER, v);
+    if (!NumberIsInteger(v)) throw outOfRange('options.' + name, 'an integer', v);
+    if (v < 1 || v > NumberMAX_SAFE_INTEGER) throw outOfRange('options.' + name, '>= 1 && <= ' + NumberMAX_SAFE_INTEGER, v);
     return v;
   }
   function agnosticAdd(emitter, name, listener, flags) {
@@ -4203,35 +4256,35 @@
       throw argTypeError(name, 'an instance of AbortSignal', signal);
     }
   }
-  function eventsOn(emitter, event, options = {}) {
+  function eventsOn(emitter, event, options = kEmptyObject) {
     const signal = options.signal;
     validateAbortSignal(signal, 'options.signal');
     if (signal && signal.aborted) throw new AbortError(undefined, { cause: signal.reason });
-    const high = watermark(options, 'highWaterMark', 'highWatermark', Number.MAX_SAFE_INTEGER);
+    const high = watermark(options, 'highWaterMark', 'highWatermark', NumberMAX_SAFE_INTEGER);
     const low = watermark(options, 'lowWaterMark', 'lowWatermark', 1);
     const unconsumedEvents = [];
     const unconsumedPromises = [];
     let paused = false, error = null, finished = false, size = 0;
     const done = (value, isDone) => ({ value, done: isDone });
-    const iterator = Object.setPrototypeOf({
+    const iterator = ObjectSetPrototypeOf({
       next() {
         if (size) {
-          const value = unconsumedEvents.shift();
+          const value = ReflectApply(ArrayShift, unconsumedEvents, []);
           size--;
           if (paused && size < low) {
             emitter.resume();
             paused = false;
           }
-          return Promise.resolve(done(value, false));
+          return PromiseResolve(done(value, false));
         }
         if (error) {
-          const p = Promise.reject(error);
+          const p = PromiseReject(error);
           error = null;
           return p;
         }
         if (finished) return closeHandler();
-        return new Promise(function (resolve, reject) {
-          unconsumedPromises.push({ resolve, reject });
+        return new PromiseCtor(function (resolve, reject) {
+          ReflectApply(ArrayPush, unconsumedPromises, [{ resolve, reject }]);
         });
       },
       return() {
@@ -4243,7 +4296,7 @@
         }
         errorHandler(err);
       },
-      [Symbol.asyncIterator]() {
+      [SymbolAsyncIterator]() {
         return this;
       },
       [kWatermarkData]: {
@@ -4256,7 +4309,7 @@
     const added = [];
     const add = (target, name, handler, flags) => {
       agnosticAdd(target, name, handler, flags);
-      added.push([target, name, handler, flags]);
+      ReflectApply(ArrayPush, added, [[target, name, handler, flags]]);
     };
     add(emitter, event, function (...args) { return eventHandler(args); });
     if (event !== 'error' && typeof emitter.on === 'function') add(emitter, 'error', errorHandler);
@@ -4264,7 +4317,7 @@
     if (closeEvents && closeEvents.length) {
       for (let i = 0; i < closeEvents.length; i++) add(emitter, closeEvents[i], closeHandler);
     }
-    const abortDisposable = signal ? EventEmitter.addAbortListener(signal, abortListener) : null;
+    const abortDisposable = signal ? addAbortListener(signal, abortListener) : null;
     return iterator;
 
     function abortListener() {
@@ -4277,23 +4330,23 @@
           paused = true;
           emitter.pause();
         }
-        unconsumedEvents.push(value);
+        ReflectApply(ArrayPush, unconsumedEvents, [value]);
       } else {
-        unconsumedPromises.shift().resolve(done(value, false));
+        ReflectApply(ArrayShift, unconsumedPromises, []).resolve(done(value, false));
       }
     }
     function errorHandler(err) {
       if (unconsumedPromises.length === 0) error = err;
-      else unconsumedPromises.shift().reject(err);
+      else ReflectApply(ArrayShift, unconsumedPromises, []).reject(err);
       closeHandler();
     }
     function closeHandler() {
-      if (abortDisposable) abortDisposable[Symbol.dispose]();
-      while (added.length > 0) ReflectApply(agnosticRemove, undefined, added.pop());
+      if (abortDisposable) abortDisposable[SymbolDispose]();
+      while (added.length > 0) ReflectApply(agnosticRemove, undefined, ReflectApply(ArrayPop, added, []));
       finished = true;
       const result = done(undefined, true);
-      while (unconsumedPromises.length > 0) unconsumedPromises.shift().resolve(result);
-      return Promise.resolve(result);
+      while (unconsumedPromises.length > 0) ReflectApply(ArrayShift, unconsumedPromises, []).resolve(result);
+      return PromiseResolve(result);
     }
   }
   defineProperty(eventsOn, 'name', { value: 'on', configurable: true });
