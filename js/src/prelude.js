@@ -115,10 +115,10 @@
     return ReflectApply(userPrepare, ErrorCtor, [err, callsites]);
   }
   function setStack(err, value) {
-    defineProperty(err, 'stack', { value, writable: true, enumerable: false, configurable: true });
+    defineProperty(err, 'stack', { __proto__: null, value, writable: true, enumerable: false, configurable: true });
   }
   function installStack(err, callsites) {
-    defineProperty(err, 'stack', {
+    defineProperty(err, 'stack', { __proto__: null,
       get() {
         const value = stackValue(err, callsites);
         setStack(err, value);
@@ -146,7 +146,7 @@
         const d = getOwnDescriptor(err, ownAfterStack[i]);
         if (d !== undefined) {
           delete err[ownAfterStack[i]];
-          defineProperty(err, ownAfterStack[i], d);
+          defineProperty(err, ownAfterStack[i], { __proto__: null, ...d });
         }
       }
     } catch {
@@ -178,20 +178,20 @@
     installStack(obj, callsites);
   }
   getOwnDescriptor(Error, 'prepareStackTrace').set.call(Error, onError);
-  defineProperty(Error, 'prepareStackTrace', {
+  defineProperty(Error, 'prepareStackTrace', { __proto__: null,
     get() { return userPrepare; },
     set(fn) { userPrepare = fn; },
     enumerable: false,
     configurable: true,
   });
-  defineProperty(Error, 'captureStackTrace', {
+  defineProperty(Error, 'captureStackTrace', { __proto__: null,
     value: captureStackTrace, writable: true, enumerable: false, configurable: true,
   });
   // An error made where `onError` cannot run (out of stack, out of memory)
   // has a null stack in QuickJS: it reads as its header alone.
   const protoStack = getOwnDescriptor(Error.prototype, 'stack');
   if (protoStack && protoStack.get) {
-    defineProperty(Error.prototype, 'stack', {
+    defineProperty(Error.prototype, 'stack', { __proto__: null,
       get() {
         const v = ReflectApply(protoStack.get, this, []);
         return v === null && this instanceof ErrorCtor ? errorHeader(this) : v;
@@ -210,7 +210,7 @@
     setStack(e, 'AggregateError: All promises were rejected');
     return e;
   }
-  defineProperty(Promise, 'any', {
+  defineProperty(Promise, 'any', { __proto__: null,
     value: {
       any(iterable) {
         const C = this;
@@ -474,10 +474,10 @@
   function coded(e, code) {
     e.code = code;
     const name = e.name;
-    defineProperty(e, 'name', { value: `${name} [${code}]`, writable: true, configurable: true });
+    defineProperty(e, 'name', { __proto__: null, value: `${name} [${code}]`, writable: true, configurable: true });
     void e.stack; // the header is made on the first read
     delete e.name;
-    defineProperty(e, 'toString', {
+    defineProperty(e, 'toString', { __proto__: null,
       value() { return `${this.name} [${code}]: ${this.message}`; },
       writable: true,
       configurable: true,
@@ -676,9 +676,9 @@
     clearTimeout(timer);
   }
   // Node's declared parameters (callback, after, arg1, arg2, arg3).
-  Object.defineProperty(setTimeout, 'length', { value: 5 });
-  Object.defineProperty(setInterval, 'length', { value: 5 });
-  Object.defineProperty(setImmediate, 'length', { value: 4 });
+  Object.defineProperty(setTimeout, 'length', { __proto__: null, value: 5 });
+  Object.defineProperty(setInterval, 'length', { __proto__: null, value: 5 });
+  Object.defineProperty(setImmediate, 'length', { __proto__: null, value: 4 });
   // Node's `clearImmediate` writes its fields on whatever it is given: a
   // truthy primitive throws (its module is strict), an object is marked
   // destroyed. Only this file's Immediates reach the loop. (Node also
@@ -2418,12 +2418,15 @@
     // `errored`, while a failure period lasts (for good on a stuck
     // stream). Only a TTY's stream has `isTTY` (true), as Node's
     // tty.WriteStream.
-    const value = (v) => ({ value: v });
+    // (Descriptors with no prototype: a program's `Object.prototype.get`
+    // or `.value` is not read as part of them.)
+    const value = (v) => ({ __proto__: null, value: v });
+    const getter = (get) => ({ __proto__: null, get });
     // An EventEmitter, as Node's streams are (its own methods below).
     const proto = Object.create(EventEmitter.prototype, {
-      writable: { get: () => state.errored === null },
-      errored: { get: () => state.errored },
-      writableLength: { get: () => state.unwritten },
+      writable: getter(() => state.errored === null),
+      errored: getter(() => state.errored),
+      writableLength: getter(() => state.unwritten),
       destroyed: value(false),
       closed: value(false),
       writableEnded: value(false),
@@ -2597,7 +2600,7 @@
       return new Proxy(env, {
         set(t, k, v) { t[k] = `${v}`; return true; },
         defineProperty(t, k, d) {
-          if ('value' in d) return Reflect.defineProperty(t, k, { ...d, value: `${d.value}` });
+          if ('value' in d) return Reflect.defineProperty(t, k, { __proto__: null, ...d, value: `${d.value}` });
           return Reflect.defineProperty(t, k, d);
         },
       });
@@ -2623,7 +2626,7 @@
       return out;
     },
   };
-  Object.defineProperty(process, Symbol.toStringTag, { value: 'process', configurable: true });
+  Object.defineProperty(process, Symbol.toStringTag, { __proto__: null, value: 'process', configurable: true });
   process.hrtime.bigint = () => BigInt(host.hrtime());
   // Node's warning printer (onWarning), the first 'warning' listener:
   // it runs before a program's own, and removing it (removeAllListeners)
@@ -2647,7 +2650,7 @@
     consoleWrite(2, [msg]);
   }
   events.set('warning', [onWarning]);
-  Object.defineProperty(process, 'exitCode', {
+  Object.defineProperty(process, 'exitCode', { __proto__: null,
     get() { return exitCodeValue; },
     set: setExitCode,
     enumerable: true,
@@ -2670,15 +2673,15 @@
       }
       return ReflectConstruct(RealDate, args.length === 0 ? [dateNow()] : args, new.target);
     };
-    Object.defineProperty(LoopDate, 'length', { value: 7 });
+    Object.defineProperty(LoopDate, 'length', { __proto__: null, value: 7 });
     LoopDate.prototype = RealDate.prototype;
     LoopDate.now = function now() { return dateNow(); };
     LoopDate.parse = RealDate.parse;
     LoopDate.UTC = RealDate.UTC;
-    Object.defineProperty(RealDate.prototype, 'constructor', {
+    Object.defineProperty(RealDate.prototype, 'constructor', { __proto__: null,
       value: LoopDate, writable: true, enumerable: false, configurable: true,
     });
-    Object.defineProperty(g, 'Date', {
+    Object.defineProperty(g, 'Date', { __proto__: null,
       value: LoopDate, writable: true, enumerable: false, configurable: true,
     });
   }
@@ -3591,9 +3594,9 @@
         const Ctor = errorTypes[v.name] || Error;
         out = keep(Object.create(Ctor.prototype));
         for (const k of ['message', 'stack']) {
-          if (v[k] !== undefined) Object.defineProperty(out, k, { value: `${v[k]}`, writable: true, configurable: true });
+          if (v[k] !== undefined) Object.defineProperty(out, k, { __proto__: null, value: `${v[k]}`, writable: true, configurable: true });
         }
-        if (hasOwn(v, 'cause')) Object.defineProperty(out, 'cause', { value: clone(v.cause), writable: true, configurable: true });
+        if (hasOwn(v, 'cause')) Object.defineProperty(out, 'cause', { __proto__: null, value: clone(v.cause), writable: true, configurable: true });
         return out;
       } else if (v instanceof WeakMap || v instanceof WeakSet || v instanceof Promise ||
                  (typeof WeakRef === 'function' && v instanceof WeakRef) ||
@@ -3612,7 +3615,7 @@
   }
 
   if (typeof g.TextEncoder !== 'function') {
-    Object.defineProperty(g, 'TextEncoder', { value: TextEncoder, writable: true, configurable: true });
+    Object.defineProperty(g, 'TextEncoder', { __proto__: null, value: TextEncoder, writable: true, configurable: true });
   }
   if (typeof g.structuredClone !== 'function') g.structuredClone = structuredClone;
 
@@ -3729,8 +3732,8 @@
     setInterval: intervalIterator,
     scheduler,
   };
-  defineProperty(intervalIterator, 'name', { value: 'setInterval', configurable: true });
-  defineProperty(timersModule, 'promises', {
+  defineProperty(intervalIterator, 'name', { __proto__: null, value: 'setInterval', configurable: true });
+  defineProperty(timersModule, 'promises', { __proto__: null,
     get() { return timersPromises; },
     enumerable: true,
     configurable: true,
@@ -3764,9 +3767,9 @@
   }
   promisify.custom = custom;
   // Node's: an enumerable getter, fixed.
-  Object.defineProperty(setTimeout, custom, { get() { return timersPromises.setTimeout; }, enumerable: true });
-  Object.defineProperty(setImmediate, custom, { get() { return timersPromises.setImmediate; }, enumerable: true });
-  defineProperty(inspectValue, 'name', { value: 'inspect', configurable: true });
+  Object.defineProperty(setTimeout, custom, { __proto__: null, get() { return timersPromises.setTimeout; }, enumerable: true });
+  Object.defineProperty(setImmediate, custom, { __proto__: null, get() { return timersPromises.setImmediate; }, enumerable: true });
+  defineProperty(inspectValue, 'name', { __proto__: null, value: 'inspect', configurable: true });
   inspectValue.custom = customInspectSymbol;
   inspectValue.defaultOptions = inspectDefaults;
   const util = {
@@ -3783,7 +3786,7 @@
       if (superCtor.prototype === undefined) {
         throw argTypeError('superCtor.prototype', 'of type object', superCtor.prototype);
       }
-      Object.defineProperty(ctor, 'super_', { value: superCtor, writable: true, configurable: true });
+      Object.defineProperty(ctor, 'super_', { __proto__: null, value: superCtor, writable: true, configurable: true });
       Object.setPrototypeOf(ctor.prototype, superCtor.prototype);
     },
   };
@@ -3800,9 +3803,9 @@
       this.expected = expected;
       this.operator = operator;
       // Node's stack header says `AssertionError [ERR_ASSERTION]: ...`.
-      Object.defineProperty(this, 'name', { value: 'AssertionError [ERR_ASSERTION]', configurable: true, writable: true });
+      Object.defineProperty(this, 'name', { __proto__: null, value: 'AssertionError [ERR_ASSERTION]', configurable: true, writable: true });
       void this.stack;
-      Object.defineProperty(this, 'name', { value: 'AssertionError', configurable: true, writable: true });
+      Object.defineProperty(this, 'name', { __proto__: null, value: 'AssertionError', configurable: true, writable: true });
     }
     toString() { return `${this.name} [${this.code}]: ${this.message}`; }
   }
@@ -3972,7 +3975,7 @@
   EventEmitter.prototype._events = undefined;
   EventEmitter.prototype._eventsCount = 0;
   EventEmitter.prototype._maxListeners = undefined;
-  Object.defineProperty(EventEmitter.prototype, kCapture, { value: false, writable: true });
+  Object.defineProperty(EventEmitter.prototype, kCapture, { __proto__: null, value: false, writable: true });
   EventEmitter.init = function (opts) {
     if (this._events === undefined || this._events === ObjectGetPrototypeOf(this)._events) {
       this._events = Object.create(null);
@@ -3989,7 +3992,7 @@
     }
     this[kCapture] = false;
   };
-  Object.defineProperty(EventEmitter, 'defaultMaxListeners', {
+  Object.defineProperty(EventEmitter, 'defaultMaxListeners', { __proto__: null,
     enumerable: true,
     get() { return defaultMaxListeners; },
     set(n) {
@@ -4349,7 +4352,7 @@
       return PromiseResolve(result);
     }
   }
-  defineProperty(eventsOn, 'name', { value: 'on', configurable: true });
+  defineProperty(eventsOn, 'name', { __proto__: null, value: 'on', configurable: true });
   // process is an EventEmitter, as Node's (its own methods above).
   Object.setPrototypeOf(process, EventEmitter.prototype);
   Object.assign(EventEmitter, {
@@ -4658,7 +4661,7 @@
   {
     const AtomicsWait = Atomics.wait;
     const AtomicsLoad = Atomics.load;
-    defineProperty(Atomics, 'wait', {
+    defineProperty(Atomics, 'wait', { __proto__: null,
       value: function wait(typedArray, index, value, timeout) {
         const big = typedArray instanceof BigInt64Array;
         if (!host.engaged() || !(big || typedArray instanceof Int32Array) ||
@@ -4690,11 +4693,12 @@
   // in its order (what `Object.keys(globalThis)` and a test runner's leak
   // check see): Node's lazy ones are accessors a program may replace.
   {
-    const data = (v, enumerable) => ({ value: v, writable: true, enumerable, configurable: true });
+    const data = (v, enumerable) => ({ __proto__: null, value: v, writable: true, enumerable, configurable: true });
     // Node's lazy globals: assigning to one makes it a data property of
     // the receiver, but for `process`, `Buffer` and `performance`, which
     // stay accessors holding what is assigned.
     const lazy = (v, enumerable, name) => ({
+      __proto__: null,
       get() { return v; },
       set(value) {
         if (name === undefined) v = value;
