@@ -605,6 +605,38 @@ impl<E: Engine> Host<E> {
         self.exited.get()
     }
 
+    /// Ends the program from the application (unloading a plugin), as a
+    /// watchdog kills a process: it ends with `code` at once, none of its
+    /// JavaScript runs again (no `exit` listeners, whatever the program
+    /// did to `process.exit`; JavaScript of it running now, if this is
+    /// called from inside it, stops at the engine's next check), and its
+    /// timeouts, intervals and immediates leave the loop, so the loop
+    /// does not wait for a program that is gone. Nothing if the program
+    /// has already ended. The loop is not stopped, and the OS process
+    /// does not end, even for a host made to end it.
+    ///
+    /// ```
+    /// let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
+    /// let mut lp = timerloop::EventLoop::new(); // the real clock
+    /// let src = "process.exit = () => {}; setInterval(() => {}, 1000)";
+    /// host.eval_main(&mut lp, "plugin.js", src).unwrap();
+    /// host.terminate(&mut lp, 9);
+    /// assert_eq!(host.exited(), Some(9));
+    /// assert!(!lp.is_alive()); // its interval is gone: run returns at once
+    /// lp.run().unwrap();
+    /// ```
+    pub fn terminate(&self, lp: &mut EventLoop, code: i32) {
+        if self.exited().is_none() {
+            self.finish(lp, code);
+        }
+    }
+
+    /// Whether `process.exit` ends the OS process (`tljs`), not only the
+    /// program (an embedding).
+    pub(crate) fn exits_process(&self) -> bool {
+        self.exit_process
+    }
+
     /// `process.exit(code)`, after the `exit` listeners ran: the OS
     /// process ends (`tljs`), or the loop stops and no more JavaScript runs.
     /// Called by the natives, inside the loop's scope.

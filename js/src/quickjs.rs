@@ -345,7 +345,16 @@ fn install_prelude<'js>(
             Err(errno) => -f64::from(errno),
         })
     })?;
-    native(ctx, &o, "kill", |pid: i32, signum: i32| {
+    // process.kill: only a host that ends the OS process (tljs) sends
+    // signals. An embedded program is refused as a process without the
+    // permission is (EPERM), whatever the pid: its pid is the
+    // application's, and 0 or -1 would reach the application's group or
+    // every process of its user.
+    let h = w.clone();
+    native(ctx, &o, "kill", move |pid: i32, signum: i32| {
+        if !up(&h).is_some_and(|h| h.exits_process()) {
+            return crate::signals::EPERM;
+        }
         crate::signals::kill(pid, signum).err().unwrap_or(0)
     })?;
     // `Atomics.wait` on the main thread: the thread sleeps (a virtual
@@ -558,6 +567,8 @@ pub struct Options {
     /// A limit on the engine's heap, in bytes (`tljs --max-memory MB`):
     /// an allocation past it throws `InternalError: out of memory`, an
     /// exception like any other (a `catch` can take it). `None`: no limit.
+    /// A limit too small for the host's own setup (0 among them) makes
+    /// [`install`] fail.
     pub max_memory: Option<usize>,
     /// The engine's stack limit in bytes (QuickJS's default is 1 MiB,
     /// about 1,600 frames of a small function); deeper recursion throws
@@ -818,7 +829,10 @@ impl std::fmt::Debug for Options {
 pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Thrown> {
     let rt = ctx.runtime().clone();
     if let Some(bytes) = options.max_memory {
-        rt.set_memory_limit(bytes);
+        // rquickjs (QuickJS) takes 0 as no limit at all: 1 byte, which
+        // the prelude cannot run in, so `install` fails, as with any
+        // limit too small.
+        rt.set_memory_limit(bytes.max(1));
     }
     if let Some(bytes) = options.max_stack {
         // rquickjs sets no limit at all for 0 or for more than 16 MiB.

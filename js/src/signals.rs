@@ -12,6 +12,8 @@ use timerloop::{BoxError, EventLoop};
 
 /// Node's errno for a signal no program may watch (`uv_signal_start`).
 pub(crate) const EINVAL: i32 = 22;
+/// `EPERM`: what `process.kill` gives an embedded program.
+pub(crate) const EPERM: i32 = 1;
 
 /// Whether the OS lets a program take `signum`: not `SIGKILL` or
 /// `SIGSTOP` (Node's `EINVAL` too), nor the faults signal-hook refuses

@@ -428,3 +428,98 @@ fn a_reported_rejection_is_freed_with_its_promise() {
     assert_eq!(host.run(&mut lp), 0);
     assert_eq!(global::<i32>(&ctx, "freed"), 3);
 }
+
+/// `Host::terminate`: the application unloads a plugin. The program ends
+/// with the code given, whatever it did to `process.exit`; none of its
+/// JavaScript runs again (no `exit` listener, no pending tick or
+/// microtask, no timer); its timers and immediates leave the loop at
+/// once, so the application's run ends with its own work, not the
+/// plugin's day-long timer. Called from inside the program's own
+/// JavaScript (a native the application gave it), the script stops
+/// there. Before, there was no such call: dropping the host left its
+/// refed timers on the loop until they came due.
+#[test]
+fn terminate_unloads_a_plugin() {
+    let (ctx, host, mut lp) = host();
+    host.eval_main(
+        &mut lp,
+        "plugin.js",
+        "globalThis.log = [];
+         process.exit = () => log.push('no exit');
+         process.on('exit', () => log.push('exit listener'));
+         setInterval(() => log.push('interval'), 10);
+         setTimeout(() => log.push('a day'), 86400000);
+         setImmediate(() => log.push('immediate'));
+         process.nextTick(() => log.push('tick'));",
+    )
+    .unwrap();
+    let app = Rc::new(std::cell::Cell::new(0));
+    let a = app.clone();
+    lp.set_timeout(25, move |lp| a.set(lp.now()));
+    lp.run_until(15).unwrap();
+    host.terminate(&mut lp, 9);
+    assert_eq!(host.exited(), Some(9));
+    assert_eq!(
+        lp.stats().timers,
+        1,
+        "only the application's: {:?}",
+        lp.stats()
+    );
+    lp.run().unwrap();
+    assert_eq!((app.get(), lp.now()), (25, 25));
+    let log: Vec<String> = global(&ctx, "log");
+    assert_eq!(log, ["tick", "immediate", "interval"]);
+    // Nothing runs in it any more; a second terminate changes nothing.
+    host.terminate(&mut lp, 3);
+    assert_eq!(host.exited(), Some(9));
+    assert_eq!(host.run(&mut lp), 9);
+    assert_eq!(
+        host.enter(&mut lp, |c| c.eval::<i32, _>("1")).unwrap(),
+        None
+    );
+
+    // From inside the program: a native of the application's that
+    // terminates it (a kill switch) stops the script at the next check.
+    let (ctx, host, mut lp) = self::host();
+    let weak = Rc::downgrade(&host);
+    ctx.with(|c| {
+        let kill = rquickjs::Function::new(c.clone(), move || {
+            if let Some(h) = weak.upgrade() {
+                EventLoop::with_current(|lp| h.terminate(lp, 4));
+            }
+        })
+        .unwrap();
+        c.globals().set("killSwitch", kill).unwrap();
+    });
+    host.eval_main(
+        &mut lp,
+        "plugin.js",
+        "globalThis.after = 0;
+         setTimeout(() => { killSwitch(); for (let i = 0; i < 1e7; i++) after++; }, 5);",
+    )
+    .unwrap();
+    lp.run().unwrap();
+    assert_eq!(host.exited(), Some(4));
+    assert!(
+        global::<i32>(&ctx, "after") < 1_000_000,
+        "stopped soon after"
+    );
+    assert!(!lp.is_alive());
+}
+
+/// `max_memory: Some(0)` is a limit too small for the host's setup, as
+/// the docs say only `None` is none: `create_with` fails. Before, QuickJS
+/// took the 0 as no limit, and the program allocated freely.
+#[test]
+fn a_zero_memory_limit_is_a_limit() {
+    let r = QuickJsHost::create_with(Options {
+        max_memory: Some(0),
+        ..Default::default()
+    });
+    assert!(r.is_err());
+    let r = QuickJsHost::create_with(Options {
+        max_memory: Some(64 << 20),
+        ..Default::default()
+    });
+    assert!(r.is_ok());
+}

@@ -69,3 +69,26 @@ fn an_embedded_program_never_takes_the_signals() {
         .unwrap();
     assert_eq!((got, count), (false, 1));
 }
+
+/// `process.kill` in an embedded program is refused as a process
+/// without the permission is (EPERM, Node's error shape), whatever the
+/// target: its pid is the application's own, and 0 or -1 would reach
+/// the application's process group or every process of its user. Before,
+/// `process.kill(process.pid, 'SIGUSR1')` ended the application.
+#[test]
+fn an_embedded_program_cannot_send_signals() {
+    let host = QuickJsHost::create_with(Default::default()).unwrap();
+    let mut lp = EventLoop::new();
+    // SIGWINCH for the real pid: ignored by default, so a regression
+    // shows as a missing error, not as a killed test process.
+    let src = "globalThis.out = [];
+        for (const [pid, sig] of [[process.pid, 'SIGWINCH'], [process.pid, 0], [0, 0], [-1, 0]]) {
+          try { process.kill(pid, sig); out.push('sent'); }
+          catch (e) { out.push([e.message, e.code, e.errno, e.syscall].join(' ')); }
+        }
+        globalThis.out = out.join('|');";
+    host.eval_main(&mut lp, "main.js", src).unwrap();
+    let out: String = host.context().with(|c| c.globals().get("out")).unwrap();
+    assert_eq!(out, ["kill EPERM EPERM -1 kill"; 4].join("|"));
+    assert_eq!(host.run(&mut lp), 0);
+}
