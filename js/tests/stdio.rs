@@ -324,7 +324,7 @@ fn a_console_write_before_the_raise_lets_the_error_through() {
         process.stdout.on('close', () => console.error('close'));
         console.log('a');
         process.nextTick(() => { console.log('b'); });
-        setTimeout(() => console.error('later'), 10)",
+        setTimeout(() => console.error('later'), 500)",
         "UE EPIPE\nclose\nUE EPIPE\nclose\nlater\n",
     );
 }
