@@ -438,6 +438,59 @@ fn a_panic_after_its_awaiting_timeout_gave_up_is_handled() {
     assert_eq!(lp.stats().tasks, 0);
 }
 
+/// A task that panics while its JoinHandle is kept but was never polled
+/// holds the panic for the handle (tokio's: awaiting it later gives the
+/// JoinError). Dropped without reading it, the handle reports it as an
+/// unhandled rejection, as a detached task's: nobody attached a handler
+/// and nobody can read it any more. Before, it was lost silently, and a
+/// failed `assert!` in a task held as `let _h = lp.spawn(..)` passed.
+#[test]
+fn a_panic_left_unread_in_a_dropped_handle_is_reported() {
+    let mut lp = EventLoop::with_virtual_clock();
+    let h = lp.spawn(async {
+        time::sleep(ms(10)).await;
+        panic!("task boom");
+    });
+    lp.run_until(30).unwrap();
+    assert!(h.is_finished());
+    drop(h);
+    let e = lp.run().unwrap_err().into_callback_error().unwrap();
+    assert_eq!(
+        (e.kind(), e.message().as_str()),
+        (CallbackKind::Task, "task boom")
+    );
+    // Read, it is the handle's and nothing else's.
+    let mut lp = EventLoop::with_virtual_clock();
+    let h = lp.spawn(async {
+        time::sleep(ms(10)).await;
+        panic!("read");
+    });
+    lp.run_until(30).unwrap();
+    let r = lp.block_on(h).unwrap();
+    assert!(r.unwrap_err().is_panic());
+    lp.run().unwrap();
+    // Dropped in a task: reported once the microtasks have drained, to
+    // the uncaught handler; a handle with an abort handle beside it too.
+    let log = new_log();
+    let mut lp = EventLoop::with_virtual_clock();
+    let l = log.clone();
+    lp.set_uncaught_handler(move |_, e| push(&l, format!("uncaught {}", e.message())));
+    let h = lp.spawn(async { panic!("held") });
+    let stop = h.abort_handle();
+    let mut h = Some(h);
+    let l = log.clone();
+    lp.set_timeout(5, move |lp| {
+        let (l, h) = (l.clone(), h.take());
+        lp.spawn(async move {
+            drop(h);
+            EventLoop::with_current(|lp| lp.queue_microtask(say(&l, "micro")));
+        });
+    });
+    lp.run().unwrap();
+    assert_eq!(*log.borrow(), ["micro", "uncaught held"]);
+    assert!(stop.is_finished());
+}
+
 /// `with_current` panics outside a loop, inside a callback (the loop is
 /// lent to it) and nested; `scope` lends it.
 #[test]

@@ -11,6 +11,8 @@ use std::num::NonZeroU64;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
+
+use crate::timers::{CallbackError, CallbackKind, Cause};
 use std::task::{Context, Poll, Waker};
 
 use crate::collections::arena::{Arena, Key};
@@ -635,7 +637,9 @@ fn cancelled() -> Result<Box<dyn Any>, Repr> {
 /// [`task`](crate::task) module), unless the handle was polled before it
 /// was dropped: awaiting it is attaching a handler, as on a promise, so a
 /// task given up on by a [`timeout`](crate::time::timeout) may panic
-/// later without ending the run. Not `Send`: tasks belong to their loop's
+/// later without ending the run. A handle never polled that is dropped
+/// after its task panicked reports the panic then, as a detached task's
+/// (it would be lost otherwise). Not `Send`: tasks belong to their loop's
 /// thread.
 ///
 /// If the loop is dropped before the task finishes, the task's future is
@@ -839,29 +843,45 @@ impl<T> Drop for JoinHandle<T> {
         // One lookup, on the path of every spawn whose handle is dropped:
         // `free_if_unowned`'s test, with the handle known gone.
         // A handle awaited while the task runs leaves its state to say so.
+        // A panic it holds unread, never having been polled, is reported
+        // now, as a detached task's is: nobody attached a handler, and
+        // nobody can read it any more.
         let mut states = self.joins.states.borrow_mut();
-        let gone = match states.get_mut(self.join) {
+        let (unread, gone, left) = match states.get_mut(self.join) {
             Some(st) if !st.held_elsewhere() && (st.handle != Handle::Awaited || st.done) => {
                 if st.deferred == Deferred::Made {
                     self.joins.made.borrow_mut().remove(&self.join);
                 }
-                Some(states.remove_at(self.join.index()))
+                let gone = states.remove_at(self.join.index());
+                (unread_panic(gone.handle, &gone.out), Some(gone), None)
             }
             Some(st) => {
+                let unread = unread_panic(st.handle, &st.out);
                 st.handle = if st.handle == Handle::Awaited {
                     Handle::GaveUp
                 } else {
                     Handle::Detached
                 };
-                let left = (st.out.take(), st.waker.take());
-                drop(states);
-                drop(left);
-                return;
+                (unread, None, Some((st.out.take(), st.waker.take())))
             }
-            None => None,
+            None => (None, None, None),
         };
         drop(states);
         drop(gone);
+        drop(left);
+        if let Some(msg) = unread {
+            self.shared.run_now_or_defer(move |lp| {
+                lp.reject(CallbackError::new(CallbackKind::Task, Cause::Panic(msg)));
+            });
+        }
+    }
+}
+
+/// The message of a panic a handle that was never polled leaves unread.
+fn unread_panic(handle: Handle, out: &Option<Result<Box<dyn Any>, Repr>>) -> Option<String> {
+    match (handle, out) {
+        (Handle::Held, Some(Err(Repr::Panic(p)))) => Some(p.msg.clone()),
+        _ => None,
     }
 }
 

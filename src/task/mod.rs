@@ -29,7 +29,10 @@
 //!   for good: if it is dropped before its task panics (a
 //!   [`timeout`](crate::time::timeout) or a `select` gave up on it), the
 //!   panic is handled, as Node handles the later rejection of a promise
-//!   that lost a `Promise.race`.
+//!   that lost a `Promise.race`. A handle kept but never polled holds its
+//!   task's panic for a later `.await` (tokio's); dropped with the panic
+//!   unread, it reports it then as an unhandled rejection, so a failed
+//!   `assert!` in a task held as `let _h = spawn(..)` is never lost.
 //! - **Dropping** a `JoinHandle` detaches its task; [`JoinHandle::abort`]
 //!   drops the task's future (and with it its timers) at the loop's next
 //!   flush point, at the latest when the current callback or task poll

@@ -143,11 +143,15 @@ impl EventLoop {
         self.shared.micro.len()
     }
 
-    /// A detached task panicked: an unhandled rejection, reported once the
-    /// microtask queue has drained.
+    /// A detached task panicked (or a handle that was never polled was
+    /// dropped with its task's panic unread): an unhandled rejection,
+    /// reported once the microtask queue has drained.
     pub(crate) fn reject(&mut self, err: CallbackError) {
         self.ticks.rejections.push_back(err);
         self.ticks.flags |= REJECTION_TO_WARN;
+        // Outside any callback (a dropped JoinHandle's unread panic, at
+        // the next flush point): reported by the next run's first drain.
+        self.note_main_body_work();
     }
 
     /// Work queued outside any callback, with the loop not running, is the
