@@ -244,3 +244,32 @@ fn plain_callbacks_keep_only_the_timers_a_script_names_again() {
     // (asked `hasref`) kept, `b` freed.
     assert_eq!(left, [3, 2]);
 }
+
+/// `run_until` and `run_to_lines_until` bound a script that never ends by
+/// itself (an interval never cleared, a timeout that refreshes itself),
+/// as a test needs: `run` would print for ever. One that ends before the
+/// bound prints what `run` prints.
+#[test]
+fn a_script_run_can_be_bounded() {
+    use timerloop::script::run::{run_to_lines, run_to_lines_until};
+    let forever = parse(
+        "forever.tl",
+        "interval i 10 { log tick }\ntimeout a 5 { log a refresh a }\n",
+    )
+    .unwrap();
+    let lines = run_to_lines_until(&forever, 31).unwrap();
+    assert_eq!(
+        lines,
+        ["a", "tick", "a", "a", "tick", "a", "a", "tick", "a"],
+        "a at 5, 10, 15, 20, 25, 30; tick at 10, 20, 30"
+    );
+    let ends = parse(
+        "ends.tl",
+        "timeout a 5 { log a immediate i { log i } }\ntimeout b 7 { log b }\n",
+    )
+    .unwrap();
+    assert_eq!(
+        run_to_lines_until(&ends, 1_000).unwrap(),
+        run_to_lines(&ends, true).unwrap()
+    );
+}

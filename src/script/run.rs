@@ -205,6 +205,50 @@ pub fn run_with(
     out: impl FnMut(&str) + 'static,
     callbacks: Callbacks,
 ) -> Result<(), Error> {
+    drive(script, lp, out, callbacks, EventLoop::run)
+}
+
+/// [`run`], with the loop run until loop time `ms`
+/// ([`EventLoop::run_until`]) instead of to its end: a script that never
+/// ends by itself (an interval never cleared, a timeout that refreshes
+/// itself) ends there, as a test needs. On a virtual clock every timer
+/// due by `ms` fires at its own time and the run takes no real time.
+///
+/// ```
+/// use std::{cell::RefCell, rc::Rc};
+/// use timerloop::script::{parse::parse, run::run_until};
+/// use timerloop::EventLoop;
+///
+/// let script = parse("forever.tl", "interval i 10 { log tick }").unwrap();
+/// let lines = Rc::new(RefCell::new(Vec::new()));
+/// let l = lines.clone();
+/// let mut lp = EventLoop::with_virtual_clock();
+/// run_until(&script, &mut lp, move |s| l.borrow_mut().push(s.to_owned()), 35).unwrap();
+/// assert_eq!(*lines.borrow(), ["tick"; 3]);
+/// assert_eq!(lp.now(), 35);
+/// ```
+///
+/// # Errors
+///
+/// As [`run`].
+pub fn run_until(
+    script: &Script,
+    lp: &mut EventLoop,
+    out: impl FnMut(&str) + 'static,
+    ms: u64,
+) -> Result<(), Error> {
+    drive(script, lp, out, Callbacks::Owned, |lp| lp.run_until(ms))
+}
+
+/// Sets the script up on `lp` and runs its top level, then `run`s the
+/// loop, with the plain callbacks' table in place throughout.
+fn drive(
+    script: &Script,
+    lp: &mut EventLoop,
+    out: impl FnMut(&str) + 'static,
+    callbacks: Callbacks,
+    run: impl FnOnce(&mut EventLoop) -> Result<(), Error>,
+) -> Result<(), Error> {
     // Nothing is touched, no line printed, if the loop runs already.
     if lp.is_running_or_nested() {
         return Err(Error::Reentrant);
@@ -251,7 +295,7 @@ pub fn run_with(
     let body = script.body.clone();
     let s = state.clone();
     lp.enter(move |lp| exec(&body, 0, lp, &s))?;
-    lp.run()
+    run(lp)
 }
 
 /// Runs `script` on a fresh loop (virtual clock if `virtual_clock`) and
@@ -270,6 +314,35 @@ pub fn run_with(
 /// As [`run`].
 pub fn run_to_lines(script: &Script, virtual_clock: bool) -> Result<Vec<String>, Error> {
     run_to_lines_with(script, virtual_clock, Callbacks::Owned)
+}
+
+/// Runs `script` on a fresh loop on a virtual clock until loop time `ms`
+/// ([`run_until`]) and returns the lines it printed: bounded, whatever
+/// the script does.
+///
+/// ```
+/// use timerloop::script::{parse::parse, run::run_to_lines_until};
+/// let s = parse("x.tl", "timeout a 5 { log a refresh a }").unwrap();
+/// assert_eq!(run_to_lines_until(&s, 22).unwrap(), ["a"; 4]);
+/// ```
+///
+/// # Errors
+///
+/// As [`run`].
+pub fn run_to_lines_until(script: &Script, ms: u64) -> Result<Vec<String>, Error> {
+    let lines = Rc::new(RefCell::new(Vec::new()));
+    let l = lines.clone();
+    let mut lp = EventLoop::with_virtual_clock();
+    run_until(
+        script,
+        &mut lp,
+        move |s| l.borrow_mut().push(s.to_owned()),
+        ms,
+    )?;
+    drop(lp);
+    Ok(Rc::try_unwrap(lines)
+        .map(RefCell::into_inner)
+        .unwrap_or_else(|l| l.borrow().clone()))
 }
 
 /// [`run_to_lines`], with the callbacks stored as `callbacks` says.

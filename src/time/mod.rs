@@ -12,7 +12,11 @@
 //!   reached ([`sleep_until`] of the past) is ready at once, with no timer.
 //! - **Time is loop time**: an [`Instant`] is a point in the loop's
 //!   millisecond clock (real or virtual), so a future never fires before
-//!   its deadline in loop time, and on a virtual clock deadlines are exact.
+//!   its deadline in loop time, and on a virtual clock deadlines are exact
+//!   in whole loop milliseconds. (A virtual clock moved by a fraction of a
+//!   millisecond by hand, [`VirtualClock::advance`](crate::VirtualClock::advance),
+//!   leaves loop time at the whole millisecond below, as Node's loop time
+//!   is truncated: a sleep made then counts from that millisecond.)
 //! - **Dropping** a `Sleep`, [`Timeout`] or [`Interval`] clears its timer
 //!   and its ref before anything else runs; nothing is woken afterwards.
 //! - **A future outlives its loop** only on another executor (a task's

@@ -488,8 +488,12 @@ impl EventLoop {
     /// in flight: a TCP socket with a small write not yet acknowledged
     /// holds the next small one back (Nagle's algorithm) until the peer's
     /// delayed acknowledgement, about 40 ms on Linux, so test clients
-    /// should set `TCP_NODELAY` (or the test a longer grace). No effect on
-    /// a real clock, or while no source is registered.
+    /// should set `TCP_NODELAY` (or the test a longer grace). The grace
+    /// bets on the scheduler: a peer on another thread or process must
+    /// write within it, which a machine busy with other work can delay
+    /// past a short grace; keep the default or longer on shared CI (the
+    /// testing guide has measurements). No effect on a real clock, or
+    /// while no source is registered.
     ///
     /// ```
     /// use std::time::Duration;

@@ -675,12 +675,16 @@ impl EventLoop {
 
     /// Runs the loop until loop time `ms`: every timer due by then fires
     /// at its own deadline, in Node's order, and on a virtual clock the
-    /// loop ends at `ms` exactly, even with nothing left to run (Node's
-    /// `mock.timers.tick`, sinon's `clock.tick`, .NET's
-    /// `FakeTimeProvider.Advance`). So a timer that a callback sets is
-    /// counted from its callback's time, not from `ms`, which moving the
-    /// clock by hand and running once would do. On the system clock it
-    /// runs until that time has passed.
+    /// loop ends at `ms` exactly, even with nothing left to run (sinon's
+    /// `clock.tick`, .NET's `FakeTimeProvider.Advance`). So a timer that a
+    /// callback sets is counted from its callback's time, not from `ms`,
+    /// which moving the clock by hand and running once would do (and
+    /// which Node 20's `mock.timers.tick` and tokio's `advance` do: they
+    /// jump to the end, then run what was due). On the system clock it
+    /// runs until that time has passed. A callback that moves the
+    /// virtual clock itself ([`block`](Self::block),
+    /// [`VirtualClock::advance`]) past `ms` leaves the loop there: the
+    /// run then ends at that later time, after the timers due by it.
     ///
     /// The run ends as a [`stop`](Self::stop) at `ms` ends it: after the
     /// timers due at `ms` and their ticks and microtasks; immediates they
