@@ -4183,45 +4183,35 @@
   // 'error' event (unless that is the one awaited) or the signal.
   // An async function, as Node's: its promise settles two turns after
   // the event's.
+  // Node 20's events.once, line for line: the signal checked by duck
+  // typing (any object with `aborted`), the emitter used through
+  // whichever API it has (`on`/`once` first, then `addEventListener`),
+  // an `error` listener only on an emitter with `once`.
   const eventsOnce = { async once(emitter, name, options = kEmptyObject) {
-    const signal = options ? options.signal : undefined;
-    if (signal !== undefined && !(signal instanceof AbortSignal)) {
-      throw argTypeError('options.signal', 'an instance of AbortSignal', signal);
-    }
-    if (signal && signal.aborted) throw new AbortError(undefined, { cause: signal.reason });
-    const isTarget = emitter instanceof EventTarget;
+    const signal = options?.signal;
+    validateAbortSignal(signal, 'options.signal');
+    if (signal?.aborted) throw new AbortError(undefined, { cause: signal?.reason });
     return new PromiseCtor((resolve, reject) => {
-      // Checked in the promise's executor, as Node's: it rejects.
-      if (!isTarget && (emitter == null || typeof emitter.once !== 'function')) {
-        throw argTypeError('emitter', 'an instance of EventEmitter', emitter);
-      }
-      let errorListener;
-      const onAbort = () => {
-        remove();
-        reject(new AbortError(undefined, { cause: signal.reason }));
+      const errorListener = (err) => {
+        emitter.removeListener(name, resolver);
+        if (signal != null) agnosticRemove(signal, 'abort', abortListener);
+        reject(err);
       };
       const resolver = (...args) => {
-        remove();
-        resolve(isTarget ? [args[0]] : args);
+        if (typeof emitter.removeListener === 'function') emitter.removeListener('error', errorListener);
+        if (signal != null) agnosticRemove(signal, 'abort', abortListener);
+        resolve(args);
       };
-      function remove() {
-        if (isTarget) emitter.removeEventListener(name, resolver);
-        else {
-          emitter.removeListener(name, resolver);
-          if (errorListener) emitter.removeListener('error', errorListener);
-        }
-        if (signal) signal.removeEventListener('abort', onAbort);
+      agnosticAdd(emitter, name, resolver, { __proto__: null, once: true, [kResist]: true });
+      if (name !== 'error' && typeof emitter.once === 'function') emitter.once('error', errorListener);
+      function abortListener() {
+        agnosticRemove(emitter, name, resolver);
+        agnosticRemove(emitter, 'error', errorListener);
+        reject(new AbortError(undefined, { cause: signal?.reason }));
       }
-      if (isTarget) {
-        emitter.addEventListener(name, resolver, { __proto__: null, once: true, [kResist]: true });
-      } else {
-        emitter.once(name, resolver);
-        if (name !== 'error') {
-          errorListener = (err) => { remove(); reject(err); };
-          emitter.once('error', errorListener);
-        }
+      if (signal != null) {
+        agnosticAdd(signal, 'abort', abortListener, { __proto__: null, once: true, [kResist]: true });
       }
-      if (signal) signal.addEventListener('abort', onAbort, { __proto__: null, once: true, [kResist]: true });
     });
   } }.once;
   // events.on: Node 20's async iterator of an event's arguments. Events
