@@ -212,6 +212,26 @@ fn detach_and_shutdown() {
     assert_eq!(*log.borrow(), ["detached ran"]);
 }
 
+/// A task detached from its set by `detach_all` that panics is an
+/// unhandled rejection, as a detached task's (the set's own poll of its
+/// handle, at the spawn, is not an `.await` of the program's); dropping
+/// the set instead aborts it.
+#[test]
+fn a_detached_sets_panicking_task_is_an_unhandled_rejection() {
+    let mut lp = EventLoop::with_virtual_clock();
+    let r = lp.block_on(async {
+        let mut set = JoinSet::new();
+        set.spawn(async {
+            time::sleep(ms(5)).await;
+            panic!("detached boom");
+        });
+        set.detach_all();
+        time::sleep(ms(20)).await;
+    });
+    let e = r.unwrap_err().into_callback_error().unwrap();
+    assert_eq!(e.message(), "detached boom");
+}
+
 /// `join_all` resumes a failed task's panic, its own payload, after
 /// aborting the others; the panic is the main task's, which `block_on`
 /// hands back as an error. An aborted task's panic is the error's message.

@@ -832,6 +832,19 @@ impl<T> JoinHandle<T> {
     }
 }
 
+impl<T> JoinHandle<T> {
+    /// Forgets that the handle was polled (a [`JoinSet`](super::JoinSet)'s
+    /// own poll, which no program awaited): dropped, it detaches its task
+    /// as an unpolled handle does.
+    pub(super) fn forget_polls(&self) {
+        if let Some(st) = self.joins.states.borrow_mut().get_mut(self.join)
+            && st.handle == Handle::Awaited
+        {
+            st.handle = Handle::Held;
+        }
+    }
+}
+
 impl<T> Drop for JoinHandle<T> {
     fn drop(&mut self) {
         // The task is detached: its state goes unless abort handles hold

@@ -493,6 +493,13 @@ impl<T: 'static> JoinSet<T> {
     /// assert!(ran.get());
     /// ```
     pub fn detach_all(&mut self) {
+        // The set's own poll of each handle (at its spawn, for the
+        // completion order) is no `.await` of the program's: detached,
+        // a task's panic is an unhandled rejection, as a handle dropped
+        // unpolled leaves it.
+        for (_, e) in &self.entries {
+            e.handle.forget_polls();
+        }
         self.entries.clear();
         self.notified.lock().entries.clear();
     }
