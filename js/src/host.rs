@@ -641,6 +641,11 @@ impl<E: Engine> Host<E> {
     /// process ends (`tljs`), or the loop stops and no more JavaScript runs.
     /// Called by the natives, inside the loop's scope.
     pub(crate) fn exit(&self, code: i32) {
+        // Ended already (terminated from a native the program called):
+        // its status stays, and the OS process goes on.
+        if self.exited().is_some() {
+            return;
+        }
         if self.exit_process {
             let _ = std::io::Write::flush(&mut std::io::stdout());
             std::process::exit(code);

@@ -2560,6 +2560,10 @@
     exit(code) {
       // Node's: `process.exit(undefined)` clears exitCode too; the `exit`
       // event gets the value as set (`process.exitCode || 0`).
+      // Ended by the application (Host::terminate) while this script ran:
+      // no exit listener, no status of its own; the spin meets the
+      // engine's next interrupt check.
+      if (host.ended()) for (;;);
       if (arguments.length !== 0) process.exitCode = code;
       if (!process._exiting) {
         exiting = true;

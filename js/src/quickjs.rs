@@ -460,8 +460,13 @@ fn install_prelude<'js>(
     )?;
     // fd 2 is stderr, any other stdout (`fs.writeSync(fd)` takes any).
     let h = w.clone();
+    // Once the program has ended (a `Host::terminate` from a native the
+    // program called, until the engine's next check stops its script),
+    // nothing it writes goes out.
     native(ctx, &o, "write", move |fd: i32, s: String| {
-        if let Some(h) = up(&h) {
+        if let Some(h) = up(&h)
+            && h.exited().is_none()
+        {
             let stream = if fd == 2 {
                 Stream::Stderr
             } else {
@@ -477,6 +482,10 @@ fn install_prelude<'js>(
         if let Some(h) = up(&h) {
             h.exit(code);
         }
+    })?;
+    let h = w.clone();
+    native(ctx, &o, "ended", move || {
+        up(&h).is_none_or(|h| h.exited().is_some())
     })?;
     native(ctx, &o, "argv", move || argv.clone())?;
     // Names and values, one after the other.

@@ -523,3 +523,44 @@ fn a_zero_memory_limit_is_a_limit() {
     });
     assert!(r.is_ok());
 }
+
+/// `terminate` from a native the program calls: what the script does
+/// before the engine's next check stops it goes nowhere: its writes are
+/// dropped, and its `process.exit` neither runs the `exit` listeners nor
+/// changes the status (nor, on a host made to end the OS process, ends
+/// it). Before, a `process.exit(3)` right after the kill switch ran the
+/// listeners and made the status 3.
+#[test]
+fn a_terminated_scripts_last_steps_go_nowhere() {
+    use std::sync::{Arc, Mutex};
+    let out = Arc::new(Mutex::new(String::new()));
+    let o = out.clone();
+    let options = Options {
+        console: Some(Arc::new(move |_, text: &str| {
+            o.lock().unwrap().push_str(text)
+        })),
+        ..Default::default()
+    };
+    let host = QuickJsHost::create_with(options).unwrap();
+    let mut lp = EventLoop::with_virtual_clock();
+    let weak = Rc::downgrade(&host);
+    host.context().with(|c| {
+        let kill = rquickjs::Function::new(c.clone(), move || {
+            if let Some(h) = weak.upgrade() {
+                EventLoop::with_current(|lp| h.terminate(lp, 4));
+            }
+        })
+        .unwrap();
+        c.globals().set("killSwitch", kill).unwrap();
+    });
+    host.eval_main(
+        &mut lp,
+        "plugin.js",
+        "process.on('exit', (c) => console.log('exit listener', c));
+         setTimeout(() => { console.log('before'); killSwitch(); console.log('after'); process.exit(3); }, 5);",
+    )
+    .unwrap();
+    assert_eq!(host.run(&mut lp), 4);
+    assert_eq!(host.exited(), Some(4));
+    assert_eq!(*out.lock().unwrap(), "before\n");
+}

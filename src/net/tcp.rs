@@ -335,8 +335,9 @@ impl TcpListener {
 
     /// Calls `f` with the listener's file descriptor, borrowed for the
     /// call: for a socket option this type does not wrap, through
-    /// `socket2::SockRef` or the OS. Do not close it, and leave it
-    /// non-blocking.
+    /// `socket2::SockRef` or the OS. Do not close it, leave it
+    /// non-blocking, and do not use the socket's own operations inside
+    /// `f` (the socket is borrowed for the call: they panic).
     ///
     /// ```
     /// use timerloop::{EventLoop, net::TcpListener};
@@ -880,7 +881,9 @@ impl TcpStream {
     /// Calls `f` with the stream's file descriptor, borrowed for the
     /// call: for a socket option this type does not wrap, through
     /// `socket2::SockRef` or the OS, on an accepted stream as on one of
-    /// your own. Do not close it, and leave it non-blocking. (A non-zero
+    /// your own. Do not close it, leave it non-blocking, and do not use
+    /// the stream's own operations inside `f` (the stream is borrowed for
+    /// the call: they panic). (A non-zero
     /// `SO_LINGER` makes dropping the stream block the loop's thread
     /// until the data is sent or the time is up; zero resets the
     /// connection at the drop, Node's `resetAndDestroy()`.)

@@ -474,8 +474,9 @@ impl UdpSocket {
 
     /// Calls `f` with the socket's file descriptor, borrowed for the
     /// call: for a socket option this type does not wrap, through
-    /// `socket2::SockRef` or the OS. Do not close it, and leave it
-    /// non-blocking.
+    /// `socket2::SockRef` or the OS. Do not close it, leave it
+    /// non-blocking, and do not use the socket's own operations inside
+    /// `f` (the socket is borrowed for the call: they panic).
     ///
     /// ```
     /// use timerloop::{EventLoop, net::UdpSocket};

@@ -638,8 +638,9 @@ fn cancelled() -> Result<Box<dyn Any>, Repr> {
 /// was dropped: awaiting it is attaching a handler, as on a promise, so a
 /// task given up on by a [`timeout`](crate::time::timeout) may panic
 /// later without ending the run. A handle never polled that is dropped
-/// after its task panicked reports the panic then, as a detached task's
-/// (it would be lost otherwise). Not `Send`: tasks belong to their loop's
+/// after its task panicked reports the panic then, as a detached task's,
+/// to the loop's current or next run (none reports it if the loop never
+/// runs again). Not `Send`: tasks belong to their loop's
 /// thread.
 ///
 /// If the loop is dropped before the task finishes, the task's future is

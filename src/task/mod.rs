@@ -31,8 +31,11 @@
 //!   panic is handled, as Node handles the later rejection of a promise
 //!   that lost a `Promise.race`. A handle kept but never polled holds its
 //!   task's panic for a later `.await` (tokio's); dropped with the panic
-//!   unread, it reports it then as an unhandled rejection, so a failed
-//!   `assert!` in a task held as `let _h = spawn(..)` is never lost.
+//!   unread, it reports it then as an unhandled rejection (the loop's
+//!   next run, or the current one, returns or hands it on), so a failed
+//!   `assert!` in a task held as `let _h = spawn(..)` fails the test's
+//!   next run. A handle still alive when the last run returns reports
+//!   nothing: await it, or drop it and run once more.
 //! - **Dropping** a `JoinHandle` detaches its task; [`JoinHandle::abort`]
 //!   drops the task's future (and with it its timers) at the loop's next
 //!   flush point, at the latest when the current callback or task poll
