@@ -312,7 +312,7 @@
   function noop() {}
   // A one-shot timer whose callback runs: out of `timers` by then, but
   // Node counts it among the active resources until its callback returns.
-  let runningTimeout = null;
+  let runningTimeout = null, runningTimeoutId = 0;
   // The list whose timer's callback threw: Node's `processTimers`, run
   // again after the uncaughtException listeners, finds it empty and
   // deletes it then (`emitUncaught`).
@@ -747,7 +747,10 @@
       const start = once ? 0 : host.timerStart(id);
       executionAsyncId = t[asyncIdSymbol];
       listAfterThrow = list;
-      if (once) runningTimeout = t;
+      if (once) {
+        runningTimeout = t;
+        runningTimeoutId = id;
+      }
       try {
         const args = t._timerArgs;
         ReflectApply(t._onTimeout, t, args === undefined ? noArgs : args);
@@ -2623,7 +2626,11 @@
       for (let i = 0; i < stdioHandles.length; i++) add(stdioHandles[i]);
       let timeouts = 0, immediatesRefed = 0;
       ReflectApply(MapForEach, timers, [(t) => { if (t[kRefed] === true && !t._destroyed) timeouts++; }]);
-      if (runningTimeout !== null && runningTimeout[kRefed] === true && !runningTimeout._destroyed) timeouts++;
+      // The running one-shot timeout, unless its callback listed it again
+      // (a refresh: it is in `timers` once more, counted above).
+      const running = runningTimeout;
+      if (running !== null && running[kRefed] === true && !running._destroyed &&
+          timers.get(runningTimeoutId) !== running) timeouts++;
       ReflectApply(MapForEach, immediates, [(im) => { if (im[kRefed] === true) immediatesRefed++; }]);
       for (let i = 0; i < timeouts; i++) add('Timeout');
       for (let i = 0; i < immediatesRefed; i++) add('Immediate');
@@ -3629,11 +3636,21 @@
     if (options == null || typeof options !== 'object' || ArrayIsArray(options)) {
       return argTypeError('options', 'of type object', options);
     }
-    const { signal, ref = true } = options;
-    if (signal !== undefined && !(signal instanceof AbortSignal)) {
-      return argTypeError('options.signal', 'an instance of AbortSignal', signal);
+    // Node's reads, in its order (a getter runs as often as under node:
+    // a check, the check's own read, then the destructuring), and its
+    // duck-typed signal (any object with `aborted`).
+    if (typeof options?.signal !== 'undefined') {
+      try {
+        validateAbortSignal(options.signal, 'options.signal');
+      } catch (e) {
+        return e;
+      }
     }
-    if (typeof ref !== 'boolean') return argTypeError('options.ref', 'of type boolean', ref);
+    if (typeof options?.ref !== 'undefined') {
+      const r = options.ref;
+      if (typeof r !== 'boolean') return argTypeError('options.ref', 'of type boolean', r);
+    }
+    const { signal, ref = true } = options;
     return { signal, ref };
   }
   // The promise for one timeout or immediate: `start(resolve, ref)` makes
@@ -4740,7 +4757,11 @@
     executionAsyncId = 1;
   }
   return { dispatch, require, emitExit, exitCode, setMain,
-           rejectionError: (reason) => new UnhandledPromiseRejection(reason),
+           // Node's isErrorLike: an object with an own `stack` (an Error,
+           // a DOMException, any object so made) is reported as itself;
+           // null says so.
+           rejectionError: (reason) => (typeof reason === 'object' && reason !== null && hasOwn(reason, 'stack')
+             ? null : new UnhandledPromiseRejection(reason)),
            // Node's `process._fatalException`: the monitor, then the
            // handlers, in the failed callback's async scope; then none.
            emitUncaught(err, origin) {

@@ -1553,8 +1553,10 @@ impl QuickJs {
             .rejection_error
             .clone()
             .and_then(|f| f.restore(c).ok())
-            .and_then(|f| match f.call::<_, Object>((reason.clone(),)) {
-                Ok(err) => Some(err),
+            .and_then(|f| match f.call::<_, Value>((reason.clone(),)) {
+                // Null for an error-like reason (Node's isErrorLike: an
+                // own `stack`), which is reported as itself.
+                Ok(err) => err.into_object(),
                 Err(_) => {
                     let _ = c.catch(); // the reason's own failure: the old text below
                     None
