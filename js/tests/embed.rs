@@ -429,6 +429,21 @@ fn a_reported_rejection_is_freed_with_its_promise() {
     assert_eq!(global::<i32>(&ctx, "freed"), 3);
 }
 
+/// Gives the program a global `killSwitch()`: a native of the
+/// application's that ends the program with `code` (`Host::terminate`).
+fn kill_switch(host: &Rc<QuickJsHost>, code: i32) {
+    let weak = Rc::downgrade(host);
+    host.context().with(|c| {
+        let kill = rquickjs::Function::new(c.clone(), move || {
+            if let Some(h) = weak.upgrade() {
+                EventLoop::with_current(|lp| h.terminate(lp, code));
+            }
+        })
+        .unwrap();
+        c.globals().set("killSwitch", kill).unwrap();
+    });
+}
+
 /// `Host::terminate`: the application unloads a plugin. The program ends
 /// with the code given, whatever it did to `process.exit`; none of its
 /// JavaScript runs again (no `exit` listener, no pending tick or
@@ -481,16 +496,7 @@ fn terminate_unloads_a_plugin() {
     // From inside the program: a native of the application's that
     // terminates it (a kill switch) stops the script at the next check.
     let (ctx, host, mut lp) = self::host();
-    let weak = Rc::downgrade(&host);
-    ctx.with(|c| {
-        let kill = rquickjs::Function::new(c.clone(), move || {
-            if let Some(h) = weak.upgrade() {
-                EventLoop::with_current(|lp| h.terminate(lp, 4));
-            }
-        })
-        .unwrap();
-        c.globals().set("killSwitch", kill).unwrap();
-    });
+    kill_switch(&host, 4);
     host.eval_main(
         &mut lp,
         "plugin.js",
@@ -543,16 +549,7 @@ fn a_terminated_scripts_last_steps_go_nowhere() {
     };
     let host = QuickJsHost::create_with(options).unwrap();
     let mut lp = EventLoop::with_virtual_clock();
-    let weak = Rc::downgrade(&host);
-    host.context().with(|c| {
-        let kill = rquickjs::Function::new(c.clone(), move || {
-            if let Some(h) = weak.upgrade() {
-                EventLoop::with_current(|lp| h.terminate(lp, 4));
-            }
-        })
-        .unwrap();
-        c.globals().set("killSwitch", kill).unwrap();
-    });
+    kill_switch(&host, 4);
     host.eval_main(
         &mut lp,
         "plugin.js",

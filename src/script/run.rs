@@ -330,14 +330,22 @@ pub fn run_to_lines(script: &Script, virtual_clock: bool) -> Result<Vec<String>,
 ///
 /// As [`run`].
 pub fn run_to_lines_until(script: &Script, ms: u64) -> Result<Vec<String>, Error> {
+    lines_of(EventLoop::with_virtual_clock(), |lp, out| {
+        run_until(script, lp, out, ms)
+    })
+}
+
+/// The lines `run` prints on `lp`, given the sink that collects them,
+/// once the loop (and with it every callback holding the sink) is gone.
+fn lines_of(
+    mut lp: EventLoop,
+    run: impl FnOnce(&mut EventLoop, Box<dyn FnMut(&str)>) -> Result<(), Error>,
+) -> Result<Vec<String>, Error> {
     let lines = Rc::new(RefCell::new(Vec::new()));
     let l = lines.clone();
-    let mut lp = EventLoop::with_virtual_clock();
-    run_until(
-        script,
+    run(
         &mut lp,
-        move |s| l.borrow_mut().push(s.to_owned()),
-        ms,
+        Box::new(move |s| l.borrow_mut().push(s.to_owned())),
     )?;
     drop(lp);
     Ok(Rc::try_unwrap(lines)
@@ -363,23 +371,12 @@ pub fn run_to_lines_with(
     virtual_clock: bool,
     callbacks: Callbacks,
 ) -> Result<Vec<String>, Error> {
-    let lines = Rc::new(RefCell::new(Vec::new()));
-    let l = lines.clone();
-    let mut lp = if virtual_clock {
+    let lp = if virtual_clock {
         EventLoop::with_virtual_clock()
     } else {
         EventLoop::new()
     };
-    run_with(
-        script,
-        &mut lp,
-        move |s| l.borrow_mut().push(s.to_owned()),
-        callbacks,
-    )?;
-    drop(lp);
-    Ok(Rc::try_unwrap(lines)
-        .map(RefCell::into_inner)
-        .unwrap_or_else(|l| l.borrow().clone()))
+    lines_of(lp, |lp, out| run_with(script, lp, out, callbacks))
 }
 
 fn print(state: &Shared, line: &str) {

@@ -11,12 +11,11 @@ use std::num::NonZeroU64;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
-
-use crate::timers::{CallbackError, CallbackKind, Cause};
 use std::task::{Context, Poll, Waker};
 
 use crate::collections::arena::{Arena, Key};
 use crate::timers::LoopShared;
+use crate::timers::{CallbackError, CallbackKind, Cause};
 
 /// Why a task did not produce its output.
 ///
@@ -831,9 +830,7 @@ impl<T> JoinHandle<T> {
     pub fn id(&self) -> Id {
         self.id
     }
-}
 
-impl<T> JoinHandle<T> {
     /// Forgets that the handle was polled (a [`JoinSet`](super::JoinSet)'s
     /// own poll, which no program awaited): dropped, it detaches its task
     /// as an unpolled handle does.
@@ -855,30 +852,27 @@ impl<T> Drop for JoinHandle<T> {
         // (an output nobody took, a waker) is dropped after the states
         // are released: an output's drop may drop other handles.
         // One lookup, on the path of every spawn whose handle is dropped:
-        // `free_if_unowned`'s test, with the handle known gone.
-        // A handle awaited while the task runs leaves its state to say so.
+        // `free_if_unowned`'s test, with the handle marked gone first.
         // A panic it holds unread, never having been polled, is reported
         // now, as a detached task's is: nobody attached a handler, and
         // nobody can read it any more.
         let mut states = self.joins.states.borrow_mut();
-        let (unread, gone, left) = match states.get_mut(self.join) {
-            Some(st) if !st.held_elsewhere() && (st.handle != Handle::Awaited || st.done) => {
-                if st.deferred == Deferred::Made {
-                    self.joins.made.borrow_mut().remove(&self.join);
-                }
-                let gone = states.remove_at(self.join.index());
-                (unread_panic(gone.handle, &gone.out), Some(gone), None)
+        let Some(st) = states.get_mut(self.join) else {
+            return;
+        };
+        let unread = unread_panic(st.handle, &st.out);
+        st.handle = if st.handle == Handle::Awaited {
+            Handle::GaveUp
+        } else {
+            Handle::Detached
+        };
+        let (gone, left) = if st.held_elsewhere() {
+            (None, Some((st.out.take(), st.waker.take())))
+        } else {
+            if st.deferred == Deferred::Made {
+                self.joins.made.borrow_mut().remove(&self.join);
             }
-            Some(st) => {
-                let unread = unread_panic(st.handle, &st.out);
-                st.handle = if st.handle == Handle::Awaited {
-                    Handle::GaveUp
-                } else {
-                    Handle::Detached
-                };
-                (unread, None, Some((st.out.take(), st.waker.take())))
-            }
-            None => (None, None, None),
+            (Some(states.remove_at(self.join.index())), None)
         };
         drop(states);
         drop(gone);
