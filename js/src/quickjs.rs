@@ -1543,12 +1543,11 @@ impl QuickJs {
     /// prints it.
     fn rejection_error<'js>(&self, c: &Ctx<'js>, reason: Value<'js>) -> Thrown {
         self.last_was_rejection.set(true);
-        if reason.as_exception().is_some() {
-            return self.describe(c, reason);
-        }
         // Node's `UnhandledPromiseRejection`, which `uncaughtException`
         // listeners get: its message shows the reason as V8's
-        // `NoSideEffectsToString` does.
+        // `NoSideEffectsToString` does. An error-like reason is reported
+        // as itself; Node's test (an own `stack`), not whether the value
+        // is an engine Error, decides: the prelude's `rejectionError`.
         let made = self
             .rejection_error
             .clone()
