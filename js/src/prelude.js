@@ -3385,6 +3385,14 @@
         // Node's abortSignal: the signal's listeners first, then its
         // dependants (the AbortSignal.any signals made from it), in the
         // order they were made.
+        // Node's createAbortSignal({ aborted: true }): aborted from the
+        // start, with no event (AbortSignal.abort).
+        aborted(reason) {
+          const s = newSignal();
+          s.#aborted = true;
+          s.#reason = reason;
+          return s;
+        },
         abort(s, reason) {
           if (s.#aborted) return;
           s.#aborted = true;
@@ -3460,9 +3468,7 @@
       return `${this.constructor.name} ${inspectValue({ aborted: this.#aborted }, o)}`;
     }
     static abort(reason = new DOMException('This operation was aborted', 'AbortError')) {
-      const s = newSignal();
-      signalState.abort(s, reason);
-      return s;
+      return signalState.aborted(reason);
     }
     // Node's timer for it is unrefed: it does not keep the process alive.
     static timeout(delay) {
@@ -4193,6 +4199,7 @@
     eventNames() { return this._eventsCount > 0 ? ReflectOwnKeys(this._events) : []; },
   });
   EventEmitter.prototype.on = EventEmitter.prototype.addListener;
+  const eeListenerCount = EventEmitter.prototype.listenerCount;
   EventEmitter.prototype.off = EventEmitter.prototype.removeListener;
   function rawOrUnwrapped(ee, type, unwrap) {
     if (!hasListeners(ee, type)) return [];
@@ -4374,7 +4381,12 @@
     captureRejectionSymbol: Symbol.for('nodejs.rejection'),
     captureRejections: false,
     errorMonitor: kErrorMonitor,
-    listenerCount: (emitter, type) => emitter.listenerCount(type),
+    // Node's EventEmitter.listenerCount: the emitter's own method, else
+    // EventEmitter's on it (0 for an object with no _events).
+    listenerCount(emitter, type) {
+      if (typeof emitter.listenerCount === 'function') return emitter.listenerCount(type);
+      return ReflectApply(eeListenerCount, emitter, [type]);
+    },
     getEventListeners(target, type) {
       if (targetState.has(target)) {
         const listeners = [];
@@ -4386,7 +4398,9 @@
       throw argTypeError('emitter', 'an instance of EventEmitter or EventTarget', target);
     },
     getMaxListeners(target) {
-      if (targetState.has(target)) return targetState.max(target);
+      // Node reads an EventTarget's limit as a truthy value: one set to 0
+      // is taken for no EventTarget at all.
+      if (targetState.has(target) && targetState.max(target)) return targetState.max(target);
       if (target != null && typeof target.getMaxListeners === 'function') return target.getMaxListeners();
       throw argTypeError('emitter', 'an instance of EventEmitter or EventTarget', target);
     },
@@ -4705,23 +4719,50 @@
   // check see): Node's lazy ones are accessors a program may replace.
   {
     const data = (v, enumerable) => ({ __proto__: null, value: v, writable: true, enumerable, configurable: true });
-    // Node's lazy globals: assigning to one makes it a data property of
-    // the receiver, but for `process`, `Buffer` and `performance`, which
-    // stay accessors holding what is assigned.
-    const lazy = (v, enumerable, name) => ({
-      __proto__: null,
-      get() { return v; },
-      set(value) {
-        if (name === undefined) v = value;
-        else defineProperty(this, name, data(value, enumerable));
-      },
-      enumerable,
-      configurable: true,
-    });
+    // Node's lazy globals (its defineLazyProperties): the first read or
+    // an assignment, through any receiver, makes the global a data
+    // property; the accessors are named `get X` and `set X`.
+    const named = (f, name) => { defineProperty(f, 'name', { __proto__: null, value: name }); return f; };
+    const lazy = (v, enumerable, name) => {
+      const set = named(function (value) {
+        defineProperty(g, name, { __proto__: null, writable: true, value });
+      }, `set ${name}`);
+      const get = named(function () { set(v); return v; }, `get ${name}`);
+      return { __proto__: null, get, set, enumerable, configurable: true };
+    };
+    // `process`, `Buffer` and `performance` stay accessors holding what
+    // is assigned (performance's named as a lazy one's, Node's
+    // defineReplaceableLazyAttribute).
+    const replaceable = (v, enumerable, name) => {
+      const d = {
+        __proto__: null,
+        get() { return v; },
+        set(value) { v = value; },
+        enumerable,
+        configurable: true,
+      };
+      if (name !== undefined) {
+        named(d.get, `get ${name}`);
+        named(d.set, `set ${name}`);
+      }
+      return d;
+    };
+    // DOMException's accessors are two anonymous arrows (Node's
+    // exposeGetterAndSetter); either makes it a data property.
+    const exposeDOMException = (v) => {
+      const expose = (value) => defineProperty(g, 'DOMException', data(value, false));
+      return {
+        __proto__: null,
+        get: [() => { expose(v); return v; }][0],
+        set: [(value) => { expose(value); }][0],
+        enumerable: false,
+        configurable: true,
+      };
+    };
     const own = (k) => g[k];
     const hidden = {
-      process: lazy(process, false), Buffer: lazy(Buffer, false), console: data(console, false),
-      DOMException: lazy(own('DOMException'), false, 'DOMException'),
+      process: replaceable(process, false), Buffer: replaceable(Buffer, false), console: data(console, false),
+      DOMException: exposeDOMException(own('DOMException')),
       AbortController: lazy(AbortController, false, 'AbortController'),
       AbortSignal: lazy(AbortSignal, false, 'AbortSignal'),
       Event: data(Event, false), EventTarget: data(EventTarget, false), CustomEvent: data(CustomEvent, false),
@@ -4735,7 +4776,7 @@
       setInterval: data(setInterval, true), setTimeout: data(setTimeout, true),
       queueMicrotask: data(queueMicrotask, true), structuredClone: data(own('structuredClone'), true),
       atob: lazy(own('atob'), true, 'atob'), btoa: lazy(own('btoa'), true, 'btoa'),
-      performance: lazy(own('performance'), true),
+      performance: replaceable(own('performance'), true, 'performance'),
     };
     for (const k of Object.keys(hidden)) defineProperty(g, k, hidden[k]);
     for (const k of Object.keys(shown)) {
