@@ -826,12 +826,45 @@
   // A callback's arguments when it has none (never written to).
   const noArgs = Object.freeze([]);
 
-  // UTF-8 by hand (QuickJS has no TextEncoder): enough for Buffer.from,
-  // fs.writeSync and TextDecoder on valid text.
+  // --- Buffer and TextDecoder -----------------------------------------
+  // Node's encodings, by their normalized names: a name in any case, with
+  // or without its dash (`UTF-8`, `ucs2`), or undefined for an unknown one.
+  const StringFromCharCode = String.fromCharCode;
+  const NumberIsNaN = Number.isNaN;
+  const ArrayFrom = Array.from;
+  function normalizeEncoding(enc) {
+    if (enc === undefined || enc === null || enc === '') return 'utf8';
+    switch (`${enc}`.toLowerCase()) {
+      case 'utf8': case 'utf-8': return 'utf8';
+      case 'ucs2': case 'ucs-2': case 'utf16le': case 'utf-16le': return 'utf16le';
+      case 'latin1': case 'binary': return 'latin1';
+      case 'base64': return 'base64';
+      case 'base64url': return 'base64url';
+      case 'hex': return 'hex';
+      case 'ascii': return 'ascii';
+      default: return undefined;
+    }
+  }
+  function encodingOf(enc) {
+    const e = typeof enc === 'string' || enc === undefined || enc === null ? normalizeEncoding(enc) : undefined;
+    if (e === undefined) throw coded(new TypeError(`Unknown encoding: ${enc}`), 'ERR_UNKNOWN_ENCODING');
+    return e;
+  }
+  // UTF-8 as the WHATWG encoder writes it (Node's): a lone surrogate is
+  // U+FFFD.
   function encodeUtf8(s) {
     const out = [];
-    for (const ch of s) {
-      const c = ch.codePointAt(0);
+    for (let i = 0; i < s.length; i++) {
+      let c = s.charCodeAt(i);
+      if (c >= 0xd800 && c <= 0xdfff) {
+        const d = c <= 0xdbff && i + 1 < s.length ? s.charCodeAt(i + 1) : 0;
+        if (d >= 0xdc00 && d <= 0xdfff) {
+          c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
+          i++;
+        } else {
+          c = 0xfffd;
+        }
+      }
       if (c < 0x80) out.push(c);
       else if (c < 0x800) out.push(0xc0 | c >> 6, 0x80 | c & 63);
       else if (c < 0x10000) out.push(0xe0 | c >> 12, 0x80 | c >> 6 & 63, 0x80 | c & 63);
@@ -839,42 +872,333 @@
     }
     return out;
   }
+  // UTF-8 as the WHATWG decoder reads it (Node's, V8's): each maximal
+  // ill-formed subsequence is one U+FFFD.
+  let utf8Replaced = false; // set by decodeUtf8: it wrote a U+FFFD for bad input
   function decodeUtf8(b, start = 0, end = b.length) {
+    utf8Replaced = false;
     let s = '';
+    let units = [];
+    const flush = () => { s += ReflectApply(StringFromCharCode, undefined, units); units = []; };
     for (let i = start; i < end;) {
       const c = b[i++];
       let cp;
-      if (c < 0x80) cp = c;
-      else if (c < 0xe0) cp = (c & 31) << 6 | b[i++] & 63;
-      else if (c < 0xf0) cp = (c & 15) << 12 | (b[i++] & 63) << 6 | b[i++] & 63;
-      else cp = (c & 7) << 18 | (b[i++] & 63) << 12 | (b[i++] & 63) << 6 | b[i++] & 63;
-      s += String.fromCodePoint(cp);
+      if (c < 0x80) {
+        cp = c;
+      } else {
+        let need, lower = 0x80, upper = 0xbf;
+        if (c >= 0xc2 && c <= 0xdf) { need = 1; cp = c & 0x1f; }
+        else if (c >= 0xe0 && c <= 0xef) { need = 2; cp = c & 0xf; if (c === 0xe0) lower = 0xa0; else if (c === 0xed) upper = 0x9f; }
+        else if (c >= 0xf0 && c <= 0xf4) { need = 3; cp = c & 7; if (c === 0xf0) lower = 0x90; else if (c === 0xf4) upper = 0x8f; }
+        else need = -1;
+        for (; need > 0; need--) {
+          const d = i < end ? b[i] : -1;
+          if (d < lower || d > upper) break;
+          lower = 0x80; upper = 0xbf;
+          cp = cp << 6 | d & 0x3f;
+          i++;
+        }
+        if (need !== 0) { cp = 0xfffd; utf8Replaced = true; }
+      }
+      if (cp < 0x10000) units.push(cp);
+      else units.push(0xd800 + (cp - 0x10000 >> 10), 0xdc00 + (cp - 0x10000 & 0x3ff));
+      if (units.length >= 8192) flush();
     }
+    flush();
     return s;
   }
-  class Buffer extends Uint8Array {
-    static from(v, enc) {
-      if (typeof v === 'string') {
-        if (enc !== undefined && !/^utf-?8$/i.test(enc)) throw new TypeError('tljs: Buffer.from supports utf8 only');
-        v = encodeUtf8(v);
+  const base64Chars = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+  const base64UrlChars = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+  // A string's bytes in a (normalized) encoding, as Node's decoders take
+  // them: base64 in either alphabet, skipping other characters, up to the
+  // first `=`; hex up to its first bad pair; latin1 and ascii one byte a
+  // UTF-16 unit (its low byte).
+  function stringBytes(str, enc) {
+    switch (enc) {
+      case 'utf8': return encodeUtf8(str);
+      case 'hex': {
+        const bytes = [];
+        for (let i = 0; i + 1 < str.length; i += 2) {
+          const hi = parseInt(str[i], 16), lo = parseInt(str[i + 1], 16);
+          if (NumberIsNaN(hi) || NumberIsNaN(lo)) break;
+          bytes.push(hi << 4 | lo);
+        }
+        return bytes;
       }
-      const b = new Buffer(v.length);
-      b.set(v);
+      case 'base64': case 'base64url': {
+        const bytes = [];
+        let acc = 0, bits = 0;
+        for (let i = 0; i < str.length; i++) {
+          const ch = str[i];
+          if (ch === '=') break;
+          let v = base64Chars.indexOf(ch);
+          if (v < 0) v = ch === '-' ? 62 : ch === '_' ? 63 : -1;
+          if (v < 0) continue;
+          acc = (acc << 6 | v) & 0xffffff;
+          bits += 6;
+          if (bits >= 8) { bits -= 8; bytes.push(acc >> bits & 255); }
+        }
+        return bytes;
+      }
+      case 'latin1': case 'ascii': {
+        const bytes = new Array(str.length);
+        for (let i = 0; i < str.length; i++) bytes[i] = str.charCodeAt(i) & 255;
+        return bytes;
+      }
+      default: { // utf16le
+        const bytes = [];
+        for (let i = 0; i < str.length; i++) bytes.push(str.charCodeAt(i) & 255, str.charCodeAt(i) >> 8);
+        return bytes;
+      }
+    }
+  }
+  // Bytes [start, end) of `b` as text in a (normalized) encoding.
+  function bytesText(b, enc, start, end) {
+    switch (enc) {
+      case 'utf8': return decodeUtf8(b, start, end);
+      case 'hex': {
+        let s = '';
+        for (let i = start; i < end; i++) s += (b[i] < 16 ? '0' : '') + b[i].toString(16);
+        return s;
+      }
+      case 'base64': case 'base64url': {
+        const abc = enc === 'base64' ? base64Chars : base64UrlChars;
+        const pad = enc === 'base64' ? '=' : '';
+        let s = '', i = start;
+        for (; i + 2 < end; i += 3) {
+          const n = b[i] << 16 | b[i + 1] << 8 | b[i + 2];
+          s += abc[n >> 18] + abc[n >> 12 & 63] + abc[n >> 6 & 63] + abc[n & 63];
+        }
+        if (end - i === 1) {
+          const n = b[i] << 16;
+          s += abc[n >> 18] + abc[n >> 12 & 63] + pad + pad;
+        } else if (end - i === 2) {
+          const n = b[i] << 16 | b[i + 1] << 8;
+          s += abc[n >> 18] + abc[n >> 12 & 63] + abc[n >> 6 & 63] + pad;
+        }
+        return s;
+      }
+      default: {
+        let s = '';
+        let units = [];
+        const step = enc === 'utf16le' ? 2 : 1;
+        for (let i = start; i + step <= end; i += step) {
+          units.push(enc === 'utf16le' ? b[i] | b[i + 1] << 8 : enc === 'ascii' ? b[i] & 0x7f : b[i]);
+          if (units.length >= 8192) { s += ReflectApply(StringFromCharCode, undefined, units); units = []; }
+        }
+        return s + ReflectApply(StringFromCharCode, undefined, units);
+      }
+    }
+  }
+  // Node's Buffer on a Uint8Array: its encodings (utf8, utf16le/ucs2,
+  // latin1/binary, ascii, base64, base64url, hex), `slice` sharing memory
+  // as `subarray`, and string arguments where Node takes them.
+  class Buffer extends Uint8Array {
+    static from(v, encOrOffset, length) {
+      // An encoding that is no string (or empty) is UTF-8, as Node's.
+      if (typeof v === 'string') {
+        const enc = typeof encOrOffset === 'string' && encOrOffset.length !== 0 ? encodingOf(encOrOffset) : 'utf8';
+        return bufferOf(stringBytes(v, enc));
+      }
+      if (v instanceof ArrayBuffer || (typeof SharedArrayBuffer === 'function' && v instanceof SharedArrayBuffer)) {
+        const off = encOrOffset === undefined ? 0 : +encOrOffset || 0;
+        if (off > v.byteLength) throw coded(new RangeError('"offset" is outside of buffer bounds'), 'ERR_BUFFER_OUT_OF_BOUNDS');
+        const len = length === undefined ? v.byteLength - off : +length || 0;
+        if (off + len > v.byteLength) throw coded(new RangeError('"length" is outside of buffer bounds'), 'ERR_BUFFER_OUT_OF_BOUNDS');
+        return new Buffer(v, off, len);
+      }
+      if (v !== null && typeof v === 'object') {
+        if (ArrayBuffer.isView(v) || ArrayIsArray(v) || typeof v.length === 'number') return bufferOf(v);
+        if (v.type === 'Buffer' && ArrayIsArray(v.data)) return bufferOf(v.data);
+      }
+      throw coded(new TypeError('The first argument must be of type string or an instance of Buffer, ' +
+        'ArrayBuffer, or Array or an Array-like Object. Received ' + describe(v)), 'ERR_INVALID_ARG_TYPE');
+    }
+    static of(...items) { return bufferOf(items); }
+    static poolSize = 8192;
+    static alloc(size, fill, enc) {
+      checkSize(size);
+      const b = new Buffer(size);
+      if (fill !== undefined && fill !== 0 && size > 0) b.fill(fill, 0, size, enc);
       return b;
     }
+    static allocUnsafe(size) { checkSize(size); return new Buffer(size); }
+    static allocUnsafeSlow(size) { checkSize(size); return new Buffer(size); }
     static isBuffer(b) { return b instanceof Buffer; }
-    toString() { return decodeUtf8(this); }
+    static isEncoding(enc) { return typeof enc === 'string' && enc.length !== 0 && normalizeEncoding(enc) !== undefined; }
+    static byteLength(v, enc) {
+      if (typeof v !== 'string') {
+        if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer) return v.byteLength;
+        throw argTypeError('string', 'of type string or an instance of Buffer or ArrayBuffer', v);
+      }
+      const e = normalizeEncoding(enc) ?? 'utf8';
+      return stringBytes(v, e).length;
+    }
+    static concat(list, totalLength) {
+      if (!ArrayIsArray(list)) throw argTypeError('list', 'an instance of Array', list);
+      if (totalLength === undefined) {
+        totalLength = 0;
+        for (let i = 0; i < list.length; i++) {
+          if (!(list[i] instanceof Uint8Array)) throw argTypeError(`list[${i}]`, 'an instance of Buffer or Uint8Array', list[i]);
+          totalLength += list[i].length;
+        }
+      }
+      const out = new Buffer(totalLength);
+      let at = 0;
+      for (let i = 0; i < list.length && at < totalLength; i++) {
+        const b = list[i];
+        if (!(b instanceof Uint8Array)) throw argTypeError(`list[${i}]`, 'an instance of Buffer or Uint8Array', b);
+        const n = Math.min(b.length, totalLength - at);
+        out.set(n === b.length ? b : b.subarray(0, n), at);
+        at += n;
+      }
+      return out;
+    }
+    static compare(a, b) {
+      if (!(a instanceof Uint8Array)) throw argTypeError('buf1', 'an instance of Buffer or Uint8Array', a);
+      if (!(b instanceof Uint8Array)) throw argTypeError('buf2', 'an instance of Buffer or Uint8Array', b);
+      return compareBytes(a, b);
+    }
+    // Node's order: an empty range is '' whatever the encoding.
+    toString(enc, start, end) {
+      if (arguments.length === 0) return decodeUtf8(this);
+      const len = this.length;
+      if (start <= 0) start = 0;
+      else if (start >= len) return '';
+      else start = MathTrunc(start) || 0;
+      if (end === undefined || end > len) end = len;
+      else end = MathTrunc(end) || 0;
+      if (end <= start) return '';
+      return bytesText(this, enc === undefined ? 'utf8' : encodingOf(`${enc}`), start, end);
+    }
+    toJSON() { return { type: 'Buffer', data: ArrayFrom(this) }; }
+    equals(other) {
+      if (!(other instanceof Uint8Array)) throw argTypeError('otherBuffer', 'an instance of Buffer or Uint8Array', other);
+      return compareBytes(this, other) === 0;
+    }
+    compare(other) {
+      if (!(other instanceof Uint8Array)) throw argTypeError('target', 'an instance of Buffer or Uint8Array', other);
+      return compareBytes(this, other);
+    }
+    // Node's slice is subarray: a view on the same memory.
+    slice(start, end) { return this.subarray(start, end); }
+    fill(value, offset = 0, end = this.length, enc) {
+      if (typeof offset === 'string') { enc = offset; offset = 0; end = this.length; }
+      else if (typeof end === 'string') { enc = end; end = this.length; }
+      if (typeof value === 'string') {
+        const bytes = stringBytes(value, encodingOf(enc));
+        if (bytes.length === 0) {
+          if (value.length !== 0) throw coded(new TypeError(`The argument 'value' is invalid. Received '${value}'`), 'ERR_INVALID_ARG_VALUE');
+          return super.fill(0, offset, end);
+        }
+        for (let i = offset, j = 0; i < end; i++, j = (j + 1) % bytes.length) this[i] = bytes[j];
+        return this;
+      }
+      if (value instanceof Uint8Array) {
+        for (let i = offset, j = 0; i < end; i++, j = (j + 1) % value.length) this[i] = value[j];
+        return this;
+      }
+      return super.fill(typeof value === 'boolean' ? +value : value & 255, offset, end);
+    }
+    write(string, offset, length, enc) {
+      if (typeof offset === 'string') { enc = offset; offset = 0; length = this.length; }
+      else if (typeof length === 'string') { enc = length; length = this.length - (offset ?? 0); }
+      offset = offset === undefined ? 0 : offset >>> 0;
+      const room = this.length - offset;
+      length = length === undefined || length > room ? room : length >>> 0;
+      const e = encodingOf(enc);
+      let bytes = stringBytes(string, e);
+      if (bytes.length > length) {
+        // A UTF-8 character or a UTF-16 unit is written whole or not at all.
+        let n = length;
+        if (e === 'utf8') while (n > 0 && (bytes[n] & 0xc0) === 0x80) n--;
+        if (e === 'utf16le') n -= n % 2;
+        bytes = bytes.slice(0, n);
+      }
+      this.set(bytes, offset);
+      return bytes.length;
+    }
+    indexOf(value, byteOffset, enc) { return searchBytes(this, value, byteOffset, enc, true, false); }
+    lastIndexOf(value, byteOffset, enc) { return searchBytes(this, value, byteOffset, enc, false, false); }
+    includes(value, byteOffset, enc) { return searchBytes(this, value, byteOffset, enc, true, true) !== -1; }
     // Node's: up to 50 bytes in hex.
     [Symbol.for('nodejs.util.inspect.custom')]() {
       let s = '';
       const n = Math.min(this.length, 50);
       for (let i = 0; i < n; i++) s += (i ? ' ' : '') + (this[i] < 16 ? '0' : '') + this[i].toString(16);
       if (this.length > 50) s += ' ... ' + (this.length - 50) + ' more byte' + (this.length - 50 > 1 ? 's' : '');
-      return '<Buffer' + (s ? ' ' + s : '') + '>';
+      return '<Buffer ' + s + '>';
     }
   }
+  function bufferOf(bytes) {
+    const b = new Buffer(bytes.length);
+    b.set(bytes);
+    return b;
+  }
+  function checkSize(size) {
+    if (typeof size !== 'number') throw argTypeError('size', 'of type number', size);
+    if (!(size >= 0 && size <= 4294967296)) throw outOfRange('size', '>= 0 && <= 4294967296', size);
+  }
+  function compareBytes(a, b) {
+    const n = Math.min(a.length, b.length);
+    for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
+    return a.length < b.length ? -1 : a.length > b.length ? 1 : 0;
+  }
+  // Buffer's indexOf/lastIndexOf: a number is a byte, a string is its
+  // bytes in `enc`, a Uint8Array its bytes.
+  function searchBytes(b, value, byteOffset, enc, forward) {
+    if (typeof byteOffset === 'string') { enc = byteOffset; byteOffset = undefined; }
+    let needle;
+    if (typeof value === 'number') needle = [value & 255];
+    else if (typeof value === 'string') needle = stringBytes(value, encodingOf(enc));
+    else if (value instanceof Uint8Array) needle = value;
+    else throw argTypeError('value', 'one of type number or string or an instance of Buffer or Uint8Array', value);
+    let from = byteOffset === undefined ? (forward ? 0 : b.length) : +byteOffset || 0;
+    if (from < 0) from += b.length;
+    if (needle.length === 0) return Math.min(Math.max(from, 0), b.length);
+    const last = b.length - needle.length;
+    const match = (i) => { for (let j = 0; j < needle.length; j++) if (b[i + j] !== needle[j]) return false; return true; };
+    if (forward) {
+      for (let i = Math.max(from, 0); i <= last; i++) if (match(i)) return i;
+    } else {
+      for (let i = Math.min(from, last); i >= 0; i--) if (match(i)) return i;
+    }
+    return -1;
+  }
+  // The WHATWG TextDecoder for UTF-8 (Node's without full ICU labels):
+  // a BOM dropped unless `ignoreBOM`, `fatal` throws on ill-formed input.
   class TextDecoder {
-    decode(b) { return b === undefined ? '' : decodeUtf8(b instanceof ArrayBuffer ? new Uint8Array(b) : b); }
+    #fatal; #ignoreBOM;
+    constructor(encoding = 'utf-8', options = kEmptyObject) {
+      const label = `${encoding}`.trim().toLowerCase();
+      if (label !== 'utf-8' && label !== 'utf8' && label !== 'unicode-1-1-utf-8') {
+        throw coded(new RangeError(`The "${encoding}" encoding is not supported`), 'ERR_ENCODING_NOT_SUPPORTED');
+      }
+      this.#fatal = Boolean(options?.fatal);
+      this.#ignoreBOM = Boolean(options?.ignoreBOM);
+    }
+    get encoding() { return 'utf-8'; }
+    get fatal() { return this.#fatal; }
+    get ignoreBOM() { return this.#ignoreBOM; }
+    decode(input = undefined) {
+      if (input === undefined) return '';
+      let b;
+      if (input instanceof ArrayBuffer || (typeof SharedArrayBuffer === 'function' && input instanceof SharedArrayBuffer)) b = new Uint8Array(input);
+      else if (ArrayBuffer.isView(input)) b = new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
+      else {
+        // Node's words for it (ERR_INVALID_ARG_TYPE's, with no value).
+        throw coded(new TypeError('The "list" argument must be an instance of SharedArrayBuffer, ArrayBuffer or ' +
+          'ArrayBufferView.'), 'ERR_INVALID_ARG_TYPE');
+      }
+      let start = 0;
+      if (!this.#ignoreBOM && b.length >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf) start = 3;
+      const s = decodeUtf8(b, start, b.length);
+      if (this.#fatal && utf8Replaced) {
+        throw coded(new TypeError('The encoded data was not valid for encoding utf-8'), 'ERR_ENCODING_INVALID_ENCODED_DATA');
+      }
+      return s;
+    }
+    get [Symbol.toStringTag]() { return 'TextDecoder'; }
   }
 
   // fs: readFileSync, writeSync, and stat, whose callback runs as an I/O
@@ -2191,36 +2515,8 @@
   // A string in a Buffer encoding, as the text its bytes are in UTF-8
   // (exact when they are valid UTF-8; the host writes text).
   function encodeString(str, enc) {
-    let bytes;
-    if (enc === 'hex') {
-      bytes = [];
-      for (let i = 0; i + 1 < str.length; i += 2) {
-        const pair = str.slice(i, i + 2);
-        if (!/^[0-9a-f]{2}$/i.test(pair)) break; // Node stops at the first bad pair
-        bytes.push(parseInt(pair, 16));
-      }
-    } else if (enc === 'base64' || enc === 'base64url') {
-      const abc = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-      bytes = [];
-      let acc = 0, bits = 0;
-      for (const ch of str) {
-        let v = abc.indexOf(ch);
-        if (v < 0) v = ch === '+' || ch === '-' ? 62 : ch === '/' || ch === '_' ? 63 : -1;
-        if (ch === '=') break;
-        if (v < 0) continue;
-        acc = (acc << 6 | v) & 0xffffff;
-        bits += 6;
-        if (bits >= 8) { bits -= 8; bytes.push(acc >> bits & 255); }
-      }
-    } else if (enc === 'latin1' || enc === 'binary' || enc === 'ascii') {
-      bytes = Array.from(str, (c) => c.charCodeAt(0) & 255);
-    } else if (/^(ucs-?2|utf-?16le)$/.test(enc)) {
-      bytes = [];
-      for (let i = 0; i < str.length; i++) bytes.push(str.charCodeAt(i) & 255, str.charCodeAt(i) >> 8);
-    } else {
-      return str;
-    }
-    return decodeUtf8(bytes);
+    const e = normalizeEncoding(enc);
+    return e === undefined || e === 'utf8' ? str : decodeUtf8(stringBytes(str, e));
   }
   // Node's error for a write to a pipe whose reader is gone: the
   // stream's (`write EPIPE`) or, from fs.writeSync, the system call's.
