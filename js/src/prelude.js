@@ -5010,6 +5010,40 @@
     });
   }
 
+  // The engine's builtins that Node 20's V8 (11.3) does not have, taken
+  // away: a program that tests for one (`if (Promise.withResolvers)`)
+  // takes node's path, and one that uses one fails as it does on node.
+  // (QuickJS's own `InternalError`, `Function.prototype.fileName` and
+  // the `using` syntax stay: the host's errors and stacks need the first
+  // two, and syntax cannot be taken away.)
+  {
+    const drop = (o, ...keys) => { for (let i = 0; i < keys.length; i++) delete o[keys[i]]; };
+    const iteratorProto = Object.getPrototypeOf(Object.getPrototypeOf([][Symbol.iterator]()));
+    const asyncIteratorProto = Object.getPrototypeOf(Object.getPrototypeOf(Object.getPrototypeOf((async function* () {})())));
+    drop(g, 'Iterator', 'DisposableStack', 'AsyncDisposableStack', 'SuppressedError', 'Float16Array');
+    drop(iteratorProto, 'map', 'filter', 'take', 'drop', 'flatMap', 'reduce', 'toArray', 'forEach', 'some',
+      'every', 'find', 'chunks', 'windows', 'includes', 'join', 'constructor', Symbol.dispose, Symbol.toStringTag);
+    drop(asyncIteratorProto, Symbol.asyncDispose);
+    drop(Array, 'fromAsync');
+    drop(ArrayBuffer.prototype, 'detached', 'immutable', 'sliceToImmutable', 'transfer', 'transferToFixedLength',
+      'transferToImmutable');
+    drop(Atomics, 'pause');
+    drop(DataView.prototype, 'getFloat16', 'setFloat16');
+    drop(Error, 'isError');
+    drop(JSON, 'isRawJSON', 'rawJSON');
+    drop(Map, 'groupBy');
+    drop(Object, 'groupBy');
+    drop(Map.prototype, 'getOrInsert', 'getOrInsertComputed');
+    drop(WeakMap.prototype, 'getOrInsert', 'getOrInsertComputed');
+    drop(Math, 'f16round', 'sumPrecise');
+    drop(Promise, 'try', 'withResolvers');
+    drop(RegExp, 'escape');
+    drop(Set.prototype, 'difference', 'intersection', 'isDisjointFrom', 'isSubsetOf', 'isSupersetOf',
+      'symmetricDifference', 'union');
+    drop(Uint8Array, 'fromBase64', 'fromHex');
+    drop(Uint8Array.prototype, 'setFromBase64', 'setFromHex', 'toBase64', 'toHex');
+  }
+
   // The globals Node adds, with its attributes, and its enumerable ones
   // in its order (what `Object.keys(globalThis)` and a test runner's leak
   // check see): Node's lazy ones are accessors a program may replace.
