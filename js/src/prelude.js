@@ -4282,8 +4282,10 @@
   // after), its errors (an unheard 'error' thrown, a non-Error as
   // ERR_UNHANDLED_ERROR), the leak warning, errorMonitor, and the static
   // once, getEventListeners, getMaxListeners, setMaxListeners,
-  // addAbortListener, listenerCount, and `on` (the async iterator). No
-  // captureRejections.
+  // addAbortListener, listenerCount, and `on` (the async iterator);
+  // captureRejections, per emitter or for all (a listener's rejected
+  // promise becomes the emitter's `error` event, or a call of its
+  // Symbol.for('nodejs.rejection') method, from a tick).
   // Node's validateNumber(n, name, 0).
   function checkMax(n, name) {
     if (typeof n !== 'number') throw argTypeError(name, 'of type number', n);
@@ -4308,15 +4310,49 @@
       this[kShapeMode] = true;
     }
     this._maxListeners = this._maxListeners || undefined;
-    if (opts && opts.captureRejections) {
-      const e = new Error('options.captureRejections is not supported by tljs');
-      coded(e, 'ERR_FEATURE_UNAVAILABLE_ON_PLATFORM');
-      throw e;
+    if (opts?.captureRejections) {
+      if (typeof opts.captureRejections !== 'boolean') {
+        throw argTypeError('options.captureRejections', 'of type boolean', opts.captureRejections);
+      }
+      this[kCapture] = Boolean(opts.captureRejections);
+    } else {
+      this[kCapture] = EventEmitter.prototype[kCapture];
     }
-    this[kCapture] = false;
   };
+  const kRejection = Symbol.for('nodejs.rejection');
+  // Node's addCatch: a listener's returned thenable, on an emitter that
+  // captures rejections, reports its rejection from a tick.
+  function addCatch(ee, promise, type, args) {
+    if (!ee[kCapture]) return;
+    try {
+      const then = promise.then;
+      if (typeof then === 'function') {
+        ReflectApply(then, promise, [undefined, function (err) {
+          process.nextTick(emitUnhandledRejectionOrErr, ee, err, type, args);
+        }]);
+      }
+    } catch (err) {
+      ee.emit('error', err);
+    }
+  }
+  function emitUnhandledRejectionOrErr(ee, err, type, args) {
+    if (typeof ee[kRejection] === 'function') {
+      ee[kRejection](err, type, ...args);
+    } else {
+      // Capture is off while the error is emitted (no loop through an
+      // async error listener), and back on after, even if it throws.
+      const prev = ee[kCapture];
+      try {
+        ee[kCapture] = false;
+        ee.emit('error', err);
+      } finally {
+        ee[kCapture] = prev;
+      }
+    }
+  }
   Object.defineProperty(EventEmitter, 'defaultMaxListeners', { __proto__: null,
     enumerable: true,
+    configurable: true, // until the statics are put in order, below
     get() { return defaultMaxListeners; },
     set(n) {
       checkMax(n, 'defaultMaxListeners');
@@ -4405,9 +4441,13 @@
       const handler = events[type];
       if (handler === undefined) return false;
       if (typeof handler === 'function') {
-        ReflectApply(handler, this, args);
+        const result = ReflectApply(handler, this, args);
+        if (result !== undefined && result !== null) addCatch(this, result, type, args);
       } else {
-        for (const fn of [...handler]) ReflectApply(fn, this, args);
+        for (const fn of [...handler]) {
+          const result = ReflectApply(fn, this, args);
+          if (result !== undefined && result !== null) addCatch(this, result, type, args);
+        }
       }
       return true;
     },
@@ -4674,7 +4714,7 @@
     once: eventsOnce,
     on: eventsOn,
     usingDomains: false,
-    captureRejectionSymbol: Symbol.for('nodejs.rejection'),
+    captureRejectionSymbol: kRejection,
     captureRejections: false,
     errorMonitor: kErrorMonitor,
     // Node's EventEmitter.listenerCount: the emitter's own method, else
@@ -4716,6 +4756,32 @@
     },
     addAbortListener,
   });
+  // Every emitter's default (an accessor in Node's place among the
+  // statics).
+  defineProperty(EventEmitter, 'captureRejections', {
+    __proto__: null,
+    get() { return EventEmitter.prototype[kCapture]; },
+    set(value) {
+      if (typeof value !== 'boolean') throw argTypeError('EventEmitter.captureRejections', 'of type boolean', value);
+      EventEmitter.prototype[kCapture] = value;
+    },
+    enumerable: true,
+    configurable: true,
+  });
+  // The statics in Node's order (what Object.keys(EventEmitter) shows;
+  // Node's lazy EventEmitterAsyncResource is not here).
+  {
+    const order = ['addAbortListener', 'once', 'on', 'getEventListeners', 'getMaxListeners', 'EventEmitter',
+      'usingDomains', 'captureRejectionSymbol', 'captureRejections', 'errorMonitor', 'defaultMaxListeners',
+      'setMaxListeners', 'init', 'listenerCount'];
+    for (let i = 0; i < order.length; i++) {
+      const d = Object.getOwnPropertyDescriptor(EventEmitter, order[i]);
+      delete EventEmitter[order[i]];
+      // Node's two accessors are not configurable.
+      if (d.get !== undefined) d.configurable = false;
+      defineProperty(EventEmitter, order[i], d);
+    }
+  }
   function addAbortListener(signal, listener) {
     if (signal === undefined) throw argTypeError('signal', 'an instance of AbortSignal', signal);
     validateAbortSignal(signal, 'signal');
