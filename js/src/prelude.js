@@ -1293,6 +1293,15 @@
       if (r[0] !== 'ok') throw fsError(r, 'stat', path);
       return stats(r);
     },
+    // Node's: false for any path it would refuse, or that does not exist.
+    existsSync(path) {
+      try {
+        path = checkPath(path);
+      } catch {
+        return false;
+      }
+      return !path.includes('\0') && host.statSync(path)[0] === 'ok';
+    },
   };
 
   // --- util.inspect, on Node 20's rules ----------------------------------
@@ -2893,6 +2902,8 @@
     // Node's: the strings it was started with (tljs's, the host's).
     argv0: 'node',
     title: 'node',
+    // No options reach the program's engine (tljs's own are not node's).
+    execArgv: [],
     execPath: host.argv()[0],
     ppid: host.ppid(),
     // Node's process.env: what is stored becomes a string.
@@ -4095,12 +4106,43 @@
   defineProperty(inspectValue, 'name', { __proto__: null, value: 'inspect', configurable: true });
   inspectValue.custom = customInspectSymbol;
   inspectValue.defaultOptions = inspectDefaults;
+  // Node's util.callbackify: the callback runs from a tick, a falsy
+  // rejection wrapped in ERR_FALSY_VALUE_REJECTION (its `reason`).
+  function callbackify(original) {
+    checkCallback(original, 'original');
+    function callbackified(...args) {
+      const maybeCb = ReflectApply(ArrayPop, args, []);
+      if (typeof maybeCb !== 'function') {
+        throw coded(new TypeError('The last argument must be of type function. Received ' + describe(maybeCb)),
+          'ERR_INVALID_ARG_TYPE');
+      }
+      const cb = ReflectApply(Function.prototype.bind, maybeCb, [this]);
+      ReflectApply(original, this, args).then(
+        (ret) => process.nextTick(cb, null, ret),
+        (rej) => process.nextTick(callbackifyOnRejected, rej, cb));
+    }
+    const descriptors = Object.getOwnPropertyDescriptors(original);
+    if (typeof descriptors.length.value === 'number') descriptors.length.value++;
+    if (typeof descriptors.name.value === 'string') descriptors.name.value += 'Callbackified';
+    for (const k of ReflectOwnKeys(descriptors)) ObjectSetPrototypeOf(descriptors[k], null);
+    Object.defineProperties(callbackified, descriptors);
+    return callbackified;
+  }
+  function callbackifyOnRejected(reason, cb) {
+    if (!reason) {
+      const e = coded(new Error('Promise was rejected with falsy value'), 'ERR_FALSY_VALUE_REJECTION');
+      e.reason = reason;
+      reason = e;
+    }
+    return cb(reason);
+  }
   const util = {
     promisify,
     inspect: inspectValue,
     format: (...args) => formatArgs(args),
     isDeepStrictEqual: (a, b) => deepEqual(a, b, true),
     deprecate,
+    callbackify,
     types: { isPromise: (p) => p instanceof Promise },
     // Node's: the old way to subclass (`EventEmitter.call(this)`).
     inherits(ctor, superCtor) {
@@ -4194,6 +4236,21 @@
       }
     }
   }
+  // Node's internalMatch, for match and doesNotMatch.
+  function internalMatch(string, regexp, message, match) {
+    if (!(regexp instanceof RegExp)) throw argTypeError('regexp', 'an instance of RegExp', regexp);
+    if (typeof string !== 'string' || (ReflectApply(RegExp.prototype.exec, regexp, [string]) !== null) !== match) {
+      if (message instanceof Error) throw message;
+      const generated = !message;
+      const text = message || (typeof string !== 'string' ?
+        'The "string" argument must be of type string. Received type ' + `${typeof string} (${inspectValue(string)})` :
+        (match ? 'The input did not match the regular expression ' :
+          'The input was expected to not match the regular expression ') +
+          `${inspectValue(regexp)}. Input:\n\n${inspectValue(string)}\n`);
+      throw new AssertionError({ message: text, actual: string, expected: regexp,
+        operator: match ? 'match' : 'doesNotMatch', generated });
+    }
+  }
   function missing(kind, expected, message, operator) {
     let m = 'Missing expected ' + kind;
     if (typeof expected === 'function' && expected.name) m += ' (' + expected.name + ')';
@@ -4240,8 +4297,18 @@
     notDeepEqual(a, b, message) {
       if (deepEqual(a, b, false)) fail(a, b, 'notDeepEqual', '"actual" deepEqual "expected"', message);
     },
-    match(s, re, message) {
-      if (!re.test(s)) fail(s, re, 'match', 'The input did not match the regular expression ' + String(re) + '. Input:\n\n' + show(s) + '\n', message);
+    match(string, regexp, message) { internalMatch(string, regexp, message, true); },
+    doesNotMatch(string, regexp, message) { internalMatch(string, regexp, message, false); },
+    // Node's: throws an AssertionError for any value but null and undefined.
+    ifError(err) {
+      if (err === null || err === undefined) return;
+      let m = 'ifError got unwanted exception: ';
+      if (typeof err === 'object' && typeof err.message === 'string') {
+        m += err.message.length === 0 && err.constructor ? err.constructor.name : err.message;
+      } else {
+        m += inspectValue(err);
+      }
+      throw new AssertionError({ message: m, actual: err, expected: null, operator: 'ifError', generated: false });
     },
     throws(fn, expected, message) {
       if (typeof expected === 'string') { message = expected; expected = undefined; }
