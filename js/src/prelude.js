@@ -2904,6 +2904,25 @@
     title: 'node',
     // No options reach the program's engine (tljs's own are not node's).
     execArgv: [],
+    // Node's: microseconds of CPU time, or their growth since `prev`.
+    cpuUsage(prev) {
+      const valid = (n) => typeof n === 'number' && n <= Number.MAX_SAFE_INTEGER && n >= 0;
+      const invalid = (name, v) => coded(new RangeError(`The property '${name}' is invalid. Received ${inspectValue(v)}`),
+        'ERR_INVALID_ARG_VALUE');
+      if (prev) {
+        if (!valid(prev.user)) {
+          if (typeof prev !== 'object' || ArrayIsArray(prev)) throw argTypeError('prevValue', 'of type object', prev);
+          if (typeof prev.user !== 'number') throw argTypeError('prevValue.user', 'of type number', prev.user);
+          throw invalid('prevValue.user', prev.user);
+        }
+        if (!valid(prev.system)) {
+          if (typeof prev.system !== 'number') throw argTypeError('prevValue.system', 'of type number', prev.system);
+          throw invalid('prevValue.system', prev.system);
+        }
+      }
+      const [user, system] = host.cpuUsage();
+      return prev ? { user: user - prev.user, system: system - prev.system } : { user, system };
+    },
     execPath: host.argv()[0],
     ppid: host.ppid(),
     // Node's process.env: what is stored becomes a string.
@@ -4143,6 +4162,20 @@
     isDeepStrictEqual: (a, b) => deepEqual(a, b, true),
     deprecate,
     callbackify,
+    // Node's: resolves when `signal` aborts (at once if it has), its
+    // listener held for as long as `resource` lives.
+    async aborted(signal, resource) {
+      if (signal === undefined) throw argTypeError('signal', 'an instance of AbortSignal', signal);
+      validateAbortSignal(signal, 'signal');
+      if (resource === null || (typeof resource !== 'object' && typeof resource !== 'function')) {
+        throw argTypeError('resource', 'of type object', resource);
+      }
+      if (signal.aborted) return PromiseResolve();
+      let resolve;
+      const promise = new Promise((r) => { resolve = r; });
+      signal.addEventListener('abort', resolve, { __proto__: null, [kWeakHandler]: resource, once: true, [kResist]: true });
+      return promise;
+    },
     types: { isPromise: (p) => p instanceof Promise },
     // Node's: the old way to subclass (`EventEmitter.call(this)`).
     inherits(ctor, superCtor) {

@@ -495,6 +495,16 @@ fn install_prelude<'js>(
         std::env::current_dir().map_or_else(|_| String::new(), |d| d.display().to_string())
     })?;
     native(ctx, &o, "ppid", std::os::unix::process::parent_id)?;
+    // process.cpuUsage: the process's user and system CPU time in
+    // microseconds (getrusage, as libuv's uv_getrusage); zeros if the
+    // system refuses.
+    native(ctx, &o, "cpuUsage", || {
+        use nix::sys::resource::{UsageWho, getrusage};
+        getrusage(UsageWho::RUSAGE_SELF).map_or(vec![0.0, 0.0], |u| {
+            let us = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 * 1e6 + t.tv_usec() as f64;
+            vec![us(u.user_time()), us(u.system_time())]
+        })
+    })?;
     native(ctx, &o, "arch", || match std::env::consts::ARCH {
         "x86_64" => "x64",
         "aarch64" => "arm64",
