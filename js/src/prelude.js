@@ -4189,32 +4189,291 @@
     },
   };
 
-  // --- assert: the common assertions, Node's messages for primitives ----
+  // --- assert: Node 20's AssertionError and its messages -----------------
+  // Ported from lib/internal/assert/assertion_error.js, without colors
+  // (as Node's with stderr no TTY): the line diff of strictEqual and
+  // deepStrictEqual (`+ actual - expected`, the identical lines around a
+  // change collapsed), and the other operators' forms, all over Node's
+  // inspect options for assert.
+  const kReadableOperator = {
+    __proto__: null,
+    deepStrictEqual: 'Expected values to be strictly deep-equal:',
+    strictEqual: 'Expected values to be strictly equal:',
+    strictEqualObject: 'Expected "actual" to be reference-equal to "expected":',
+    deepEqual: 'Expected values to be loosely deep-equal:',
+    notDeepStrictEqual: 'Expected "actual" not to be strictly deep-equal to:',
+    notStrictEqual: 'Expected "actual" to be strictly unequal to:',
+    notStrictEqualObject: 'Expected "actual" not to be reference-equal to "expected":',
+    notDeepEqual: 'Expected "actual" not to be loosely deep-equal to:',
+    notIdentical: 'Values have same structure but are not reference-equal:',
+    notDeepEqualUnequal: 'Expected values not to be loosely deep-equal:',
+  };
+  const kMaxShortLength = 12;
+  function assertInspect(val) {
+    return inspectValue(val, {
+      compact: false, customInspect: false, depth: 1000, maxArrayLength: Infinity,
+      showHidden: false, showProxy: false, sorted: true, getters: true,
+    });
+  }
+  function copyError(source) {
+    const target = ObjectAssign({ __proto__: ObjectGetPrototypeOf(source) }, source);
+    defineProperty(target, 'message', { __proto__: null, value: source.message });
+    return target;
+  }
+  function createErrDiff(actual, expected, operator, message = '') {
+    let other = '';
+    let res = '';
+    let end = '';
+    let skipped = false;
+    const actualInspected = assertInspect(actual);
+    const actualLines = actualInspected.split('\n');
+    const expectedLines = assertInspect(expected).split('\n');
+    let i = 0;
+    let indicator = '';
+    if (operator === 'strictEqual' &&
+        ((typeof actual === 'object' && actual !== null && typeof expected === 'object' && expected !== null) ||
+         (typeof actual === 'function' && typeof expected === 'function'))) {
+      operator = 'strictEqualObject';
+    }
+    const header = message || kReadableOperator[operator];
+    if (actualLines.length === 1 && expectedLines.length === 1 && actualLines[0] !== expectedLines[0]) {
+      const actualRaw = actualLines[0];
+      const expectedRaw = expectedLines[0];
+      const inputLength = actualRaw.length + expectedRaw.length;
+      if (inputLength <= kMaxShortLength) {
+        if ((typeof actual !== 'object' || actual === null) &&
+            (typeof expected !== 'object' || expected === null) &&
+            (actual !== 0 || expected !== 0)) {
+          return `${header}\n\n${actualLines[0]} !== ${expectedLines[0]}\n`;
+        }
+      } else if (operator !== 'strictEqualObject') {
+        const maxLength = process.stderr.isTTY ? process.stderr.columns : 80;
+        if (inputLength < maxLength) {
+          while (actualRaw[i] === expectedRaw[i]) i++;
+          if (i > 2) {
+            indicator = `\n  ${' '.repeat(i)}^`;
+            i = 0;
+          }
+        }
+      }
+    }
+    let a = actualLines[actualLines.length - 1];
+    let b = expectedLines[expectedLines.length - 1];
+    while (a === b) {
+      if (i++ < 3) end = `\n  ${a}${end}`;
+      else other = a;
+      actualLines.pop();
+      expectedLines.pop();
+      if (actualLines.length === 0 || expectedLines.length === 0) break;
+      a = actualLines[actualLines.length - 1];
+      b = expectedLines[expectedLines.length - 1];
+    }
+    const maxLines = Math.max(actualLines.length, expectedLines.length);
+    if (maxLines === 0) {
+      const lines = actualInspected.split('\n');
+      if (lines.length > 50) {
+        lines[46] = '...';
+        while (lines.length > 47) lines.pop();
+      }
+      return `${kReadableOperator.notIdentical}\n\n${lines.join('\n')}\n`;
+    }
+    if (i >= 5) {
+      end = `\n...${end}`;
+      skipped = true;
+    }
+    if (other !== '') {
+      end = `\n  ${other}${end}`;
+      other = '';
+    }
+    let printedLines = 0;
+    let identical = 0;
+    const msg = `${header}\n+ actual - expected`;
+    const skippedMsg = ' ... Lines skipped';
+    let lines = actualLines;
+    let plusMinus = '+';
+    let maxLength = expectedLines.length;
+    if (actualLines.length < maxLines) {
+      lines = expectedLines;
+      plusMinus = '-';
+      maxLength = actualLines.length;
+    }
+    // The lines identical before a change: up to two shown, five as five,
+    // more as `...` and the last two.
+    const flushIdentical = (from) => {
+      if (identical > 2) {
+        if (identical > 3) {
+          if (identical > 4) {
+            if (identical === 5) {
+              res += `\n  ${from[i - 3]}`;
+              printedLines++;
+            } else {
+              res += '\n...';
+              skipped = true;
+            }
+          }
+          res += `\n  ${from[i - 2]}`;
+          printedLines++;
+        }
+        res += `\n  ${from[i - 1]}`;
+        printedLines++;
+      }
+      identical = 0;
+    };
+    for (i = 0; i < maxLines; i++) {
+      if (maxLength < i + 1) {
+        flushIdentical(lines);
+        if (lines === actualLines) res += `\n${plusMinus} ${lines[i]}`;
+        else other += `\n${plusMinus} ${lines[i]}`;
+        printedLines++;
+      } else {
+        const expectedLine = expectedLines[i];
+        let actualLine = actualLines[i];
+        let divergingLines = actualLine !== expectedLine &&
+          (!actualLine.endsWith(',') || actualLine.slice(0, -1) !== expectedLine);
+        if (divergingLines && expectedLine.endsWith(',') && expectedLine.slice(0, -1) === actualLine) {
+          divergingLines = false;
+          actualLine += ',';
+        }
+        if (divergingLines) {
+          flushIdentical(actualLines);
+          res += `\n+ ${actualLine}`;
+          other += `\n- ${expectedLine}`;
+          printedLines += 2;
+        } else {
+          res += other;
+          other = '';
+          identical++;
+          if (identical <= 2) {
+            res += `\n  ${actualLine}`;
+            printedLines++;
+          }
+        }
+      }
+      if (printedLines > 50 && i < maxLines - 2) {
+        return `${msg}${skippedMsg}\n${res}\n...${other}\n...`;
+      }
+    }
+    return `${msg}${skipped ? skippedMsg : ''}\n${res}${other}${end}${indicator}`;
+  }
+  function addEllipsis(string) {
+    const lines = string.split('\n', 11);
+    if (lines.length > 10) {
+      lines.length = 10;
+      return `${lines.join('\n')}\n...`;
+    } else if (string.length > 512) {
+      return `${string.slice(512)}...`;
+    }
+    return string;
+  }
+  // Node's message for options without one.
+  function assertionMessage(actual, expected, operator) {
+    if (typeof actual === 'object' && actual !== null && typeof expected === 'object' && expected !== null &&
+        'stack' in actual && actual instanceof Error && 'stack' in expected && expected instanceof Error) {
+      actual = copyError(actual);
+      expected = copyError(expected);
+    }
+    if (operator === 'deepStrictEqual' || operator === 'strictEqual') return createErrDiff(actual, expected, operator);
+    if (operator === 'notDeepStrictEqual' || operator === 'notStrictEqual') {
+      let base = kReadableOperator[operator];
+      const res = assertInspect(actual).split('\n');
+      if (operator === 'notStrictEqual' && ((typeof actual === 'object' && actual !== null) || typeof actual === 'function')) {
+        base = kReadableOperator.notStrictEqualObject;
+      }
+      if (res.length > 50) {
+        res[46] = '...';
+        while (res.length > 47) res.pop();
+      }
+      if (res.length === 1) return `${base}${res[0].length > 5 ? '\n\n' : ' '}${res[0]}`;
+      return `${base}\n\n${res.join('\n')}\n`;
+    }
+    let res = assertInspect(actual);
+    let other = assertInspect(expected);
+    const knownOperator = kReadableOperator[operator];
+    if (operator === 'notDeepEqual' && res === other) {
+      res = `${knownOperator}\n\n${res}`;
+      if (res.length > 1024) res = `${res.slice(0, 1021)}...`;
+      return res;
+    }
+    if (res.length > 512) res = `${res.slice(0, 509)}...`;
+    if (other.length > 512) other = `${other.slice(0, 509)}...`;
+    if (operator === 'deepEqual') {
+      res = `${knownOperator}\n\n${res}\n\nshould loosely deep-equal\n\n`;
+    } else {
+      const newOp = kReadableOperator[`${operator}Unequal`];
+      if (newOp) res = `${newOp}\n\n${res}\n\nshould not loosely deep-equal\n\n`;
+      else other = ` ${operator} ${other}`;
+    }
+    return `${res}${other}`;
+  }
   class AssertionError extends Error {
     constructor(options) {
-      const { message, actual, expected, operator } = options;
-      super(message);
-      // Node says false for throws/doesNotThrow even with its own text.
-      this.generatedMessage = !options.userMessage && options.generated !== false;
-      this.code = 'ERR_ASSERTION';
-      this.actual = actual;
-      this.expected = expected;
-      this.operator = operator;
+      if (options === null || typeof options !== 'object' || ArrayIsArray(options)) {
+        throw argTypeError('options', 'of type object', options);
+      }
+      const { message, operator, stackStartFn, details, stackStartFunction } = options;
+      const { actual, expected } = options;
+      let text;
+      if (message != null) {
+        text = operator === 'deepStrictEqual' || operator === 'strictEqual' ?
+          createErrDiff(actual, expected, operator, message) : String(message);
+      } else {
+        text = assertionMessage(actual, expected, operator);
+      }
+      super(text);
+      this.generatedMessage = !message;
       // Node's stack header says `AssertionError [ERR_ASSERTION]: ...`.
-      Object.defineProperty(this, 'name', { __proto__: null, value: 'AssertionError [ERR_ASSERTION]', configurable: true, writable: true });
+      defineProperty(this, 'name', {
+        __proto__: null, value: 'AssertionError [ERR_ASSERTION]', enumerable: false, writable: true, configurable: true,
+      });
+      this.code = 'ERR_ASSERTION';
+      if (details) {
+        this.actual = undefined;
+        this.expected = undefined;
+        this.operator = undefined;
+        for (let i = 0; i < details.length; i++) {
+          this['message ' + i] = details[i].message;
+          this['actual ' + i] = details[i].actual;
+          this['expected ' + i] = details[i].expected;
+          this['operator ' + i] = details[i].operator;
+          this['stack trace ' + i] = details[i].stack;
+        }
+      } else {
+        this.actual = actual;
+        this.expected = expected;
+        this.operator = operator;
+      }
+      const start = stackStartFn || stackStartFunction;
+      if (typeof start === 'function') Error.captureStackTrace(this, start);
       void this.stack;
-      Object.defineProperty(this, 'name', { __proto__: null, value: 'AssertionError', configurable: true, writable: true });
+      this.name = 'AssertionError';
     }
     toString() { return `${this.name} [${this.code}]: ${this.message}`; }
+    // Long strings shortened, actual and expected at depth 0.
+    [customInspectSymbol](recurseTimes, ctx) {
+      const tmpActual = this.actual;
+      const tmpExpected = this.expected;
+      if (typeof this.actual === 'string') this.actual = addEllipsis(this.actual);
+      if (typeof this.expected === 'string') this.expected = addEllipsis(this.expected);
+      const result = inspectValue(this, { ...ctx, customInspect: false, depth: 0 });
+      this.actual = tmpActual;
+      this.expected = tmpExpected;
+      return result;
+    }
   }
+  // Node's innerFail: a user's Error is thrown as it is.
+  function innerFail(obj) {
+    if (obj.message instanceof Error) throw obj.message;
+    throw new AssertionError(obj);
+  }
+  // For the assertions whose text tljs makes (ok, throws, rejects and
+  // their negations): `generated` unless the user gave a message.
   function fail(actual, expected, operator, generated, message, extra = '') {
     if (message instanceof Error) throw message;
     const userMessage = message !== undefined;
-    throw new AssertionError({
-      message: userMessage ? String(message) + extra : generated,
-      actual, expected, operator, userMessage,
-      generated: operator !== 'doesNotThrow' && operator !== 'doesNotReject',
-    });
+    const e = new AssertionError({ message: userMessage ? String(message) + extra : generated, actual, expected, operator });
+    // Node says false for throws/doesNotThrow even with its own text.
+    e.generatedMessage = !userMessage && operator !== 'doesNotThrow' && operator !== 'doesNotReject';
+    throw e;
   }
   function deepEqual(a, b, strict) {
     if (strict ? Object.is(a, b) : (a == b || (a !== a && b !== b))) return true;
@@ -4280,15 +4539,17 @@
         (match ? 'The input did not match the regular expression ' :
           'The input was expected to not match the regular expression ') +
           `${inspectValue(regexp)}. Input:\n\n${inspectValue(string)}\n`);
-      throw new AssertionError({ message: text, actual: string, expected: regexp,
-        operator: match ? 'match' : 'doesNotMatch', generated });
+      const e = new AssertionError({ message: text, actual: string, expected: regexp,
+        operator: match ? 'match' : 'doesNotMatch' });
+      e.generatedMessage = generated;
+      throw e;
     }
   }
   function missing(kind, expected, message, operator) {
     let m = 'Missing expected ' + kind;
     if (typeof expected === 'function' && expected.name) m += ' (' + expected.name + ')';
     m += typeof message === 'string' ? ': ' + message : '.';
-    throw new AssertionError({ message: m, actual: undefined, expected, operator, generated: false });
+    throw new AssertionError({ message: m, actual: undefined, expected, operator });
   }
   function assert(value, message) { assert.ok(value, message); }
   Object.assign(assert, {
@@ -4299,36 +4560,52 @@
           : 'The expression evaluated to a falsy value:\n\n  assert.ok(' + show(value) + ')\n', message);
       }
     },
-    fail(message = 'Failed') {
+    fail(message) {
       if (message instanceof Error) throw message;
-      throw new AssertionError({ message, operator: 'fail', userMessage: message !== 'Failed' });
+      const internal = message == null && arguments.length <= 1;
+      const e = new AssertionError({ message: internal ? 'Failed' : message, operator: 'fail', stackStartFn: assert.fail });
+      if (internal) e.generatedMessage = true;
+      throw e;
     },
-    equal(a, b, message) {
-      if (!(a == b || (a !== a && b !== b))) fail(a, b, '==', show(a) + ' == ' + show(b), message);
-    },
-    notEqual(a, b, message) {
-      if (a == b || (a !== a && b !== b)) fail(a, b, '!=', show(a) + ' != ' + show(b), message);
-    },
-    strictEqual(a, b, message) {
-      if (!Object.is(a, b)) {
-        fail(a, b, 'strictEqual', 'Expected values to be strictly equal:\n\n' + show(a) + ' !== ' + show(b) + '\n',
-          message, '\n\n' + show(a) + ' !== ' + show(b) + '\n');
+    equal(actual, expected, message) {
+      if (!(actual == expected || (actual !== actual && expected !== expected))) {
+        innerFail({ actual, expected, message, operator: '==', stackStartFn: assert.equal });
       }
     },
-    notStrictEqual(a, b, message) {
-      if (Object.is(a, b)) fail(a, b, 'notStrictEqual', 'Expected "actual" to be strictly unequal to: ' + show(b), message);
+    notEqual(actual, expected, message) {
+      if (actual == expected || (actual !== actual && expected !== expected)) {
+        innerFail({ actual, expected, message, operator: '!=', stackStartFn: assert.notEqual });
+      }
     },
-    deepEqual(a, b, message) {
-      if (!deepEqual(a, b, false)) fail(a, b, 'deepEqual', 'Expected values to be loosely deep-equal:\n\n' + show(a) + '\n\nshould loosely deep-equal\n\n' + show(b), message);
+    strictEqual(actual, expected, message) {
+      if (!Object.is(actual, expected)) {
+        innerFail({ actual, expected, message, operator: 'strictEqual', stackStartFn: assert.strictEqual });
+      }
     },
-    deepStrictEqual(a, b, message) {
-      if (!deepEqual(a, b, true)) fail(a, b, 'deepStrictEqual', 'Expected values to be strictly deep-equal:\n\n' + show(a) + ' !== ' + show(b) + '\n', message);
+    notStrictEqual(actual, expected, message) {
+      if (Object.is(actual, expected)) {
+        innerFail({ actual, expected, message, operator: 'notStrictEqual', stackStartFn: assert.notStrictEqual });
+      }
     },
-    notDeepStrictEqual(a, b, message) {
-      if (deepEqual(a, b, true)) fail(a, b, 'notDeepStrictEqual', 'Expected "actual" not to be strictly deep-equal to: ' + show(b), message);
+    deepEqual(actual, expected, message) {
+      if (!deepEqual(actual, expected, false)) {
+        innerFail({ actual, expected, message, operator: 'deepEqual', stackStartFn: assert.deepEqual });
+      }
     },
-    notDeepEqual(a, b, message) {
-      if (deepEqual(a, b, false)) fail(a, b, 'notDeepEqual', '"actual" deepEqual "expected"', message);
+    deepStrictEqual(actual, expected, message) {
+      if (!deepEqual(actual, expected, true)) {
+        innerFail({ actual, expected, message, operator: 'deepStrictEqual', stackStartFn: assert.deepStrictEqual });
+      }
+    },
+    notDeepStrictEqual(actual, expected, message) {
+      if (deepEqual(actual, expected, true)) {
+        innerFail({ actual, expected, message, operator: 'notDeepStrictEqual', stackStartFn: assert.notDeepStrictEqual });
+      }
+    },
+    notDeepEqual(actual, expected, message) {
+      if (deepEqual(actual, expected, false)) {
+        innerFail({ actual, expected, message, operator: 'notDeepEqual', stackStartFn: assert.notDeepEqual });
+      }
     },
     match(string, regexp, message) { internalMatch(string, regexp, message, true); },
     doesNotMatch(string, regexp, message) { internalMatch(string, regexp, message, false); },
@@ -4341,7 +4618,7 @@
       } else {
         m += inspectValue(err);
       }
-      throw new AssertionError({ message: m, actual: err, expected: null, operator: 'ifError', generated: false });
+      throw new AssertionError({ message: m, actual: err, expected: null, operator: 'ifError' });
     },
     throws(fn, expected, message) {
       if (typeof expected === 'string') { message = expected; expected = undefined; }
