@@ -4475,29 +4475,349 @@
     e.generatedMessage = !userMessage && operator !== 'doesNotThrow' && operator !== 'doesNotReject';
     throw e;
   }
-  function deepEqual(a, b, strict) {
-    if (strict ? Object.is(a, b) : (a == b || (a !== a && b !== b))) return true;
-    if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-    if (strict && Object.getPrototypeOf(a) !== Object.getPrototypeOf(b)) return false;
-    if (Array.isArray(a) !== Array.isArray(b)) return false;
-    if (a instanceof Date && b instanceof Date) return a.getTime() === b.getTime();
-    if (a instanceof RegExp && b instanceof RegExp) return String(a) === String(b);
-    if (a instanceof Map && b instanceof Map) {
-      if (a.size !== b.size) return false;
-      for (const [k, v] of a) if (!b.has(k) || !deepEqual(v, b.get(k), strict)) return false;
+  // Node 20's deep equality (lib/internal/util/comparisons.js), ported:
+  // type tags and prototypes (strict), Dates, RegExps (source, flags,
+  // lastIndex), typed arrays by their bytes (loose floats by value),
+  // ArrayBuffers, errors (message, name, cause, errors), boxed
+  // primitives, sets and maps with object members matched pairwise,
+  // loose primitives in loose mode, symbol keys (strict), sparse arrays,
+  // and cycles through Node's memos.
+  const ObjectKeys = Object.keys;
+  const ObjectGetOwnPropertySymbols = Object.getOwnPropertySymbols;
+  const kNoIterator = 0;
+  const kIsArray = 1;
+  const kIsSet = 2;
+  const kIsMap = 3;
+  const isAnyArrayBuffer = (v) => v instanceof ArrayBuffer ||
+    (typeof SharedArrayBuffer === 'function' && v instanceof SharedArrayBuffer);
+  const isFloatArray = (v) => v instanceof Float32Array || v instanceof Float64Array;
+  const arrayIndex = (k) => typeof k === 'string' && indexKey.test(k) && +k < 4294967295;
+  // Node's getOwnNonIndexProperties(v, ONLY_ENUMERABLE [| SKIP_SYMBOLS]).
+  function ownNonIndexKeys(v, skipSymbols) {
+    const keys = ReflectOwnKeys(v);
+    const out = [];
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i];
+      if (typeof k === 'symbol' ? !skipSymbols : !arrayIndex(k)) {
+        if (isEnumerable(v, k)) out.push(k);
+      }
+    }
+    return out;
+  }
+  function sameBytes(a, b) {
+    if (a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+    return true;
+  }
+  function isEqualBoxedPrimitive(val1, val2) {
+    const a = boxedKind(val1), b = boxedKind(val2);
+    return b !== null && a[0] === b[0] && (a[0] === 'Number' ? Object.is(a[1], b[1]) : a[1] === b[1]);
+  }
+  function innerDeepEqual(val1, val2, strict, memos) {
+    if (val1 === val2) return val1 !== 0 || Object.is(val1, val2) || !strict;
+    if (strict) {
+      if (typeof val1 === 'number') return NumberIsNaN(val1) && NumberIsNaN(val2);
+      if (typeof val2 !== 'object' || typeof val1 !== 'object' || val1 === null || val2 === null ||
+          ObjectGetPrototypeOf(val1) !== ObjectGetPrototypeOf(val2)) {
+        return false;
+      }
+    } else {
+      if (val1 === null || typeof val1 !== 'object') {
+        if (val2 === null || typeof val2 !== 'object') {
+          // eslint-disable-next-line eqeqeq
+          return val1 == val2 || (NumberIsNaN(val1) && NumberIsNaN(val2));
+        }
+        return false;
+      }
+      if (val2 === null || typeof val2 !== 'object') return false;
+    }
+    const val1Tag = ReflectApply(ObjectToString, val1, []);
+    const val2Tag = ReflectApply(ObjectToString, val2, []);
+    if (val1Tag !== val2Tag) return false;
+    if (ArrayIsArray(val1)) {
+      if (!ArrayIsArray(val2) || val1.length !== val2.length) return false;
+      const keys1 = ownNonIndexKeys(val1, !strict);
+      const keys2 = ownNonIndexKeys(val2, !strict);
+      if (keys1.length !== keys2.length) return false;
+      return keyCheck(val1, val2, strict, memos, kIsArray, keys1);
+    } else if (val1Tag === '[object Object]') {
+      return keyCheck(val1, val2, strict, memos, kNoIterator);
+    } else if (isDate(val1)) {
+      if (!isDate(val2) || ReflectApply(DateGetTime, val1, []) !== ReflectApply(DateGetTime, val2, [])) return false;
+    } else if (isRegExp(val1)) {
+      if (!isRegExp(val2) || val1.source !== val2.source || val1.flags !== val2.flags ||
+          val1.lastIndex !== val2.lastIndex) {
+        return false;
+      }
+    } else if (ArrayBuffer.isView(val1)) {
+      if (ReflectApply(TypedArrayTag, val1, []) !== ReflectApply(TypedArrayTag, val2, [])) return false;
+      if (!strict && isFloatArray(val1)) {
+        if (val1.byteLength !== val2.byteLength) return false;
+        for (let i = 0; i < val1.byteLength; i++) if (val1[i] !== val2[i]) return false;
+      } else if (val1.byteLength !== val2.byteLength ||
+          !sameBytes(new Uint8Array(val1.buffer, val1.byteOffset, val1.byteLength),
+            new Uint8Array(val2.buffer, val2.byteOffset, val2.byteLength))) {
+        return false;
+      }
+      const keys1 = ownNonIndexKeys(val1, !strict);
+      const keys2 = ownNonIndexKeys(val2, !strict);
+      if (keys1.length !== keys2.length) return false;
+      return keyCheck(val1, val2, strict, memos, kNoIterator, keys1);
+    } else if (isSet(val1)) {
+      if (!isSet(val2) || ReflectApply(SetSize, val1, []) !== ReflectApply(SetSize, val2, [])) return false;
+      return keyCheck(val1, val2, strict, memos, kIsSet);
+    } else if (isMap(val1)) {
+      if (!isMap(val2) || ReflectApply(MapSize, val1, []) !== ReflectApply(MapSize, val2, [])) return false;
+      return keyCheck(val1, val2, strict, memos, kIsMap);
+    } else if (isAnyArrayBuffer(val1)) {
+      if (!isAnyArrayBuffer(val2) || val1.byteLength !== val2.byteLength ||
+          !sameBytes(new Uint8Array(val1), new Uint8Array(val2))) {
+        return false;
+      }
+    } else if (isError(val1)) {
+      if (!isError(val2)) return false;
+      const m1 = isEnumerable(val1, 'message');
+      const n1 = isEnumerable(val1, 'name');
+      const c1 = isEnumerable(val1, 'cause');
+      const e1 = isEnumerable(val1, 'errors');
+      if ((m1 !== isEnumerable(val2, 'message') || (!m1 && val1.message !== val2.message)) ||
+          (n1 !== isEnumerable(val2, 'name') || (!n1 && val1.name !== val2.name)) ||
+          (c1 !== isEnumerable(val2, 'cause') || (!c1 && !innerDeepEqual(val1.cause, val2.cause, strict, memos))) ||
+          (e1 !== isEnumerable(val2, 'errors') || (!e1 && !innerDeepEqual(val1.errors, val2.errors, strict, memos)))) {
+        return false;
+      }
+    } else if (boxedKind(val1) !== null) {
+      if (!isEqualBoxedPrimitive(val1, val2)) return false;
+    } else if (ArrayIsArray(val2) || ArrayBuffer.isView(val2) || isSet(val2) || isMap(val2) || isDate(val2) ||
+        isRegExp(val2) || isAnyArrayBuffer(val2) || boxedKind(val2) !== null || isError(val2)) {
+      return false;
+    }
+    return keyCheck(val1, val2, strict, memos, kNoIterator);
+  }
+  function keyCheck(val1, val2, strict, memos, iterationType, aKeys) {
+    const isArrayLikeObject = aKeys !== undefined;
+    if (aKeys === undefined) aKeys = ObjectKeys(val1);
+    for (let i = 0; i < aKeys.length; i++) if (!isEnumerable(val2, aKeys[i])) return false;
+    if (!isArrayLikeObject) {
+      if (aKeys.length !== ObjectKeys(val2).length) return false;
+      if (strict) {
+        const symbolKeysA = ObjectGetOwnPropertySymbols(val1);
+        if (symbolKeysA.length !== 0) {
+          let count = 0;
+          for (let i = 0; i < symbolKeysA.length; i++) {
+            const key = symbolKeysA[i];
+            if (isEnumerable(val1, key)) {
+              if (!isEnumerable(val2, key)) return false;
+              aKeys.push(key);
+              count++;
+            } else if (isEnumerable(val2, key)) {
+              return false;
+            }
+          }
+          const symbolKeysB = ObjectGetOwnPropertySymbols(val2);
+          if (symbolKeysA.length !== symbolKeysB.length &&
+              symbolKeysB.filter((k) => isEnumerable(val2, k)).length !== count) {
+            return false;
+          }
+        } else {
+          const symbolKeysB = ObjectGetOwnPropertySymbols(val2);
+          if (symbolKeysB.length !== 0 && symbolKeysB.filter((k) => isEnumerable(val2, k)).length !== 0) return false;
+        }
+      }
+    }
+    if (aKeys.length === 0 &&
+        (iterationType === kNoIterator || (iterationType === kIsArray && val1.length === 0) ||
+         (iterationType !== kIsArray && collectionSize(val1) === 0))) {
       return true;
     }
-    if (a instanceof Set && b instanceof Set) {
-      if (a.size !== b.size) return false;
-      for (const v of a) if (!b.has(v)) return false;
-      return true;
+    if (memos === undefined) {
+      memos = { set: undefined, a: val1, b: val2, c: undefined, d: undefined, deep: false, deleteFailures: false };
+      return objEquiv(val1, val2, strict, aKeys, memos, iterationType);
     }
-    const ka = Object.keys(a), kb = Object.keys(b);
-    if (ka.length !== kb.length) return false;
-    for (const k of ka) {
-      if (!Object.prototype.hasOwnProperty.call(b, k) || !deepEqual(a[k], b[k], strict)) return false;
+    if (memos.set === undefined) {
+      if (memos.deep === false) {
+        if (memos.a === val1 && memos.b === val2) return true;
+        memos.c = val1;
+        memos.d = val2;
+        memos.deep = true;
+        const result = objEquiv(val1, val2, strict, aKeys, memos, iterationType);
+        memos.deep = false;
+        return result;
+      }
+      memos.set = SafeSet();
+      memos.set.add(memos.a);
+      memos.set.add(memos.b);
+      memos.set.add(memos.c);
+      memos.set.add(memos.d);
+    }
+    const { set } = memos;
+    const originalSize = ReflectApply(SetSize, set, []);
+    set.add(val1);
+    set.add(val2);
+    if (originalSize === ReflectApply(SetSize, set, [])) return true;
+    const areEq = objEquiv(val1, val2, strict, aKeys, memos, iterationType);
+    if (areEq || memos.deleteFailures) {
+      set.delete(val1);
+      set.delete(val2);
+    }
+    return areEq;
+  }
+  const collectionSize = (v) => (isSet(v) ? ReflectApply(SetSize, v, []) : ReflectApply(MapSize, v, []));
+  function setHasEqualElement(set, val2, strict, memo) {
+    const { deleteFailures } = memo;
+    memo.deleteFailures = true;
+    for (const val1 of setMembers(set)) {
+      if (innerDeepEqual(val1, val2, strict, memo)) {
+        set.delete(val1);
+        memo.deleteFailures = deleteFailures;
+        return true;
+      }
+    }
+    memo.deleteFailures = deleteFailures;
+    return false;
+  }
+  function findLooseMatchingPrimitives(prim) {
+    switch (typeof prim) {
+      case 'undefined': return null;
+      case 'object': return undefined;
+      case 'symbol': return false;
+      case 'string':
+        prim = +prim;
+        // falls through
+      case 'number':
+        if (NumberIsNaN(prim)) return false;
     }
     return true;
+  }
+  function setMightHaveLoosePrim(a, b, prim) {
+    const altValue = findLooseMatchingPrimitives(prim);
+    if (altValue != null) return altValue;
+    return setHas(b, altValue) && !setHas(a, altValue);
+  }
+  function mapMightHaveLoosePrim(a, b, prim, item, memo) {
+    const altValue = findLooseMatchingPrimitives(prim);
+    if (altValue != null) return altValue;
+    const curB = mapGet(b, altValue);
+    if ((curB === undefined && !mapHas(b, altValue)) || !innerDeepEqual(item, curB, false, memo)) return false;
+    return !mapHas(a, altValue) && innerDeepEqual(item, curB, false, memo);
+  }
+  const SetHas = Set.prototype.has, SetValues = Set.prototype.values;
+  const MapEntries = Map.prototype.entries;
+  const setHas = (s, v) => ReflectApply(SetHas, s, [v]);
+  const mapHas = (m, k) => ReflectApply(MapHas, m, [k]);
+  const mapGet = (m, k) => ReflectApply(MapGet, m, [k]);
+  // A collection's members as an array, read through the builtins.
+  const setMembers = (s) => ArrayFrom({ [Symbol.iterator]: () => ReflectApply(SetValues, s, []) });
+  const mapEntries = (m) => ArrayFrom({ [Symbol.iterator]: () => ReflectApply(MapEntries, m, []) });
+  function setEquiv(a, b, strict, memo) {
+    let set = null;
+    const as = setMembers(a);
+    for (let i = 0; i < as.length; i++) {
+      const val = as[i];
+      if (!setHas(b, val)) {
+        if ((typeof val !== 'object' || val === null) && (strict || !setMightHaveLoosePrim(a, b, val))) return false;
+        if (set === null) {
+          if (ReflectApply(SetSize, b, []) === 1) return innerDeepEqual(val, setMembers(b)[0], strict, memo);
+          set = SafeSet();
+        }
+        set.add(val);
+      }
+    }
+    if (set !== null) {
+      const bs = setMembers(b);
+      for (let i = 0; i < bs.length; i++) {
+        const val = bs[i];
+        if (typeof val === 'object' && val !== null) {
+          if (!setHas(a, val) && !setHasEqualElement(set, val, strict, memo)) return false;
+        } else if (!strict && !setHas(a, val) && !setHasEqualElement(set, val, strict, memo)) {
+          return false;
+        }
+      }
+      return ReflectApply(SetSize, set, []) === 0;
+    }
+    return true;
+  }
+  function mapHasEqualEntry(set, map, key2, item2, strict, memo) {
+    const { deleteFailures } = memo;
+    memo.deleteFailures = true;
+    for (const key1 of setMembers(set)) {
+      if (innerDeepEqual(key1, key2, strict, memo) && innerDeepEqual(mapGet(map, key1), item2, strict, memo)) {
+        set.delete(key1);
+        memo.deleteFailures = deleteFailures;
+        return true;
+      }
+    }
+    memo.deleteFailures = deleteFailures;
+    return false;
+  }
+  function mapEquiv(a, b, strict, memo) {
+    let set = null;
+    const ae = mapEntries(a);
+    for (let i = 0; i < ae.length; i++) {
+      const { 0: key, 1: item1 } = ae[i];
+      if (typeof key === 'object' && key !== null) {
+        if (set === null) {
+          if (ReflectApply(MapSize, b, []) === 1) {
+            const { 0: key2, 1: item2 } = mapEntries(b)[0];
+            return innerDeepEqual(key, key2, strict, memo) && innerDeepEqual(item1, item2, strict, memo);
+          }
+          set = SafeSet();
+        }
+        set.add(key);
+      } else {
+        const item2 = mapGet(b, key);
+        if ((item2 === undefined && !mapHas(b, key)) || !innerDeepEqual(item1, item2, strict, memo)) {
+          if (strict) return false;
+          if (!mapMightHaveLoosePrim(a, b, key, item1, memo)) return false;
+          if (set === null) set = SafeSet();
+          set.add(key);
+        }
+      }
+    }
+    if (set !== null) {
+      const be = mapEntries(b);
+      for (let i = 0; i < be.length; i++) {
+        const { 0: key, 1: item } = be[i];
+        if (typeof key === 'object' && key !== null) {
+          if (!mapHasEqualEntry(set, a, key, item, strict, memo)) return false;
+        } else if (!strict && (!mapHas(a, key) || !innerDeepEqual(mapGet(a, key), item, strict, memo)) &&
+            !mapHasEqualEntry(set, a, key, item, strict, memo)) {
+          return false;
+        }
+      }
+      return ReflectApply(SetSize, set, []) === 0;
+    }
+    return true;
+  }
+  function objEquiv(a, b, strict, keys, memos, iterationType) {
+    for (let i = 0; i < keys.length; i++) {
+      if (!innerDeepEqual(a[keys[i]], b[keys[i]], strict, memos)) return false;
+    }
+    if (iterationType === kIsArray) {
+      for (let i = 0; i < a.length; i++) {
+        if (hasOwn(a, i)) {
+          if (!hasOwn(b, i) || !innerDeepEqual(a[i], b[i], strict, memos)) return false;
+        } else if (hasOwn(b, i)) {
+          return false;
+        } else {
+          // Sparse: the rest by keys.
+          const keysA = ObjectKeys(a);
+          for (; i < keysA.length; i++) {
+            const key = keysA[i];
+            if (!hasOwn(b, key) || !innerDeepEqual(a[key], b[key], strict, memos)) return false;
+          }
+          return keysA.length === ObjectKeys(b).length;
+        }
+      }
+    } else if (iterationType === kIsSet) {
+      if (!setEquiv(a, b, strict, memos)) return false;
+    } else if (iterationType === kIsMap) {
+      if (!mapEquiv(a, b, strict, memos)) return false;
+    }
+    return true;
+  }
+  function deepEqual(a, b, strict) {
+    return innerDeepEqual(a, b, strict, undefined);
   }
   const show = (v) => inspect(v, 0, false);
   function checkError(err, expected, operator, message) {
