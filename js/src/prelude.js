@@ -4820,33 +4820,195 @@
     return innerDeepEqual(a, b, strict, undefined);
   }
   const show = (v) => inspect(v, 0, false);
-  function checkError(err, expected, operator, message) {
-    if (expected === undefined) return;
-    if (typeof expected === 'function') {
-      if (expected.prototype !== undefined && err instanceof expected) return;
-      if (Error.isPrototypeOf(expected) || expected === Error) {
-        const got = err && err.constructor && err.constructor.name;
-        fail(err, expected, operator, 'The error is expected to be an instance of "' + expected.name +
-          '". Received "' + got + '"\n\nError message:\n\n' + (err && err.message), message);
-      }
-      if (expected.call({}, err) === true) return;
-      fail(err, expected, operator, 'The validation function is expected to return "true". Received ' +
-        show(expected.call({}, err)), message);
-    }
-    if (expected instanceof RegExp) {
-      if (expected.test(String(err))) return;
-      fail(err, expected, operator, 'The input did not match the regular expression ' + String(expected) +
-        '. Input:\n\n' + show(String(err)) + '\n', message);
-    }
-    if (typeof expected === 'object' && expected !== null) {
-      for (const k of Object.keys(expected)) {
-        const want = expected[k], got = err == null ? undefined : err[k];
-        const same = want instanceof RegExp && typeof got === 'string' ? want.test(got) : deepEqual(got, want, true);
-        if (!same) {
-          fail(err, expected, operator, 'Expected values to be strictly deep-equal:\n\n' + show(got) + ' !== ' + show(want) + '\n', message);
+  // Node 20's throws/rejects/doesNotThrow/doesNotReject (lib/assert.js):
+  // expectsError, expectedException with its Comparison objects,
+  // expectsNoError, and waitForActual's microtask turns.
+  const NO_EXCEPTION_SENTINEL = {};
+  class Comparison {
+    constructor(obj, keys, actual) {
+      for (const key of keys) {
+        if (key in obj) {
+          if (actual !== undefined && typeof actual[key] === 'string' && isRegExp(obj[key]) &&
+              ReflectApply(RegExp.prototype.exec, obj[key], [actual[key]]) !== null) {
+            this[key] = actual[key];
+          } else {
+            this[key] = obj[key];
+          }
         }
       }
     }
+  }
+  function compareExceptionKey(actual, expected, key, message, keys, fn) {
+    if (!(key in actual) || !deepEqual(actual[key], expected[key], true)) {
+      if (!message) {
+        const a = new Comparison(actual, keys);
+        const b = new Comparison(expected, keys, actual);
+        const err = new AssertionError({ actual: a, expected: b, operator: 'deepStrictEqual', stackStartFn: fn });
+        err.actual = actual;
+        err.expected = expected;
+        err.operator = fn.name;
+        throw err;
+      }
+      innerFail({ actual, expected, message, operator: fn.name, stackStartFn: fn });
+    }
+  }
+  function invalidArgValue(name, value, reason) {
+    let inspected = inspectValue(value);
+    if (inspected.length > 128) inspected = `${inspected.slice(0, 128)}...`;
+    const type = name.includes('.') ? 'property' : 'argument';
+    return coded(new TypeError(`The ${type} '${name}' ${reason}. Received ${inspected}`), 'ERR_INVALID_ARG_VALUE');
+  }
+  function expectedException(actual, expected, message, fn) {
+    let generatedMessage = false;
+    let throwError = false;
+    if (typeof expected !== 'function') {
+      if (isRegExp(expected)) {
+        const str = String(actual);
+        if (ReflectApply(RegExp.prototype.exec, expected, [str]) !== null) return;
+        if (!message) {
+          generatedMessage = true;
+          message = 'The input did not match the regular expression ' +
+            `${inspectValue(expected)}. Input:\n\n${inspectValue(str)}\n`;
+        }
+        throwError = true;
+      } else if (typeof actual !== 'object' || actual === null) {
+        const err = new AssertionError({ actual, expected, message, operator: 'deepStrictEqual', stackStartFn: fn });
+        err.operator = fn.name;
+        throw err;
+      } else {
+        const keys = ObjectKeys(expected);
+        if (expected instanceof Error) {
+          keys.push('name', 'message');
+        } else if (keys.length === 0) {
+          throw invalidArgValue('error', expected, 'may not be an empty object');
+        }
+        for (const key of keys) {
+          if (typeof actual[key] === 'string' && isRegExp(expected[key]) &&
+              ReflectApply(RegExp.prototype.exec, expected[key], [actual[key]]) !== null) {
+            continue;
+          }
+          compareExceptionKey(actual, expected, key, message, keys, fn);
+        }
+        return;
+      }
+    } else if (expected.prototype !== undefined && actual instanceof expected) {
+      return;
+    } else if (ReflectApply(Object.prototype.isPrototypeOf, Error, [expected])) {
+      if (!message) {
+        generatedMessage = true;
+        message = `The error is expected to be an instance of "${expected.name}". Received `;
+        if (isError(actual)) {
+          const name = (actual.constructor && actual.constructor.name) || actual.name;
+          if (expected.name === name) message += 'an error with identical name but a different prototype.';
+          else message += `"${name}"`;
+          if (actual.message) message += `\n\nError message:\n\n${actual.message}`;
+        } else {
+          message += `"${inspectValue(actual, { depth: -1 })}"`;
+        }
+      }
+      throwError = true;
+    } else {
+      const res = ReflectApply(expected, {}, [actual]);
+      if (res !== true) {
+        if (!message) {
+          generatedMessage = true;
+          const name = expected.name ? `"${expected.name}" ` : '';
+          message = `The ${name}validation function is expected to return "true". Received ${inspectValue(res)}`;
+          if (isError(actual)) message += `\n\nCaught error:\n\n${actual}`;
+        }
+        throwError = true;
+      }
+    }
+    if (throwError) {
+      const err = new AssertionError({ actual, expected, message, operator: fn.name, stackStartFn: fn });
+      err.generatedMessage = generatedMessage;
+      throw err;
+    }
+  }
+  function getActual(fn) {
+    checkCallback(fn, 'fn');
+    try {
+      fn();
+    } catch (e) {
+      return e;
+    }
+    return NO_EXCEPTION_SENTINEL;
+  }
+  function checkIsPromise(obj) {
+    return isPromise(obj) ||
+      (obj !== null && typeof obj === 'object' && typeof obj.then === 'function' && typeof obj.catch === 'function');
+  }
+  async function waitForActual(promiseFn) {
+    let resultPromise;
+    if (typeof promiseFn === 'function') {
+      resultPromise = promiseFn();
+      if (!checkIsPromise(resultPromise)) {
+        throw coded(new TypeError('Expected instance of Promise to be returned from the "promiseFn" function but got ' +
+          `${describe(resultPromise)}.`), 'ERR_INVALID_RETURN_VALUE');
+      }
+    } else if (checkIsPromise(promiseFn)) {
+      resultPromise = promiseFn;
+    } else {
+      throw argTypeError('promiseFn', 'of type function or an instance of Promise', promiseFn);
+    }
+    try {
+      await resultPromise;
+    } catch (e) {
+      return e;
+    }
+    return NO_EXCEPTION_SENTINEL;
+  }
+  const errorKinds = 'of type function or an instance of Error, RegExp, or Object';
+  function expectsError(stackStartFn, actual, error, message) {
+    if (typeof error === 'string') {
+      if (arguments.length === 4) throw argTypeError('error', errorKinds, error);
+      if (typeof actual === 'object' && actual !== null) {
+        if (actual.message === error) {
+          throw coded(new TypeError('The "error/message" argument is ambiguous. ' +
+            `The error message "${actual.message}" is identical to the message.`), 'ERR_AMBIGUOUS_ARGUMENT');
+        }
+      } else if (actual === error) {
+        throw coded(new TypeError('The "error/message" argument is ambiguous. ' +
+          `The error "${actual}" is identical to the message.`), 'ERR_AMBIGUOUS_ARGUMENT');
+      }
+      message = error;
+      error = undefined;
+    } else if (error != null && typeof error !== 'object' && typeof error !== 'function') {
+      throw argTypeError('error', errorKinds, error);
+    }
+    if (actual === NO_EXCEPTION_SENTINEL) {
+      let details = '';
+      if (error && error.name) details += ` (${error.name})`;
+      details += message ? `: ${message}` : '.';
+      const fnType = stackStartFn === assert.rejects ? 'rejection' : 'exception';
+      innerFail({ actual: undefined, expected: error, operator: stackStartFn.name,
+        message: `Missing expected ${fnType}${details}`, stackStartFn });
+    }
+    if (!error) return;
+    expectedException(actual, error, message, stackStartFn);
+  }
+  function hasMatchingError(actual, expected) {
+    if (typeof expected !== 'function') {
+      if (isRegExp(expected)) return ReflectApply(RegExp.prototype.exec, expected, [String(actual)]) !== null;
+      throw argTypeError('expected', 'of type function or an instance of RegExp', expected);
+    }
+    if (expected.prototype !== undefined && actual instanceof expected) return true;
+    if (ReflectApply(Object.prototype.isPrototypeOf, Error, [expected])) return false;
+    return ReflectApply(expected, {}, [actual]) === true;
+  }
+  function expectsNoError(stackStartFn, actual, error, message) {
+    if (actual === NO_EXCEPTION_SENTINEL) return;
+    if (typeof error === 'string') {
+      message = error;
+      error = undefined;
+    }
+    if (!error || hasMatchingError(actual, error)) {
+      const details = message ? `: ${message}` : '.';
+      const fnType = stackStartFn === assert.doesNotReject ? 'rejection' : 'exception';
+      innerFail({ actual, expected: error, operator: stackStartFn.name,
+        message: `Got unwanted ${fnType}${details}\nActual message: "${actual && actual.message}"`, stackStartFn });
+    }
+    throw actual;
   }
   // Node's internalMatch, for match and doesNotMatch.
   function internalMatch(string, regexp, message, match) {
@@ -4865,12 +5027,7 @@
       throw e;
     }
   }
-  function missing(kind, expected, message, operator) {
-    let m = 'Missing expected ' + kind;
-    if (typeof expected === 'function' && expected.name) m += ' (' + expected.name + ')';
-    m += typeof message === 'string' ? ': ' + message : '.';
-    throw new AssertionError({ message: m, actual: undefined, expected, operator });
-  }
+
   function assert(value, message) { assert.ok(value, message); }
   Object.assign(assert, {
     AssertionError,
@@ -4940,27 +5097,17 @@
       }
       throw new AssertionError({ message: m, actual: err, expected: null, operator: 'ifError' });
     },
-    throws(fn, expected, message) {
-      if (typeof expected === 'string') { message = expected; expected = undefined; }
-      try { fn(); } catch (err) { checkError(err, expected, 'throws', message); return; }
-      missing('exception', expected, message, 'throws');
+    throws(promiseFn, ...args) {
+      ReflectApply(expectsError, undefined, [assert.throws, getActual(promiseFn), ...args]);
     },
-    doesNotThrow(fn, message) {
-      try { fn(); } catch (err) {
-        fail(err, undefined, 'doesNotThrow', 'Got unwanted exception.\nActual message: "' + (err && err.message) + '"', message);
-      }
+    async rejects(promiseFn, ...args) {
+      ReflectApply(expectsError, undefined, [assert.rejects, await waitForActual(promiseFn), ...args]);
     },
-    async rejects(p, expected, message) {
-      if (typeof expected === 'string') { message = expected; expected = undefined; }
-      const promise = typeof p === 'function' ? p() : p;
-      try { await promise; } catch (err) { checkError(err, expected, 'rejects', message); return; }
-      missing('rejection', expected, message, 'rejects');
+    doesNotThrow(fn, ...args) {
+      ReflectApply(expectsNoError, undefined, [assert.doesNotThrow, getActual(fn), ...args]);
     },
-    async doesNotReject(p, message) {
-      const promise = typeof p === 'function' ? p() : p;
-      try { await promise; } catch (err) {
-        fail(err, undefined, 'doesNotReject', 'Got unwanted rejection.\nActual message: "' + (err && err.message) + '"', message);
-      }
+    async doesNotReject(fn, ...args) {
+      ReflectApply(expectsNoError, undefined, [assert.doesNotReject, await waitForActual(fn), ...args]);
     },
   });
   assert.strict = Object.assign(function strict(v, m) { assert.ok(v, m); }, assert, {
