@@ -5577,11 +5577,16 @@
       if (target != null && typeof target.listeners === 'function') return target.listeners(type);
       throw argTypeError('emitter', 'an instance of EventEmitter or EventTarget', target);
     },
+    // Node's: an emitter (anything with a getMaxListeners method) by its
+    // `_maxListeners`, not its method; an EventTarget's limit read as a
+    // truthy value, so one set to 0 is taken for no EventTarget at all.
     getMaxListeners(target) {
-      // Node reads an EventTarget's limit as a truthy value: one set to 0
-      // is taken for no EventTarget at all.
+      if (typeof target?.getMaxListeners === 'function') {
+        // process and the stdio streams keep theirs inside (their own methods).
+        if (target === process || target === process.stdout || target === process.stderr) return target.getMaxListeners();
+        return target._maxListeners === undefined ? defaultMaxListeners : target._maxListeners;
+      }
       if (targetState.has(target) && targetState.max(target)) return targetState.max(target);
-      if (target != null && typeof target.getMaxListeners === 'function') return target.getMaxListeners();
       throw argTypeError('emitter', 'an instance of EventEmitter or EventTarget', target);
     },
     setMaxListeners(n = defaultMaxListeners, ...targets) {
@@ -5967,7 +5972,17 @@
       const set = named(function (value) {
         defineProperty(g, name, { __proto__: null, writable: true, value });
       }, `set ${name}`);
-      const get = named(function () { set(v); return v; }, `get ${name}`);
+      // Node's: only the first read defines the property (a getter kept
+      // and called after an assignment returns the first value and
+      // leaves the global alone).
+      let loaded = false;
+      const get = named(function () {
+        if (!loaded) {
+          loaded = true;
+          set(v);
+        }
+        return v;
+      }, `get ${name}`);
       return { __proto__: null, get, set, enumerable, configurable: true };
     };
     // `process`, `Buffer` and `performance` stay accessors holding what
