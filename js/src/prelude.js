@@ -5259,12 +5259,13 @@
       return ReflectApply(compiledWrapper, exports, [exports, require, this, filename, dirname]);
     };
     Module._extensions['.js'] = function (module, filename) {
+      // Node 20.19+ loads an ES module here (require(esm)); tljs runs
+      // CommonJS only, and says so with the code older Nodes gave.
       if (call(StringEndsWith, filename, '.mjs')) {
         const parent = call(WeakMapGet, moduleParents, module);
         const from = parent && parent.filename ? ` from ${parent.filename}` : '';
         throw coded(new ErrorCtor(`require() of ES Module ${filename}${from} not supported.\n` +
-          `Instead change the require of ${filename} to a dynamic import() which is available in all ` +
-          'CommonJS modules.'), 'ERR_REQUIRE_ESM');
+          'tljs runs CommonJS modules only.'), 'ERR_REQUIRE_ESM');
       }
       // Through `fs.readFileSync`, as Node's loader reads.
       module._compile(fs.readFileSync(filename, 'utf8'), filename);
