@@ -5024,7 +5024,7 @@
       throw err;
     }
 
-    Module._findPath = function (request, paths, isMain) {
+    Module._findPath = function _findPath(request, paths, isMain) {
       const absoluteRequest = path.isAbsolute(request);
       if (absoluteRequest) paths = [''];
       else if (!paths || paths.length === 0) return false;
@@ -5066,7 +5066,7 @@
       }
       return false;
     };
-    Module._nodeModulePaths = function (from) {
+    Module._nodeModulePaths = function _nodeModulePaths(from) {
       from = path.resolve(from);
       if (from === '/') return ['/node_modules'];
       const paths = [];
@@ -5083,7 +5083,7 @@
       call(ArrayPush, paths, '/node_modules');
       return paths;
     };
-    Module._resolveLookupPaths = function (request, parent) {
+    Module._resolveLookupPaths = function _resolveLookupPaths(request, parent) {
       if (builtinId(request) !== undefined) return null;
       if (request[0] !== '.' || (request.length > 1 && request[1] !== '.' && request[1] !== '/')) {
         let paths;
@@ -5098,7 +5098,7 @@
       if (!parent || !parent.id || !parent.filename) return ['.'];
       return [path.dirname(parent.filename)];
     };
-    Module._resolveFilename = function (request, parent, isMain, options) {
+    Module._resolveFilename = function _resolveFilename(request, parent, isMain, options) {
       if (builtinId(request) !== undefined) return request;
       let paths;
       if (typeof options === 'object' && options !== null) {
@@ -5170,7 +5170,7 @@
       return cached.loaded ? cached.exports : getExportsForCircularRequire(cached);
     }
 
-    Module._load = function (request, parent, isMain) {
+    Module._load = function _load(request, parent, isMain) {
       let relResolveCacheIdentifier;
       if (parent) {
         relResolveCacheIdentifier = `${parent.path}\x00${request}`;
@@ -5236,21 +5236,21 @@
       require.cache = Module._cache;
       return require;
     }
-    Module.prototype.load = function (filename) {
+    Module.prototype.load = function load(filename) {
       this.filename = filename;
       this.paths = Module._nodeModulePaths(path.dirname(filename));
       const extension = findLongestRegisteredExtension(filename);
       Module._extensions[extension](this, filename);
       this.loaded = true;
     };
-    Module.prototype.require = function (id) {
+    Module.prototype.require = function require(id) {
       checkString(id, 'id');
       if (id === '') throw invalidArgValue('id', id, 'must be a non-empty string');
       return Module._load(id, this, false);
     };
     // The host compiles the source in Node's wrapper under `filename`, so
     // stacks name the file (line 1's columns put right by frameText).
-    Module.prototype._compile = function (content, filename) {
+    Module.prototype._compile = function _compile(content, filename) {
       wrappedFiles.set(filename, wrapperWidth);
       const compiledWrapper = host.compile(`${content}`, `${filename}`);
       const dirname = path.dirname(filename);
