@@ -4792,6 +4792,8 @@
       set(value) { call(WeakMapSet, moduleParents, this, value); },
       enumerable: false, configurable: true });
 
+    // A byte order mark is not JSON (Node's stripBOM).
+    const stripBOM = (text) => (call(StringCharCodeAt, text, 0) === 0xFEFF ? call(StringSlice, text, 1) : text);
     // package.json, read once each (Node's package_json_reader).
     const packages = SafeMap();
     function readPackage(dir) {
@@ -4804,7 +4806,7 @@
       if (r[0] === 'ok') {
         let parsed;
         try {
-          parsed = JSONParse(r[1]);
+          parsed = JSONParse(stripBOM(r[1]));
         } catch (error) {
           error.message = 'Error parsing ' + jsonPath + ': ' + error.message;
           error.path = jsonPath;
@@ -5273,8 +5275,7 @@
     Module._extensions['.json'] = function (module, filename) {
       const content = fs.readFileSync(filename, 'utf8');
       try {
-        setOwn(module, 'exports', JSONParse(call(StringCharCodeAt, content, 0) === 0xFEFF
-          ? call(StringSlice, content, 1) : content));
+        setOwn(module, 'exports', JSONParse(stripBOM(content)));
       } catch (err) {
         err.message = filename + ': ' + err.message;
         throw err;
