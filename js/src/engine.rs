@@ -122,7 +122,9 @@ pub(crate) fn write_std(stream: Stream, text: &str) -> std::io::Result<()> {
 /// assert_eq!(status(&host), 9);
 /// ```
 pub trait Engine: 'static {
-    /// Runs the main script (`name` is its path, for stacks).
+    /// Runs the main script (`name` is its path, for stacks and for the
+    /// files it `require`s; one that is not absolute is in the working
+    /// directory).
     ///
     /// Called as is, outside the loop's scope, it runs a script that uses
     /// no timer; [`Host::eval_main`](crate::Host::eval_main) is the way

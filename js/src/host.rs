@@ -507,7 +507,11 @@ impl<E: Engine> Host<E> {
     }
 
     /// Runs the main script as Node does: as a top-level callback whose
-    /// ticks and microtasks drain when it returns.
+    /// ticks and microtasks drain when it returns. `name` is its file name
+    /// (for stacks, `__filename` and `module.filename`); its `require`s of
+    /// relative paths resolve against the name's folder, the working
+    /// directory for a name that is not absolute (`main.js`), and
+    /// `node_modules` from there.
     ///
     /// An uncaught exception there (a throw, or a promise rejected with no
     /// handler by the time the main script's microtasks drained), with no

@@ -77,16 +77,20 @@
   let userPrepare;
   let capturing = false;
   let captured = null;
-  // The main script's file and how far its wrapper shifts line 1's columns.
-  let mainFile = null;
-  let mainShift = 0;
+  // Each file compiled in the host's CommonJS wrapper (the main script's,
+  // each required module's) and how far the wrapper shifts line 1's
+  // columns.
+  const wrappedFiles = SafeMap();
   function frameText(cs) {
     const file = cs.getFileName();
     const line = cs.getLineNumber();
     let col = cs.getColumnNumber();
     // A position QuickJS puts at the line's start (an interrupt's) is
     // inside the wrapper: column 1, not a negative one.
-    if (file === mainFile && line === 1) col = col > mainShift ? col - mainShift : 1;
+    if (line === 1 && wrappedFiles.has(file)) {
+      const shift = wrappedFiles.get(file);
+      col = col > shift ? col - shift : 1;
+    }
     const where = (file === null || file === undefined ? '<null>' : file) +
       (line === -1 ? '' : ':' + line + ':' + col);
     // A parse error's own location: no function.
@@ -5882,13 +5886,679 @@
       this.name = 'UnhandledPromiseRejection';
     }
   }
-  function require(name) {
-    const key = String(name).replace(/^node:/, '');
-    if (Object.prototype.hasOwnProperty.call(modules, key)) return modules[key];
-    const e = new Error("Cannot find module '" + name + "'");
-    e.code = 'MODULE_NOT_FOUND';
-    throw e;
-  }
+  // --- require: Node 20's CommonJS loader --------------------------------
+  // lib/internal/modules/cjs/loader.js for a program's own files, its
+  // names and its order: `Module._load` (the cache, cycles, a module that
+  // throws leaves the cache and its parent's children), `_resolveFilename`
+  // (built-ins first, `Cannot find module` with the require stack),
+  // `_findPath` (the file, its extensions in `Module._extensions`' order,
+  // then a directory's package.json `main` and `index`), `node_modules`
+  // up the tree with package.json `exports` (a string, conditions
+  // `require`/`node`/`default`, subpaths and `*` patterns), each module
+  // with its own `require` (Node's makeRequireFunction). Each module is
+  // compiled by the host in Node's wrapper, under its real file name.
+  // Not here: ES modules ("type": "module"), a package's self-reference
+  // by name, package `imports` (`#x`), native addons, policies.
+  const { startMain, endMain } = (() => {
+    const JSONParse = JSON.parse;
+    const ArrayIsArray = Array.isArray;
+    const ObjectKeys = Object.keys;
+    const ObjectSetPrototypeOf = Object.setPrototypeOf;
+    const ObjectPrototype = Object.prototype;
+    const { push: ArrayPush, indexOf: ArrayIndexOf, splice: ArraySplice, includes: ArrayIncludes,
+      join: ArrayJoin, slice: ArraySlice } = Array.prototype;
+    const { startsWith: StringStartsWith, endsWith: StringEndsWith, indexOf: StringIndexOf,
+      lastIndexOf: StringLastIndexOf, slice: StringSlice, charCodeAt: StringCharCodeAt } = String.prototype;
+    const WeakMapCtor = WeakMap;
+    const { get: WeakMapGet, set: WeakMapSet } = WeakMap.prototype;
+    const call = (f, self, ...args) => ReflectApply(f, self, args);
+    const setOwn = (o, k, value) => defineProperty(o, k,
+      { __proto__: null, value, writable: true, enumerable: true, configurable: true });
+    // Node 20's `require('module').builtinModules`: these names are never
+    // looked for on disk (`node:` names too, and `node:test`); tljs has
+    // the ones in `modules`, the others are MODULE_NOT_FOUND, as before.
+    const nodeBuiltins = [
+      '_http_agent', '_http_client', '_http_common', '_http_incoming', '_http_outgoing', '_http_server',
+      '_stream_duplex', '_stream_passthrough', '_stream_readable', '_stream_transform', '_stream_wrap',
+      '_stream_writable', '_tls_common', '_tls_wrap', 'assert', 'assert/strict', 'async_hooks', 'buffer',
+      'child_process', 'cluster', 'console', 'constants', 'crypto', 'dgram', 'diagnostics_channel', 'dns',
+      'dns/promises', 'domain', 'events', 'fs', 'fs/promises', 'http', 'http2', 'https', 'inspector',
+      'inspector/promises', 'module', 'net', 'os', 'path', 'path/posix', 'path/win32', 'perf_hooks',
+      'process', 'punycode', 'querystring', 'readline', 'readline/promises', 'repl', 'stream',
+      'stream/consumers', 'stream/promises', 'stream/web', 'string_decoder', 'sys', 'timers',
+      'timers/promises', 'tls', 'trace_events', 'tty', 'url', 'util', 'util/types', 'v8', 'vm', 'wasi',
+      'worker_threads', 'zlib',
+    ];
+    const schemeOnly = ['test', 'test/reporters'];
+    const isBuiltin = (id) => call(ArrayIncludes, nodeBuiltins, id);
+    const isBuiltinByScheme = (id) => isBuiltin(id) || call(ArrayIncludes, schemeOnly, id);
+    // Node's normalizeRequirableId: the built-in's id, or undefined.
+    function builtinId(request) {
+      if (call(StringStartsWith, request, 'node:')) {
+        const id = call(StringSlice, request, 5);
+        return isBuiltinByScheme(id) ? id : undefined;
+      }
+      return isBuiltin(request) ? request : undefined;
+    }
+    // A built-in's exports; one tljs lacks is MODULE_NOT_FOUND, as it was.
+    function loadBuiltin(id, request) {
+      if (hasOwn(modules, id)) return modules[id];
+      const e = new ErrorCtor("Cannot find module '" + request + "'");
+      e.code = 'MODULE_NOT_FOUND';
+      throw e;
+    }
+    function invalidArgValue(name, value, reason = 'is invalid') {
+      let shown = inspect(value, 0);
+      if (shown.length > 128) shown = call(StringSlice, shown, 0, 128) + '...';
+      const kind = call(StringIndexOf, name, '.') !== -1 ? 'property' : 'argument';
+      return coded(new TypeError(`The ${kind} '${name}' ${reason}. Received ${shown}`), 'ERR_INVALID_ARG_VALUE');
+    }
+
+    // The width of the host's wrapper, on each compiled module's line 1.
+    const wrapperWidth = host.wrapperWidth;
+    const moduleParents = new WeakMapCtor();
+    const relativeResolveCache = { __proto__: null };
+    // internalModuleStat: 0 a file, 1 a directory, negative: neither.
+    const statPath = (p) => host.moduleStat(p);
+
+    function updateChildren(parent, child, scan) {
+      const children = parent == null ? undefined : parent.children;
+      if (children && !(scan && call(ArrayIncludes, children, child))) call(ArrayPush, children, child);
+    }
+    function Module(id = '', parent) {
+      this.id = id;
+      this.path = path.dirname(id);
+      setOwn(this, 'exports', {});
+      call(WeakMapSet, moduleParents, this, parent);
+      updateChildren(parent, this, false);
+      this.filename = null;
+      this.loaded = false;
+      this.children = [];
+    }
+    Module._cache = { __proto__: null };
+    Module._pathCache = { __proto__: null };
+    Module._extensions = { __proto__: null };
+    // Node's _initPaths: NODE_PATH's folders, ~/.node_modules,
+    // ~/.node_libraries and <prefix>/lib/node (the prefix two folders up
+    // from the executable), searched after a module's node_modules.
+    let modulePaths = [];
+    {
+      const env = process.env;
+      const paths = [];
+      if (typeof process.execPath === 'string' && process.execPath !== '') {
+        call(ArrayPush, paths, path.resolve(process.execPath, '..', '..', 'lib', 'node'));
+      }
+      if (env.HOME) paths.unshift(path.resolve(env.HOME, '.node_modules'), path.resolve(env.HOME, '.node_libraries'));
+      if (env.NODE_PATH) paths.unshift(...env.NODE_PATH.split(':').filter(Boolean));
+      modulePaths = paths;
+    }
+    Module.globalPaths = call(ArraySlice, modulePaths);
+    Module.builtinModules = call(ArraySlice, nodeBuiltins);
+    Module.isBuiltin = (id) => typeof id === 'string' && builtinId(id) !== undefined;
+    defineProperty(Module.prototype, 'constructor', { __proto__: null,
+      get() { return Module; }, configurable: false, enumerable: false });
+    defineProperty(Module.prototype, 'isPreloading', { __proto__: null, get() { return false; } });
+    defineProperty(Module.prototype, 'parent', { __proto__: null,
+      get() { return call(WeakMapGet, moduleParents, this); },
+      set(value) { call(WeakMapSet, moduleParents, this, value); },
+      enumerable: false, configurable: true });
+
+    // A byte order mark is not JSON (Node's stripBOM).
+    const stripBOM = (text) => (call(StringCharCodeAt, text, 0) === 0xFEFF ? call(StringSlice, text, 1) : text);
+    // package.json, read once each (Node's package_json_reader).
+    const packages = SafeMap();
+    function readPackage(dir) {
+      const jsonPath = path.resolve(dir, 'package.json');
+      const known = packages.get(jsonPath);
+      if (known !== undefined) return known;
+      const r = host.readFile(jsonPath);
+      const pkg = { __proto__: null, exists: false, pjsonPath: jsonPath, main: undefined, name: undefined,
+        exports: undefined };
+      if (r[0] === 'ok') {
+        let parsed;
+        try {
+          parsed = JSONParse(stripBOM(r[1]));
+        } catch (error) {
+          error.message = 'Error parsing ' + jsonPath + ': ' + error.message;
+          error.path = jsonPath;
+          throw error;
+        }
+        pkg.exists = true;
+        if (parsed !== null && typeof parsed === 'object') {
+          if (hasOwn(parsed, 'name') && typeof parsed.name === 'string') pkg.name = parsed.name;
+          if (hasOwn(parsed, 'main') && typeof parsed.main === 'string') pkg.main = parsed.main;
+          if (hasOwn(parsed, 'exports')) pkg.exports = parsed.exports;
+        }
+      }
+      packages.set(jsonPath, pkg);
+      return pkg;
+    }
+    function toRealPath(p) {
+      return host.realpath(p);
+    }
+    function tryFile(requestPath) {
+      if (statPath(requestPath) !== 0) return undefined;
+      return toRealPath(requestPath);
+    }
+    function tryExtensions(basePath, exts) {
+      for (let i = 0; i < exts.length; i++) {
+        const filename = tryFile(basePath + exts[i]);
+        if (filename) return filename;
+      }
+      return false;
+    }
+    function tryPackage(requestPath, exts, originalPath) {
+      const main = readPackage(requestPath).main;
+      if (!main) return tryExtensions(path.resolve(requestPath, 'index'), exts);
+      const filename = path.resolve(requestPath, main);
+      let actual = tryFile(filename) || tryExtensions(filename, exts) ||
+        tryExtensions(path.resolve(filename, 'index'), exts);
+      if (actual === false) {
+        actual = tryExtensions(path.resolve(requestPath, 'index'), exts);
+        if (!actual) {
+          const err = new ErrorCtor(`Cannot find module '${filename}'. ` +
+            'Please verify that the package.json has a valid "main" entry');
+          err.code = 'MODULE_NOT_FOUND';
+          err.path = path.resolve(requestPath, 'package.json');
+          err.requestPath = originalPath;
+          throw err;
+        }
+        const jsonPath = path.resolve(requestPath, 'package.json');
+        process.emitWarning(`Invalid 'main' field in '${jsonPath}' of '${main}'. ` +
+          'Please either fix that or report it to the module author', 'DeprecationWarning', 'DEP0128');
+      }
+      return actual;
+    }
+    function findLongestRegisteredExtension(filename) {
+      const name = path.basename(filename);
+      let index, startIndex = 0;
+      while ((index = call(StringIndexOf, name, '.', startIndex)) !== -1) {
+        startIndex = index + 1;
+        if (index === 0) continue; // a dotfile's dot
+        const ext = call(StringSlice, name, index);
+        if (Module._extensions[ext]) return ext;
+      }
+      return '.js';
+    }
+    function isRelative(p) {
+      if (call(StringCharCodeAt, p, 0) !== 46) return false;
+      return p.length === 1 || p === '..' || call(StringStartsWith, p, './') || call(StringStartsWith, p, '../');
+    }
+
+    // package.json `exports` (Node's packageExportsResolve, on paths: no
+    // URL encoding, no deprecated-segment warnings), for `require`.
+    const cjsConditions = ['require', 'node', 'node-addons'];
+    function exportsNotFound(subpath, pkgDir) {
+      return coded(new ErrorCtor(subpath === '.'
+        ? `No "exports" main defined in ${pkgDir}package.json`
+        : `Package subpath '${subpath}' is not defined by "exports" in ${pkgDir}package.json`),
+      'ERR_PACKAGE_PATH_NOT_EXPORTED');
+    }
+    function invalidPackageConfig(jsonPath, message) {
+      return coded(new ErrorCtor(`Invalid package config ${jsonPath}. ${message}`), 'ERR_INVALID_PACKAGE_CONFIG');
+    }
+    function invalidPackageTarget(pkgDir, key, target) {
+      target = typeof target === 'object' && target !== null ? JSON.stringify(target, null, '') : `${target}`;
+      const relError = target.length > 0 && !call(StringStartsWith, target, './');
+      const tail = `${pkgDir}package.json${relError ? '; targets must start with "./"' : ''}`;
+      return coded(new ErrorCtor(key === '.'
+        ? `Invalid "exports" main target ${JSON.stringify(target)} defined in the package config ${tail}`
+        : `Invalid "exports" target ${JSON.stringify(target)} defined for '${key}' in the package config ${tail}`),
+      'ERR_INVALID_PACKAGE_TARGET');
+    }
+    // A target's `.`, `..` or `node_modules` segment (Node's invalidSegmentRegEx).
+    const invalidSegment = (p) => p.split(/[\\/]/).some((seg) => seg === '.' || seg === '..' ||
+      seg.toLowerCase() === 'node_modules');
+    const isArrayIndex = (key) => {
+      const n = +key;
+      return `${n}` === key && n >= 0 && n < 0xFFFFFFFF;
+    };
+    // A target: a path (with `*` replaced by the pattern's match), or null
+    // (excluded), or undefined (no condition applies).
+    function resolveTarget(pkgDir, target, subpath, key, pattern) {
+      if (typeof target === 'string') {
+        if (subpath !== '' && !pattern && target[target.length - 1] !== '/') {
+          throw invalidPackageTarget(pkgDir, key, target);
+        }
+        if (!call(StringStartsWith, target, './') || invalidSegment(call(StringSlice, target, 2))) {
+          throw invalidPackageTarget(pkgDir, key, target);
+        }
+        const resolved = path.resolve(pkgDir, pattern ? target.split('*').join(subpath) : target + subpath);
+        if (!call(StringStartsWith, resolved + '/', pkgDir)) throw invalidPackageTarget(pkgDir, key, target);
+        return resolved;
+      }
+      if (ArrayIsArray(target)) {
+        if (target.length === 0) return null;
+        let last;
+        for (let i = 0; i < target.length; i++) {
+          let r;
+          try {
+            r = resolveTarget(pkgDir, target[i], subpath, key, pattern);
+          } catch (e) {
+            last = e;
+            if (e.code === 'ERR_INVALID_PACKAGE_TARGET') continue;
+            throw e;
+          }
+          if (r === undefined) continue;
+          if (r === null) {
+            last = null;
+            continue;
+          }
+          return r;
+        }
+        if (last === undefined || last === null) return last;
+        throw last;
+      }
+      if (typeof target === 'object' && target !== null) {
+        const keys = Object.getOwnPropertyNames(target);
+        for (let i = 0; i < keys.length; i++) {
+          if (isArrayIndex(keys[i])) {
+            throw invalidPackageConfig(pkgDir + 'package.json', '"exports" cannot contain numeric property keys.');
+          }
+        }
+        for (let i = 0; i < keys.length; i++) {
+          const k = keys[i];
+          if (k === 'default' || call(ArrayIncludes, cjsConditions, k)) {
+            const r = resolveTarget(pkgDir, target[k], subpath, key, pattern);
+            if (r !== undefined) return r;
+          }
+        }
+        return undefined;
+      }
+      if (target === null) return null;
+      throw invalidPackageTarget(pkgDir, key, target);
+    }
+    function patternKeyCompare(a, b) {
+      const ai = call(StringIndexOf, a, '*'), bi = call(StringIndexOf, b, '*');
+      const baseA = ai === -1 ? a.length : ai + 1, baseB = bi === -1 ? b.length : bi + 1;
+      if (baseA > baseB) return -1;
+      if (baseB > baseA) return 1;
+      if (ai === -1) return 1;
+      if (bi === -1) return -1;
+      if (a.length > b.length) return -1;
+      if (b.length > a.length) return 1;
+      return 0;
+    }
+    function packageExportsResolve(pkgDir, subpath, exports) {
+      let sugar = typeof exports === 'string' || ArrayIsArray(exports);
+      if (!sugar && typeof exports === 'object' && exports !== null) {
+        const keys = Object.getOwnPropertyNames(exports);
+        for (let j = 0; j < keys.length; j++) {
+          const cur = keys[j] === '' || keys[j][0] !== '.';
+          if (j === 0) sugar = cur;
+          else if (sugar !== cur) {
+            throw invalidPackageConfig(pkgDir + 'package.json',
+              '"exports" cannot contain some keys starting with \'.\' and some not. The exports object must ' +
+              'either be an object of package subpath keys or an object of main entry condition name keys only.');
+          }
+        }
+      }
+      if (sugar) exports = { '.': exports };
+      if (hasOwn(exports, subpath) && call(StringIndexOf, subpath, '*') === -1 &&
+          !call(StringEndsWith, subpath, '/')) {
+        const r = resolveTarget(pkgDir, exports[subpath], '', subpath, false);
+        if (r == null) throw exportsNotFound(subpath, pkgDir);
+        return r;
+      }
+      let bestMatch = '', bestMatchSubpath;
+      const keys = Object.getOwnPropertyNames(exports);
+      for (let i = 0; i < keys.length; i++) {
+        const key = keys[i];
+        const star = call(StringIndexOf, key, '*');
+        if (star !== -1 && call(StringStartsWith, subpath, call(StringSlice, key, 0, star))) {
+          const trailer = call(StringSlice, key, star + 1);
+          if (subpath.length >= key.length && call(StringEndsWith, subpath, trailer) &&
+              patternKeyCompare(bestMatch, key) === 1 && call(StringLastIndexOf, key, '*') === star) {
+            bestMatch = key;
+            bestMatchSubpath = call(StringSlice, subpath, star, subpath.length - trailer.length);
+          }
+        }
+      }
+      if (bestMatch) {
+        const r = resolveTarget(pkgDir, exports[bestMatch], bestMatchSubpath, bestMatch, true);
+        if (r == null) throw exportsNotFound(subpath, pkgDir);
+        return r;
+      }
+      throw exportsNotFound(subpath, pkgDir);
+    }
+    const EXPORTS_PATTERN = /^((?:@[^/\\%]+\/)?[^./\\%][^/\\%]*)(\/.*)?$/;
+    function resolveExports(nmPath, request) {
+      const m = EXPORTS_PATTERN.exec(request);
+      if (m === null) return undefined;
+      const pkgPath = path.resolve(nmPath, m[1]);
+      const pkg = readPackage(pkgPath);
+      if (!pkg.exists || pkg.exports == null) return undefined;
+      const filename = packageExportsResolve(pkgPath + '/', '.' + (m[2] || ''), pkg.exports);
+      const actual = tryFile(filename);
+      if (actual) return actual;
+      const err = new ErrorCtor(`Cannot find module '${filename}'`);
+      err.code = 'MODULE_NOT_FOUND';
+      err.path = path.resolve(pkgPath, 'package.json');
+      throw err;
+    }
+
+    Module._findPath = function _findPath(request, paths, isMain) {
+      const absoluteRequest = path.isAbsolute(request);
+      if (absoluteRequest) paths = [''];
+      else if (!paths || paths.length === 0) return false;
+      const cacheKey = request + '\x00' + call(ArrayJoin, paths, '\x00');
+      const entry = Module._pathCache[cacheKey];
+      if (entry) return entry;
+      let exts;
+      const n = request.length;
+      const trailingSlash = n > 0 && (request[n - 1] === '/' || (request[n - 1] === '.' &&
+        (n === 1 || request[n - 2] === '/' || (request[n - 2] === '.' && (n === 2 || request[n - 3] === '/')))));
+      let insidePath = true;
+      if (isRelative(request) && call(StringStartsWith, path.normalize(request), '..')) insidePath = false;
+      for (let i = 0; i < paths.length; i++) {
+        const curPath = paths[i];
+        if (typeof curPath !== 'string') throw argTypeError('paths', 'array of strings', paths);
+        if (insidePath && curPath && statPath(curPath) < 1) continue;
+        if (!absoluteRequest) {
+          const exportsResolved = resolveExports(curPath, request);
+          if (exportsResolved) return exportsResolved;
+        }
+        const basePath = path.resolve(curPath, request);
+        let filename;
+        const rc = statPath(basePath);
+        if (!trailingSlash) {
+          if (rc === 0) filename = toRealPath(basePath);
+          if (!filename) {
+            if (exts === undefined) exts = ObjectKeys(Module._extensions);
+            filename = tryExtensions(basePath, exts);
+          }
+        }
+        if (!filename && rc === 1) {
+          if (exts === undefined) exts = ObjectKeys(Module._extensions);
+          filename = tryPackage(basePath, exts, request);
+        }
+        if (filename) {
+          Module._pathCache[cacheKey] = filename;
+          return filename;
+        }
+      }
+      return false;
+    };
+    Module._nodeModulePaths = function _nodeModulePaths(from) {
+      from = path.resolve(from);
+      if (from === '/') return ['/node_modules'];
+      const paths = [];
+      const nm = 'node_modules';
+      // Each folder from `from` up but those named node_modules, then the root's.
+      for (let i = from.length - 1, last = from.length; i >= 0; --i) {
+        if (call(StringCharCodeAt, from, i) === 47) {
+          if (call(StringSlice, from, i + 1, last) !== nm) {
+            call(ArrayPush, paths, call(StringSlice, from, 0, last) + '/node_modules');
+          }
+          last = i;
+        }
+      }
+      call(ArrayPush, paths, '/node_modules');
+      return paths;
+    };
+    Module._resolveLookupPaths = function _resolveLookupPaths(request, parent) {
+      if (builtinId(request) !== undefined) return null;
+      if (request[0] !== '.' || (request.length > 1 && request[1] !== '.' && request[1] !== '/')) {
+        let paths;
+        if (parent != null && parent.paths != null && parent.paths.length) {
+          paths = call(ArraySlice, modulePaths);
+          paths.unshift(...parent.paths);
+        } else {
+          paths = modulePaths;
+        }
+        return paths.length > 0 ? paths : null;
+      }
+      if (!parent || !parent.id || !parent.filename) return ['.'];
+      return [path.dirname(parent.filename)];
+    };
+    Module._resolveFilename = function _resolveFilename(request, parent, isMain, options) {
+      if (builtinId(request) !== undefined) return request;
+      let paths;
+      if (typeof options === 'object' && options !== null) {
+        if (ArrayIsArray(options.paths)) {
+          if (isRelative(request)) {
+            paths = options.paths;
+          } else {
+            const fakeParent = new Module('', null);
+            paths = [];
+            for (let i = 0; i < options.paths.length; i++) {
+              fakeParent.paths = Module._nodeModulePaths(options.paths[i]);
+              const lookupPaths = Module._resolveLookupPaths(request, fakeParent);
+              for (let j = 0; j < lookupPaths.length; j++) {
+                if (!call(ArrayIncludes, paths, lookupPaths[j])) call(ArrayPush, paths, lookupPaths[j]);
+              }
+            }
+          }
+        } else if (options.paths === undefined) {
+          paths = Module._resolveLookupPaths(request, parent);
+        } else {
+          throw invalidArgValue('options.paths', options.paths);
+        }
+      } else {
+        paths = Module._resolveLookupPaths(request, parent);
+      }
+      const filename = Module._findPath(request, paths, isMain);
+      if (filename) return filename;
+      const requireStack = [];
+      for (let cursor = parent; cursor; cursor = call(WeakMapGet, moduleParents, cursor)) {
+        call(ArrayPush, requireStack, cursor.filename || cursor.id);
+      }
+      let message = `Cannot find module '${request}'`;
+      if (requireStack.length > 0) message += '\nRequire stack:\n- ' + call(ArrayJoin, requireStack, '\n- ');
+      const err = new ErrorCtor(message);
+      err.code = 'MODULE_NOT_FOUND';
+      err.requireStack = requireStack;
+      throw err;
+    };
+
+    // A cycle's partial exports: a plain object warns when a property it
+    // does not have is read, until its module has loaded (Node's
+    // CircularRequirePrototypeWarningProxy).
+    function emitCircularRequireWarning(prop) {
+      process.emitWarning(`Accessing non-existent property '${StringOf(prop)}' of module exports ` +
+        'inside circular dependency');
+    }
+    const CircularRequirePrototypeWarningProxy = new Proxy({}, {
+      __proto__: null,
+      get(target, prop) {
+        if (prop in target || prop === '__esModule') return target[prop];
+        emitCircularRequireWarning(prop);
+        return undefined;
+      },
+      getOwnPropertyDescriptor(target, prop) {
+        if (hasOwn(target, prop) || prop === '__esModule') return getOwnDescriptor(target, prop);
+        emitCircularRequireWarning(prop);
+        return undefined;
+      },
+    });
+    function getExportsForCircularRequire(module) {
+      const exports = module.exports;
+      if (exports && ObjectGetPrototypeOf(exports) === ObjectPrototype && !exports.__esModule) {
+        ObjectSetPrototypeOf(exports, CircularRequirePrototypeWarningProxy);
+      }
+      return module.exports;
+    }
+    function loadedOrCircular(parent, cached) {
+      updateChildren(parent, cached, true);
+      return cached.loaded ? cached.exports : getExportsForCircularRequire(cached);
+    }
+
+    Module._load = function _load(request, parent, isMain) {
+      let relResolveCacheIdentifier;
+      if (parent) {
+        relResolveCacheIdentifier = `${parent.path}\x00${request}`;
+        const filename = relativeResolveCache[relResolveCacheIdentifier];
+        if (filename !== undefined) {
+          const cached = Module._cache[filename];
+          if (cached !== undefined) return loadedOrCircular(parent, cached);
+          delete relativeResolveCache[relResolveCacheIdentifier];
+        }
+      }
+      if (call(StringStartsWith, request, 'node:')) {
+        const id = call(StringSlice, request, 5);
+        if (!isBuiltinByScheme(id)) {
+          throw coded(new ErrorCtor(`No such built-in module: ${request}`), 'ERR_UNKNOWN_BUILTIN_MODULE');
+        }
+        return loadBuiltin(id, request);
+      }
+      const filename = Module._resolveFilename(request, parent, isMain);
+      const cached = Module._cache[filename];
+      if (cached !== undefined) return loadedOrCircular(parent, cached);
+      if (isBuiltin(filename)) return loadBuiltin(filename, request);
+      const module = new Module(filename, parent);
+      Module._cache[filename] = module;
+      if (parent !== undefined) relativeResolveCache[relResolveCacheIdentifier] = filename;
+      let threw = true;
+      try {
+        module.load(filename);
+        threw = false;
+      } finally {
+        if (threw) {
+          delete Module._cache[filename];
+          if (parent !== undefined) {
+            delete relativeResolveCache[relResolveCacheIdentifier];
+            const children = parent == null ? undefined : parent.children;
+            if (ArrayIsArray(children)) {
+              const index = call(ArrayIndexOf, children, module);
+              if (index !== -1) call(ArraySplice, children, index, 1);
+            }
+          }
+        } else if (module.exports && ObjectGetPrototypeOf(module.exports) === CircularRequirePrototypeWarningProxy) {
+          ObjectSetPrototypeOf(module.exports, ObjectPrototype);
+        }
+      }
+      return module.exports;
+    };
+
+    function makeRequireFunction(mod) {
+      const require = function require(path) {
+        return mod.require(path);
+      };
+      function resolve(request, options) {
+        checkString(request, 'request');
+        return Module._resolveFilename(request, mod, false, options);
+      }
+      require.resolve = resolve;
+      function paths(request) {
+        checkString(request, 'request');
+        return Module._resolveLookupPaths(request, mod);
+      }
+      resolve.paths = paths;
+      setOwn(require, 'main', process.mainModule);
+      require.extensions = Module._extensions;
+      require.cache = Module._cache;
+      return require;
+    }
+    Module.prototype.load = function load(filename) {
+      this.filename = filename;
+      this.paths = Module._nodeModulePaths(path.dirname(filename));
+      const extension = findLongestRegisteredExtension(filename);
+      Module._extensions[extension](this, filename);
+      this.loaded = true;
+    };
+    Module.prototype.require = function require(id) {
+      checkString(id, 'id');
+      if (id === '') throw invalidArgValue('id', id, 'must be a non-empty string');
+      return Module._load(id, this, false);
+    };
+    // The host compiles the source in Node's wrapper under `filename`, so
+    // stacks name the file (line 1's columns put right by frameText).
+    Module.prototype._compile = function _compile(content, filename) {
+      wrappedFiles.set(filename, wrapperWidth);
+      const compiledWrapper = host.compile(`${content}`, `${filename}`);
+      const dirname = path.dirname(filename);
+      const require = makeRequireFunction(this);
+      const exports = this.exports;
+      return ReflectApply(compiledWrapper, exports, [exports, require, this, filename, dirname]);
+    };
+    Module._extensions['.js'] = function (module, filename) {
+      // Node 20.19+ loads an ES module here (require(esm)); tljs runs
+      // CommonJS only, and says so with the code older Nodes gave.
+      if (call(StringEndsWith, filename, '.mjs')) {
+        const parent = call(WeakMapGet, moduleParents, module);
+        const from = parent && parent.filename ? ` from ${parent.filename}` : '';
+        throw coded(new ErrorCtor(`require() of ES Module ${filename}${from} not supported.\n` +
+          'tljs runs CommonJS modules only.'), 'ERR_REQUIRE_ESM');
+      }
+      // Through `fs.readFileSync`, as Node's loader reads.
+      module._compile(fs.readFileSync(filename, 'utf8'), filename);
+    };
+    Module._extensions['.json'] = function (module, filename) {
+      const content = fs.readFileSync(filename, 'utf8');
+      try {
+        setOwn(module, 'exports', JSONParse(stripBOM(content)));
+      } catch (err) {
+        err.message = filename + ': ' + err.message;
+        throw err;
+      }
+    };
+    Module._extensions['.node'] = function (module, filename) {
+      const e = new ErrorCtor(`${filename}: tljs cannot load native addons`);
+      e.code = 'ERR_DLOPEN_FAILED';
+      throw e;
+    };
+    Module.createRequire = function createRequire(filename) {
+      let filepath;
+      const reason = 'must be a file URL object, file URL string, or absolute path string';
+      if (typeof URL === 'function' && filename instanceof URL) {
+        if (filename.protocol !== 'file:') throw invalidArgValue('filename', filename, reason);
+        filepath = decodeURIComponent(filename.pathname);
+      } else if (typeof filename !== 'string') {
+        throw invalidArgValue('filename', filename, reason);
+      } else if (!path.isAbsolute(filename)) {
+        if (!call(StringStartsWith, filename, 'file://')) throw invalidArgValue('filename', filename, reason);
+        filepath = decodeURIComponent(call(StringSlice, filename, 7));
+      } else {
+        filepath = filename;
+      }
+      const proxyPath = call(StringEndsWith, filepath, '/') ? path.join(filepath, 'noop.js') : filepath;
+      const m = new Module(proxyPath);
+      m.filename = proxyPath;
+      m.paths = Module._nodeModulePaths(m.path);
+      return makeRequireFunction(m);
+    };
+    Module.Module = Module;
+    modules.module = Module;
+
+    // The main script's module (Node's `Module._load(main, null, true)`),
+    // and what the host calls its wrapper with: `this`, `exports`,
+    // `require`, the module, `__filename` (the name as given) and
+    // `__dirname`. A name that is not absolute (an embedder's `main.js`)
+    // is in the working directory. `[stdin]` (`tljs -`) is Node's program
+    // from standard input, which its evalScript runs as a module of the
+    // working directory that is not the main one: id `[stdin]`, not in
+    // the cache, no `require.main`, `this` the global object (its
+    // top-level declarations stay the wrapper's, where Node's are global).
+    let entryModule = null;
+    function startMain(name) {
+      const filename = path.resolve(name);
+      wrappedFiles.set(name, wrapperWidth);
+      let module;
+      if (name === '[stdin]') {
+        entryModule = null;
+        module = new Module(name);
+      } else {
+        module = new Module(filename, null);
+        entryModule = module;
+        setOwn(process, 'mainModule', module);
+        module.id = '.';
+        Module._cache[filename] = module;
+      }
+      module.filename = filename;
+      module.paths = Module._nodeModulePaths(path.dirname(filename));
+      const self = entryModule === null ? g : module.exports;
+      return [self, module.exports, makeRequireFunction(module), module, name, path.dirname(name)];
+    }
+    function endMain() {
+      const module = entryModule;
+      if (module === null) return;
+      module.loaded = true;
+      if (module.exports && ObjectGetPrototypeOf(module.exports) === CircularRequirePrototypeWarningProxy) {
+        ObjectSetPrototypeOf(module.exports, ObjectPrototype);
+      }
+    }
+    return { startMain, endMain };
+  })();
   // Atomics.wait on the main thread, which QuickJS refuses ("cannot
   // block"): no other agent here can notify (no workers), so a wait whose
   // value matches sleeps out its timeout, as node's main thread waits
@@ -6040,19 +6710,21 @@
     }
   }
 
-  // Before the main script, which runs in async scope 1; `done` after it
-  // returned: the microtasks after it run in none. (A main that threw
-  // stays in scope 1 for the uncaughtException listeners, as Node's.)
-  function setMain(file, shift, done) {
+  // Before the main script, which runs in async scope 1: its module, and
+  // the wrapper's arguments (startMain's); `done` after it returned: it
+  // has loaded, and the microtasks after it run in none. (A main that
+  // threw stays in scope 1 for the uncaughtException listeners, as
+  // Node's.)
+  function setMain(name, done) {
     if (done) {
       executionAsyncId = 0;
-      return;
+      endMain();
+      return undefined;
     }
-    mainFile = file;
-    mainShift = shift;
     executionAsyncId = 1;
+    return startMain(name);
   }
-  return { dispatch, require, emitExit, exitCode, setMain,
+  return { dispatch, emitExit, exitCode, setMain,
            // Node's isErrorLike: an object with an own `stack` (an Error,
            // a DOMException, any object so made) is reported as itself;
            // null says so.

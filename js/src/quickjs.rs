@@ -7,7 +7,9 @@
 //!   aborts the process);
 //! - natives hold only a weak reference to the host, so the engine and the
 //!   host form no cycle;
-//! - natives never call JavaScript.
+//! - natives never call JavaScript (`compile` only evaluates a module's
+//!   wrapper expression, which makes its function, unless the source closes
+//!   the wrapper itself, as the main script's could always do).
 //!
 //! ```
 //! let host = timerloop_js::QuickJsHost::create_with(Default::default()).unwrap();
@@ -72,13 +74,12 @@ pub type QuickJsHost = Host<QuickJs>;
 pub struct QuickJs {
     dispatch: Option<Persistent<Function<'static>>>,
     inspect: Option<Persistent<Function<'static>>>,
-    require: Option<Persistent<Function<'static>>>,
     emit_exit: Option<Persistent<Function<'static>>>,
     emit_uncaught: Option<Persistent<Function<'static>>>,
     emit_rejection: Option<Persistent<Function<'static>>>,
     emit_handled: Option<Persistent<Function<'static>>>,
-    /// Tells the prelude the main file and its wrapper's width, which
-    /// shifts the columns of its first line.
+    /// Makes the main script's module (its wrapper's arguments), and
+    /// marks it loaded after it ran.
     set_main: Option<Persistent<Function<'static>>>,
     /// Makes Node's `UnhandledPromiseRejection` error for a reason that is
     /// not an error.
@@ -229,6 +230,37 @@ fn stat(path: &str) -> std::io::Result<Vec<String>> {
         .map(f64::to_string),
     );
     Ok(v)
+}
+
+/// Node's CommonJS wrapper, which a module's source follows on its first
+/// line, so that line numbers in stacks are the file's (the prelude takes
+/// the wrapper's width off the columns of line 1).
+const WRAPPER_HEAD: &str = "(function (exports, require, module, __filename, __dirname) { ";
+
+/// Compiles a CommonJS module's `source` in Node's wrapper under the file
+/// name `name` (what stacks show), to the function Node calls with
+/// `exports, require, module, __filename, __dirname`. A shebang line
+/// becomes a comment of the same width (Node strips it).
+fn compile_module<'js>(
+    ctx: &Ctx<'js>,
+    name: &str,
+    source: &str,
+) -> rquickjs::Result<Function<'js>> {
+    let source = match source.strip_prefix("#!") {
+        Some(rest) => format!("//{rest}"),
+        None => source.to_owned(),
+    };
+    let wrapped = format!("{WRAPPER_HEAD}{source}\n}})");
+    ctx.eval_with_options(wrapped, options(name, false))
+}
+
+/// Node's `internalModuleStat`: 0 for a file (anything but a directory),
+/// 1 for a directory, a negative errno when there is nothing to stat.
+fn module_stat(path: &str) -> i32 {
+    match std::fs::metadata(path) {
+        Ok(m) => i32::from(m.is_dir()),
+        Err(e) => -e.raw_os_error().unwrap_or(2),
+    }
 }
 
 fn options(name: &str, strict: bool) -> EvalOptions {
@@ -428,6 +460,20 @@ fn install_prelude<'js>(
     native(ctx, &o, "statSync", |path: String| fs_result(stat(&path)))?;
     native(ctx, &o, "readFile", |path: String| {
         fs_result(std::fs::read_to_string(&path).map(|s| vec![s]))
+    })?;
+    // The CommonJS loader's: compiling a module in its wrapper (the
+    // function; a syntax error is thrown), what a path is, and a file's
+    // real path (symbolic links followed; as given if it has none).
+    native(
+        ctx,
+        &o,
+        "compile",
+        |c: Ctx<'js>, source: String, name: String| compile_module(&c, &name, &source),
+    )?;
+    o.set("wrapperWidth", WRAPPER_HEAD.len())?;
+    native(ctx, &o, "moduleStat", |path: String| module_stat(&path))?;
+    native(ctx, &o, "realpath", |path: String| {
+        std::fs::canonicalize(&path).map_or(path, |p| p.display().to_string())
     })?;
     native(ctx, &o, "pid", std::process::id)?;
     let h = w.clone();
@@ -874,7 +920,6 @@ pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Throw
                     Ok([
                         get("dispatch")?,
                         get("inspect")?,
-                        get("require")?,
                         get("emitExit")?,
                         get("emitUncaught")?,
                         get("emitRejection")?,
@@ -888,7 +933,6 @@ pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Throw
         let [
             dispatch,
             inspect,
-            require,
             emit_exit,
             emit_uncaught,
             emit_rejection,
@@ -899,7 +943,7 @@ pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Throw
             Ok(fs) => fs.map(Some),
             Err(e) => {
                 failed = Some(e);
-                [None, None, None, None, None, None, None, None, None]
+                [None, None, None, None, None, None, None, None]
             }
         };
         let reported = match ctx.with(|c| Reported::new(&c)) {
@@ -912,7 +956,6 @@ pub fn install(ctx: &Context, options: Options) -> Result<Rc<QuickJsHost>, Throw
         QuickJs {
             dispatch,
             inspect,
-            require,
             emit_exit,
             emit_uncaught,
             emit_rejection,
@@ -1257,49 +1300,21 @@ impl QuickJs {
 
 impl Engine for QuickJs {
     fn eval_main(&self, name: &str, source: &str) -> Result<(), Thrown> {
-        // Node's CommonJS wrapper, on the script's first line so that line
-        // numbers in stacks are the file's (the prelude takes the wrapper's
-        // width off the columns of line 1).
-        // A shebang line becomes a comment (Node strips it).
-        let source = match source.strip_prefix("#!") {
-            Some(rest) => format!("//{rest}"),
-            None => source.to_owned(),
-        };
-        let head = "(function (exports, require, module, __filename, __dirname) { ";
-        let wrapped = format!("{head}{source}\n}})");
         self.js(Entry::Turn, |c| {
-            let set = match self.set_main.clone() {
-                Some(set) => Some(set.restore(c)?),
-                None => None,
+            let Some(set) = self.set_main.clone() else {
+                return Ok(());
             };
-            if let Some(set) = &set {
-                set.call::<_, ()>((name, head.len(), false))?;
-            }
-            let f: Function = c.eval_with_options(wrapped, options(name, false))?;
-            let require = match self.require.clone() {
-                Some(r) => r.restore(c)?,
-                None => return Ok(()),
-            };
-            let module = Object::new(c.clone())?;
-            let exports = Object::new(c.clone())?;
-            module.set("exports", exports.clone())?;
-            module.set("id", ".")?;
-            module.set("filename", name)?;
-            // As Node's: the entry module is `require.main`, and
-            // the wrapper is called with `this` = module.exports.
-            require.set("main", module.clone())?;
-            // A bare name (`[stdin]`, `main.js`) is in `.`, as Node's
-            // `__dirname` of a program read from standard input.
-            let dir = std::path::Path::new(name)
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .map_or(String::from("."), |p| p.display().to_string());
-            let this = This(exports.clone());
-            f.call::<_, ()>((this, exports, require, module, name, dir))?;
-            match set {
-                Some(set) => set.call::<_, ()>((name, head.len(), true)),
-                None => Ok(()),
-            }
+            let set = set.restore(c)?;
+            // As Node's: the entry module is `require.main`, and the
+            // wrapper is called with `this` = module.exports (the
+            // prelude's `startMain` makes them), then exports, require,
+            // module, __filename, __dirname.
+            let args: rquickjs::Array = set.call((name, false))?;
+            let f = compile_module(c, name, source)?;
+            let arg = |i: usize| args.get::<Value>(i);
+            let this = This(arg(0)?);
+            f.call::<_, ()>((this, arg(1)?, arg(2)?, arg(3)?, arg(4)?, arg(5)?))?;
+            set.call::<_, ()>((name, true))
         })
         .map_err(|t| self.oom::<()>(Err(t)).unwrap_err())
     }

@@ -561,3 +561,41 @@ fn a_terminated_scripts_last_steps_go_nowhere() {
     assert_eq!(host.exited(), Some(4));
     assert_eq!(*out.lock().unwrap(), "before\n");
 }
+
+/// An embedder's main script under a name with no file behind it resolves
+/// its relative `require`s against the name's folder (a name that is not
+/// absolute is in the working directory), as Node resolves a program's.
+#[test]
+fn a_virtual_main_requires_files_beside_its_name() {
+    let dir = std::env::temp_dir().join(format!("tljs-embed-require-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("lib")).unwrap();
+    std::fs::write(
+        dir.join("lib/helper.js"),
+        "exports.double = (n) => 2 * n; exports.from = require('./data.json').from;",
+    )
+    .unwrap();
+    std::fs::write(dir.join("lib/data.json"), r#"{ "from": "data.json" }"#).unwrap();
+    let main = dir.join("virtual-main.js").display().to_string();
+    let (ctx, virt, mut lp) = host();
+    let src = "const h = require('./lib/helper');
+        let missing;
+        try { require('./absent') } catch (e) { missing = [e.code, e.requireStack[0] === __filename] }
+        globalThis.got = JSON.stringify([h.double(21), h.from, require.main === module,
+            module.filename === __filename, __dirname === require('path').dirname(__filename), missing]);";
+    virt.eval_main(&mut lp, &main, src).unwrap();
+    let got: String = global(&ctx, "got");
+    assert_eq!(
+        got,
+        r#"[42,"data.json",true,true,true,["MODULE_NOT_FOUND",true]]"#
+    );
+    // A bare name is in the working directory: `./Cargo.toml` is this
+    // crate's, where cargo runs its tests.
+    let (ctx, bare, mut lp) = host();
+    let src = "const cwd = process.cwd();
+        globalThis.got = JSON.stringify([__filename, __dirname, module.filename === cwd + '/main.js',
+            require.resolve('./Cargo.toml') === cwd + '/Cargo.toml']);";
+    bare.eval_main(&mut lp, "main.js", src).unwrap();
+    let got: String = global(&ctx, "got");
+    assert_eq!(got, r#"["main.js",".",true,true]"#);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

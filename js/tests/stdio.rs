@@ -65,6 +65,57 @@ fn a_dash_runs_the_program_on_standard_input() {
     assert_eq!((status, out.as_str()), (0, "1\n"), "{err}");
 }
 
+/// A program on standard input requires files relative to the working
+/// directory, as node's `[stdin]` module does (not the main module: no
+/// `require.main`, and its `this` is the global object).
+#[test]
+fn a_program_on_standard_input_requires_from_the_working_directory() {
+    let dir = std::env::temp_dir().join(format!("tljs-stdin-require-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("lib")).unwrap();
+    std::fs::write(
+        dir.join("lib/x.js"),
+        "module.exports = 'x from ' + module.parent.id;",
+    )
+    .unwrap();
+    let program = "console.log(require('./lib/x'), require.resolve('./lib/x') === process.cwd() + '/lib/x.js',
+          module.id, module.filename === process.cwd() + '/[stdin]', require.main, this === globalThis);
+        try { require('./absent') } catch (e) {
+          console.log(e.message.split(process.cwd()).join('.'), e.requireStack.length)
+        }";
+    let want = "x from [stdin] true [stdin] true undefined true\n\
+        Cannot find module './absent'\nRequire stack:\n- ./[stdin] 1\n";
+    let run = |cmd: &str| {
+        let mut child = Command::new(cmd)
+            .arg("-")
+            .current_dir(&dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("run {cmd}: {e}"));
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(program.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        (
+            out.status.code(),
+            String::from_utf8(out.stdout).unwrap(),
+            err,
+        )
+    };
+    let (status, out, err) = run(TLJS);
+    assert_eq!((status, out.as_str()), (Some(0), want), "{err}");
+    if node_available() {
+        let (status, out, err) = run("node");
+        assert_eq!((status, out.as_str()), (Some(0), want), "node: {err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A program that writes a line every millisecond for ever: `head -1`'s
 /// case. node ends with 1 once the reader is gone (its stream raises
 /// `EPIPE`); tljs wrote into nothing for ever before.
