@@ -254,6 +254,12 @@ struct Shared<H, W = Waker> {
 
 /// Why a closure could not be posted to a loop.
 ///
+/// The `Display` of [`Wake`](PostError::Wake) includes the OS error's
+/// message, so [`source()`](std::error::Error::source) continues below
+/// it, with the OS error's own `source()` (a chain walked by anyhow or
+/// eyre prints each message once); the OS error itself is the variant's
+/// field.
+///
 /// # Examples
 ///
 /// ```
@@ -283,11 +289,21 @@ impl fmt::Display for PostError {
     }
 }
 
+/// The OS error's own source, for [`Wake`](PostError::Wake): the OS error
+/// is in `Display` already.
+///
+/// ```
+/// use std::error::Error as _;
+/// use timerloop::PostError;
+/// let e = PostError::Wake(std::io::Error::from_raw_os_error(9));
+/// assert!(e.to_string().starts_with("the loop's waker could not be signalled: "));
+/// assert!(e.source().is_none());
+/// ```
 impl std::error::Error for PostError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             PostError::Closed => None,
-            PostError::Wake(e) => Some(e),
+            PostError::Wake(e) => e.source(),
         }
     }
 }
