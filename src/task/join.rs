@@ -283,6 +283,29 @@ impl fmt::Display for JoinError {
 
 impl std::error::Error for JoinError {}
 
+impl From<JoinError> for std::io::Error {
+    /// An error of kind [`Other`](std::io::ErrorKind::Other) that wraps
+    /// the `JoinError`, as tokio's: `handle.await?` works in a function
+    /// returning `io::Result`, and the `JoinError` can be taken back out
+    /// with [`downcast`](std::io::Error::downcast).
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, task::{self, JoinError}};
+    /// async fn worker() -> std::io::Result<u32> {
+    ///     let n = task::spawn(async { panic!("boom") }).await?; // JoinError into io::Error
+    ///     Ok(n)
+    /// }
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let e = lp.block_on(worker()).unwrap().unwrap_err();
+    /// assert_eq!(e.kind(), std::io::ErrorKind::Other);
+    /// let join: JoinError = e.downcast().unwrap();
+    /// assert_eq!(join.panic_message().as_deref(), Some("boom"));
+    /// ```
+    fn from(e: JoinError) -> std::io::Error {
+        std::io::Error::other(e)
+    }
+}
+
 /// The loop's join states, one per task whose handle (or an
 /// [`AbortHandle`] of it) is still there, in one arena: a spawn allocates
 /// no shared cell for them. A state lives as long as its handle and
