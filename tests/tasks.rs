@@ -304,7 +304,11 @@ fn join_handles() {
     assert_eq!(lp.now(), 3);
     assert_eq!(lp.stats(), Stats::default());
     let e: JoinError = out.2;
-    assert_eq!(e.to_string(), "the task was aborted");
+    assert_eq!(e.to_string(), format!("task {} was cancelled", e.id()));
+    assert_eq!(
+        out.1.to_string(),
+        format!("task {} panicked with message \"bad task\"", out.1.id())
+    );
 }
 
 /// Aborting a task from a callback drops its future (and clears its

@@ -45,6 +45,9 @@ pub(super) enum Repr {
 /// [`JoinError::into_panic`] (the first clone to take it has it).
 pub(super) struct Panicked {
     msg: String,
+    /// Whether the payload was a string (`msg` is then its text, not a
+    /// stand-in), for `Display`, which quotes only a real message.
+    text: bool,
     payload: Mutex<Option<Box<dyn Any + Send>>>,
 }
 
@@ -69,8 +72,10 @@ impl Drop for Panicked {
 impl Repr {
     fn panicked(payload: Box<dyn Any + Send>) -> Repr {
         let msg = crate::timers::panic_message(&*payload);
+        let text = payload.is::<&str>() || payload.is::<String>();
         Repr::Panic(Arc::new(Panicked {
             msg,
+            text,
             payload: Mutex::new(Some(payload)),
         }))
     }
@@ -273,10 +278,31 @@ impl fmt::Debug for JoinError {
 }
 
 impl fmt::Display for JoinError {
+    /// What happened to which task, as tokio's words it: `task 3 was
+    /// cancelled`, `task 3 panicked with message "boom"` (the message
+    /// quoted and escaped as `{:?}` does), or `task 3 panicked` for a
+    /// payload that is not a string. The [`Id`] is the task's number in
+    /// its loop's spawns, so the text is the same on every run.
+    ///
+    /// ```
+    /// use timerloop::EventLoop;
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let aborted = lp.spawn(std::future::pending::<()>());
+    /// let boom = lp.spawn(async { panic!("boom") });
+    /// let odd = lp.spawn(async { std::panic::panic_any(7u8) });
+    /// aborted.abort();
+    /// let [a, b, c] = lp.block_on(async { [aborted.await, boom.await, odd.await] }).unwrap();
+    /// assert_eq!(a.unwrap_err().to_string(), "task 1 was cancelled");
+    /// assert_eq!(b.unwrap_err().to_string(), r#"task 2 panicked with message "boom""#);
+    /// assert_eq!(c.unwrap_err().to_string(), "task 3 panicked");
+    /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.repr {
-            Repr::Cancelled => f.write_str("the task was aborted"),
-            Repr::Panic(p) => write!(f, "the task panicked: {}", p.msg),
+            Repr::Cancelled => write!(f, "task {} was cancelled", self.id),
+            Repr::Panic(p) if p.text => {
+                write!(f, "task {} panicked with message {:?}", self.id, p.msg)
+            }
+            Repr::Panic(_) => write!(f, "task {} panicked", self.id),
         }
     }
 }
