@@ -566,6 +566,7 @@ impl<S, F> Drop for Wait<S, F> {
 
 impl<S: mio::event::Source + 'static> Registration<S> {
     /// Registers `source` with the current loop (at its next flush point).
+    #[track_caller]
     fn new(source: S, interest: mio::Interest) -> Registration<S> {
         let shared = current_shared();
         let inner = Rc::new(Inner {

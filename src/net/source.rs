@@ -83,6 +83,7 @@ impl<S: mio::event::Source + 'static> AsyncSource<S> {
     /// # Panics
     ///
     /// If no loop is current on this thread.
+    #[track_caller]
     pub fn new(source: S) -> AsyncSource<S> {
         AsyncSource::with_interest(source, Interest::READABLE | Interest::WRITABLE)
     }
@@ -113,6 +114,7 @@ impl<S: mio::event::Source + 'static> AsyncSource<S> {
     /// # Panics
     ///
     /// If no loop is current on this thread.
+    #[track_caller]
     pub fn with_interest(source: S, interest: Interest) -> AsyncSource<S> {
         AsyncSource {
             io: Registration::new(source, interest),

@@ -34,7 +34,9 @@
 //! - These functions work wherever a loop is current on the thread (in
 //!   `run`, `block_on`, spawned tasks, callbacks and
 //!   [`EventLoop::scope`](crate::EventLoop::scope)); elsewhere they panic
-//!   with a message that says so, as tokio's do.
+//!   with a message that says so, reported at the caller's line (they are
+//!   `#[track_caller]`, as are `task::spawn`, the [`go`] and [`dotnet`]
+//!   constructors and `net`'s), as tokio's do.
 //! - **Long sleeps** (beyond Node's 2^31-1 ms limit) are long timers, as
 //!   `set_timeout` of such a `Duration` is: one timeout of the whole
 //!   length (up to [`LONG_MAX_MS`](crate::LONG_MAX_MS); beyond, in legs),
@@ -156,6 +158,7 @@ impl Instant {
     /// # Panics
     ///
     /// If no loop is current on this thread.
+    #[track_caller]
     pub fn now() -> Instant {
         Instant {
             ms: current_shared().now_ms(),
@@ -238,6 +241,7 @@ impl Instant {
     /// # Panics
     ///
     /// If no loop is current on this thread.
+    #[track_caller]
     pub fn elapsed(&self) -> Duration {
         Instant::now().duration_since(*self)
     }
@@ -534,6 +538,7 @@ impl<F: Future> Future for Timeout<F> {
 /// # Panics
 ///
 /// If no loop is current on this thread.
+#[track_caller]
 pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
     Timeout {
         value: future,
@@ -561,6 +566,7 @@ pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
 /// # Panics
 ///
 /// If no loop is current on this thread.
+#[track_caller]
 pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
     Timeout {
         value: future,
