@@ -100,7 +100,7 @@ pub use interval::{Interval, MissedTickBehavior, interval, interval_at};
 pub use sleep::{Immediate, Sleep, immediate, sleep, sleep_until};
 
 use std::fmt;
-use std::future::Future;
+use std::future::{Future, IntoFuture};
 use std::ops::{Add, AddAssign, Sub, SubAssign};
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -513,7 +513,12 @@ impl<F: Future> Future for Timeout<F> {
 
 /// Requires `future` to complete within `duration` (its deadline is fixed
 /// now): a future of `Result<F::Output, Elapsed>`. This is also the
-/// acquire-with-timeout of anything awaitable.
+/// acquire-with-timeout of anything awaitable: `future` is anything
+/// [`IntoFuture`] (a future, or a request builder that becomes one when
+/// awaited), as tokio's. It is turned into its future first, then the
+/// deadline's timer is made, so `timeout(d, x)` is `timeout(d,
+/// x.into_future())`: a timer that `into_future` makes is the older and
+/// wins a tie with the deadline (see [`Timeout`]).
 ///
 /// ```
 /// use std::time::Duration;
@@ -535,18 +540,39 @@ impl<F: Future> Future for Timeout<F> {
 /// [`Duration::MAX`] never elapses on a real clock; on a virtual clock it
 /// elapses at the end of loop time, as a [`sleep`] of it does.
 ///
+/// A type that is only [`IntoFuture`]:
+///
+/// ```
+/// use std::future::{IntoFuture, Ready, ready};
+/// use std::time::Duration;
+/// use timerloop::{EventLoop, time};
+/// struct Query(u32);
+/// impl IntoFuture for Query {
+///     type Output = u32;
+///     type IntoFuture = Ready<u32>;
+///     fn into_future(self) -> Ready<u32> {
+///         ready(self.0 * 2)
+///     }
+/// }
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let got = lp.block_on(async { time::timeout(Duration::from_millis(5), Query(21)).await });
+/// assert_eq!(got.unwrap(), Ok(42));
+/// ```
+///
 /// # Panics
 ///
 /// If no loop is current on this thread.
 #[track_caller]
-pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
+pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoFuture> {
+    let value = future.into_future();
     Timeout {
-        value: future,
+        value,
         delay: sleep(duration),
     }
 }
 
-/// Requires `future` to complete by `deadline`; see [`timeout`].
+/// Requires `future` (anything [`IntoFuture`]) to complete by
+/// `deadline`; see [`timeout`].
 ///
 /// ```
 /// use std::time::Duration;
@@ -567,9 +593,10 @@ pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
 ///
 /// If no loop is current on this thread.
 #[track_caller]
-pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
+pub fn timeout_at<F: IntoFuture>(deadline: Instant, future: F) -> Timeout<F::IntoFuture> {
+    let value = future.into_future();
     Timeout {
-        value: future,
+        value,
         delay: sleep_until(deadline),
     }
 }
