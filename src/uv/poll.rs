@@ -165,6 +165,25 @@ pub(crate) const DEFAULT_GRACE: Duration = Duration::from_millis(10);
 
 /// What an I/O source is ready for, copied out of a [`mio::event::Event`].
 ///
+/// `#[non_exhaustive]`: a later kind of readiness can be added without a
+/// breaking change. To make one (to call a callback in a test, say),
+/// start from [`Readiness::default`], which is ready for nothing, and set
+/// the fields:
+///
+/// ```
+/// use timerloop::Readiness;
+/// let mut r = Readiness::default();
+/// r.readable = true;
+/// assert!(r.readable && !r.writable);
+/// ```
+///
+/// A struct expression does not compile outside the crate:
+///
+/// ```compile_fail,E0639
+/// use timerloop::Readiness;
+/// let r = Readiness { readable: true, writable: false, error: false, read_closed: false, write_closed: false };
+/// ```
+///
 /// # Examples
 ///
 /// ```
@@ -183,6 +202,7 @@ pub(crate) const DEFAULT_GRACE: Duration = Duration::from_millis(10);
 /// lp.run().unwrap();
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Readiness {
     /// Readable.
     pub readable: bool,
