@@ -832,6 +832,18 @@ impl<T> JoinHandle<T> {
     /// assert!(err.is_cancelled());
     /// assert_eq!(lp.now(), 100);
     /// ```
+    ///
+    /// `#[must_use]`, as tokio's: the handle does nothing unless kept
+    /// and [`abort`](AbortHandle::abort)ed (to abort now, call
+    /// [`abort`](Self::abort)).
+    ///
+    /// ```compile_fail
+    /// #![deny(unused_must_use)]
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// let h = lp.spawn(async {});
+    /// h.abort_handle(); // error: unused `AbortHandle`; this aborts nothing
+    /// ```
+    #[must_use = "an AbortHandle does nothing unless `abort` is called on it"]
     pub fn abort_handle(&self) -> AbortHandle {
         AbortHandle::counted(&self.joins, self.join, self.key, self.id, &self.shared)
     }

@@ -562,6 +562,17 @@ impl<H: 'static> Remote<H> {
 /// lp.run().unwrap(); // alive until it is completed (or dropped)
 /// assert!(done.get());
 /// ```
+///
+/// `#[must_use]`: a `Completion` dropped at once (the statement
+/// `lp.completion(cb);`) cancels its request before anything can
+/// complete it, so its callback never runs; the compiler warns.
+///
+/// ```compile_fail
+/// #![deny(unused_must_use)]
+/// let mut lp = timerloop::EventLoop::new();
+/// lp.completion(|_| println!("never runs")); // error: unused `Completion`
+/// ```
+#[must_use = "dropping a Completion cancels its request: its callback never runs"]
 pub struct Completion {
     key: usize,
     done: bool,
