@@ -228,6 +228,22 @@ impl Instant {
         self.duration_since(earlier)
     }
 
+    /// The time from `earlier` to `self`, or `None` if `earlier` is
+    /// later (tokio's and std's): where [`duration_since`](Self::duration_since)
+    /// says zero, this tells an instant in the future from the same one.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::time::Instant;
+    /// let (a, b) = (Instant::from_millis(3), Instant::from_millis(5));
+    /// assert_eq!(b.checked_duration_since(a), Some(Duration::from_millis(2)));
+    /// assert_eq!(a.checked_duration_since(a), Some(Duration::ZERO));
+    /// assert_eq!(a.checked_duration_since(b), None);
+    /// ```
+    pub fn checked_duration_since(&self, earlier: Instant) -> Option<Duration> {
+        self.ms.checked_sub(earlier.ms).map(Duration::from_millis)
+    }
+
     /// The time elapsed since `self` on the current loop's clock.
     ///
     /// ```
