@@ -1074,6 +1074,57 @@ impl Drop for AbortHandle {
     }
 }
 
+// Unwind safety, as tokio's handles have it: a handle shares its task's
+// join state with the loop (`Rc`s of `RefCell`s, which make it
+// `!UnwindSafe` by default), but a panic never leaves that state half
+// changed. Each operation changes it whole under one borrow and runs the
+// user's code (a waker's `wake` or drop, an output's or a payload's drop)
+// only after the borrow is released; a panic inside a borrow (a waker's
+// `clone` in `poll`) releases it as it unwinds, and every state the
+// operation may have written by then is a state the handle knows. So a
+// handle used after `catch_unwind` caught a panic sees the task as it
+// is, with nothing broken. Neither impl needs a bound on `T`: the output
+// is reached only by polling the handle, which hands it over whole.
+
+/// A [`JoinHandle`] may cross [`catch_unwind`](std::panic::catch_unwind)
+/// without `AssertUnwindSafe`, as tokio's: a panic leaves its task's
+/// state consistent.
+///
+/// ```
+/// use timerloop::EventLoop;
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let h = lp.spawn(std::future::pending::<()>());
+/// let caught = std::panic::catch_unwind(|| {
+///     h.abort();
+///     panic!("after the abort");
+/// });
+/// assert!(caught.is_err());
+/// assert!(lp.block_on(h).unwrap().unwrap_err().is_cancelled());
+/// ```
+impl<T> std::panic::UnwindSafe for JoinHandle<T> {}
+
+/// As `UnwindSafe`, above: a panic leaves the task's state consistent.
+impl<T> std::panic::RefUnwindSafe for JoinHandle<T> {}
+
+/// An [`AbortHandle`] may cross [`catch_unwind`](std::panic::catch_unwind)
+/// without `AssertUnwindSafe`, as tokio's: a panic leaves its task's
+/// state consistent.
+///
+/// ```
+/// use timerloop::EventLoop;
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let stop = lp.spawn(std::future::pending::<()>()).abort_handle();
+/// let caught = std::panic::catch_unwind(|| {
+///     stop.abort();
+///     panic!("after the abort");
+/// });
+/// assert!(caught.is_err() && stop.is_finished());
+/// ```
+impl std::panic::UnwindSafe for AbortHandle {}
+
+/// As `UnwindSafe`, above: a panic leaves the task's state consistent.
+impl std::panic::RefUnwindSafe for AbortHandle {}
+
 impl fmt::Debug for AbortHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AbortHandle")
