@@ -323,6 +323,21 @@ impl EventLoop {
         let _ = self.uv.io_close_external(key, source);
     }
 
+    /// Closes the handle of a source registered with
+    /// [`register_external_io`](Self::register_external_io) whose owner
+    /// deregistered it already, with a clone of the registry
+    /// ([`io_registry_clone`](Self::io_registry_clone)); nothing if it is
+    /// closed.
+    pub(crate) fn close_deregistered_io(&mut self, key: Key) {
+        let _ = self.uv.io_close_external_deregistered(key);
+    }
+
+    /// A clone of the loop's mio registry (a descriptor of its own, on
+    /// Unix), to deregister a source from where the loop cannot be lent.
+    pub(crate) fn io_registry_clone(&self) -> std::io::Result<mio::Registry> {
+        self.uv.io_registry().try_clone()
+    }
+
     fn io_key(&self, h: IoHandle) -> Result<Key, IoError> {
         if h.loop_id == self.id {
             Ok(h.key)

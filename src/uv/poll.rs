@@ -977,6 +977,25 @@ impl<H: Host> Loop<H> {
         self.close(h, None)
     }
 
+    /// Closes the handle of a source owned elsewhere that its owner has
+    /// deregistered already (it took the source back, deregistering it
+    /// through a clone of [`io_registry`](Self::io_registry)).
+    ///
+    /// # Errors
+    ///
+    /// As [`Loop::io_close`].
+    pub(crate) fn io_close_external_deregistered(&mut self, h: Handle) -> Result<(), UvError> {
+        if self.io_rec(h)?.1 {
+            return Err(UvError::WrongKind);
+        }
+        self.close(h, None)
+    }
+
+    /// The poller's registry.
+    pub(crate) fn io_registry(&self) -> &mio::Registry {
+        self.io.poll.registry()
+    }
+
     /// Sets the I/O grace of a virtual clock (see [`io_poll`]).
     pub(crate) fn set_io_grace(&mut self, grace: Duration) {
         self.io.grace = grace;
