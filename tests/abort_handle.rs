@@ -304,3 +304,54 @@ fn an_abort_away_from_the_loop_completes_the_handle_at_once() {
     a.run().unwrap();
     assert!(dropped.get());
 }
+
+/// A waker that panics when woken.
+struct PanickingWaker;
+
+impl std::task::Wake for PanickingWaker {
+    fn wake(self: std::sync::Arc<Self>) {
+        panic!("the waker panicked");
+    }
+}
+
+/// `JoinHandle` and `AbortHandle` cross `catch_unwind` without
+/// `AssertUnwindSafe` (tokio's are `UnwindSafe` too), and a panic in the
+/// middle of an operation on them, here the awaiting waker's as the abort
+/// completes the task, leaves the task's state whole: afterwards both
+/// handles see the task over, the join handle gives the cancellation,
+/// and the loop drops the future (at its next flush) and ends as usual.
+#[test]
+fn handles_are_unwind_safe_and_whole_after_a_panic() {
+    use std::panic::{RefUnwindSafe, UnwindSafe, catch_unwind};
+    use std::pin::Pin;
+    use std::task::{Context, Waker};
+    fn unwind_safe<T: UnwindSafe + RefUnwindSafe>(_: &T) {}
+
+    let dropped = Rc::new(Cell::new(0));
+    let flag = DropFlag(dropped.clone());
+    let mut lp = EventLoop::with_virtual_clock();
+    let mut h = lp.spawn(async move {
+        let _flag = flag;
+        std::future::pending::<()>().await
+    });
+    let stop = h.abort_handle();
+    unwind_safe(&h);
+    unwind_safe(&stop);
+    lp.run_nowait().unwrap(); // the task runs, and waits
+    let waker = Waker::from(std::sync::Arc::new(PanickingWaker));
+    assert!(
+        Pin::new(&mut h)
+            .poll(&mut Context::from_waker(&waker))
+            .is_pending()
+    );
+    // Away from the loop, the abort completes the task at once and wakes
+    // the handle's waker, which panics out of `abort`.
+    let caught = catch_unwind(|| stop.abort());
+    assert!(caught.is_err());
+    assert!(stop.is_finished() && h.is_finished());
+    let h = catch_unwind(move || h).unwrap(); // moved across: `UnwindSafe`
+    assert!(lp.block_on(h).unwrap().unwrap_err().is_cancelled());
+    assert_eq!(dropped.get(), 1, "the loop dropped the future");
+    lp.run().unwrap();
+    assert_eq!(lp.stats().tasks, 0);
+}

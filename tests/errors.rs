@@ -1010,3 +1010,125 @@ fn a_cleared_immediate_left_first_by_a_failure_is_skipped_not_looped_on() {
     assert_eq!(seen, ["caught:x4"]);
     assert!(!alive);
 }
+
+/// An error and every `source()` below it, as anyhow's and eyre's reports
+/// print them (`Caused by:`).
+fn chain(e: &dyn std::error::Error) -> Vec<String> {
+    let mut out = vec![e.to_string()];
+    let mut next = e.source();
+    while let Some(s) = next {
+        out.push(s.to_string());
+        next = s.source();
+    }
+    out
+}
+
+/// No link of the chain repeats a message an earlier one printed.
+fn assert_printed_once(chain: &[String]) {
+    for (i, later) in chain.iter().enumerate().skip(1) {
+        assert!(
+            chain[..i].iter().all(|m| !m.contains(later.as_str())),
+            "{later:?} is printed twice in {chain:#?}"
+        );
+    }
+}
+
+/// A config error whose cause is a parse error: a chain of two.
+#[derive(Debug)]
+struct BadConfig(std::num::ParseIntError);
+
+impl std::fmt::Display for BadConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("bad config")
+    }
+}
+
+impl std::error::Error for BadConfig {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
+}
+
+fn bad_config() -> std::io::Error {
+    std::io::Error::other(BadConfig("x".parse::<u8>().unwrap_err()))
+}
+
+/// A mio source whose registration fails with [`bad_config`].
+struct Refuses;
+
+impl timerloop::mio::event::Source for Refuses {
+    fn register(
+        &mut self,
+        _: &timerloop::mio::Registry,
+        _: timerloop::mio::Token,
+        _: timerloop::mio::Interest,
+    ) -> std::io::Result<()> {
+        Err(bad_config())
+    }
+    fn reregister(
+        &mut self,
+        _: &timerloop::mio::Registry,
+        _: timerloop::mio::Token,
+        _: timerloop::mio::Interest,
+    ) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn deregister(&mut self, _: &timerloop::mio::Registry) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Every error that shows the error it wraps in its `Display` continues
+/// its `source()` below that error, as `std::io::Error` does: a report
+/// walking the chain prints each message once (it printed the callback's
+/// error twice, and the whole message of `Error::Uncaught` twice). The
+/// wrapped error itself is still there through the accessors.
+#[test]
+fn error_chains_print_each_message_once() {
+    let want = ["invalid digit found in string"];
+    let mut lp = EventLoop::with_virtual_clock();
+    lp.set_timeout(1, |_| Err::<(), _>(bad_config()));
+    let err = lp.run().unwrap_err();
+    let c = chain(&err);
+    assert_eq!(c[0], "uncaught error in a timeout callback: bad config");
+    assert_eq!(c[1..], want);
+    let cb = err.into_callback_error().unwrap();
+    assert_eq!(chain(&cb), c);
+    let timerloop::Cause::Error(cause) = cb.into_cause() else {
+        panic!("not an error")
+    };
+    assert_eq!(cause.to_string(), "bad config");
+
+    // A panic has no source.
+    lp.set_timeout(1, |_| -> Result<(), &str> { panic!("bang") });
+    assert_eq!(
+        chain(&lp.run().unwrap_err()),
+        ["a timeout callback panicked: bang"]
+    );
+
+    let poll = Error::Poll(bad_config());
+    assert_eq!(chain(&poll)[1..], want);
+    assert_printed_once(&chain(&poll));
+    let os = timerloop::IoError::Os(bad_config());
+    assert_eq!(chain(&os)[1..], want);
+    assert_printed_once(&chain(&os));
+    let wake = timerloop::PostError::Wake(bad_config());
+    assert_eq!(chain(&wake)[1..], want);
+    assert_printed_once(&chain(&wake));
+    let insert = lp
+        .insert_io(Refuses, timerloop::mio::Interest::READABLE, |_, _, _| {})
+        .unwrap_err();
+    assert_eq!(
+        chain(&insert),
+        [
+            "the I/O source could not be registered: bad config",
+            want[0]
+        ]
+    );
+    assert_eq!(insert.error.to_string(), "bad config");
+
+    // An OS error has no source: the chain is the error alone.
+    let os = timerloop::IoError::Os(std::io::Error::from_raw_os_error(9));
+    assert_eq!(chain(&os).len(), 1);
+    assert_printed_once(&c);
+}

@@ -1002,11 +1002,8 @@ fn the_script_runner_under_misuse() {
                 vec!["uncaught an await (sleep, yield, check) outside a task body"],
             ),
         ] {
-            let script = Script {
-                body: vec![stmt.clone()].into(),
-                names: vec![],
-                virtual_only: false,
-            };
+            let mut script = Script::default();
+            script.body = vec![stmt.clone()].into();
             let mut lp = EventLoop::with_virtual_clock();
             let (log, out) = lines();
             run_with(&script, &mut lp, out, c).unwrap();

@@ -412,6 +412,99 @@ fn spawn_or_sleep_on_a_thread_without_a_loop_panics() {
     });
 }
 
+thread_local! {
+    /// Where this thread's last panic was raised, as the panic hook saw it.
+    static PANICKED_AT: RefCell<Option<(String, u32)>> = const { RefCell::new(None) };
+}
+
+/// Where `f`, which must panic, panicked: its file and line, recorded by
+/// a panic hook installed once for the binary, which then calls the hook
+/// it replaced (so other tests' panics print as before).
+fn panic_location<R>(f: impl FnOnce() -> R) -> (String, u32) {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let before = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let at = info.location().map(|l| (l.file().to_owned(), l.line()));
+            PANICKED_AT.with(|p| *p.borrow_mut() = at);
+            before(info);
+        }));
+    });
+    PANICKED_AT.with(|p| p.borrow_mut().take());
+    let _ = panic_of(f);
+    PANICKED_AT
+        .with(|p| p.borrow_mut().take())
+        .expect("the hook saw the panic")
+}
+
+/// `f` panics at this very line of this file: the panicking function is
+/// `#[track_caller]` all the way down, as tokio's are.
+macro_rules! panics_here {
+    ($f:expr) => {
+        assert_eq!(
+            panic_location($f),
+            (file!().to_owned(), line!()),
+            "{}",
+            stringify!($f)
+        )
+    };
+}
+
+/// A function that panics for want of a current loop reports the
+/// caller's line, not a line inside the crate (tokio's functions are
+/// `#[track_caller]`): the message says what is missing, the location
+/// where. Each public function on the path to the check, and the
+/// private ones between, pass the location on; a closure would not.
+#[test]
+fn a_missing_loop_panics_at_the_callers_line() {
+    use timerloop::mio::Interest;
+    use timerloop::net::{AsyncSource, TcpListener, TcpStream, UdpSocket};
+    within(10, || {
+        panics_here!(|| task::spawn(async {}));
+        panics_here!(|| task::spawn_local(async {}));
+        panics_here!(|| task::id());
+        panics_here!(|| task::JoinSet::new().spawn(async {}));
+        panics_here!(|| task::JoinSet::new().spawn_local(async {}));
+        panics_here!(|| task::JoinSet::new().extend([async {}]));
+        panics_here!(|| task::JoinSet::from_iter([async {}]));
+        panics_here!(|| time::sleep(ms(1)));
+        panics_here!(|| time::sleep_until(Instant::from_millis(1)));
+        panics_here!(|| time::immediate());
+        panics_here!(|| time::interval(ms(1)));
+        panics_here!(|| time::interval_at(Instant::from_millis(1), ms(1)));
+        panics_here!(|| time::timeout(ms(1), async {}));
+        panics_here!(|| time::timeout_at(Instant::from_millis(1), async {}));
+        panics_here!(|| Instant::now());
+        panics_here!(|| Instant::from_millis(1).elapsed());
+        panics_here!(|| go::Timer::new(ms(1)));
+        panics_here!(|| go::after(ms(1)));
+        panics_here!(|| go::Ticker::new(ms(1)));
+        panics_here!(|| go::after_func(ms(1), |_| {}));
+        panics_here!(|| dotnet::Timer::new(|_, _| {}, None, None));
+        panics_here!(|| dotnet::PeriodicTimer::new(ms(1)));
+        panics_here!(|| EventLoop::with_current(|_| ()));
+        let (a, b) = timerloop::mio::net::UnixStream::pair().unwrap();
+        panics_here!(|| AsyncSource::new(a));
+        panics_here!(|| AsyncSource::with_interest(b, Interest::READABLE));
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let s = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        panics_here!(|| TcpStream::from_std(s));
+        panics_here!(|| TcpListener::from_std(l));
+        let u = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        panics_here!(|| UdpSocket::from_std(u));
+
+        // The documented panics inside a loop: a zero period, a nested
+        // `with_current`.
+        let mut lp = EventLoop::with_virtual_clock();
+        lp.scope(|| panics_here!(|| time::interval(Duration::ZERO)));
+        lp.scope(|| panics_here!(|| time::interval_at(Instant::now(), Duration::ZERO)));
+        let h = lp.spawn(async {
+            panics_here!(|| EventLoop::with_current(|_| EventLoop::with_current(|_| ())));
+        });
+        lp.block_on(h).unwrap().unwrap();
+    });
+}
+
 #[test]
 fn a_join_handle_outliving_its_loop_is_cancelled() {
     within(10, || {

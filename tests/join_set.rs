@@ -265,16 +265,20 @@ fn join_all_panics_on_a_failed_task() {
     let payload = lp.block_on(h).unwrap().unwrap_err().into_panic();
     assert_eq!(payload.downcast_ref::<Vec<u8>>(), Some(&vec![1, 2]));
 
-    let h = lp.spawn(async {
+    let aborted = Rc::new(Cell::new(None));
+    let id = aborted.clone();
+    let h = lp.spawn(async move {
         let mut set = JoinSet::new();
         let a = set.spawn(std::future::pending::<()>());
+        id.set(Some(a.id()));
         a.abort();
         set.join_all().await
     });
     let err = lp.block_on(h).unwrap().unwrap_err();
+    let id = aborted.get().unwrap();
     assert_eq!(
-        err.panic_message().as_deref(),
-        Some("JoinSet::join_all: the task was aborted")
+        err.panic_message(),
+        Some(format!("JoinSet::join_all: task {id} was cancelled"))
     );
 }
 
@@ -418,7 +422,7 @@ fn ids_name_tasks_everywhere() {
             assert_eq!(
                 got,
                 [
-                    (ic, "the task was aborted".to_owned()),
+                    (ic, format!("task {ic} was cancelled")),
                     (ib, "panicked".to_owned()),
                     (ia, "a".to_owned()),
                 ]

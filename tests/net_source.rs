@@ -487,3 +487,102 @@ fn an_always_ready_writer_does_not_starve_the_loop() {
         "the 50 ms timer fired after {fired_at:?}"
     );
 }
+
+/// Reads once from `s` on `lp`, waiting for the bytes: what a source
+/// registered again must still do.
+fn read_once(
+    lp: &mut EventLoop,
+    s: mio::net::UnixStream,
+) -> (io::Result<Vec<u8>>, mio::net::UnixStream) {
+    lp.block_on(async move {
+        let s = AsyncSource::with_interest(s, Interest::READABLE);
+        let mut buf = [0; 32];
+        let n = s.async_io(Interest::READABLE, |s| s.read(&mut buf)).await;
+        (n.map(|n| buf[..n].to_vec()), s.into_inner())
+    })
+    .unwrap()
+}
+
+/// `AsyncSource::into_inner` deregisters the source at once and gives it
+/// back, as tokio's `AsyncFd::into_inner`: registered again right away
+/// (which the poller refuses, `EEXIST`, for a source still registered)
+/// it waits and reads as a new source. Taken back in a task, in a
+/// callback (which holds the loop, so it cannot be lent), away from the
+/// loop, and after the loop is gone; each time the loop, left with
+/// nothing, ends.
+#[test]
+fn into_inner_deregisters_at_once_wherever_it_is_called() {
+    let (mut a, b) = mio::net::UnixStream::pair().unwrap();
+    let mut lp = EventLoop::new();
+
+    // In a task: registered (at the end of a poll), taken back and
+    // registered again.
+    let b = lp
+        .block_on(async move {
+            let s = AsyncSource::with_interest(b, Interest::READABLE);
+            task::yield_now().await;
+            let again = AsyncSource::with_interest(s.into_inner(), Interest::READABLE);
+            task::yield_now().await;
+            let mut buf = [0; 8];
+            let r = again.try_io(Interest::READABLE, |s| s.read(&mut buf));
+            assert_eq!(r.unwrap_err().kind(), io::ErrorKind::WouldBlock);
+            again.into_inner()
+        })
+        .unwrap();
+    a.write_all(b"one").unwrap();
+    let (got, b) = read_once(&mut lp, b);
+    assert_eq!(got.unwrap(), b"one");
+
+    // In a callback: the loop is held, and the source is taken back and
+    // handed to a task that registers it again.
+    let s = lp.scope(|| AsyncSource::with_interest(b, Interest::READABLE));
+    lp.run_nowait().unwrap(); // registered
+    let slot = Rc::new(RefCell::new(Some(s)));
+    let got = Rc::new(RefCell::new(None));
+    let (sl, g) = (slot.clone(), got.clone());
+    lp.set_timeout(1, move |_| {
+        let b = sl.borrow_mut().take().unwrap().into_inner();
+        let g = g.clone();
+        task::spawn(async move {
+            let s = AsyncSource::with_interest(b, Interest::READABLE);
+            let mut buf = [0; 8];
+            let n = s.async_io(Interest::READABLE, |s| s.read(&mut buf)).await;
+            *g.borrow_mut() = Some((n.map(|n| buf[..n].to_vec()), s.into_inner()));
+        });
+    });
+    let writer = Rc::new(RefCell::new(a));
+    let w = writer.clone();
+    lp.set_timeout(20, move |_| w.borrow_mut().write_all(b"two"));
+    let t = std::time::Instant::now();
+    lp.run().unwrap();
+    assert!(t.elapsed() < Duration::from_secs(5));
+    let (r, b) = got.borrow_mut().take().unwrap();
+    assert_eq!(r.unwrap(), b"two");
+    drop((b, writer));
+    let (mut a, b2) = mio::net::UnixStream::pair().unwrap();
+
+    // Away from the loop: made and registered in a scope, taken back
+    // outside it, registered again.
+    let s = lp.scope(|| AsyncSource::with_interest(b2, Interest::READABLE));
+    lp.run_nowait().unwrap();
+    let b2 = s.into_inner();
+    assert!(
+        lp.is_alive(),
+        "the loop lets go of its handle at its next flush"
+    );
+    a.write_all(b"three").unwrap();
+    let (got, b2) = read_once(&mut lp, b2);
+    assert_eq!(got.unwrap(), b"three");
+    lp.run().unwrap(); // nothing left
+
+    // The loop gone: the source comes back (its poller went with the
+    // loop), and works on another loop.
+    let s = lp.scope(|| AsyncSource::with_interest(b2, Interest::READABLE));
+    lp.run_nowait().unwrap();
+    drop(lp);
+    let b2 = s.into_inner();
+    let mut other = EventLoop::new();
+    a.write_all(b"four").unwrap();
+    let (got, _b2) = read_once(&mut other, b2);
+    assert_eq!(got.unwrap(), b"four");
+}

@@ -1100,3 +1100,29 @@ fn a_panicking_waker_does_not_cut_a_grant_short() {
     assert!(sem.release(20).is_ok(), "every token accounted for");
     assert_eq!(sem.available(), 20);
 }
+
+/// A permit says how many tokens it holds (tokio's `num_permits`),
+/// whichever way it was taken, and gives back exactly that many; a
+/// refused release says what it asked for and what was held.
+#[test]
+fn permits_say_how_many_tokens_they_hold() {
+    let sem = Arc::new(Semaphore::new(10));
+    let mut lp = EventLoop::with_virtual_clock();
+    let s = sem.clone();
+    let (a, b) = lp
+        .block_on(async move {
+            let a = s.acquire(3).await;
+            let b = s.clone().acquire_owned(4).await;
+            (a.num_permits(), b.num_permits())
+        })
+        .unwrap();
+    assert_eq!((a, b), (3, 4));
+    let p = sem.try_acquire(6).unwrap();
+    assert_eq!(p.num_permits(), 6);
+    assert_eq!(sem.available(), 4);
+    p.forget();
+    let err = sem.release(7).unwrap_err();
+    assert_eq!((err.released(), err.held()), (7, 6));
+    sem.release(6).unwrap();
+    assert_eq!(sem.available(), 10);
+}

@@ -304,7 +304,11 @@ fn join_handles() {
     assert_eq!(lp.now(), 3);
     assert_eq!(lp.stats(), Stats::default());
     let e: JoinError = out.2;
-    assert_eq!(e.to_string(), "the task was aborted");
+    assert_eq!(e.to_string(), format!("task {} was cancelled", e.id()));
+    assert_eq!(
+        out.1.to_string(),
+        format!("task {} panicked with message \"bad task\"", out.1.id())
+    );
 }
 
 /// Aborting a task from a callback drops its future (and clears its
@@ -1145,4 +1149,29 @@ fn into_panic_returns_the_tasks_own_payload() {
     assert!(e.is_cancelled());
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| e.into_panic()));
     assert!(r.is_err(), "into_panic of an abort panics, as tokio's");
+}
+
+/// A `JoinError` converts into an `io::Error` (kind `Other`, tokio's), so
+/// `handle.await?` works in a function returning `io::Result`, and the
+/// `JoinError` comes back out by downcasting.
+#[test]
+fn a_join_error_is_an_io_error_for_question_mark() {
+    async fn both(
+        ok: task::JoinHandle<u32>,
+        aborted: task::JoinHandle<u32>,
+    ) -> std::io::Result<u32> {
+        let a = ok.await?;
+        let b = aborted.await?;
+        Ok(a + b)
+    }
+    let mut lp = EventLoop::with_virtual_clock();
+    let ok = lp.spawn(async { 2 });
+    let aborted = lp.spawn(std::future::pending::<u32>());
+    let id = aborted.id();
+    aborted.abort();
+    let e = lp.block_on(both(ok, aborted)).unwrap().unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::Other);
+    let join: JoinError = e.downcast().unwrap();
+    assert!(join.is_cancelled());
+    assert_eq!(join.id(), id);
 }

@@ -246,6 +246,67 @@ fn timeout_polls_the_inner_future_first() {
     assert_eq!(lp.stats().timers, 0, "the inner sleep was dropped too");
 }
 
+/// A request that becomes a future only when awaited: `IntoFuture` and
+/// not `Future`, as a builder of a client's request is.
+struct Request {
+    wait: Duration,
+    answer: u32,
+}
+
+impl std::future::IntoFuture for Request {
+    type Output = u32;
+    type IntoFuture = std::pin::Pin<Box<dyn Future<Output = u32>>>;
+
+    /// Makes its sleep here, as a builder that starts its work when
+    /// turned into a future does.
+    fn into_future(self) -> Self::IntoFuture {
+        let sleep = time::sleep(self.wait);
+        Box::pin(async move {
+            sleep.await;
+            self.answer
+        })
+    }
+}
+
+/// `timeout` and `timeout_at` take anything `IntoFuture`, as tokio's,
+/// and turn it into its future before making the deadline's timer: a
+/// timer the conversion makes is the older, and wins a tie (`timeout(d,
+/// x)` is `timeout(d, x.into_future())`). Run by the loop, whose task is
+/// polled after each timer: the older timer's wake decides.
+#[test]
+fn timeout_takes_into_future_and_converts_it_first() {
+    let (mut lp, _clock) = setup();
+    let tie = Request {
+        wait: ms(5),
+        answer: 1,
+    };
+    let got = lp.block_on(async { time::timeout(ms(5), tie).await });
+    assert_eq!(got.unwrap(), Ok(1), "the request's timer is the older");
+    assert_eq!(lp.now(), 5);
+
+    let late = Request {
+        wait: ms(9),
+        answer: 2,
+    };
+    let got = lp.block_on(async {
+        let at = Instant::now() + ms(4);
+        time::timeout_at(at, late).await
+    });
+    assert!(got.unwrap().is_err());
+    assert_eq!(lp.now(), 9);
+
+    // Polled by hand, too.
+    let (mut lp, clock) = setup();
+    let quick = Request {
+        wait: ms(2),
+        answer: 3,
+    };
+    let mut t = lp.scope(|| spawn(time::timeout(ms(5), quick)));
+    lp.scope(|| assert_pending!(t.poll()));
+    advance(&mut lp, &clock, 2);
+    lp.scope(|| assert_eq!(assert_ready_ok!(t.poll()), 3));
+}
+
 /// A sleep is a Node timeout created when `sleep` is called: FIFO with
 /// `set_timeout` callbacks of its (rounded-up) duration.
 #[test]

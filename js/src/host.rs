@@ -82,9 +82,11 @@ impl fmt::Display for Thrown {
 impl std::error::Error for Thrown {}
 
 /// A host's own uncaught exception as the loop carries it: the exception
-/// (its `Display`, and its `source()`) and the id of the host whose
-/// JavaScript threw it, so that the loop's uncaught handler gives it to
-/// that host's `uncaughtException` listeners and to no other's.
+/// (its `Display`, and its `source()`, so that the wrapper adds no link
+/// to a chain: the loop's error shows this message and continues with
+/// its source, which would otherwise repeat it) and the id of the host
+/// whose JavaScript threw it, so that the loop's uncaught handler gives
+/// it to that host's `uncaughtException` listeners and to no other's.
 struct Own {
     thrown: Thrown,
     host: u64,
@@ -104,7 +106,7 @@ impl fmt::Debug for Own {
 
 impl std::error::Error for Own {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.thrown)
+        std::error::Error::source(&self.thrown)
     }
 }
 

@@ -113,6 +113,29 @@ fn an_exception_from_the_application_code_is_an_error() {
 }
 
 #[test]
+fn a_programs_uncaught_exception_is_printed_once_by_an_error_chain() {
+    // anyhow and eyre print an error, then each `source()` below it: the
+    // exception's text is in the loop's error already, so no link of the
+    // chain may show it again (the host's wrapper added one that did).
+    let host = QuickJsHost::create_with(Default::default()).unwrap();
+    let mut lp = EventLoop::with_virtual_clock();
+    let e = host.eval_main(&mut lp, "bad.js", "null.x").unwrap_err();
+    let mut chain = vec![e.to_string()];
+    let mut next = std::error::Error::source(&e);
+    while let Some(s) = next {
+        chain.push(s.to_string());
+        next = s.source();
+    }
+    assert!(chain[0].contains("TypeError"), "{chain:?}");
+    for (i, later) in chain.iter().enumerate().skip(1) {
+        assert!(
+            chain[..i].iter().all(|m| !m.contains(later.as_str())),
+            "{chain:?}"
+        );
+    }
+}
+
+#[test]
 fn an_exited_host_leaves_nothing_on_the_loop() {
     // process.exit: the interval, a pending timeout, an unrefed one and an
     // immediate leave the loop, so the application's own run ends.

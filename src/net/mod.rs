@@ -54,7 +54,8 @@
 //! and `recv_from`), with inherent `read`, `write` and `write_all`.
 //! [`AsyncSource`] is tokio's `AsyncFd` for a mio source: its
 //! `async_io(interest, op)` tries `op` and waits for readiness only when
-//! `op` says `WouldBlock`.
+//! `op` says `WouldBlock`, and `into_inner` deregisters the source and
+//! gives it back.
 //!
 //! # Readiness and the `try_` operations
 //!
@@ -276,7 +277,20 @@ struct Inner<S> {
     /// (`set_ref(false)`, Node's `unref()`): applied to the handle when it
     /// is registered, and at once to a registered one.
     refed: Cell<bool>,
+    /// Its owner may take the source back
+    /// ([`into_inner`](Registration::into_inner)): registering it makes
+    /// sure its loop has a [`NetRegistry`] to deregister it with.
+    reclaimable: bool,
 }
+
+/// A clone of a loop's mio registry, made by the first registration of a
+/// source that may be taken back ([`Registration::into_inner`]): a
+/// source given back must be deregistered at once (it may be registered
+/// again at once, or closed), where the loop may not be lent (inside a
+/// callback, or away from the loop). One descriptor per loop, dropped
+/// with the loop's layers when the loop goes.
+#[derive(Default)]
+struct NetRegistry(RefCell<Option<Rc<mio::Registry>>>);
 
 /// One direction of a socket.
 struct Side {
@@ -566,7 +580,20 @@ impl<S, F> Drop for Wait<S, F> {
 
 impl<S: mio::event::Source + 'static> Registration<S> {
     /// Registers `source` with the current loop (at its next flush point).
+    #[track_caller]
     fn new(source: S, interest: mio::Interest) -> Registration<S> {
+        Registration::with(source, interest, false)
+    }
+
+    /// [`new`](Self::new), for a source its owner may take back with
+    /// [`into_inner`](Self::into_inner).
+    #[track_caller]
+    fn reclaimable(source: S, interest: mio::Interest) -> Registration<S> {
+        Registration::with(source, interest, true)
+    }
+
+    #[track_caller]
+    fn with(source: S, interest: mio::Interest, reclaimable: bool) -> Registration<S> {
         let shared = current_shared();
         let inner = Rc::new(Inner {
             shared: shared.clone(),
@@ -581,6 +608,7 @@ impl<S: mio::event::Source + 'static> Registration<S> {
             collecting: Cell::new(false),
             wants: Cell::new(0),
             refed: Cell::new(true),
+            reclaimable,
         });
         // The queued registration holds the state weakly: a socket dropped
         // before it runs is closed at once (the last `Rc`), not kept open
@@ -594,6 +622,47 @@ impl<S: mio::event::Source + 'static> Registration<S> {
             unrun.disarm();
         });
         Registration { inner }
+    }
+
+    /// Deregisters the source now and gives it back: nothing of the loop's
+    /// refers to it any more, so it may be registered again at once (with
+    /// this loop or another poller) or closed. The loop's handle of it is
+    /// closed at the loop's next flush point (at once where the loop can
+    /// be lent); until then an event already collected for it reaches
+    /// nobody (the callback holds this state weakly, and it is gone). A
+    /// registration still queued finds the state gone and does nothing.
+    ///
+    /// # Panics
+    ///
+    /// If an operation's future on the source was leaked (`mem::forget`):
+    /// it holds the source's state, so the source cannot be taken out.
+    fn into_inner(self) -> S {
+        debug_assert!(self.inner.reclaimable, "made by Registration::reclaimable");
+        let inner = self.inner.clone();
+        // With its handle taken, the drop marks the registration dropped
+        // and wakes what waits, and closes nothing.
+        let handle = inner.handle.take();
+        drop(self);
+        if let Some(h) = handle
+            && !inner.shared.closed.get()
+        {
+            // A loop that is gone took its poller, and with it the source's
+            // registration, along.
+            let registry = inner.shared.layer::<NetRegistry>().0.borrow().clone();
+            let registry =
+                registry.expect("a registered reclaimable source's loop has its registry");
+            let _ = registry.deregister(&mut *borrow_source(&inner.source));
+            inner
+                .shared
+                .run_now_or_defer(move |lp| lp.close_deregistered_io(h));
+        }
+        match Rc::try_unwrap(inner) {
+            Ok(inner) => inner.source.into_inner(),
+            Err(_) => panic!(
+                "AsyncSource::into_inner: a future of an operation on the source was leaked \
+                 (std::mem::forget), and holds the source"
+            ),
+        }
     }
 
     /// Whether the socket keeps its loop alive.
@@ -916,13 +985,29 @@ impl<S: mio::event::Source + 'static> Inner<S> {
         if self.dropped.get() {
             return;
         }
+        if self.reclaimable
+            && let Err(e) = self.keep_registry(lp)
+        {
+            *self.failed.borrow_mut() = Some(e);
+            self.on_ready(Readiness {
+                error: true,
+                ..Readiness::default()
+            });
+            return;
+        }
         // Dropped with the callback, when the loop lets go of it (the
         // socket deregistered, or the loop dropped): wakes what waits.
         let me = WakeWhenReleased(Rc::downgrade(self));
         let cb: uv::IoCb<EventLoop> = Box::new(move |lp, _, _, r| {
-            if let Some(me) = me.0.upgrade() {
+            if me.0.strong_count() > 0 {
+                // The state is held while `on_ready` runs, not while the
+                // scope's ticks and microtasks (the polls of the tasks it
+                // woke) run after it: a task there may take the source
+                // back (`into_inner`), which needs the state's only `Rc`.
                 lp.callback_scope(CallbackKind::Io, &mut |_| {
-                    me.on_ready(r);
+                    if let Some(me) = me.0.upgrade() {
+                        me.on_ready(r);
+                    }
                     Ok(())
                 });
             }
@@ -944,6 +1029,20 @@ impl<S: mio::event::Source + 'static> Inner<S> {
                 });
             }
         }
+    }
+
+    /// Makes sure the loop has its [`NetRegistry`] (made at the first
+    /// registration of a reclaimable source): failing that (out of
+    /// descriptors), the source is not registered, as if the poller had
+    /// refused it, so that [`Registration::into_inner`] can always
+    /// deregister what is registered.
+    fn keep_registry(&self, lp: &EventLoop) -> io::Result<()> {
+        let layer = self.shared.layer::<NetRegistry>();
+        if layer.0.borrow().is_none() {
+            let registry = lp.io_registry_clone()?;
+            *layer.0.borrow_mut() = Some(Rc::new(registry));
+        }
+        Ok(())
     }
 
     fn on_ready(&self, r: Readiness) {

@@ -18,7 +18,8 @@ use super::{Dir, Registration};
 /// waits, for the source's next readiness event in the loop's poll phase,
 /// and then it is tried again. The source is a refed handle of its loop,
 /// as a [`TcpStream`](super::TcpStream) is (the loop stays alive while it
-/// exists), and is deregistered when dropped. What `timerloop::net`'s
+/// exists), and is deregistered when dropped (or taken back with
+/// [`into_inner`](Self::into_inner)). What `timerloop::net`'s
 /// module docs say of sockets holds for it: an operation that would wait
 /// once the loop is gone fails instead.
 ///
@@ -83,6 +84,7 @@ impl<S: mio::event::Source + 'static> AsyncSource<S> {
     /// # Panics
     ///
     /// If no loop is current on this thread.
+    #[track_caller]
     pub fn new(source: S) -> AsyncSource<S> {
         AsyncSource::with_interest(source, Interest::READABLE | Interest::WRITABLE)
     }
@@ -113,10 +115,53 @@ impl<S: mio::event::Source + 'static> AsyncSource<S> {
     /// # Panics
     ///
     /// If no loop is current on this thread.
+    #[track_caller]
     pub fn with_interest(source: S, interest: Interest) -> AsyncSource<S> {
         AsyncSource {
-            io: Registration::new(source, interest),
+            io: Registration::reclaimable(source, interest),
         }
+    }
+
+    /// Deregisters the source from its loop and gives it back, as tokio's
+    /// `AsyncFd::into_inner`: the loop no longer watches it, so it can be
+    /// registered again at once (a new `AsyncSource`, on this loop or
+    /// another) or handed to other code. That works wherever it is called
+    /// (a task, a callback, away from the loop), because the loop keeps a
+    /// clone of its poller's registry for it, made at the first
+    /// registration of an `AsyncSource` on the loop (one more descriptor
+    /// per loop, closed with the loop). The loop lets go of its handle of
+    /// the source at its next flush point (at once in a task), so a loop
+    /// with nothing else to do ends then.
+    ///
+    /// ```
+    /// use std::io::{Read, Write};
+    /// use timerloop::{EventLoop, mio::Interest, net::AsyncSource};
+    /// let mut lp = EventLoop::new();
+    /// let (a, b) = mio::net::UnixStream::pair().unwrap();
+    /// let got = lp
+    ///     .block_on(async move {
+    ///         let a = AsyncSource::new(a);
+    ///         a.async_io(Interest::WRITABLE, |s| s.write(b"one")).await?;
+    ///         let mut a = a.into_inner(); // a plain mio stream again
+    ///         a.write_all(b" two")?;
+    ///         let b = AsyncSource::new(b);
+    ///         let mut buf = [0; 16];
+    ///         let n = b.async_io(Interest::READABLE, |s| s.read(&mut buf)).await?;
+    ///         let b = AsyncSource::new(b.into_inner()); // registered again at once
+    ///         drop(b);
+    ///         std::io::Result::Ok(buf[..n].to_vec())
+    ///     })
+    ///     .unwrap()
+    ///     .unwrap();
+    /// assert_eq!(got, b"one two");
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// If the future of an operation on the source was leaked
+    /// (`std::mem::forget`): it holds the source.
+    pub fn into_inner(self) -> S {
+        self.io.into_inner()
     }
 
     /// The source, borrowed (for its addresses and options). Let the

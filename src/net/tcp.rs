@@ -124,6 +124,7 @@ impl TcpListener {
     /// # Panics
     ///
     /// If no loop is current on this thread.
+    #[track_caller]
     pub fn from_std(listener: std::net::TcpListener) -> io::Result<TcpListener> {
         listener.set_nonblocking(true)?;
         Ok(TcpListener::from_mio(mio::net::TcpListener::from_std(
@@ -131,6 +132,7 @@ impl TcpListener {
         )))
     }
 
+    #[track_caller]
     fn from_mio(l: mio::net::TcpListener) -> TcpListener {
         TcpListener {
             io: Registration::new(l, mio::Interest::READABLE),
@@ -404,6 +406,7 @@ impl fmt::Debug for TcpStream {
 }
 
 impl TcpStream {
+    #[track_caller]
     fn from_mio(s: mio::net::TcpStream) -> TcpStream {
         TcpStream {
             io: Registration::new(s, mio::Interest::READABLE | mio::Interest::WRITABLE),
@@ -494,6 +497,7 @@ impl TcpStream {
     /// let s = lp.scope(|| TcpStream::from_std(std_stream)).unwrap();
     /// assert_eq!(s.peer_addr().unwrap(), listener.local_addr().unwrap());
     /// ```
+    #[track_caller]
     pub fn from_std(stream: std::net::TcpStream) -> io::Result<TcpStream> {
         stream.set_nonblocking(true)?;
         Ok(TcpStream::from_mio(mio::net::TcpStream::from_std(stream)))

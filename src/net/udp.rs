@@ -90,6 +90,7 @@ impl UdpSocket {
     /// # Panics
     ///
     /// If no loop is current on this thread.
+    #[track_caller]
     pub fn from_std(socket: std::net::UdpSocket) -> io::Result<UdpSocket> {
         socket.set_nonblocking(true)?;
         Ok(UdpSocket {

@@ -79,7 +79,21 @@ pub type Body = Rc<[Stmt]>;
 
 /// One statement of a timer script.
 ///
-/// Names are indexes into [`Script::names`].
+/// Names are indexes into [`Script::names`]. `#[non_exhaustive]`: the
+/// language may gain statements, so a match needs a wildcard arm.
+///
+/// ```compile_fail,E0004
+/// use timerloop::script::parse::Stmt;
+/// fn has_body(s: &Stmt) -> bool {
+///     match s {
+///         Stmt::Log(_) | Stmt::Throw(_) | Stmt::Clear(_) | Stmt::Refresh(_) | Stmt::Ref(_) => false,
+///         Stmt::Unref(_) | Stmt::HasRef(_) | Stmt::Block(_) | Stmt::Sleep(_) => false,
+///         Stmt::Yield | Stmt::Check => false,
+///         Stmt::Timeout { .. } | Stmt::Interval { .. } | Stmt::Immediate { .. } => true,
+///         Stmt::Tick(_) | Stmt::Microtask(_) | Stmt::Io(_) | Stmt::Nth(..) | Stmt::Task(_) => true,
+///     } // error: `_` not covered
+/// }
+/// ```
 ///
 /// # Examples
 ///
@@ -90,6 +104,7 @@ pub type Body = Rc<[Stmt]>;
 /// assert!(matches!(s.body[1], Stmt::Clear(0)));
 /// ```
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Stmt {
     /// `log WORD`: print WORD on a line of its own.
     Log(Rc<str>),
@@ -218,7 +233,18 @@ enum Where {
     Task,
 }
 
-/// Which kind of handle a name holds.
+/// Which kind of handle a name holds (`#[non_exhaustive]`: a match
+/// needs a wildcard arm).
+///
+/// ```compile_fail,E0004
+/// use timerloop::script::parse::NameKind;
+/// fn is_timer(k: NameKind) -> bool {
+///     match k {
+///         NameKind::Timer => true,
+///         NameKind::Immediate => false,
+///     } // error: `_` not covered
+/// }
+/// ```
 ///
 /// # Examples
 ///
@@ -229,6 +255,7 @@ enum Where {
 /// assert_eq!(s.names[1].kind, NameKind::Timer); // bound by no statement
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum NameKind {
     /// A timeout or an interval (also the kind of a name no statement binds).
     Timer,
@@ -236,16 +263,23 @@ pub enum NameKind {
     Immediate,
 }
 
-/// An interned name of a script.
+/// An interned name of a script, made by [`parse`] (`#[non_exhaustive]`:
+/// its fields can be read, and it can gain more).
+///
+/// ```compile_fail,E0639
+/// use timerloop::script::parse::{NameInfo, NameKind};
+/// let n = NameInfo { name: "t".into(), kind: NameKind::Timer };
+/// ```
 ///
 /// # Examples
 ///
 /// ```
-/// use timerloop::script::parse::{NameInfo, NameKind, parse};
+/// use timerloop::script::parse::{NameKind, parse};
 /// let s = parse("x.tl", "timeout t 1 { }").unwrap();
-/// assert_eq!(s.names, [NameInfo { name: "t".into(), kind: NameKind::Timer }]);
+/// assert_eq!((s.names[0].name.as_str(), s.names[0].kind), ("t", NameKind::Timer));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct NameInfo {
     /// The name as written in the script.
     pub name: String,
@@ -255,6 +289,25 @@ pub struct NameInfo {
 
 /// A parsed timer script.
 ///
+/// `#[non_exhaustive]`: a script can gain fields without a breaking
+/// change. One is made by [`parse`]; to build one by hand (for a test
+/// of an interpreter, say), start from [`Script::default`], the empty
+/// script, and set its fields:
+///
+/// ```
+/// use timerloop::script::parse::{Script, Stmt, parse};
+/// let mut s = Script::default();
+/// s.body = vec![Stmt::Log("hi".into())].into();
+/// assert_eq!(s, parse("x.tl", "log hi").unwrap());
+/// ```
+///
+/// A struct expression does not compile outside the crate:
+///
+/// ```compile_fail,E0639
+/// use timerloop::script::parse::Script;
+/// let s = Script { body: Vec::new().into(), names: Vec::new(), virtual_only: false };
+/// ```
+///
 /// # Examples
 ///
 /// ```
@@ -263,7 +316,8 @@ pub struct NameInfo {
 /// assert!(s.virtual_only);
 /// assert_eq!((s.body.len(), s.names.len()), (1, 1));
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
 pub struct Script {
     /// The top-level statements.
     pub body: Body,
@@ -293,7 +347,13 @@ impl Script {
 
 /// Why a script could not be parsed, and where.
 ///
-/// Displays as `FILE:LINE:COL: message`.
+/// Displays as `FILE:LINE:COL: message`. Made by [`parse`] only
+/// (`#[non_exhaustive]`: its fields can be read, and it can gain more).
+///
+/// ```compile_fail,E0639
+/// use timerloop::script::parse::ParseError;
+/// let e = ParseError { file: "f.tl".into(), line: 1, col: 1, message: "m".into() };
+/// ```
 ///
 /// # Examples
 ///
@@ -304,6 +364,7 @@ impl Script {
 /// assert!(err.to_string().starts_with("bad.tl:2:"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ParseError {
     /// The file name given to [`parse`].
     pub file: String,

@@ -574,6 +574,35 @@ pub struct ReleaseError {
     held: u64,
 }
 
+impl ReleaseError {
+    /// How many tokens the refused [`Semaphore::release`] asked to give
+    /// back.
+    ///
+    /// ```
+    /// use timerloop::sync::Semaphore;
+    /// let sem = Semaphore::new(4);
+    /// sem.try_acquire(1).unwrap().forget();
+    /// let err = sem.release(3).unwrap_err();
+    /// assert_eq!((err.released(), err.held()), (3, 1));
+    /// ```
+    pub fn released(&self) -> u64 {
+        self.released
+    }
+
+    /// How many tokens forgotten permits held then: the most that
+    /// release could have given back.
+    ///
+    /// ```
+    /// use timerloop::sync::Semaphore;
+    /// let sem = Semaphore::new(2);
+    /// let err = sem.release(1).unwrap_err();
+    /// assert_eq!(err.held(), 0); // nothing forgotten
+    /// ```
+    pub fn held(&self) -> u64 {
+        self.held
+    }
+}
+
 impl fmt::Display for ReleaseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -637,6 +666,20 @@ impl<'a> Permit<'a> {
     pub fn forget(mut self) {
         self.sem.disown(std::mem::take(&mut self.n));
     }
+
+    /// How many tokens the permit holds (tokio's name): what it gives back
+    /// when dropped.
+    ///
+    /// ```
+    /// use timerloop::sync::Semaphore;
+    /// let sem = Semaphore::new(3);
+    /// let p = sem.try_acquire(2).unwrap();
+    /// assert_eq!(p.num_permits(), 2);
+    /// assert_eq!(sem.try_acquire(0).unwrap().num_permits(), 0);
+    /// ```
+    pub fn num_permits(&self) -> u64 {
+        self.n
+    }
 }
 
 impl Drop for Permit<'_> {
@@ -694,6 +737,19 @@ impl OwnedPermit {
     /// ```
     pub fn forget(mut self) {
         self.sem.disown(std::mem::take(&mut self.n));
+    }
+
+    /// How many tokens the permit holds; see [`Permit::num_permits`].
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use timerloop::sync::Semaphore;
+    /// let sem = Arc::new(Semaphore::new(3));
+    /// let p = sem.clone().try_acquire_owned(3).unwrap();
+    /// assert_eq!(p.num_permits(), 3);
+    /// ```
+    pub fn num_permits(&self) -> u64 {
+        self.n
     }
 }
 

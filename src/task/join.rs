@@ -45,6 +45,9 @@ pub(super) enum Repr {
 /// [`JoinError::into_panic`] (the first clone to take it has it).
 pub(super) struct Panicked {
     msg: String,
+    /// Whether the payload was a string (`msg` is then its text, not a
+    /// stand-in), for `Display`, which quotes only a real message.
+    text: bool,
     payload: Mutex<Option<Box<dyn Any + Send>>>,
 }
 
@@ -69,8 +72,10 @@ impl Drop for Panicked {
 impl Repr {
     fn panicked(payload: Box<dyn Any + Send>) -> Repr {
         let msg = crate::timers::panic_message(&*payload);
+        let text = payload.is::<&str>() || payload.is::<String>();
         Repr::Panic(Arc::new(Panicked {
             msg,
+            text,
             payload: Mutex::new(Some(payload)),
         }))
     }
@@ -273,15 +278,59 @@ impl fmt::Debug for JoinError {
 }
 
 impl fmt::Display for JoinError {
+    /// What happened to which task, as tokio's words it: `task 3 was
+    /// cancelled`, `task 3 panicked with message "boom"` (the message
+    /// quoted and escaped as `{:?}` does), or `task 3 panicked` for a
+    /// payload that is not a string. The [`Id`] is the task's number in
+    /// its loop's spawns, so the text is the same on every run.
+    ///
+    /// ```
+    /// use timerloop::EventLoop;
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let aborted = lp.spawn(std::future::pending::<()>());
+    /// let boom = lp.spawn(async { panic!("boom") });
+    /// let odd = lp.spawn(async { std::panic::panic_any(7u8) });
+    /// aborted.abort();
+    /// let [a, b, c] = lp.block_on(async { [aborted.await, boom.await, odd.await] }).unwrap();
+    /// assert_eq!(a.unwrap_err().to_string(), "task 1 was cancelled");
+    /// assert_eq!(b.unwrap_err().to_string(), r#"task 2 panicked with message "boom""#);
+    /// assert_eq!(c.unwrap_err().to_string(), "task 3 panicked");
+    /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.repr {
-            Repr::Cancelled => f.write_str("the task was aborted"),
-            Repr::Panic(p) => write!(f, "the task panicked: {}", p.msg),
+            Repr::Cancelled => write!(f, "task {} was cancelled", self.id),
+            Repr::Panic(p) if p.text => {
+                write!(f, "task {} panicked with message {:?}", self.id, p.msg)
+            }
+            Repr::Panic(_) => write!(f, "task {} panicked", self.id),
         }
     }
 }
 
 impl std::error::Error for JoinError {}
+
+impl From<JoinError> for std::io::Error {
+    /// An error of kind [`Other`](std::io::ErrorKind::Other) that wraps
+    /// the `JoinError`, as tokio's: `handle.await?` works in a function
+    /// returning `io::Result`, and the `JoinError` can be taken back out
+    /// with [`downcast`](std::io::Error::downcast).
+    ///
+    /// ```
+    /// use timerloop::{EventLoop, task::{self, JoinError}};
+    /// async fn worker() -> std::io::Result<u32> {
+    ///     let n = task::spawn(async { panic!("boom") }).await?; // JoinError into io::Error
+    ///     Ok(n)
+    /// }
+    /// let mut lp = EventLoop::with_virtual_clock();
+    /// let e = lp.block_on(worker()).unwrap().unwrap_err();
+    /// assert_eq!(e.kind(), std::io::ErrorKind::Other);
+    /// let join: JoinError = e.downcast().unwrap();
+    /// assert_eq!(join.panic_message().as_deref(), Some("boom"));
+    /// ```
+    fn from(e: JoinError) -> std::io::Error {
+        std::io::Error::other(e)
+    }
+}
 
 /// The loop's join states, one per task whose handle (or an
 /// [`AbortHandle`] of it) is still there, in one arena: a spawn allocates
@@ -783,6 +832,18 @@ impl<T> JoinHandle<T> {
     /// assert!(err.is_cancelled());
     /// assert_eq!(lp.now(), 100);
     /// ```
+    ///
+    /// `#[must_use]`, as tokio's: the handle does nothing unless kept
+    /// and [`abort`](AbortHandle::abort)ed (to abort now, call
+    /// [`abort`](Self::abort)).
+    ///
+    /// ```compile_fail
+    /// #![deny(unused_must_use)]
+    /// let mut lp = timerloop::EventLoop::with_virtual_clock();
+    /// let h = lp.spawn(async {});
+    /// h.abort_handle(); // error: unused `AbortHandle`; this aborts nothing
+    /// ```
+    #[must_use = "an AbortHandle does nothing unless `abort` is called on it"]
     pub fn abort_handle(&self) -> AbortHandle {
         AbortHandle::counted(&self.joins, self.join, self.key, self.id, &self.shared)
     }
@@ -1012,6 +1073,57 @@ impl Drop for AbortHandle {
         self.joins.drop_abort(self.join);
     }
 }
+
+// Unwind safety, as tokio's handles have it: a handle shares its task's
+// join state with the loop (`Rc`s of `RefCell`s, which make it
+// `!UnwindSafe` by default), but a panic never leaves that state half
+// changed. Each operation changes it whole under one borrow and runs the
+// user's code (a waker's `wake` or drop, an output's or a payload's drop)
+// only after the borrow is released; a panic inside a borrow (a waker's
+// `clone` in `poll`) releases it as it unwinds, and every state the
+// operation may have written by then is a state the handle knows. So a
+// handle used after `catch_unwind` caught a panic sees the task as it
+// is, with nothing broken. Neither impl needs a bound on `T`: the output
+// is reached only by polling the handle, which hands it over whole.
+
+/// A [`JoinHandle`] may cross [`catch_unwind`](std::panic::catch_unwind)
+/// without `AssertUnwindSafe`, as tokio's: a panic leaves its task's
+/// state consistent.
+///
+/// ```
+/// use timerloop::EventLoop;
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let h = lp.spawn(std::future::pending::<()>());
+/// let caught = std::panic::catch_unwind(|| {
+///     h.abort();
+///     panic!("after the abort");
+/// });
+/// assert!(caught.is_err());
+/// assert!(lp.block_on(h).unwrap().unwrap_err().is_cancelled());
+/// ```
+impl<T> std::panic::UnwindSafe for JoinHandle<T> {}
+
+/// As `UnwindSafe`, above: a panic leaves the task's state consistent.
+impl<T> std::panic::RefUnwindSafe for JoinHandle<T> {}
+
+/// An [`AbortHandle`] may cross [`catch_unwind`](std::panic::catch_unwind)
+/// without `AssertUnwindSafe`, as tokio's: a panic leaves its task's
+/// state consistent.
+///
+/// ```
+/// use timerloop::EventLoop;
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let stop = lp.spawn(std::future::pending::<()>()).abort_handle();
+/// let caught = std::panic::catch_unwind(|| {
+///     stop.abort();
+///     panic!("after the abort");
+/// });
+/// assert!(caught.is_err() && stop.is_finished());
+/// ```
+impl std::panic::UnwindSafe for AbortHandle {}
+
+/// As `UnwindSafe`, above: a panic leaves the task's state consistent.
+impl std::panic::RefUnwindSafe for AbortHandle {}
 
 impl fmt::Debug for AbortHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -199,6 +199,7 @@ impl<T: 'static> JoinSet<T> {
     ///
     /// With no current loop on this thread, as
     /// [`task::spawn`](super::spawn).
+    #[track_caller]
     pub fn spawn<F>(&mut self, future: F) -> AbortHandle
     where
         F: Future<Output = T> + 'static,
@@ -229,6 +230,7 @@ impl<T: 'static> JoinSet<T> {
     /// # Panics
     ///
     /// As [`spawn`](Self::spawn): with no current loop on this thread.
+    #[track_caller]
     pub fn spawn_local<F>(&mut self, future: F) -> AbortHandle
     where
         F: Future<Output = T> + 'static,
@@ -624,6 +626,7 @@ where
     ///     .unwrap();
     /// assert_eq!(n, 5);
     /// ```
+    #[track_caller]
     fn from_iter<I: IntoIterator<Item = F>>(iter: I) -> Self {
         let mut set = JoinSet::new();
         set.extend(iter);
@@ -649,6 +652,7 @@ where
     ///     .unwrap();
     /// assert_eq!(all.len(), 2);
     /// ```
+    #[track_caller]
     fn extend<I: IntoIterator<Item = F>>(&mut self, iter: I) {
         for f in iter {
             self.spawn(f);

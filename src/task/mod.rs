@@ -386,6 +386,7 @@ pub fn yield_now() -> YieldNow {
 /// # Panics
 ///
 /// Outside a task (in a callback, or with no loop): see [`try_id`].
+#[track_caller]
 pub fn id() -> Id {
     try_id().expect("task::id called outside a task (try_id says None there)")
 }
@@ -452,6 +453,7 @@ pub fn try_id() -> Option<Id> {
 ///
 /// With no current loop on this thread (outside [`EventLoop::run`],
 /// `block_on`, a task, a callback and [`EventLoop::scope`]).
+#[track_caller]
 pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
 where
     F: Future + 'static,
@@ -481,6 +483,7 @@ where
 /// # Panics
 ///
 /// As [`spawn`]: with no current loop on this thread.
+#[track_caller]
 pub fn spawn_local<F>(future: F) -> JoinHandle<F::Output>
 where
     F: Future + 'static,

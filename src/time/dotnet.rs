@@ -421,6 +421,7 @@ impl Timer {
     ///
     /// If no loop is current on this thread.
     #[must_use = "dropping the last handle disposes the timer: keep one while it should fire"]
+    #[track_caller]
     pub fn new<F>(callback: F, due: Option<Duration>, period: Option<Duration>) -> Timer
     where
         F: FnMut(&mut EventLoop, &Timer) + 'static,
@@ -689,6 +690,7 @@ impl PeriodicTimer {
     /// # Panics
     ///
     /// If no loop is current on this thread.
+    #[track_caller]
     pub fn new(period: Duration) -> Result<PeriodicTimer, InvalidPeriod> {
         InvalidPeriod::check(period)?;
         let ticks = Rc::new(Ticks::default());

@@ -439,6 +439,7 @@ impl Timer {
     /// # Panics
     ///
     /// If no loop is current on this thread.
+    #[track_caller]
     pub fn new(d: Duration) -> Timer {
         let entry = Rc::new(TimerEntry {
             core: Core::new(current_shared()),
@@ -653,6 +654,7 @@ impl Drop for Timer {
 /// # Panics
 ///
 /// If no loop is current on this thread.
+#[track_caller]
 pub fn after(d: Duration) -> After {
     After {
         timer: Timer::new(d),
@@ -850,6 +852,7 @@ impl Ticker {
     /// # Panics
     ///
     /// If no loop is current on this thread.
+    #[track_caller]
     pub fn new(period: Duration) -> Result<Ticker, InvalidPeriod> {
         let ms = InvalidPeriod::check(period)?;
         let entry = Rc::new(TickerEntry {
@@ -1122,6 +1125,7 @@ impl FuncEntry {
 /// # Panics
 ///
 /// If no loop is current on this thread.
+#[track_caller]
 pub fn after_func(d: Duration, f: impl FnMut(&mut EventLoop) + 'static) -> AfterFunc {
     let entry = Rc::new(FuncEntry {
         core: Core::new(current_shared()),

@@ -128,6 +128,7 @@ pub struct Interval {
 /// # Panics
 ///
 /// If `period` is zero, and if no loop is current on this thread.
+#[track_caller]
 pub fn interval(period: Duration) -> Interval {
     interval_at(Instant::now(), period)
 }
@@ -155,6 +156,7 @@ pub fn interval(period: Duration) -> Interval {
 /// # Panics
 ///
 /// If `period` is zero, and if no loop is current on this thread.
+#[track_caller]
 pub fn interval_at(start: Instant, period: Duration) -> Interval {
     assert!(period > Duration::ZERO, "`period` must be non-zero.");
     Interval {

@@ -34,7 +34,9 @@
 //! - These functions work wherever a loop is current on the thread (in
 //!   `run`, `block_on`, spawned tasks, callbacks and
 //!   [`EventLoop::scope`](crate::EventLoop::scope)); elsewhere they panic
-//!   with a message that says so, as tokio's do.
+//!   with a message that says so, reported at the caller's line (they are
+//!   `#[track_caller]`, as are `task::spawn`, the [`go`] and [`dotnet`]
+//!   constructors and `net`'s), as tokio's do.
 //! - **Long sleeps** (beyond Node's 2^31-1 ms limit) are long timers, as
 //!   `set_timeout` of such a `Duration` is: one timeout of the whole
 //!   length (up to [`LONG_MAX_MS`](crate::LONG_MAX_MS); beyond, in legs),
@@ -98,7 +100,7 @@ pub use interval::{Interval, MissedTickBehavior, interval, interval_at};
 pub use sleep::{Immediate, Sleep, immediate, sleep, sleep_until};
 
 use std::fmt;
-use std::future::Future;
+use std::future::{Future, IntoFuture};
 use std::ops::{Add, AddAssign, Sub, SubAssign};
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -156,6 +158,7 @@ impl Instant {
     /// # Panics
     ///
     /// If no loop is current on this thread.
+    #[track_caller]
     pub fn now() -> Instant {
         Instant {
             ms: current_shared().now_ms(),
@@ -225,6 +228,22 @@ impl Instant {
         self.duration_since(earlier)
     }
 
+    /// The time from `earlier` to `self`, or `None` if `earlier` is
+    /// later (tokio's and std's): where [`duration_since`](Self::duration_since)
+    /// says zero, this tells an instant in the future from the same one.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use timerloop::time::Instant;
+    /// let (a, b) = (Instant::from_millis(3), Instant::from_millis(5));
+    /// assert_eq!(b.checked_duration_since(a), Some(Duration::from_millis(2)));
+    /// assert_eq!(a.checked_duration_since(a), Some(Duration::ZERO));
+    /// assert_eq!(a.checked_duration_since(b), None);
+    /// ```
+    pub fn checked_duration_since(&self, earlier: Instant) -> Option<Duration> {
+        self.ms.checked_sub(earlier.ms).map(Duration::from_millis)
+    }
+
     /// The time elapsed since `self` on the current loop's clock.
     ///
     /// ```
@@ -238,6 +257,7 @@ impl Instant {
     /// # Panics
     ///
     /// If no loop is current on this thread.
+    #[track_caller]
     pub fn elapsed(&self) -> Duration {
         Instant::now().duration_since(*self)
     }
@@ -509,7 +529,12 @@ impl<F: Future> Future for Timeout<F> {
 
 /// Requires `future` to complete within `duration` (its deadline is fixed
 /// now): a future of `Result<F::Output, Elapsed>`. This is also the
-/// acquire-with-timeout of anything awaitable.
+/// acquire-with-timeout of anything awaitable: `future` is anything
+/// [`IntoFuture`] (a future, or a request builder that becomes one when
+/// awaited), as tokio's. It is turned into its future first, then the
+/// deadline's timer is made, so `timeout(d, x)` is `timeout(d,
+/// x.into_future())`: a timer that `into_future` makes is the older and
+/// wins a tie with the deadline (see [`Timeout`]).
 ///
 /// ```
 /// use std::time::Duration;
@@ -531,17 +556,39 @@ impl<F: Future> Future for Timeout<F> {
 /// [`Duration::MAX`] never elapses on a real clock; on a virtual clock it
 /// elapses at the end of loop time, as a [`sleep`] of it does.
 ///
+/// A type that is only [`IntoFuture`]:
+///
+/// ```
+/// use std::future::{IntoFuture, Ready, ready};
+/// use std::time::Duration;
+/// use timerloop::{EventLoop, time};
+/// struct Query(u32);
+/// impl IntoFuture for Query {
+///     type Output = u32;
+///     type IntoFuture = Ready<u32>;
+///     fn into_future(self) -> Ready<u32> {
+///         ready(self.0 * 2)
+///     }
+/// }
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let got = lp.block_on(async { time::timeout(Duration::from_millis(5), Query(21)).await });
+/// assert_eq!(got.unwrap(), Ok(42));
+/// ```
+///
 /// # Panics
 ///
 /// If no loop is current on this thread.
-pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
+#[track_caller]
+pub fn timeout<F: IntoFuture>(duration: Duration, future: F) -> Timeout<F::IntoFuture> {
+    let value = future.into_future();
     Timeout {
-        value: future,
+        value,
         delay: sleep(duration),
     }
 }
 
-/// Requires `future` to complete by `deadline`; see [`timeout`].
+/// Requires `future` (anything [`IntoFuture`]) to complete by
+/// `deadline`; see [`timeout`].
 ///
 /// ```
 /// use std::time::Duration;
@@ -561,9 +608,11 @@ pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
 /// # Panics
 ///
 /// If no loop is current on this thread.
-pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
+#[track_caller]
+pub fn timeout_at<F: IntoFuture>(deadline: Instant, future: F) -> Timeout<F::IntoFuture> {
+    let value = future.into_future();
     Timeout {
-        value: future,
+        value,
         delay: sleep_until(deadline),
     }
 }

@@ -81,6 +81,7 @@ impl fmt::Debug for Sleep {
 /// # Panics
 ///
 /// If no loop is current on this thread.
+#[track_caller]
 pub fn sleep(duration: Duration) -> Sleep {
     let ms = ms_ceil(duration).max(1);
     Sleep::new(|now| now.saturating_add(ms))
@@ -110,6 +111,7 @@ pub fn sleep(duration: Duration) -> Sleep {
 /// # Panics
 ///
 /// If no loop is current on this thread.
+#[track_caller]
 pub fn sleep_until(deadline: Instant) -> Sleep {
     Sleep::new(|_| deadline.as_millis())
 }
@@ -119,6 +121,7 @@ impl Sleep {
     /// armed. Its state is made (or taken from the pool) while the current
     /// loop's shared state is borrowed, not cloned; the clock, which may be
     /// the user's, is read after.
+    #[track_caller]
     fn new(deadline: impl FnOnce(u64) -> u64) -> Sleep {
         let entry = with_current_shared(Wakeup::new);
         let now = entry.shared.now_ms();
@@ -319,6 +322,7 @@ impl fmt::Debug for Immediate {
 /// # Panics
 ///
 /// If no loop is current on this thread.
+#[track_caller]
 pub fn immediate() -> Immediate {
     let shared = current_shared();
     let entry = Rc::new(ImmediateEntry {

@@ -319,7 +319,26 @@ impl From<Duration> for Delay {
 ///      Timeout duration was set to 1."
 /// );
 /// ```
-#[derive(Clone, Debug, PartialEq)]
+///
+/// `Eq` and `Hash`, so a handler can keep each distinct warning once:
+///
+/// ```
+/// use std::{cell::RefCell, collections::HashSet, rc::Rc};
+/// use timerloop::{EventLoop, Warning};
+/// let seen: Rc<RefCell<HashSet<Warning>>> = Rc::default();
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let s = seen.clone();
+/// lp.set_warning_handler(move |w| {
+///     s.borrow_mut().insert(w.clone());
+/// });
+/// for _ in 0..3 {
+///     lp.set_timeout(2_147_483_648u64, |_| {}); // the same warning each time
+/// }
+/// lp.set_timeout(f64::INFINITY, |_| {});
+/// lp.run().unwrap();
+/// assert_eq!(seen.borrow().len(), 2);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct Warning {
     /// The warning's name, as Node's (`"TimeoutOverflowWarning"`).

@@ -382,9 +382,16 @@ pub(crate) const WAKEUP_POOL: usize = 1024;
 ///
 /// # Panics
 ///
-/// If no loop is current on this thread.
+/// If no loop is current on this thread, at the caller's location: this
+/// and the functions below are `#[track_caller]`, as is every public
+/// function on the way to them, so that the panic names the user's line
+/// (no closure in between: a closure does not pass the location on).
+#[track_caller]
 pub(crate) fn current_shared() -> Rc<LoopShared> {
-    try_current_shared().unwrap_or_else(|| no_current_loop())
+    match try_current_shared() {
+        Some(shared) => shared,
+        None => no_current_loop(),
+    }
 }
 
 /// Runs `f` with the shared state of the thread's current loop, borrowed
@@ -395,14 +402,17 @@ pub(crate) fn current_shared() -> Rc<LoopShared> {
 /// # Panics
 ///
 /// If no loop is current on this thread.
+#[track_caller]
 pub(crate) fn with_current_shared<R>(f: impl FnOnce(&Rc<LoopShared>) -> R) -> R {
-    STACK.with(|s| match s.borrow().last() {
-        Some(top) => f(top),
+    // The panic is outside the closure, which would be its location.
+    match STACK.with(|s| s.borrow().last().map(f)) {
+        Some(r) => r,
         None => no_current_loop(),
-    })
+    }
 }
 
 #[cold]
+#[track_caller]
 fn no_current_loop() -> ! {
     panic!(
         "there is no current timerloop EventLoop on this thread: call this inside \
@@ -425,10 +435,13 @@ pub(crate) fn thread_exiting() -> bool {
 /// # Panics
 ///
 /// With no current loop on this thread.
+#[track_caller]
 pub(crate) fn with_current_or_held<R>(
     f: impl FnOnce(Result<&mut EventLoop, &Rc<LoopShared>>) -> R,
 ) -> R {
-    let top = try_current_shared().unwrap_or_else(|| no_current_loop());
+    let Some(top) = try_current_shared() else {
+        no_current_loop()
+    };
     match take_lend(&top) {
         Lendable::Yes(ptr) => lent(&top, ptr, |lp| {
             lp.flush_deferred();
@@ -669,14 +682,19 @@ impl EventLoop {
     /// poll that returns with another loop in its place makes the run (or
     /// the `block_on`) panic (see [`run`](Self::run)), and so does a
     /// `scope` whose closure does.
+    #[track_caller]
     pub fn with_current<R>(f: impl FnOnce(&mut EventLoop) -> R) -> R {
-        let no_loop = || -> ! {
+        #[cold]
+        #[track_caller]
+        fn no_loop() -> ! {
             panic!(
                 "EventLoop::with_current: there is no current timerloop EventLoop on this \
                  thread (call it inside a spawned task, block_on or EventLoop::scope)"
             )
+        }
+        let Some(top) = try_current_shared() else {
+            no_loop()
         };
-        let top = try_current_shared().unwrap_or_else(|| no_loop());
         match take_lend(&top) {
             Lendable::Yes(ptr) => lent(&top, ptr, |lp| {
                 lp.flush_deferred();

@@ -165,6 +165,14 @@ impl std::error::Error for AlreadyFatal {}
 /// A callback that returned an error or panicked: Node's "uncaught
 /// exception".
 ///
+/// Its `Display` includes the cause's own message (`uncaught error in a
+/// timeout callback: disk full`), so printing it alone says everything;
+/// [`source()`](std::error::Error::source) therefore continues *below*
+/// the cause, with the cause's own `source()`, as `std::io::Error` does
+/// for an error it wraps: a report that walks the chain (anyhow's,
+/// eyre's) prints each message once. The cause itself is
+/// [`cause`](Self::cause) and [`into_cause`](Self::into_cause).
+///
 /// ```
 /// use timerloop::{CallbackKind, EventLoop};
 /// let mut lp = EventLoop::with_virtual_clock();
@@ -271,10 +279,35 @@ impl fmt::Display for CallbackError {
     }
 }
 
+/// The cause's own source: the cause is in `Display` already (see the
+/// type's docs).
+///
+/// ```
+/// use std::error::Error as _;
+/// use timerloop::{Cause, EventLoop};
+/// #[derive(Debug)]
+/// struct Outer(std::num::ParseIntError);
+/// impl std::fmt::Display for Outer {
+///     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+///         f.write_str("bad config")
+///     }
+/// }
+/// impl std::error::Error for Outer {
+///     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+///         Some(&self.0)
+///     }
+/// }
+/// let mut lp = EventLoop::with_virtual_clock();
+/// lp.set_timeout(1, |_| Err::<(), _>(Outer("x".parse::<u8>().unwrap_err())));
+/// let err = lp.run().unwrap_err().into_callback_error().unwrap();
+/// assert_eq!(err.to_string(), "uncaught error in a timeout callback: bad config");
+/// assert_eq!(err.source().unwrap().to_string(), "invalid digit found in string");
+/// assert!(matches!(err.cause(), Cause::Error(e) if e.to_string() == "bad config"));
+/// ```
 impl std::error::Error for CallbackError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.cause {
-            Cause::Error(e) => Some(&**e),
+            Cause::Error(e) => e.source(),
             Cause::Panic(_) => None,
         }
     }
@@ -312,6 +345,15 @@ pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
 }
 
 /// What running the loop can fail with.
+///
+/// The `Display` of [`Uncaught`](Error::Uncaught) and
+/// [`Poll`](Error::Poll) includes the inner error's message, so printing
+/// the error alone says everything; [`source()`](std::error::Error::source)
+/// therefore continues *below* the inner error, with its own `source()`,
+/// as `std::io::Error` does for an error it wraps: a report that walks
+/// the chain (anyhow's, eyre's) prints each message once. The inner error
+/// itself is [`into_callback_error`](Error::into_callback_error), or the
+/// variant's field.
 ///
 /// ```
 /// use timerloop::{Error, EventLoop};
@@ -382,11 +424,23 @@ impl fmt::Display for Error {
     }
 }
 
+/// The inner error's own source: the inner error is in `Display` already
+/// (see the type's docs).
+///
+/// ```
+/// use std::error::Error as _;
+/// use timerloop::EventLoop;
+/// let mut lp = EventLoop::with_virtual_clock();
+/// lp.set_timeout(1, |_| Err::<(), _>(std::io::Error::other("disk full")));
+/// let err = lp.run().unwrap_err();
+/// assert_eq!(err.to_string(), "uncaught error in a timeout callback: disk full");
+/// assert!(err.source().is_none(), "\"disk full\" has no source of its own");
+/// ```
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Uncaught(e) => Some(e),
-            Error::Poll(e) => Some(e),
+            Error::Uncaught(e) => e.source(),
+            Error::Poll(e) => e.source(),
             Error::Reentrant | Error::Stalled | Error::ThreadExiting => None,
         }
     }

@@ -323,6 +323,21 @@ impl EventLoop {
         let _ = self.uv.io_close_external(key, source);
     }
 
+    /// Closes the handle of a source registered with
+    /// [`register_external_io`](Self::register_external_io) whose owner
+    /// deregistered it already, with a clone of the registry
+    /// ([`io_registry_clone`](Self::io_registry_clone)); nothing if it is
+    /// closed.
+    pub(crate) fn close_deregistered_io(&mut self, key: Key) {
+        let _ = self.uv.io_close_external_deregistered(key);
+    }
+
+    /// A clone of the loop's mio registry (a descriptor of its own, on
+    /// Unix), to deregister a source from where the loop cannot be lent.
+    pub(crate) fn io_registry_clone(&self) -> std::io::Result<mio::Registry> {
+        self.uv.io_registry().try_clone()
+    }
+
     fn io_key(&self, h: IoHandle) -> Result<Key, IoError> {
         if h.loop_id == self.id {
             Ok(h.key)
@@ -575,6 +590,11 @@ pub struct IoEvent {
 /// [`EventLoop::insert_io`] failed: the OS error, and the source, given
 /// back unregistered (never silently dropped).
 ///
+/// Its `Display` includes the OS error's message, so
+/// [`source()`](std::error::Error::source) continues below it, with the
+/// OS error's own `source()` (a chain walked by anyhow or eyre prints
+/// each message once); the OS error itself is the field `error`.
+///
 /// ```
 /// use timerloop::{EventLoop, InsertError, mio};
 /// let mut lp = EventLoop::with_virtual_clock();
@@ -608,13 +628,42 @@ impl<S> fmt::Display for InsertError<S> {
     }
 }
 
+/// The OS error's own source: the OS error is in `Display` already.
+///
+/// ```
+/// use std::error::Error as _;
+/// use std::io;
+/// use timerloop::{EventLoop, mio::{self, Interest, Registry, Token}};
+/// struct Refuses; // a source the OS will not watch
+/// impl mio::event::Source for Refuses {
+///     fn register(&mut self, _: &Registry, _: Token, _: Interest) -> io::Result<()> {
+///         Err(io::Error::other("no room"))
+///     }
+///     fn reregister(&mut self, _: &Registry, _: Token, _: Interest) -> io::Result<()> {
+///         Ok(())
+///     }
+///     fn deregister(&mut self, _: &Registry) -> io::Result<()> {
+///         Ok(())
+///     }
+/// }
+/// let mut lp = EventLoop::with_virtual_clock();
+/// let err = lp.insert_io(Refuses, Interest::READABLE, |_, _, _| {}).unwrap_err();
+/// assert_eq!(err.to_string(), "the I/O source could not be registered: no room");
+/// assert!(err.source().is_none());
+/// assert_eq!(err.error.to_string(), "no room");
+/// ```
 impl<S> std::error::Error for InsertError<S> {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.error)
+        self.error.source()
     }
 }
 
 /// What an operation on a registered source can fail with.
+///
+/// The `Display` of [`Os`](IoError::Os) includes the OS error's message,
+/// so [`source()`](std::error::Error::source) continues below it, with
+/// the OS error's own `source()` (a chain walked by anyhow or eyre prints
+/// each message once); the OS error itself is the variant's field.
 ///
 /// ```
 /// use timerloop::{EventLoop, IoError, mio};
@@ -668,10 +717,20 @@ impl fmt::Display for IoError {
     }
 }
 
+/// The OS error's own source, for [`Os`](IoError::Os): the OS error is in
+/// `Display` already.
+///
+/// ```
+/// use std::error::Error as _;
+/// use timerloop::IoError;
+/// let e = IoError::Os(std::io::Error::from_raw_os_error(9));
+/// assert!(e.to_string().starts_with("the OS refused: "));
+/// assert!(e.source().is_none());
+/// ```
 impl std::error::Error for IoError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            IoError::Os(e) => Some(e),
+            IoError::Os(e) => e.source(),
             _ => None,
         }
     }

@@ -303,6 +303,19 @@ impl MsCache {
 
 /// Why a [`VirtualClock`] refused to move.
 ///
+/// `#[non_exhaustive]`: a match needs a wildcard arm, so that a later
+/// reason is not a breaking change.
+///
+/// ```compile_fail,E0004
+/// use std::time::Duration;
+/// use timerloop::ClockError;
+/// fn now(e: ClockError) -> Duration {
+///     match e {
+///         ClockError::Backwards { now, .. } => now, // error: `_` not covered
+///     }
+/// }
+/// ```
+///
 /// # Examples
 ///
 /// ```
@@ -319,6 +332,7 @@ impl MsCache {
 /// );
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ClockError {
     /// The requested time is before the clock's current time; monotonic
     /// clocks never go backwards.

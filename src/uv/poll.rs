@@ -165,6 +165,25 @@ pub(crate) const DEFAULT_GRACE: Duration = Duration::from_millis(10);
 
 /// What an I/O source is ready for, copied out of a [`mio::event::Event`].
 ///
+/// `#[non_exhaustive]`: a later kind of readiness can be added without a
+/// breaking change. To make one (to call a callback in a test, say),
+/// start from [`Readiness::default`], which is ready for nothing, and set
+/// the fields:
+///
+/// ```
+/// use timerloop::Readiness;
+/// let mut r = Readiness::default();
+/// r.readable = true;
+/// assert!(r.readable && !r.writable);
+/// ```
+///
+/// A struct expression does not compile outside the crate:
+///
+/// ```compile_fail,E0639
+/// use timerloop::Readiness;
+/// let r = Readiness { readable: true, writable: false, error: false, read_closed: false, write_closed: false };
+/// ```
+///
 /// # Examples
 ///
 /// ```
@@ -183,6 +202,7 @@ pub(crate) const DEFAULT_GRACE: Duration = Duration::from_millis(10);
 /// lp.run().unwrap();
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Readiness {
     /// Readable.
     pub readable: bool,
@@ -254,6 +274,12 @@ struct Shared<H, W = Waker> {
 
 /// Why a closure could not be posted to a loop.
 ///
+/// The `Display` of [`Wake`](PostError::Wake) includes the OS error's
+/// message, so [`source()`](std::error::Error::source) continues below
+/// it, with the OS error's own `source()` (a chain walked by anyhow or
+/// eyre prints each message once); the OS error itself is the variant's
+/// field.
+///
 /// # Examples
 ///
 /// ```
@@ -283,11 +309,21 @@ impl fmt::Display for PostError {
     }
 }
 
+/// The OS error's own source, for [`Wake`](PostError::Wake): the OS error
+/// is in `Display` already.
+///
+/// ```
+/// use std::error::Error as _;
+/// use timerloop::PostError;
+/// let e = PostError::Wake(std::io::Error::from_raw_os_error(9));
+/// assert!(e.to_string().starts_with("the loop's waker could not be signalled: "));
+/// assert!(e.source().is_none());
+/// ```
 impl std::error::Error for PostError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             PostError::Closed => None,
-            PostError::Wake(e) => Some(e),
+            PostError::Wake(e) => e.source(),
         }
     }
 }
@@ -526,6 +562,17 @@ impl<H: 'static> Remote<H> {
 /// lp.run().unwrap(); // alive until it is completed (or dropped)
 /// assert!(done.get());
 /// ```
+///
+/// `#[must_use]`: a `Completion` dropped at once (the statement
+/// `lp.completion(cb);`) cancels its request before anything can
+/// complete it, so its callback never runs; the compiler warns.
+///
+/// ```compile_fail
+/// #![deny(unused_must_use)]
+/// let mut lp = timerloop::EventLoop::new();
+/// lp.completion(|_| println!("never runs")); // error: unused `Completion`
+/// ```
+#[must_use = "dropping a Completion cancels its request: its callback never runs"]
 pub struct Completion {
     key: usize,
     done: bool,
@@ -928,6 +975,25 @@ impl<H: Host> Loop<H> {
         }
         let _ = self.io.poll.registry().deregister(source);
         self.close(h, None)
+    }
+
+    /// Closes the handle of a source owned elsewhere that its owner has
+    /// deregistered already (it took the source back, deregistering it
+    /// through a clone of [`io_registry`](Self::io_registry)).
+    ///
+    /// # Errors
+    ///
+    /// As [`Loop::io_close`].
+    pub(crate) fn io_close_external_deregistered(&mut self, h: Handle) -> Result<(), UvError> {
+        if self.io_rec(h)?.1 {
+            return Err(UvError::WrongKind);
+        }
+        self.close(h, None)
+    }
+
+    /// The poller's registry.
+    pub(crate) fn io_registry(&self) -> &mio::Registry {
+        self.io.poll.registry()
     }
 
     /// Sets the I/O grace of a virtual clock (see [`io_poll`]).
