@@ -5168,9 +5168,10 @@
     }
   };
   const kRejection = Symbol.for('nodejs.rejection');
-  // Node's addCatch: a listener's returned thenable, on an emitter that
+  // Node's events.js addCatch (eeAddCatch: EventTarget has its own
+  // addCatch above): a listener's returned thenable, on an emitter that
   // captures rejections, reports its rejection from a tick.
-  function addCatch(ee, promise, type, args) {
+  function eeAddCatch(ee, promise, type, args) {
     if (!ee[kCapture]) return;
     try {
       const then = promise.then;
@@ -5290,11 +5291,11 @@
       if (handler === undefined) return false;
       if (typeof handler === 'function') {
         const result = ReflectApply(handler, this, args);
-        if (result !== undefined && result !== null) addCatch(this, result, type, args);
+        if (result !== undefined && result !== null) eeAddCatch(this, result, type, args);
       } else {
         for (const fn of [...handler]) {
           const result = ReflectApply(fn, this, args);
-          if (result !== undefined && result !== null) addCatch(this, result, type, args);
+          if (result !== undefined && result !== null) eeAddCatch(this, result, type, args);
         }
       }
       return true;
