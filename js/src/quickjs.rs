@@ -27,8 +27,9 @@ use std::time::{Duration, Instant};
 
 use rquickjs::context::EvalOptions;
 use rquickjs::function::This;
+use rquickjs::object::Filter;
 use rquickjs::promise::PromiseState;
-use rquickjs::{Context, Ctx, Function, Object, Persistent, Runtime, Value};
+use rquickjs::{Array, Atom, Context, Ctx, Function, Object, Persistent, Runtime, Value};
 use timerloop::{BoxError, EventLoop};
 
 use crate::engine::{Engine, Kind, Stream, write_std};
@@ -429,6 +430,35 @@ fn install_prelude<'js>(
     native(ctx, &o, "readFile", |path: String| {
         fs_result(std::fs::read_to_string(&path).map(|s| vec![s]))
     })?;
+    // An object's own string keys (only enumerable ones if `enum_only`)
+    // after its first `skip`: a typed array's indices come first, as many
+    // as its length, and are skipped without being made into strings
+    // (for Node's getOwnNonIndexProperties).
+    native(
+        ctx,
+        &o,
+        "ownNames",
+        |c: Ctx<'js>,
+         obj: Object<'js>,
+         skip: usize,
+         enum_only: bool|
+         -> rquickjs::Result<Array<'js>> {
+            let mut filter = Filter::new().string();
+            if enum_only {
+                filter = filter.enum_only();
+            }
+            let out = Array::new(c)?;
+            let mut n = 0;
+            for (i, key) in obj.own_keys::<Atom>(filter).enumerate() {
+                let key = key?;
+                if i >= skip {
+                    out.set(n, key.to_value()?)?;
+                    n += 1;
+                }
+            }
+            Ok(out)
+        },
+    )?;
     native(ctx, &o, "pid", std::process::id)?;
     let h = w.clone();
     native(ctx, &o, "stdioKind", move |fd: i32| {
