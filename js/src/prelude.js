@@ -31,6 +31,12 @@
   function writeText(fd, s) {
     return hostWrite(fd, ReflectApply(ToWellFormed, s, []));
   }
+  // Bytes go out as they are, through the host's byte write (which takes
+  // them as a string of one unit a byte). Returns as `writeText`.
+  const hostWriteBytes = host.writeBytes;
+  function writeBytes(fd, b) {
+    return hostWriteBytes(fd, latin1String(b, 0, TypedArrayPrototypeGetLength(b)));
+  }
   const { get: MapGet, set: MapSet, delete: MapDelete, has: MapHas, forEach: MapForEach } = Map.prototype;
   // A Map whose methods are its own properties (looked up before the
   // prototype's), for this file's private stores.
@@ -3370,10 +3376,11 @@
     if (path !== undefined) e.path = path;
     return e;
   }
-  // Node's validatePath (a string; Buffers and URLs as their text).
+  // Node's validatePath (a string; a Uint8Array's bytes and a URL's
+  // path as text).
   function checkPath(path) {
     if (typeof path === 'string') return path;
-    if (path instanceof Buffer) return path.toString();
+    if (isUint8Array(path)) return decodeUtf8(path, 0, TypedArrayPrototypeGetLength(path));
     if (typeof URL === 'function' && path instanceof URL) return path.pathname;
     throw argTypeError('path', 'of type string or an instance of Buffer or URL', path);
   }
@@ -3399,39 +3406,117 @@
     isBlockDevice() { return (this.mode & 0o170000) === 0o060000; }
   }
   const stats = (r) => new Stats(r);
+  // Node's getValidatedFd.
+  function getValidatedFd(fd, propName = 'fd') {
+    if (Object.is(fd, -0)) return 0;
+    validateInt32(fd, propName, 0);
+    return fd;
+  }
+  // Node's validateOffsetLengthWrite (lib/internal/fs/utils.js).
+  function validateOffsetLengthWrite(offset, length, byteLength) {
+    if (offset > byteLength) throw outOfRange('offset', `<= ${byteLength}`, offset);
+    if (length > byteLength - offset) throw outOfRange('length', `<= ${byteLength - offset}`, length);
+    if (length < 0) throw outOfRange('length', '>= 0', length);
+    validateInt32(length, 'length', 0);
+  }
+  // Node's validateEncoding (lib/internal/validators.js).
+  function validateDataEncoding(data, encoding) {
+    const normalizedEncoding = normalizeEncoding(encoding);
+    const length = data.length;
+    if (normalizedEncoding === 'hex' && length % 2 !== 0) {
+      throw invalidArgValue('encoding', encoding, `is invalid for data of length ${length}`);
+    }
+  }
+  // Node's getOptions and assertEncoding (lib/internal/fs/utils.js).
+  function getOptions(options, defaultOptions = kEmptyObject) {
+    if (options == null || typeof options === 'function') return defaultOptions;
+    if (typeof options === 'string') {
+      defaultOptions = { ...defaultOptions };
+      defaultOptions.encoding = options;
+      options = defaultOptions;
+    } else if (typeof options !== 'object') {
+      throw invalidArgType('options', ['string', 'Object'], options);
+    }
+    if (options.encoding !== 'buffer' && options.encoding && !Buffer.isEncoding(options.encoding)) {
+      throw invalidArgValue('encoding', options.encoding, 'is invalid encoding');
+    }
+    if (options.signal !== undefined) validateAbortSignal(options.signal, 'options.signal');
+    return options;
+  }
+  // A file's bytes as a Buffer (the host's read), or its error.
+  function readFileBytes(path, fd, syscall) {
+    const r = host.readFile(path);
+    if (ArrayIsArray(r)) {
+      if (fd && r[0] === 'ENOENT') throw fsError(['EBADF', 'bad file descriptor', '-9'], syscall);
+      // A directory opens, and its read fails (Node's EISDIR, no path).
+      if (fd || r[0] === 'EISDIR') throw fsError(r, 'read');
+      throw fsError(r, 'open', path);
+    }
+    return new FastBuffer(r);
+  }
   const fs = {
-    writeSync(fd, buf, off = 0, len) {
+    // Node's writeSync: a view's bytes, or a string in an encoding (its
+    // `position`, and a string's, are not taken: the host writes on at
+    // the stream's end).
+    writeSync(fd, buffer, offsetOrOptions, length, position) {
+      fd = getValidatedFd(fd);
       // As Node's, a write to a pipe whose reader is gone throws.
       const check = (errno) => { if (errno !== 0) throw pipeError(true); };
-      if (typeof buf === 'string') {
-        check(writeText(fd, buf));
-        return byteLengthUtf8(buf);
+      let offset = offsetOrOptions;
+      if (isArrayBufferView(buffer)) {
+        if (typeof offset === 'object') {
+          ({
+            offset = 0,
+            length = buffer.byteLength - offset,
+            position = null,
+          } = offsetOrOptions ?? kEmptyObject);
+        }
+        if (offset == null) {
+          offset = 0;
+        } else {
+          validateInteger(offset, 'offset', 0);
+        }
+        if (typeof length !== 'number') length = buffer.byteLength - offset;
+        validateOffsetLengthWrite(offset, length, buffer.byteLength);
+        check(writeBytes(fd, byteRange(viewBytes(buffer), offset, offset + length)));
+        return length;
       }
-      if (len === undefined) len = buf.length - off;
-      check(writeText(fd, decodeUtf8(buf, off, off + len)));
-      return len;
+      if (typeof buffer !== 'string') {
+        throw invalidArgType('buffer', ['string', 'Buffer', 'TypedArray', 'DataView'], buffer);
+      }
+      validateDataEncoding(buffer, length);
+      // The C++ side's ParseEncoding: UTF-8 for a name it does not know.
+      const enc = normalizeEncoding(length) ?? 'utf8';
+      if (enc === 'utf8') {
+        check(writeText(fd, buffer));
+        return byteLengthUtf8(buffer);
+      }
+      const b = new FastBuffer(enc === 'utf16le' ? buffer.length * 2 : buffer.length);
+      const n = writeString(b, 0, b.length, buffer, enc);
+      check(writeBytes(fd, byteRange(b, 0, n)));
+      return n;
     },
-    readFileSync(path, opts) {
-      const enc = typeof opts === 'string' ? opts : opts && opts.encoding;
-      if (Number.isInteger(path) && path <= 2147483647) {
+    // Node's readFileSync: the file's bytes, as text in an encoding.
+    readFileSync(path, options) {
+      options = getOptions(options, { flag: 'r' });
+      const utf8 = options.encoding === 'utf8' || options.encoding === 'utf-8';
+      let buffer;
+      if (path === (path | 0)) {
         // A file descriptor (0: standard input), read through its
         // /proc/self/fd link, so from the file's start (Node reads on
         // from the descriptor's position). Node's errors: EBADF for one
-        // not open (its syscall `read` with an encoding, `fstat`
-        // without), a negative one out of range without an encoding.
-        const syscall = enc ? 'read' : 'fstat';
-        if (path < 0 && !enc) throw outOfRange('fd', '>= 0 && <= 2147483647', path);
-        const r = path < 0 ? ['ENOENT'] : host.readFile('/proc/self/fd/' + path);
-        if (r[0] === 'ENOENT') throw fsError(['EBADF', 'bad file descriptor', '-9'], syscall);
-        if (r[0] !== 'ok') throw fsError(r, 'read');
-        return enc ? r[1] : Buffer.from(r[1]);
+        // not open (its syscall `read` for UTF-8, `fstat` otherwise), a
+        // negative one out of range but for UTF-8.
+        if (path < 0 && !utf8) throw outOfRange('fd', '>= 0 && <= 2147483647', path);
+        const syscall = utf8 ? 'read' : 'fstat';
+        if (path < 0) throw fsError(['EBADF', 'bad file descriptor', '-9'], syscall);
+        buffer = readFileBytes('/proc/self/fd/' + path, true, syscall);
+      } else {
+        buffer = readFileBytes(checkPath(path), false);
       }
-      path = checkPath(path);
-      const r = host.readFile(path);
-      // A directory opens, and its read fails (Node's EISDIR, no path).
-      if (r[0] === 'EISDIR') throw fsError(r, 'read');
-      if (r[0] !== 'ok') throw fsError(r, 'open', path);
-      return enc ? r[1] : Buffer.from(r[1]);
+      if (utf8) return decodeUtf8(buffer, 0, buffer.length);
+      if (options.encoding) buffer = buffer.toString(options.encoding);
+      return buffer;
     },
     stat(path, options, cb) {
       if (typeof options === 'function') cb = options;
@@ -4678,13 +4763,6 @@
     };
     state.console = consoleHandler(state);
   }
-  const encodings = /^(utf-?8|ucs-?2|utf-?16le|latin1|binary|base64|base64url|hex|ascii)$/i;
-  // A string in a Buffer encoding, as the text its bytes are in UTF-8
-  // (exact when they are valid UTF-8; the host writes text).
-  function encodeString(str, enc) {
-    const e = normalizeEncoding(enc);
-    return e === undefined || e === 'utf8' ? str : decodeUtf8(Buffer.from(str, e));
-  }
   // Node's error for a write to a pipe whose reader is gone: the
   // stream's (`write EPIPE`) or, from fs.writeSync, the system call's.
   function pipeError(sync) {
@@ -4725,7 +4803,8 @@
       state.unwritten += size;
       if (state.stuck) return false;
     } else {
-      if (writeText(state.fd, text) === 0) return true;
+      // Text, or bytes (a Uint8Array).
+      if ((typeof text === 'string' ? writeText(state.fd, text) : writeBytes(state.fd, text)) === 0) return true;
       // An embedder's bare `ctx.with`: no loop to queue the period's tick
       // on; the failure is dropped, as the write.
       if (!host.engaged()) return false;
@@ -4858,18 +4937,17 @@
       if (typeof encoding === 'function') {
         cb = encoding;
       } else {
-        if (encoding && encoding !== 'buffer' && !(typeof encoding === 'string' && encodings.test(encoding))) {
-          const e = new TypeError('Unknown encoding: ' + encoding);
-          coded(e, 'ERR_UNKNOWN_ENCODING');
-          throw e;
-        }
+        if (encoding && encoding !== 'buffer' && !Buffer.isEncoding(encoding)) throw unknownEncoding(encoding);
         if (typeof cb !== 'function') cb = null;
       }
+      // A string in UTF-8 goes out as text, in another encoding and any
+      // view as its bytes.
       let text;
       if (typeof chunk === 'string') {
-        text = typeof encoding === 'string' ? encodeString(chunk, encoding.toLowerCase()) : chunk;
-      } else if (ArrayBuffer.isView(chunk)) {
-        text = decodeUtf8(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+        const e = typeof encoding === 'string' ? normalizeEncoding(encoding) : 'utf8';
+        text = e === undefined || e === 'utf8' ? chunk : Buffer.from(chunk, e);
+      } else if (isArrayBufferView(chunk)) {
+        text = viewBytes(chunk);
       } else {
         throw argTypeError('chunk', 'of type string or an instance of Buffer, TypedArray, or DataView', chunk);
       }
