@@ -947,6 +947,14 @@
     return new Uint8ArrayCtor(DataViewPrototypeGetBuffer(v), DataViewPrototypeGetByteOffset(v),
       DataViewPrototypeGetByteLength(v));
   }
+  function isDataView(v) {
+    try {
+      DataViewPrototypeGetBuffer(v);
+      return true;
+    } catch {
+      return false;
+    }
+  }
   // Node's getOwnNonIndexProperties for a typed array: its own keys that
   // are no index, strings then symbols, only enumerable ones if
   // `enumerableOnly`. Its indices come first, as many as its length: the
@@ -3091,6 +3099,34 @@
     }
     throw invalidArgType('input', ['ArrayBuffer', 'Buffer', 'TypedArray'], input);
   }
+  // require('buffer'): Node's module, without transcode (ICU's
+  // converters and their substitutions), Blob, File and
+  // resolveObjectURL.
+  const bufferModule = {
+    Buffer,
+    SlowBuffer,
+    isUtf8,
+    isAscii,
+    // Legacy
+    kMaxLength,
+    kStringMaxLength,
+    btoa: engineBtoa,
+    atob: globalThis.atob,
+  };
+  ObjectDefineProperties(bufferModule, {
+    constants: { __proto__: null, configurable: false, enumerable: true, value: bufferConstants },
+    INSPECT_MAX_BYTES: {
+      __proto__: null,
+      configurable: true,
+      enumerable: true,
+      get() { return INSPECT_MAX_BYTES; },
+      set(val) {
+        validateNumber(val, 'INSPECT_MAX_BYTES', 0);
+        INSPECT_MAX_BYTES = val;
+      },
+    },
+  });
+
   // --- TextDecoder (lib/internal/encoding.js, on ICU) ---
   // The labels of the encodings decoded here (WHATWG's, as Node's table
   // has them); Node's ICU knows the others too.
@@ -3630,7 +3666,9 @@
   }
   const tooDeep = (ctx, recurseTimes) => ctx.depth !== null && recurseTimes > ctx.depth;
 
-  function formatValue(ctx, value, recurseTimes) {
+  // `typedArray`: the value is a typed array's `buffer`, shown among
+  // its hidden fields.
+  function formatValue(ctx, value, recurseTimes, typedArray) {
     if (typeof value !== 'object' && typeof value !== 'function') return formatPrimitive(value, ctx);
     if (value === null) return 'null';
     if (ctx.customInspect) {
@@ -3656,7 +3694,7 @@
       }
       return '[Circular *' + index + ']';
     }
-    return formatRaw(ctx, value, recurseTimes);
+    return formatRaw(ctx, value, recurseTimes, typedArray);
   }
 
   function getConstructorName(obj) {
@@ -3714,7 +3752,7 @@
     return getKeys(value, showHidden).filter((k) => typeof k !== 'string' || !indexKey.test(k) || +k > 2 ** 32 - 2);
   }
 
-  function formatRaw(ctx, value, recurseTimes) {
+  function formatRaw(ctx, value, recurseTimes, typedArray) {
     let keys;
     const constructor = getConstructorName(value);
     let tag = value[Symbol.toStringTag];
@@ -3752,7 +3790,7 @@
         if (size === 0 && keys.length === 0) return prefix + '{}';
         braces = [prefix + '{', '}'];
       } else if (isTypedArray(value)) {
-        keys = nonIndexKeys(value, ctx.showHidden);
+        keys = typedArrayExtraKeys(value, !ctx.showHidden);
         const fallback = constructor === null ? TypedArrayTag.call(value) : '';
         const prefix = getPrefix(constructor, tag, fallback, '(' + value.length + ')');
         braces = [prefix + '[', ']'];
@@ -3788,6 +3826,19 @@
       } else if (isError(value)) {
         base = formatError(value, constructor, tag, ctx, keys);
         if (keys.length === 0) return base;
+      } else if (isAnyArrayBuffer(value)) {
+        const prefix = getPrefix(constructor, tag, isArrayBuffer(value) ? 'ArrayBuffer' : 'SharedArrayBuffer');
+        if (typedArray === undefined) {
+          formatter = formatArrayBuffer;
+        } else if (keys.length === 0) {
+          return prefix + '{ byteLength: ' + formatPrimitive(value.byteLength, ctx) + ' }';
+        }
+        braces[0] = prefix + '{';
+        keys.unshift('byteLength');
+      } else if (isDataView(value)) {
+        braces[0] = getPrefix(constructor, tag, 'DataView') + '{';
+        // .buffer goes last, it's not a primitive like the others.
+        keys.unshift('byteLength', 'byteOffset', 'buffer');
       } else if (isPromise(value)) {
         braces[0] = getPrefix(constructor, tag, 'Promise') + '{';
         formatter = formatPromise;
@@ -4008,12 +4059,34 @@
     }
     return output;
   }
-  function formatTypedArray(ctx, value) {
+  function formatTypedArray(ctx, value, recurseTimes) {
     const max = Math.min(Math.max(0, ctx.maxArrayLength), value.length);
     const output = [];
     for (let i = 0; i < max; i++) output.push(formatPrimitive(value[i], ctx));
     if (value.length > max) output.push(remainingText(value.length - max));
+    if (ctx.showHidden) {
+      // .buffer goes last, it's not a primitive like the others.
+      ctx.indentationLvl += 2;
+      for (const key of ['BYTES_PER_ELEMENT', 'length', 'byteLength', 'byteOffset', 'buffer']) {
+        output.push('[' + key + ']: ' + formatValue(ctx, value[key], recurseTimes, true));
+      }
+      ctx.indentationLvl -= 2;
+    }
     return output;
+  }
+  // An ArrayBuffer's bytes, in hex as a Buffer shows them.
+  function formatArrayBuffer(ctx, value) {
+    let buffer;
+    try {
+      buffer = new Uint8ArrayCtor(value);
+    } catch {
+      return ['(detached)'];
+    }
+    const n = Math.min(ctx.maxArrayLength, buffer.length);
+    let str = StringPrototypeTrim(RegExpPrototypeSymbolReplace(/(.{2})/g, sliceText(buffer, 'hex', 0, n), '$1 '));
+    const remaining = buffer.length - ctx.maxArrayLength;
+    if (remaining > 0) str += ` ... ${remaining} more byte${remaining > 1 ? 's' : ''}`;
+    return ['[Uint8Contents]: <' + str + '>'];
   }
   function formatEntries(ctx, iterator, recurseTimes, pairs) {
     const output = [];
@@ -8100,6 +8173,7 @@
 
   const modules = {
     timers: timersModule, 'timers/promises': timersPromises, fs, util, assert, events: EventEmitter, path,
+    buffer: bufferModule,
     // Node's `performance` (the global's), for `const { performance } =
     // require('perf_hooks')`; no observers, marks or measures.
     perf_hooks: { performance: g.performance },
