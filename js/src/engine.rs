@@ -90,17 +90,17 @@ pub enum Stream {
     Stderr,
 }
 
-/// Writes `text` to the process's `stream`, at once, as Node's console
+/// Writes `bytes` to the process's `stream`, at once, as Node's console
 /// writes to files and pipes: nothing stays in a buffer across a callback,
 /// so `process.exit` loses nothing. The caller decides what a failed
 /// write means: the program's own writes raise `EPIPE` as Node's streams
 /// do ([`QuickJs`](crate::QuickJs)), the host's reports ignore it.
-pub(crate) fn write_std(stream: Stream, text: &str) -> std::io::Result<()> {
+pub(crate) fn write_std(stream: Stream, bytes: &[u8]) -> std::io::Result<()> {
     match stream {
-        Stream::Stderr => std::io::stderr().lock().write_all(text.as_bytes()),
+        Stream::Stderr => std::io::stderr().lock().write_all(bytes),
         Stream::Stdout => {
             let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes()).and_then(|()| out.flush())
+            out.write_all(bytes).and_then(|()| out.flush())
         }
     }
 }
@@ -322,7 +322,7 @@ pub trait Engine: 'static {
     /// host.engine().write(Stream::Stdout, "from the application\n");
     /// ```
     fn write(&self, stream: Stream, text: &str) {
-        let _ = write_std(stream, text);
+        let _ = write_std(stream, text.as_bytes());
     }
     /// Why the engine stopped the program's JavaScript on its own, once it
     /// has: its run budget ran out ([`Options::max_run`](crate::Options::max_run))

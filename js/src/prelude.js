@@ -31,6 +31,12 @@
   function writeText(fd, s) {
     return hostWrite(fd, ReflectApply(ToWellFormed, s, []));
   }
+  // Bytes go out as they are, through the host's byte write (which takes
+  // them as a string of one unit a byte). Returns as `writeText`.
+  const hostWriteBytes = host.writeBytes;
+  function writeBytes(fd, b) {
+    return hostWriteBytes(fd, latin1String(b, 0, TypedArrayPrototypeGetLength(b)));
+  }
   const { get: MapGet, set: MapSet, delete: MapDelete, has: MapHas, forEach: MapForEach } = Map.prototype;
   // A Map whose methods are its own properties (looked up before the
   // prototype's), for this file's private stores.
@@ -830,60 +836,346 @@
   // A callback's arguments when it has none (never written to).
   const noArgs = Object.freeze([]);
 
+  // Builtins Buffer, TextDecoder and the rest of this file use (see
+  // "Builtins EventTarget ..." below), captured before user code runs.
+  const kEmptyObject = Object.freeze({ __proto__: null });
+  const ObjectFreeze = Object.freeze;
+  const ObjectSetPrototypeOf = Object.setPrototypeOf;
+  const ObjectAssign = Object.assign;
+  const ObjectDefineProperties = Object.defineProperties;
+  const ObjectGetOwnPropertyDescriptors = Object.getOwnPropertyDescriptors;
+  const ObjectValues = Object.values;
+  const ArrayIsArray = Array.isArray;
+  const ArrayPush = Array.prototype.push;
+  const ArrayShift = Array.prototype.shift;
+  const ArrayPop = Array.prototype.pop;
+  const NumberIsInteger = Number.isInteger;
+  const NumberMAX_SAFE_INTEGER = Number.MAX_SAFE_INTEGER;
+
   // --- Buffer and TextDecoder -----------------------------------------
-  // Node's encodings, by their normalized names: a name in any case, with
-  // or without its dash (`UTF-8`, `ucs2`), or undefined for an unknown one.
+  // Node 20's Buffer, ported line for line from lib/buffer.js and
+  // lib/internal/buffer.js, and its TextDecoder (lib/internal/encoding.js
+  // with ICU's decoders for UTF-8, UTF-16 and windows-1252). Node's C++
+  // (src/node_buffer.cc, string_bytes.cc: the `*Slice` and `*Write`
+  // methods, fill, indexOf, compare, byteLengthUtf8) stands here on the
+  // engine's natives where they give the same bytes (Uint8Array's toHex,
+  // toBase64, setFromHex and setFromBase64, btoa, escape and the URI
+  // codecs, which make and check UTF-8), and on JavaScript where they do
+  // not: a string with units above U+00FF (Node takes each unit's low
+  // byte), ill-formed UTF-8, base64 only Node's legacy decoder reads.
+  // Node's 8 KiB pool is not kept: each Buffer has an ArrayBuffer of its
+  // own (`buf.buffer`, `byteOffset` and `parent` tell).
+  const FunctionCall = Function.prototype.call;
+  const FunctionBind = Function.prototype.bind;
+  const uncurryThis = (fn) => ReflectApply(FunctionBind, FunctionCall, [fn]);
   const StringFromCharCode = String.fromCharCode;
+  const StringPrototypeCharCodeAt = uncurryThis(String.prototype.charCodeAt);
+  const StringPrototypeSlice = uncurryThis(String.prototype.slice);
+  const StringPrototypeToLowerCase = uncurryThis(String.prototype.toLowerCase);
+  const StringPrototypeToWellFormed = uncurryThis(String.prototype.toWellFormed);
+  const StringPrototypeTrim = uncurryThis(String.prototype.trim);
+  const RegExpPrototypeExec = uncurryThis(RegExp.prototype.exec);
+  const RegExpPrototypeSymbolReplace = uncurryThis(RegExp.prototype[Symbol.replace]);
+  const ArrayPrototypeJoin = uncurryThis(Array.prototype.join);
   const NumberIsNaN = Number.isNaN;
   const ArrayFrom = Array.from;
-  function normalizeEncoding(enc) {
-    if (enc === undefined || enc === null || enc === '') return 'utf8';
-    switch (`${enc}`.toLowerCase()) {
-      case 'utf8': case 'utf-8': return 'utf8';
-      case 'ucs2': case 'ucs-2': case 'utf16le': case 'utf-16le': return 'utf16le';
-      case 'latin1': case 'binary': return 'latin1';
-      case 'base64': return 'base64';
-      case 'base64url': return 'base64url';
-      case 'hex': return 'hex';
-      case 'ascii': return 'ascii';
-      default: return undefined;
+  const MathMin = Math.min;
+  const MathFloor = Math.floor;
+  const BigIntCtor = BigInt;
+  const NumberCtor = Number;
+  const Uint8ArrayCtor = Uint8Array;
+  const Uint16ArrayCtor = Uint16Array;
+  const Uint32ArrayCtor = Uint32Array;
+  const Float32ArrayCtor = Float32Array;
+  const Float64ArrayCtor = Float64Array;
+  const ArrayBufferIsView = ArrayBuffer.isView;
+  const TypedArrayPrototype = ObjectGetPrototypeOf(Uint8Array.prototype);
+  const typedArrayGetter = (key) => uncurryThis(getOwnDescriptor(TypedArrayPrototype, key).get);
+  const TypedArrayPrototypeGetBuffer = typedArrayGetter('buffer');
+  const TypedArrayPrototypeGetByteOffset = typedArrayGetter('byteOffset');
+  const TypedArrayPrototypeGetByteLength = typedArrayGetter('byteLength');
+  const TypedArrayPrototypeGetLength = typedArrayGetter('length');
+  const TypedArrayPrototypeGetSymbolToStringTag = typedArrayGetter(Symbol.toStringTag);
+  const TypedArrayPrototypeSet = uncurryThis(TypedArrayPrototype.set);
+  const TypedArrayPrototypeFill = uncurryThis(TypedArrayPrototype.fill);
+  const TypedArrayPrototypeSlice = uncurryThis(TypedArrayPrototype.slice);
+  const TypedArrayPrototypeCopyWithin = uncurryThis(TypedArrayPrototype.copyWithin);
+  const dataViewGetter = (key) => uncurryThis(getOwnDescriptor(DataView.prototype, key).get);
+  const DataViewPrototypeGetBuffer = dataViewGetter('buffer');
+  const DataViewPrototypeGetByteOffset = dataViewGetter('byteOffset');
+  const DataViewPrototypeGetByteLength = dataViewGetter('byteLength');
+  const ArrayBufferPrototypeGetByteLength = uncurryThis(getOwnDescriptor(ArrayBuffer.prototype, 'byteLength').get);
+  const SharedArrayBufferPrototypeGetByteLength = typeof SharedArrayBuffer === 'function'
+    ? uncurryThis(getOwnDescriptor(SharedArrayBuffer.prototype, 'byteLength').get) : undefined;
+  // The engine's codecs (taken before the host removes those V8 11 has
+  // not: see the end of this file).
+  const Uint8ArrayPrototypeToHex = uncurryThis(Uint8Array.prototype.toHex);
+  const Uint8ArrayPrototypeToBase64 = uncurryThis(Uint8Array.prototype.toBase64);
+  const Uint8ArrayPrototypeSetFromHex = uncurryThis(Uint8Array.prototype.setFromHex);
+  const Uint8ArrayPrototypeSetFromBase64 = uncurryThis(Uint8Array.prototype.setFromBase64);
+  const engineBtoa = globalThis.btoa;
+  const engineEscape = globalThis.escape;
+  const engineUnescape = globalThis.unescape;
+  const engineEncodeURIComponent = globalThis.encodeURIComponent;
+  const engineDecodeURIComponent = globalThis.decodeURIComponent;
+
+  const isUint8Array = (v) => TypedArrayPrototypeGetSymbolToStringTag(v) === 'Uint8Array';
+  const isTypedArray = (v) => TypedArrayPrototypeGetSymbolToStringTag(v) !== undefined;
+  const isArrayBufferView = (v) => ArrayBufferIsView(v);
+  function isArrayBuffer(v) {
+    try {
+      ArrayBufferPrototypeGetByteLength(v);
+      return true;
+    } catch {
+      return false;
     }
   }
-  function encodingOf(enc) {
-    const e = typeof enc === 'string' || enc === undefined || enc === null ? normalizeEncoding(enc) : undefined;
-    if (e === undefined) throw coded(new TypeError(`Unknown encoding: ${enc}`), 'ERR_UNKNOWN_ENCODING');
-    return e;
-  }
-  // UTF-8 as the WHATWG encoder writes it (Node's): a lone surrogate is
-  // U+FFFD.
-  function encodeUtf8(s) {
-    const out = [];
-    for (let i = 0; i < s.length; i++) {
-      let c = s.charCodeAt(i);
-      if (c >= 0xd800 && c <= 0xdfff) {
-        const d = c <= 0xdbff && i + 1 < s.length ? s.charCodeAt(i + 1) : 0;
-        if (d >= 0xdc00 && d <= 0xdfff) {
-          c = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
-          i++;
-        } else {
-          c = 0xfffd;
-        }
-      }
-      if (c < 0x80) out.push(c);
-      else if (c < 0x800) out.push(0xc0 | c >> 6, 0x80 | c & 63);
-      else if (c < 0x10000) out.push(0xe0 | c >> 12, 0x80 | c >> 6 & 63, 0x80 | c & 63);
-      else out.push(0xf0 | c >> 18, 0x80 | c >> 12 & 63, 0x80 | c >> 6 & 63, 0x80 | c & 63);
+  function isSharedArrayBuffer(v) {
+    if (SharedArrayBufferPrototypeGetByteLength === undefined) return false;
+    try {
+      SharedArrayBufferPrototypeGetByteLength(v);
+      return true;
+    } catch {
+      return false;
     }
-    return out;
   }
-  // UTF-8 as the WHATWG decoder reads it (Node's, V8's): each maximal
-  // ill-formed subsequence is one U+FFFD.
-  let utf8Replaced = false; // set by decodeUtf8: it wrote a U+FFFD for bad input
-  function decodeUtf8(b, start = 0, end = b.length) {
-    utf8Replaced = false;
+  const isAnyArrayBuffer = (v) => isArrayBuffer(v) || isSharedArrayBuffer(v);
+  // The bytes of an ArrayBufferView (a typed array of any kind or a
+  // DataView), as a Uint8Array over the same memory.
+  function viewBytes(v) {
+    if (isUint8Array(v)) return v;
+    if (isTypedArray(v)) {
+      return new Uint8ArrayCtor(TypedArrayPrototypeGetBuffer(v), TypedArrayPrototypeGetByteOffset(v),
+        TypedArrayPrototypeGetByteLength(v));
+    }
+    return new Uint8ArrayCtor(DataViewPrototypeGetBuffer(v), DataViewPrototypeGetByteOffset(v),
+      DataViewPrototypeGetByteLength(v));
+  }
+  function isDataView(v) {
+    try {
+      DataViewPrototypeGetBuffer(v);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+  // Node's getOwnNonIndexProperties for a typed array: its own keys that
+  // are no index, strings then symbols, only enumerable ones if
+  // `enumerableOnly`. Its indices come first, as many as its length: the
+  // host skips them without making each a string.
+  const ObjectGetOwnPropertySymbols = Object.getOwnPropertySymbols;
+  const ObjectPrototypePropertyIsEnumerable = uncurryThis(Object.prototype.propertyIsEnumerable);
+  const hostOwnNames = host.ownNames;
+  function typedArrayExtraKeys(obj, enumerableOnly) {
+    const keys = hostOwnNames(obj, TypedArrayPrototypeGetLength(obj), enumerableOnly);
+    const symbols = ObjectGetOwnPropertySymbols(obj);
+    for (let i = 0; i < symbols.length; i++) {
+      if (!enumerableOnly || ObjectPrototypePropertyIsEnumerable(obj, symbols[i])) keys[keys.length] = symbols[i];
+    }
+    return keys;
+  }
+  // Bytes [start, end) of the Uint8Array `b`, as a Uint8Array on them.
+  const byteRange = (b, start, end) =>
+    new Uint8ArrayCtor(TypedArrayPrototypeGetBuffer(b), TypedArrayPrototypeGetByteOffset(b) + start, end - start);
+
+  // Node's errors (lib/internal/errors.js) for this section.
+  const kTypes = ['string', 'function', 'number', 'object', 'Function', 'Object', 'boolean', 'bigint', 'symbol'];
+  const classRegExp = /^([A-Z][a-z0-9]*)+$/;
+  function formatList(array, type) {
+    if (array.length < 3) return ArrayPrototypeJoin(array, ` ${type} `);
     let s = '';
-    let units = [];
-    const flush = () => { s += ReflectApply(StringFromCharCode, undefined, units); units = []; };
+    for (let i = 0; i < array.length - 1; i++) s += (i === 0 ? '' : ', ') + array[i];
+    return `${s}, ${type} ${array[array.length - 1]}`;
+  }
+  // Node's ERR_INVALID_ARG_TYPE, its message made from the expected
+  // types, classes and other kinds as Node makes it.
+  function invalidArgType(name, expected, actual) {
+    if (!ArrayIsArray(expected)) expected = [expected];
+    let msg = 'The ';
+    if (name.length > 9 && StringPrototypeSlice(name, -9) === ' argument') {
+      msg += `${name} `;
+    } else {
+      msg += `"${name}" ${name.includes('.') ? 'property' : 'argument'} `;
+    }
+    msg += 'must be ';
+    const types = [];
+    const instances = [];
+    const other = [];
+    for (let i = 0; i < expected.length; i++) {
+      const value = expected[i];
+      if (kTypes.includes(value)) types[types.length] = StringPrototypeToLowerCase(value);
+      else if (RegExpPrototypeExec(classRegExp, value) !== null) instances[instances.length] = value;
+      else other[other.length] = value;
+    }
+    if (instances.length > 0) {
+      const pos = types.indexOf('object');
+      if (pos !== -1) {
+        types.splice(pos, 1);
+        instances[instances.length] = 'Object';
+      }
+    }
+    if (types.length > 0) {
+      msg += `${types.length > 1 ? 'one of type' : 'of type'} ${formatList(types, 'or')}`;
+      if (instances.length > 0 || other.length > 0) msg += ' or ';
+    }
+    if (instances.length > 0) {
+      msg += `an instance of ${formatList(instances, 'or')}`;
+      if (other.length > 0) msg += ' or ';
+    }
+    if (other.length > 0) {
+      if (other.length > 1) {
+        msg += `one of ${formatList(other, 'or')}`;
+      } else {
+        if (StringPrototypeToLowerCase(other[0]) !== other[0]) msg += 'an ';
+        msg += `${other[0]}`;
+      }
+    }
+    msg += `. Received ${describe(actual)}`;
+    return coded(new TypeError(msg), 'ERR_INVALID_ARG_TYPE');
+  }
+  const bufferOutOfBounds = (name = undefined) => coded(new RangeError(name
+    ? `"${name}" is outside of buffer bounds` : 'Attempt to access memory outside buffer bounds'),
+  'ERR_BUFFER_OUT_OF_BOUNDS');
+  const unknownEncoding = (encoding) =>
+    coded(new TypeError(formatArgs(['Unknown encoding: %s', encoding])), 'ERR_UNKNOWN_ENCODING');
+  // The C++ side's own words (THROW_AND_RETURN_IF_OOB and the checks of
+  // `this` and of a string argument).
+  const indexOutOfRange = () => coded(new RangeError('Index out of range'), 'ERR_OUT_OF_RANGE');
+  const notABuffer = () => coded(new TypeError('argument must be a buffer'), 'ERR_INVALID_ARG_TYPE');
+
+  // Node's validators (lib/internal/validators.js).
+  function validateNumber(value, name, min = undefined, max) {
+    if (typeof value !== 'number') throw invalidArgType(name, 'number', value);
+    if ((min != null && value < min) || (max != null && value > max) ||
+        ((min != null || max != null) && NumberIsNaN(value))) {
+      throw outOfRange(name,
+        `${min != null ? `>= ${min}` : ''}${min != null && max != null ? ' && ' : ''}${max != null ? `<= ${max}` : ''}`,
+        value);
+    }
+  }
+  function validateInt32(value, name, min = -2147483648, max = 2147483647) {
+    if (typeof value !== 'number') throw invalidArgType(name, 'number', value);
+    if (!NumberIsInteger(value)) throw outOfRange(name, 'an integer', value);
+    if (value < min || value > max) throw outOfRange(name, `>= ${min} && <= ${max}`, value);
+  }
+  function validateString(value, name) {
+    if (typeof value !== 'string') throw invalidArgType(name, 'string', value);
+  }
+  function validateArray(value, name) {
+    if (!ArrayIsArray(value)) throw invalidArgType(name, 'Array', value);
+  }
+  function validateBuffer(buffer, name = 'buffer') {
+    if (!isArrayBufferView(buffer)) throw invalidArgType(name, ['Buffer', 'TypedArray', 'DataView'], buffer);
+  }
+  const kMaxLength = 2 ** 32;
+  const kStringMaxLength = 536870888;
+  // Node's validateInteger with kMaxLength as the default maximum.
+  const validateOffset = (value, name, min = 0, max = kMaxLength) => validateInteger(value, name, min, max);
+
+  // Node's normalizeEncoding (lib/internal/util.js).
+  function normalizeEncoding(enc) {
+    if (enc == null || enc === 'utf8' || enc === 'utf-8') return 'utf8';
+    return slowCases(enc);
+  }
+  function slowCases(enc) {
+    switch (enc.length) {
+      case 4:
+        if (enc === 'UTF8') return 'utf8';
+        if (enc === 'ucs2' || enc === 'UCS2') return 'utf16le';
+        enc = StringPrototypeToLowerCase(enc);
+        if (enc === 'utf8') return 'utf8';
+        if (enc === 'ucs2') return 'utf16le';
+        break;
+      case 3:
+        if (enc === 'hex' || enc === 'HEX' || StringPrototypeToLowerCase(enc) === 'hex') return 'hex';
+        break;
+      case 5:
+        if (enc === 'ascii') return 'ascii';
+        if (enc === 'ucs-2') return 'utf16le';
+        if (enc === 'UTF-8') return 'utf8';
+        if (enc === 'ASCII') return 'ascii';
+        if (enc === 'UCS-2') return 'utf16le';
+        enc = StringPrototypeToLowerCase(enc);
+        if (enc === 'utf-8') return 'utf8';
+        if (enc === 'ascii') return 'ascii';
+        if (enc === 'ucs-2') return 'utf16le';
+        break;
+      case 6:
+        if (enc === 'base64') return 'base64';
+        if (enc === 'latin1' || enc === 'binary') return 'latin1';
+        if (enc === 'BASE64') return 'base64';
+        if (enc === 'LATIN1' || enc === 'BINARY') return 'latin1';
+        enc = StringPrototypeToLowerCase(enc);
+        if (enc === 'base64') return 'base64';
+        if (enc === 'latin1' || enc === 'binary') return 'latin1';
+        break;
+      case 7:
+        if (enc === 'utf16le' || enc === 'UTF16LE' || StringPrototypeToLowerCase(enc) === 'utf16le') return 'utf16le';
+        break;
+      case 8:
+        if (enc === 'utf-16le' || enc === 'UTF-16LE' || StringPrototypeToLowerCase(enc) === 'utf-16le') return 'utf16le';
+        break;
+      case 9:
+        if (enc === 'base64url' || enc === 'BASE64URL' || StringPrototypeToLowerCase(enc) === 'base64url') {
+          return 'base64url';
+        }
+        break;
+      default:
+        if (enc === '') return 'utf8';
+    }
+  }
+
+  // --- the byte codecs (Node's StringBytes) ---
+  const kChunk = 8192;
+  const nonAsciiByte = /[\x80-\xff]/;
+  const nonAsciiUnit = /[^\x00-\x7f]/;
+  const nonLatin1Unit = /[^\x00-\xff]/;
+  const nonHexUnit = /[^0-9A-Fa-f]/;
+  const base64Canonical = /^[A-Za-z0-9+/]*={0,2}$/;
+  const base64UrlCanonical = /^[A-Za-z0-9_-]*={0,2}$/;
+  const kToBase64Url = { __proto__: null, alphabet: 'base64url', omitPadding: true };
+  const kFromBase64Url = { __proto__: null, alphabet: 'base64url' };
+  // Bytes [start, end) of `b` as a string of one unit a byte, made a
+  // chunk at a time.
+  function latin1String(b, start, end) {
+    if (end - start <= kChunk) return ReflectApply(StringFromCharCode, undefined, byteRange(b, start, end));
+    const parts = [];
+    let n = 0;
+    for (let i = start; i < end; i += kChunk) {
+      parts[n++] = ReflectApply(StringFromCharCode, undefined, byteRange(b, i, i + kChunk < end ? i + kChunk : end));
+    }
+    return ArrayPrototypeJoin(parts, '');
+  }
+  // Writes a string of units up to U+00FF as bytes into `b` at `at`
+  // (its length is the byte count; `b` has room), through the engine's
+  // base64 codecs.
+  function writeLatin1Units(b, at, s) {
+    if (s.length === 0) return;
+    if (s.length < 16) {
+      for (let i = 0; i < s.length; i++) b[at + i] = StringPrototypeCharCodeAt(s, i);
+      return;
+    }
+    Uint8ArrayPrototypeSetFromBase64(byteRange(b, at, at + s.length), ReflectApply(engineBtoa, undefined, [s]));
+  }
+  // A string's UTF-8 bytes as a string of one unit a byte; a lone
+  // surrogate is U+FFFD's bytes, as V8 writes it.
+  function utf8Units(s) {
+    if (RegExpPrototypeExec(nonAsciiUnit, s) === null) return s;
+    return ReflectApply(engineUnescape, undefined,
+      [ReflectApply(engineEncodeURIComponent, undefined, [StringPrototypeToWellFormed(s)])]);
+  }
+  // Node's byteLengthUtf8 (V8's Utf8Length).
+  function byteLengthUtf8(s) {
+    return utf8Units(s).length;
+  }
+  // UTF-8 as the WHATWG decoder reads it (V8's, Node's): each maximal
+  // ill-formed subsequence is one U+FFFD. `utf8Replaced` says whether
+  // the last decoding replaced anything.
+  let utf8Replaced = false;
+  function decodeUtf8Slow(b, start, end) {
+    let s = '';
+    const units = new Uint16ArrayCtor(kChunk + 2);
+    let n = 0;
     for (let i = start; i < end;) {
       const c = b[i++];
       let cp;
@@ -904,306 +1196,2209 @@
         }
         if (need !== 0) { cp = 0xfffd; utf8Replaced = true; }
       }
-      if (cp < 0x10000) units.push(cp);
-      else units.push(0xd800 + (cp - 0x10000 >> 10), 0xdc00 + (cp - 0x10000 & 0x3ff));
-      if (units.length >= 8192) flush();
-    }
-    flush();
-    return s;
-  }
-  const base64Chars = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
-  const base64UrlChars = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
-  // A string's bytes in a (normalized) encoding, as Node's decoders take
-  // them: base64 in either alphabet, skipping other characters, up to the
-  // first `=`; hex up to its first bad pair; latin1 and ascii one byte a
-  // UTF-16 unit (its low byte).
-  function stringBytes(str, enc) {
-    switch (enc) {
-      case 'utf8': return encodeUtf8(str);
-      case 'hex': {
-        const bytes = [];
-        for (let i = 0; i + 1 < str.length; i += 2) {
-          const hi = parseInt(str[i], 16), lo = parseInt(str[i + 1], 16);
-          if (NumberIsNaN(hi) || NumberIsNaN(lo)) break;
-          bytes.push(hi << 4 | lo);
-        }
-        return bytes;
+      if (cp < 0x10000) {
+        units[n++] = cp;
+      } else {
+        units[n++] = 0xd800 + (cp - 0x10000 >> 10);
+        units[n++] = 0xdc00 + (cp - 0x10000 & 0x3ff);
       }
-      case 'base64': case 'base64url': {
-        const bytes = [];
-        let acc = 0, bits = 0;
-        for (let i = 0; i < str.length; i++) {
-          const ch = str[i];
-          if (ch === '=') break;
-          let v = base64Chars.indexOf(ch);
-          if (v < 0) v = ch === '-' ? 62 : ch === '_' ? 63 : -1;
-          if (v < 0) continue;
-          acc = (acc << 6 | v) & 0xffffff;
-          bits += 6;
-          if (bits >= 8) { bits -= 8; bytes.push(acc >> bits & 255); }
+      if (n >= kChunk) {
+        s += ReflectApply(StringFromCharCode, undefined, units.subarray(0, n));
+        n = 0;
+      }
+    }
+    return s + ReflectApply(StringFromCharCode, undefined, units.subarray(0, n));
+  }
+  // The same, a chunk at a time (each cut before a byte that continues
+  // no sequence, where the decoding of the whole splits): a chunk that is
+  // ASCII is its bytes, one that is well-formed goes through the engine's
+  // URI decoder (which refuses any ill-formed UTF-8), any other is read
+  // by the loop above, and so is the next chunk after one that needed a
+  // replacement (ill-formed input seldom comes alone).
+  function decodeUtf8(b, start = 0, end = b.length) {
+    utf8Replaced = false;
+    if (end - start <= 0) return '';
+    const parts = [];
+    let n = 0;
+    let replaced = false;
+    let slow = false;
+    for (let i = start; i < end;) {
+      let e = i + 65536;
+      if (e >= end) {
+        e = end;
+      } else {
+        while (e < end && (b[e] & 0xc0) === 0x80) e++;
+      }
+      let s;
+      if (!slow) {
+        s = latin1String(b, i, e);
+        if (RegExpPrototypeExec(nonAsciiByte, s) !== null) {
+          try {
+            s = ReflectApply(engineDecodeURIComponent, undefined, [ReflectApply(engineEscape, undefined, [s])]);
+          } catch {
+            slow = true;
+          }
         }
-        return bytes;
+      }
+      if (slow) {
+        utf8Replaced = false;
+        s = decodeUtf8Slow(b, i, e);
+        slow = utf8Replaced;
+        replaced ||= utf8Replaced;
+      }
+      parts[n++] = s;
+      i = e;
+    }
+    utf8Replaced = replaced;
+    return n === 1 ? parts[0] : ArrayPrototypeJoin(parts, '');
+  }
+  // Where an unfinished UTF-8 sequence at the end of [start, end) starts
+  // (a lead byte and the valid continuations after it that a streaming
+  // decoder keeps for the next chunk), or `end`.
+  function utf8Tail(b, start, end) {
+    for (let p = end - 1; p >= start && p >= end - 3; p--) {
+      const c = b[p];
+      if (c < 0x80) return end;
+      if (c < 0xc0) continue;
+      const need = c >= 0xc2 && c <= 0xdf ? 1 : c >= 0xe0 && c <= 0xef ? 2 : c >= 0xf0 && c <= 0xf4 ? 3 : 0;
+      if (need === 0 || p + need < end) return end;
+      if (p + 1 < end) {
+        const d = b[p + 1];
+        const lower = c === 0xe0 ? 0xa0 : c === 0xf0 ? 0x90 : 0x80;
+        const upper = c === 0xed ? 0x9f : c === 0xf4 ? 0x8f : 0xbf;
+        if (d < lower || d > upper) return end;
+      }
+      if (p + 2 < end && (b[p + 2] & 0xc0) !== 0x80) return end;
+      return p;
+    }
+    return end;
+  }
+  const hexDigits = '0123456789abcdef';
+  function unhex(c) {
+    if (c >= 48 && c <= 57) return c - 48;
+    if (c >= 97 && c <= 102) return c - 87;
+    if (c >= 65 && c <= 70) return c - 55;
+    return -1;
+  }
+  // Node's legacy base64 decoder (base64_decode): any character out of
+  // either alphabet is skipped, `=` ends it, a unit counts by its low
+  // byte; at most `max` bytes and what the string's length (less its
+  // closing `=`s) holds.
+  const unbase64Table = new Uint8ArrayCtor(256).fill(255);
+  for (let i = 0; i < 64; i++) unbase64Table[StringPrototypeCharCodeAt(base64Alphabet(), i)] = i;
+  unbase64Table[45] = 62; // '-'
+  unbase64Table[95] = 63; // '_'
+  function base64Alphabet() {
+    return 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+  }
+  function base64DecodedSize(src) {
+    let size = src.length;
+    if (size < 2) return 0;
+    if (StringPrototypeCharCodeAt(src, size - 1) === 61) {
+      size--;
+      if (StringPrototypeCharCodeAt(src, size - 1) === 61) size--;
+    }
+    if (size < 2) return 0;
+    const remainder = size % 4;
+    size = MathFloor(size / 4) * 3;
+    if (remainder) {
+      if (size === 0 && remainder === 1) size = 0;
+      else size += 1 + (remainder === 3);
+    }
+    return size;
+  }
+  function base64DecodeSlow(b, at, max, src) {
+    const dstlen = MathMin(max, base64DecodedSize(src));
+    const srclen = src.length;
+    let i = 0;
+    let k = 0;
+    let hi = 0;
+    let lo;
+    // One character of the group: its value, or -1 to stop.
+    const next = () => {
+      for (;;) {
+        const c = StringPrototypeCharCodeAt(src, i) & 255;
+        const v = unbase64Table[c];
+        i += 1;
+        if (v < 64) return v;
+        if (c === 61 || i >= srclen) return -1;
+      }
+    };
+    while (i < srclen && k < dstlen) {
+      if ((lo = next()) < 0) break;
+      if (i >= srclen || k >= dstlen) break;
+      hi = lo;
+      if ((lo = next()) < 0) break;
+      b[at + k++] = (hi & 0x3f) << 2 | (lo & 0x30) >> 4;
+      if (i >= srclen || k >= dstlen) break;
+      hi = lo;
+      if ((lo = next()) < 0) break;
+      b[at + k++] = (hi & 0x0f) << 4 | (lo & 0x3c) >> 2;
+      if (i >= srclen || k >= dstlen) break;
+      hi = lo;
+      if ((lo = next()) < 0) break;
+      b[at + k++] = (hi & 0x03) << 6 | lo & 0x3f;
+    }
+    return k;
+  }
+  // Node's base64ByteLength.
+  function base64ByteLength(str, bytes) {
+    if (StringPrototypeCharCodeAt(str, bytes - 1) === 0x3D) bytes--;
+    if (bytes > 1 && StringPrototypeCharCodeAt(str, bytes - 1) === 0x3D) bytes--;
+    return (bytes * 3) >>> 2;
+  }
+  // StringBytes::Write: `s` as bytes in `enc` into `b` at `at`, at most
+  // `max` of them; returns how many.
+  function writeString(b, at, max, s, enc) {
+    switch (enc) {
+      case 'utf8': {
+        let u = utf8Units(s);
+        if (u.length > max) {
+          // V8 writes whole characters only.
+          let n = max;
+          while (n > 0 && (StringPrototypeCharCodeAt(u, n) & 0xc0) === 0x80) n--;
+          u = StringPrototypeSlice(u, 0, n);
+        }
+        writeLatin1Units(b, at, u);
+        return u.length;
       }
       case 'latin1': case 'ascii': {
-        const bytes = new Array(str.length);
-        for (let i = 0; i < str.length; i++) bytes[i] = str.charCodeAt(i) & 255;
-        return bytes;
+        const n = MathMin(s.length, max);
+        if (n < s.length) s = StringPrototypeSlice(s, 0, n);
+        if (RegExpPrototypeExec(nonLatin1Unit, s) === null) {
+          writeLatin1Units(b, at, s);
+        } else {
+          for (let i = 0; i < n; i++) b[at + i] = StringPrototypeCharCodeAt(s, i) & 255;
+        }
+        return n;
       }
-      default: { // utf16le
-        const bytes = [];
-        for (let i = 0; i < str.length; i++) bytes.push(str.charCodeAt(i) & 255, str.charCodeAt(i) >> 8);
-        return bytes;
+      case 'utf16le': {
+        const n = MathMin(s.length, max >>> 1);
+        for (let i = 0; i < n; i++) {
+          const c = StringPrototypeCharCodeAt(s, i);
+          b[at + 2 * i] = c & 255;
+          b[at + 2 * i + 1] = c >>> 8;
+        }
+        return n * 2;
+      }
+      case 'hex': {
+        // Up to the first unit that is no hex digit (a pair with one ends
+        // it), unless that unit's low byte may be one.
+        const bad = RegExpPrototypeExec(nonHexUnit, s);
+        if (bad === null || StringPrototypeCharCodeAt(s, bad.index) <= 0xff) {
+          const n = MathMin((bad === null ? s.length : bad.index) >>> 1, max);
+          if (n > 0) Uint8ArrayPrototypeSetFromHex(byteRange(b, at, at + n), StringPrototypeSlice(s, 0, 2 * n));
+          return n;
+        }
+        let i = 0;
+        for (; i < max && i * 2 + 1 < s.length; ++i) {
+          const hi = unhex(StringPrototypeCharCodeAt(s, i * 2) & 255);
+          const lo = unhex(StringPrototypeCharCodeAt(s, i * 2 + 1) & 255);
+          if (hi < 0 || lo < 0) return i;
+          b[at + i] = hi << 4 | lo;
+        }
+        return i;
+      }
+      default: { // base64, base64url: either alphabet, as Node reads both
+        const url = RegExpPrototypeExec(base64Canonical, s) === null;
+        if ((!url || RegExpPrototypeExec(base64UrlCanonical, s) !== null) &&
+            base64ByteLength(s, s.length) <= max) {
+          try {
+            const r = Uint8ArrayPrototypeSetFromBase64(byteRange(b, at, at + max), s, url ? kFromBase64Url : undefined);
+            return r.written;
+          } catch {
+            // Padding the engine refuses and Node's decoder reads.
+          }
+        }
+        return base64DecodeSlow(b, at, max, s);
       }
     }
   }
-  // Bytes [start, end) of `b` as text in a (normalized) encoding.
-  function bytesText(b, enc, start, end) {
+  // StringBytes::Encode: bytes [start, end) of `b` as text in `enc`.
+  function sliceText(b, enc, start, end) {
     switch (enc) {
       case 'utf8': return decodeUtf8(b, start, end);
-      case 'hex': {
-        let s = '';
-        for (let i = start; i < end; i++) s += (b[i] < 16 ? '0' : '') + b[i].toString(16);
-        return s;
+      case 'latin1': return latin1String(b, start, end);
+      case 'ascii': {
+        const s = latin1String(b, start, end);
+        if (RegExpPrototypeExec(nonAsciiByte, s) === null) return s;
+        const masked = new Uint8ArrayCtor(end - start);
+        for (let i = start; i < end; i++) masked[i - start] = b[i] & 0x7f;
+        return latin1String(masked, 0, end - start);
       }
-      case 'base64': case 'base64url': {
-        const abc = enc === 'base64' ? base64Chars : base64UrlChars;
-        const pad = enc === 'base64' ? '=' : '';
-        let s = '', i = start;
-        for (; i + 2 < end; i += 3) {
-          const n = b[i] << 16 | b[i + 1] << 8 | b[i + 2];
-          s += abc[n >> 18] + abc[n >> 12 & 63] + abc[n >> 6 & 63] + abc[n & 63];
+      case 'utf16le': {
+        const n = (end - start) >>> 1;
+        const units = new Uint16ArrayCtor(n);
+        TypedArrayPrototypeSet(new Uint8ArrayCtor(TypedArrayPrototypeGetBuffer(units)), byteRange(b, start, start + 2 * n));
+        const parts = [];
+        let k = 0;
+        for (let i = 0; i < n; i += kChunk) {
+          parts[k++] = ReflectApply(StringFromCharCode, undefined, units.subarray(i, i + kChunk < n ? i + kChunk : n));
         }
-        if (end - i === 1) {
-          const n = b[i] << 16;
-          s += abc[n >> 18] + abc[n >> 12 & 63] + pad + pad;
-        } else if (end - i === 2) {
-          const n = b[i] << 16 | b[i + 1] << 8;
-          s += abc[n >> 18] + abc[n >> 12 & 63] + abc[n >> 6 & 63] + pad;
-        }
-        return s;
+        return ArrayPrototypeJoin(parts, '');
       }
-      default: {
-        let s = '';
-        let units = [];
-        const step = enc === 'utf16le' ? 2 : 1;
-        for (let i = start; i + step <= end; i += step) {
-          units.push(enc === 'utf16le' ? b[i] | b[i + 1] << 8 : enc === 'ascii' ? b[i] & 0x7f : b[i]);
-          if (units.length >= 8192) { s += ReflectApply(StringFromCharCode, undefined, units); units = []; }
-        }
-        return s + ReflectApply(StringFromCharCode, undefined, units);
-      }
+      case 'hex': return Uint8ArrayPrototypeToHex(byteRange(b, start, end));
+      case 'base64': return Uint8ArrayPrototypeToBase64(byteRange(b, start, end));
+      default: return Uint8ArrayPrototypeToBase64(byteRange(b, start, end), kToBase64Url);
     }
   }
-  // Node's Buffer on a Uint8Array: its encodings (utf8, utf16le/ucs2,
-  // latin1/binary, ascii, base64, base64url, hex), `slice` sharing memory
-  // as `subarray`, and string arguments where Node takes them.
-  class Buffer extends Uint8Array {
-    static from(v, encOrOffset, length) {
-      // An encoding that is no string (or empty) is UTF-8, as Node's.
-      if (typeof v === 'string') {
-        const enc = typeof encOrOffset === 'string' && encOrOffset.length !== 0 ? encodingOf(encOrOffset) : 'utf8';
-        return bufferOf(stringBytes(v, enc));
-      }
-      if (v instanceof ArrayBuffer || (typeof SharedArrayBuffer === 'function' && v instanceof SharedArrayBuffer)) {
-        const off = encOrOffset === undefined ? 0 : +encOrOffset || 0;
-        if (off > v.byteLength) throw coded(new RangeError('"offset" is outside of buffer bounds'), 'ERR_BUFFER_OUT_OF_BOUNDS');
-        const len = length === undefined ? v.byteLength - off : +length || 0;
-        if (off + len > v.byteLength) throw coded(new RangeError('"length" is outside of buffer bounds'), 'ERR_BUFFER_OUT_OF_BOUNDS');
-        return new Buffer(v, off, len);
-      }
-      if (v !== null && typeof v === 'object') {
-        if (ArrayBuffer.isView(v) || ArrayIsArray(v) || typeof v.length === 'number') return bufferOf(v);
-        if (v.type === 'Buffer' && ArrayIsArray(v.data)) return bufferOf(v.data);
-      }
-      throw coded(new TypeError('The first argument must be of type string or an instance of Buffer, ' +
-        'ArrayBuffer, or Array or an Array-like Object. Received ' + describe(v)), 'ERR_INVALID_ARG_TYPE');
-    }
-    static of(...items) { return bufferOf(items); }
-    static poolSize = 8192;
-    static alloc(size, fill, enc) {
-      checkSize(size);
-      const b = new Buffer(size);
-      if (fill !== undefined && fill !== 0 && size > 0) b.fill(fill, 0, size, enc);
-      return b;
-    }
-    static allocUnsafe(size) { checkSize(size); return new Buffer(size); }
-    static allocUnsafeSlow(size) { checkSize(size); return new Buffer(size); }
-    static isBuffer(b) { return b instanceof Buffer; }
-    static isEncoding(enc) { return typeof enc === 'string' && enc.length !== 0 && normalizeEncoding(enc) !== undefined; }
-    static byteLength(v, enc) {
-      if (typeof v !== 'string') {
-        if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer) return v.byteLength;
-        throw argTypeError('string', 'of type string or an instance of Buffer or ArrayBuffer', v);
-      }
-      const e = normalizeEncoding(enc) ?? 'utf8';
-      return stringBytes(v, e).length;
-    }
-    static concat(list, totalLength) {
-      if (!ArrayIsArray(list)) throw argTypeError('list', 'an instance of Array', list);
-      if (totalLength === undefined) {
-        totalLength = 0;
-        for (let i = 0; i < list.length; i++) {
-          if (!(list[i] instanceof Uint8Array)) throw argTypeError(`list[${i}]`, 'an instance of Buffer or Uint8Array', list[i]);
-          totalLength += list[i].length;
-        }
-      }
-      const out = new Buffer(totalLength);
-      let at = 0;
-      for (let i = 0; i < list.length && at < totalLength; i++) {
-        const b = list[i];
-        if (!(b instanceof Uint8Array)) throw argTypeError(`list[${i}]`, 'an instance of Buffer or Uint8Array', b);
-        const n = Math.min(b.length, totalLength - at);
-        out.set(n === b.length ? b : b.subarray(0, n), at);
-        at += n;
-      }
-      return out;
-    }
-    static compare(a, b) {
-      if (!(a instanceof Uint8Array)) throw argTypeError('buf1', 'an instance of Buffer or Uint8Array', a);
-      if (!(b instanceof Uint8Array)) throw argTypeError('buf2', 'an instance of Buffer or Uint8Array', b);
-      return compareBytes(a, b);
-    }
-    // Node's order: an empty range is '' whatever the encoding.
-    toString(enc, start, end) {
-      if (arguments.length === 0) return decodeUtf8(this);
-      const len = this.length;
-      if (start <= 0) start = 0;
-      else if (start >= len) return '';
-      else start = MathTrunc(start) || 0;
-      if (end === undefined || end > len) end = len;
-      else end = MathTrunc(end) || 0;
-      if (end <= start) return '';
-      return bytesText(this, enc === undefined ? 'utf8' : encodingOf(`${enc}`), start, end);
-    }
-    toJSON() { return { type: 'Buffer', data: ArrayFrom(this) }; }
-    equals(other) {
-      if (!(other instanceof Uint8Array)) throw argTypeError('otherBuffer', 'an instance of Buffer or Uint8Array', other);
-      return compareBytes(this, other) === 0;
-    }
-    compare(other) {
-      if (!(other instanceof Uint8Array)) throw argTypeError('target', 'an instance of Buffer or Uint8Array', other);
-      return compareBytes(this, other);
-    }
-    // Node's slice is subarray: a view on the same memory.
-    slice(start, end) { return this.subarray(start, end); }
-    fill(value, offset = 0, end = this.length, enc) {
-      if (typeof offset === 'string') { enc = offset; offset = 0; end = this.length; }
-      else if (typeof end === 'string') { enc = end; end = this.length; }
-      if (typeof value === 'string') {
-        const bytes = stringBytes(value, encodingOf(enc));
-        if (bytes.length === 0) {
-          if (value.length !== 0) throw coded(new TypeError(`The argument 'value' is invalid. Received '${value}'`), 'ERR_INVALID_ARG_VALUE');
-          return super.fill(0, offset, end);
-        }
-        for (let i = offset, j = 0; i < end; i++, j = (j + 1) % bytes.length) this[i] = bytes[j];
-        return this;
-      }
-      if (value instanceof Uint8Array) {
-        for (let i = offset, j = 0; i < end; i++, j = (j + 1) % value.length) this[i] = value[j];
-        return this;
-      }
-      return super.fill(typeof value === 'boolean' ? +value : value & 255, offset, end);
-    }
-    write(string, offset, length, enc) {
-      if (typeof offset === 'string') { enc = offset; offset = 0; length = this.length; }
-      else if (typeof length === 'string') { enc = length; length = this.length - (offset ?? 0); }
-      offset = offset === undefined ? 0 : offset >>> 0;
-      const room = this.length - offset;
-      length = length === undefined || length > room ? room : length >>> 0;
-      const e = encodingOf(enc);
-      let bytes = stringBytes(string, e);
-      if (bytes.length > length) {
-        // A UTF-8 character or a UTF-16 unit is written whole or not at all.
-        let n = length;
-        if (e === 'utf8') while (n > 0 && (bytes[n] & 0xc0) === 0x80) n--;
-        if (e === 'utf16le') n -= n % 2;
-        bytes = bytes.slice(0, n);
-      }
-      this.set(bytes, offset);
-      return bytes.length;
-    }
-    indexOf(value, byteOffset, enc) { return searchBytes(this, value, byteOffset, enc, true, false); }
-    lastIndexOf(value, byteOffset, enc) { return searchBytes(this, value, byteOffset, enc, false, false); }
-    includes(value, byteOffset, enc) { return searchBytes(this, value, byteOffset, enc, true, true) !== -1; }
-    // Node's: up to 50 bytes in hex.
-    [Symbol.for('nodejs.util.inspect.custom')]() {
-      let s = '';
-      const n = Math.min(this.length, 50);
-      for (let i = 0; i < n; i++) s += (i ? ' ' : '') + (this[i] < 16 ? '0' : '') + this[i].toString(16);
-      if (this.length > 50) s += ' ... ' + (this.length - 50) + ' more byte' + (this.length - 50 > 1 ? 's' : '');
-      return '<Buffer ' + s + '>';
-    }
+  // StringBytes::Size.
+  function stringSize(s, enc) {
+    if (enc === 'utf8') return byteLengthUtf8(s);
+    if (enc === 'utf16le') return s.length * 2;
+    return s.length;
   }
-  function bufferOf(bytes) {
-    const b = new Buffer(bytes.length);
-    b.set(bytes);
-    return b;
+  // Node's ParseArrayIndex: undefined is the default, anything else an
+  // integer (NaN 0), a negative one out of range.
+  function parseArrayIndex(arg, def) {
+    if (arg === undefined) return def;
+    let n = +arg;
+    n = NumberIsNaN(n) ? 0 : MathTrunc(n);
+    if (n < 0) throw indexOutOfRange();
+    return n;
   }
-  function checkSize(size) {
-    if (typeof size !== 'number') throw argTypeError('size', 'of type number', size);
-    if (!(size >= 0 && size <= 4294967296)) throw outOfRange('size', '>= 0 && <= 4294967296', size);
+  // The `*Slice` and `*Write` methods (C++ in Node: no declared
+  // parameters, any ArrayBufferView as `this`).
+  function makeSlice(enc, name) {
+    const fn = function (start, end) {
+      if (!isArrayBufferView(this)) throw notABuffer();
+      const b = viewBytes(this);
+      const len = TypedArrayPrototypeGetLength(b);
+      if (len === 0) return '';
+      start = parseArrayIndex(start, 0);
+      end = parseArrayIndex(end, len);
+      if (end < start) end = start;
+      if (end > len) throw indexOutOfRange();
+      return sliceText(b, enc, start, end);
+    };
+    defineProperty(fn, 'name', { __proto__: null, value: name, configurable: true });
+    defineProperty(fn, 'length', { __proto__: null, value: 0, configurable: true });
+    return fn;
   }
-  function compareBytes(a, b) {
-    const n = Math.min(a.length, b.length);
-    for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
-    return a.length < b.length ? -1 : a.length > b.length ? 1 : 0;
+  function makeWrite(enc, name) {
+    const fn = function (string, offset, length) {
+      if (!isArrayBufferView(this)) throw notABuffer();
+      const b = viewBytes(this);
+      if (typeof string !== 'string') throw coded(new TypeError('argument must be a string'), 'ERR_INVALID_ARG_TYPE');
+      const len = TypedArrayPrototypeGetLength(b);
+      offset = parseArrayIndex(offset, 0);
+      if (offset > len) throw bufferOutOfBounds('offset');
+      let max = parseArrayIndex(length, len - offset);
+      max = MathMin(len - offset, max);
+      if (max === 0) return 0;
+      return writeString(b, offset, max, string, enc);
+    };
+    defineProperty(fn, 'name', { __proto__: null, value: name, configurable: true });
+    defineProperty(fn, 'length', { __proto__: null, value: 0, configurable: true });
+    return fn;
   }
-  // Buffer's indexOf/lastIndexOf: a number is a byte, a string is its
-  // bytes in `enc`, a Uint8Array its bytes.
-  function searchBytes(b, value, byteOffset, enc, forward) {
-    if (typeof byteOffset === 'string') { enc = byteOffset; byteOffset = undefined; }
-    let needle;
-    if (typeof value === 'number') needle = [value & 255];
-    else if (typeof value === 'string') needle = stringBytes(value, encodingOf(enc));
-    else if (value instanceof Uint8Array) needle = value;
-    else throw argTypeError('value', 'one of type number or string or an instance of Buffer or Uint8Array', value);
-    let from = byteOffset === undefined ? (forward ? 0 : b.length) : +byteOffset || 0;
-    if (from < 0) from += b.length;
-    if (needle.length === 0) return Math.min(Math.max(from, 0), b.length);
-    const last = b.length - needle.length;
-    const match = (i) => { for (let j = 0; j < needle.length; j++) if (b[i + j] !== needle[j]) return false; return true; };
-    if (forward) {
-      for (let i = Math.max(from, 0); i <= last; i++) if (match(i)) return i;
+
+  // --- the C++ helpers of lib/buffer.js ---
+  // Compare: -1, 0 or 1, by the bytes and then the lengths.
+  function compareRanges(a, aStart, aLen, b, bStart, bLen, n) {
+    let i = 0;
+    // Four bytes at a time where both sides are aligned for it.
+    if (n >= 64 && ((TypedArrayPrototypeGetByteOffset(a) + aStart) & 3) === 0 &&
+        ((TypedArrayPrototypeGetByteOffset(b) + bStart) & 3) === 0) {
+      const words = n >>> 2;
+      const wa = new Uint32ArrayCtor(TypedArrayPrototypeGetBuffer(a), TypedArrayPrototypeGetByteOffset(a) + aStart, words);
+      const wb = new Uint32ArrayCtor(TypedArrayPrototypeGetBuffer(b), TypedArrayPrototypeGetByteOffset(b) + bStart, words);
+      while (i < words && wa[i] === wb[i]) i++;
+      i *= 4;
+    }
+    for (; i < n; i++) {
+      const x = a[aStart + i], y = b[bStart + i];
+      if (x !== y) return x < y ? -1 : 1;
+    }
+    return aLen > bLen ? 1 : aLen < bLen ? -1 : 0;
+  }
+  function _compare(a, b) {
+    a = viewBytes(a);
+    b = viewBytes(b);
+    const la = TypedArrayPrototypeGetLength(a), lb = TypedArrayPrototypeGetLength(b);
+    return compareRanges(a, 0, la, b, 0, lb, MathMin(la, lb));
+  }
+  function compareOffset(source, target, targetStart, sourceStart, targetEnd, sourceEnd) {
+    if (!isArrayBufferView(source) || !isArrayBufferView(target)) throw notABuffer();
+    source = viewBytes(source);
+    target = viewBytes(target);
+    const sourceLength = TypedArrayPrototypeGetLength(source), targetLength = TypedArrayPrototypeGetLength(target);
+    targetStart = parseArrayIndex(targetStart, 0);
+    sourceStart = parseArrayIndex(sourceStart, 0);
+    targetEnd = parseArrayIndex(targetEnd, targetLength);
+    sourceEnd = parseArrayIndex(sourceEnd, sourceLength);
+    if (sourceStart > sourceLength) {
+      throw coded(new RangeError('The value of "sourceStart" is out of range.'), 'ERR_OUT_OF_RANGE');
+    }
+    if (targetStart > targetLength) {
+      throw coded(new RangeError('The value of "targetStart" is out of range.'), 'ERR_OUT_OF_RANGE');
+    }
+    const n = MathMin(MathMin(sourceEnd - sourceStart, targetEnd - targetStart), sourceLength - sourceStart);
+    return compareRanges(source, sourceStart, sourceEnd - sourceStart, target, targetStart, targetEnd - targetStart, n);
+  }
+  // IndexOfOffset: where a search starts, or -1 for none.
+  function indexOfOffset(length, offset, needleLength, isForward) {
+    if (offset < 0) {
+      if (offset + length >= 0) return length + offset;
+      if (isForward || needleLength === 0) return 0;
+      return -1;
+    }
+    if (offset + needleLength <= length) return offset;
+    if (needleLength === 0) return length;
+    if (isForward) return -1;
+    return length - 1;
+  }
+  // nbytes::SearchString over `unit`-byte units: the first match at or
+  // after `start`, or the last at or before it; `hayLength` when none.
+  function searchBytes(hay, hayLength, needle, needleLength, start, isForward, unit) {
+    const hayUnits = hayLength / unit | 0, needleUnits = needleLength / unit | 0;
+    if (hayUnits < needleUnits) return hayUnits;
+    const diff = hayUnits - needleUnits;
+    const first = needle[0], firstHi = unit === 2 ? needle[1] : 0;
+    const match = (p) => {
+      const at = p * unit;
+      for (let j = 0; j < needleUnits * unit; j++) if (hay[at + j] !== needle[j]) return false;
+      return true;
+    };
+    if (isForward) {
+      for (let p = start; p <= diff; p++) {
+        if (hay[p * unit] === first && (unit === 1 || hay[p * unit + 1] === firstHi) && match(p)) return p;
+      }
     } else {
-      for (let i = Math.min(from, last); i >= 0; i--) if (match(i)) return i;
+      for (let p = start < diff ? start : diff; p >= 0; p--) {
+        if (hay[p * unit] === first && (unit === 1 || hay[p * unit + 1] === firstHi) && match(p)) return p;
+      }
+    }
+    return hayUnits;
+  }
+  function indexOfString(buffer, needle, offset, encoding, isForward) {
+    if (!isArrayBufferView(buffer)) throw notABuffer();
+    const hay = viewBytes(buffer);
+    offset = MathTrunc(offset) || 0; // an int64_t: no -0
+    const hayLength = encoding === 'utf16le' ? TypedArrayPrototypeGetLength(hay) & ~1 : TypedArrayPrototypeGetLength(hay);
+    const needleLength = stringSize(needle, encoding);
+    const optOffset = indexOfOffset(hayLength, offset, needleLength, isForward);
+    if (needleLength === 0) return optOffset;
+    if (hayLength === 0) return -1;
+    if (optOffset <= -1) return -1;
+    if ((isForward && needleLength + optOffset > hayLength) || needleLength > hayLength) return -1;
+    const bytes = new Uint8ArrayCtor(needleLength);
+    writeString(bytes, 0, needleLength, needle, encoding);
+    let result;
+    if (encoding === 'utf16le') {
+      if (hayLength < 2 || needle.length < 1) return -1;
+      result = searchBytes(hay, hayLength, bytes, needleLength, optOffset >>> 1, isForward, 2) * 2;
+    } else {
+      result = searchBytes(hay, hayLength, bytes, needleLength, optOffset, isForward, 1);
+    }
+    return result === hayLength ? -1 : result;
+  }
+  function indexOfBuffer(buffer, val, offset, encoding, isForward) {
+    if (!isArrayBufferView(buffer) || !isArrayBufferView(val)) throw notABuffer();
+    const hay = viewBytes(buffer), needle = viewBytes(val);
+    offset = MathTrunc(offset) || 0; // an int64_t: no -0
+    const hayLength = TypedArrayPrototypeGetLength(hay), needleLength = TypedArrayPrototypeGetLength(needle);
+    const optOffset = indexOfOffset(hayLength, offset, needleLength, isForward);
+    if (needleLength === 0) return optOffset;
+    if (hayLength === 0) return -1;
+    if (optOffset <= -1) return -1;
+    if ((isForward && needleLength + optOffset > hayLength) || needleLength > hayLength) return -1;
+    let result;
+    if (encoding === 'utf16le') {
+      if (hayLength < 2 || needleLength < 2) return -1;
+      result = searchBytes(hay, hayLength, needle, needleLength, optOffset >>> 1, isForward, 2) * 2;
+    } else {
+      result = searchBytes(hay, hayLength, needle, needleLength, optOffset, isForward, 1);
+    }
+    return result === hayLength ? -1 : result;
+  }
+  function indexOfNumber(buffer, needle, offset, isForward) {
+    if (!isArrayBufferView(buffer)) throw notABuffer();
+    const b = viewBytes(buffer);
+    const length = TypedArrayPrototypeGetLength(b);
+    const optOffset = indexOfOffset(length, MathTrunc(offset) || 0, 1, isForward);
+    if (optOffset <= -1 || length === 0) return -1;
+    needle &= 255;
+    if (isForward) {
+      for (let i = optOffset; i < length; i++) if (b[i] === needle) return i;
+    } else {
+      for (let i = optOffset; i >= 0; i--) if (b[i] === needle) return i;
     }
     return -1;
   }
-  // The WHATWG TextDecoder for UTF-8 (Node's without full ICU labels):
-  // a BOM dropped unless `ignoreBOM`, `fatal` throws on ill-formed input.
-  class TextDecoder {
-    #fatal; #ignoreBOM;
-    constructor(encoding = 'utf-8', options = kEmptyObject) {
-      const label = `${encoding}`.trim().toLowerCase();
-      if (label !== 'utf-8' && label !== 'utf8' && label !== 'unicode-1-1-utf-8') {
-        throw coded(new RangeError(`The "${encoding}" encoding is not supported`), 'ERR_ENCODING_NOT_SUPPORTED');
+  // Node's C++ Fill: undefined when done, -1 for a value that writes no
+  // byte, -2 for a range outside the buffer.
+  function bindingFill(buf, value, start, end, encoding) {
+    if (!isArrayBufferView(buf)) throw notABuffer();
+    const b = viewBytes(buf);
+    start = parseArrayIndex(start, 0);
+    end = parseArrayIndex(end, 0);
+    const fillLength = end - start;
+    if (start > end || fillLength + start > TypedArrayPrototypeGetLength(b)) return -2;
+    let strLength;
+    if (isArrayBufferView(value)) {
+      const src = viewBytes(value);
+      strLength = TypedArrayPrototypeGetLength(src);
+      TypedArrayPrototypeSet(b, strLength > fillLength ? byteRange(src, 0, fillLength) : src, start);
+    } else if (typeof value !== 'string') {
+      TypedArrayPrototypeFill(b, (value >>> 0) & 255, start, end);
+      return;
+    } else {
+      value = `${value}`;
+      const enc = normalizeEncoding(encoding) ?? 'utf8';
+      if (enc === 'utf8') {
+        const u = utf8Units(value);
+        strLength = u.length;
+        writeLatin1Units(b, start, strLength > fillLength ? StringPrototypeSlice(u, 0, fillLength) : u);
+      } else if (enc === 'utf16le') {
+        strLength = value.length * 2;
+        const units = MathMin(value.length, (fillLength + 1) >>> 1);
+        for (let i = 0, at = start; i < units; i++) {
+          const c = StringPrototypeCharCodeAt(value, i);
+          if (at < end) b[at++] = c & 255;
+          if (at < end) b[at++] = c >>> 8;
+        }
+      } else {
+        strLength = writeString(b, start, fillLength, value, enc);
       }
-      this.#fatal = Boolean(options?.fatal);
-      this.#ignoreBOM = Boolean(options?.ignoreBOM);
     }
-    get encoding() { return 'utf-8'; }
-    get fatal() { return this.#fatal; }
-    get ignoreBOM() { return this.#ignoreBOM; }
-    decode(input = undefined) {
-      if (input === undefined) return '';
-      let b;
-      if (input instanceof ArrayBuffer || (typeof SharedArrayBuffer === 'function' && input instanceof SharedArrayBuffer)) b = new Uint8Array(input);
-      else if (ArrayBuffer.isView(input)) b = new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
-      else {
-        // Node's words for it (ERR_INVALID_ARG_TYPE's, with no value).
-        throw coded(new TypeError('The "list" argument must be an instance of SharedArrayBuffer, ArrayBuffer or ' +
-          'ArrayBufferView.'), 'ERR_INVALID_ARG_TYPE');
-      }
-      let start = 0;
-      if (!this.#ignoreBOM && b.length >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf) start = 3;
-      const s = decodeUtf8(b, start, b.length);
-      if (this.#fatal && utf8Replaced) {
-        throw coded(new TypeError('The encoded data was not valid for encoding utf-8'), 'ERR_ENCODING_INVALID_ENCODED_DATA');
-      }
-      return s;
+    if (strLength >= fillLength) return;
+    if (strLength === 0) return -1;
+    let inThere = strLength;
+    while (inThere < fillLength - inThere) {
+      TypedArrayPrototypeCopyWithin(b, start + inThere, start, start + inThere);
+      inThere *= 2;
     }
-    get [Symbol.toStringTag]() { return 'TextDecoder'; }
+    if (inThere < fillLength) TypedArrayPrototypeCopyWithin(b, start + inThere, start, start + fillLength - inThere);
   }
+  function swapBytes(b, size) {
+    const len = TypedArrayPrototypeGetLength(b);
+    for (let i = 0; i < len; i += size) {
+      for (let j = 0; j < size >>> 1; j++) {
+        const t = b[i + j];
+        b[i + j] = b[i + size - 1 - j];
+        b[i + size - 1 - j] = t;
+      }
+    }
+    return b;
+  }
+
+  // --- lib/internal/buffer.js ---
+  const float32Array = new Float32ArrayCtor(1);
+  const uInt8Float32Array = new Uint8ArrayCtor(float32Array.buffer);
+  const float64Array = new Float64ArrayCtor(1);
+  const uInt8Float64Array = new Uint8ArrayCtor(float64Array.buffer);
+  float32Array[0] = -1; // 0xBF800000
+  const bigEndian = uInt8Float32Array[3] === 0;
+  function checkBounds(buf, offset, byteLength) {
+    validateNumber(offset, 'offset');
+    if (buf[offset] === undefined || buf[offset + byteLength] === undefined) boundsError(offset, buf.length - (byteLength + 1));
+  }
+  function checkInt(value, min, max, buf, offset, byteLength) {
+    if (value > max || value < min) {
+      const n = typeof min === 'bigint' ? 'n' : '';
+      let range;
+      if (byteLength > 3) {
+        if (min === 0 || min === 0n) {
+          range = `>= 0${n} and < 2${n} ** ${(byteLength + 1) * 8}${n}`;
+        } else {
+          range = `>= -(2${n} ** ${(byteLength + 1) * 8 - 1}${n}) and < 2${n} ** ${(byteLength + 1) * 8 - 1}${n}`;
+        }
+      } else {
+        range = `>= ${min}${n} and <= ${max}${n}`;
+      }
+      throw outOfRange('value', range, value);
+    }
+    checkBounds(buf, offset, byteLength);
+  }
+  function boundsError(value, length, type) {
+    if (MathFloor(value) !== value) {
+      validateNumber(value, type);
+      throw outOfRange(type || 'offset', 'an integer', value);
+    }
+    if (length < 0) throw bufferOutOfBounds();
+    throw outOfRange(type || 'offset', `>= ${type ? 1 : 0} and <= ${length}`, value);
+  }
+  function readBigUInt64LE(offset = 0) {
+    validateNumber(offset, 'offset');
+    const first = this[offset];
+    const last = this[offset + 7];
+    if (first === undefined || last === undefined) boundsError(offset, this.length - 8);
+    const lo = first + this[++offset] * 2 ** 8 + this[++offset] * 2 ** 16 + this[++offset] * 2 ** 24;
+    const hi = this[++offset] + this[++offset] * 2 ** 8 + this[++offset] * 2 ** 16 + last * 2 ** 24;
+    return BigIntCtor(lo) + (BigIntCtor(hi) << 32n);
+  }
+  function readBigUInt64BE(offset = 0) {
+    validateNumber(offset, 'offset');
+    const first = this[offset];
+    const last = this[offset + 7];
+    if (first === undefined || last === undefined) boundsError(offset, this.length - 8);
+    const hi = first * 2 ** 24 + this[++offset] * 2 ** 16 + this[++offset] * 2 ** 8 + this[++offset];
+    const lo = this[++offset] * 2 ** 24 + this[++offset] * 2 ** 16 + this[++offset] * 2 ** 8 + last;
+    return (BigIntCtor(hi) << 32n) + BigIntCtor(lo);
+  }
+  function readBigInt64LE(offset = 0) {
+    validateNumber(offset, 'offset');
+    const first = this[offset];
+    const last = this[offset + 7];
+    if (first === undefined || last === undefined) boundsError(offset, this.length - 8);
+    const val = this[offset + 4] + this[offset + 5] * 2 ** 8 + this[offset + 6] * 2 ** 16 + (last << 24); // Overflow
+    return (BigIntCtor(val) << 32n) +
+      BigIntCtor(first + this[++offset] * 2 ** 8 + this[++offset] * 2 ** 16 + this[++offset] * 2 ** 24);
+  }
+  function readBigInt64BE(offset = 0) {
+    validateNumber(offset, 'offset');
+    const first = this[offset];
+    const last = this[offset + 7];
+    if (first === undefined || last === undefined) boundsError(offset, this.length - 8);
+    const val = (first << 24) + // Overflow
+      this[++offset] * 2 ** 16 + this[++offset] * 2 ** 8 + this[++offset];
+    return (BigIntCtor(val) << 32n) +
+      BigIntCtor(this[++offset] * 2 ** 24 + this[++offset] * 2 ** 16 + this[++offset] * 2 ** 8 + last);
+  }
+  function readUIntLE(offset, byteLength) {
+    if (offset === undefined) throw invalidArgType('offset', 'number', offset);
+    if (byteLength === 6) return readUInt48LE(this, offset);
+    if (byteLength === 5) return readUInt40LE(this, offset);
+    if (byteLength === 3) return readUInt24LE(this, offset);
+    if (byteLength === 4) return this.readUInt32LE(offset);
+    if (byteLength === 2) return this.readUInt16LE(offset);
+    if (byteLength === 1) return this.readUInt8(offset);
+    boundsError(byteLength, 6, 'byteLength');
+  }
+  function readUInt48LE(buf, offset = 0) {
+    validateNumber(offset, 'offset');
+    const first = buf[offset];
+    const last = buf[offset + 5];
+    if (first === undefined || last === undefined) boundsError(offset, buf.length - 6);
+    return first + buf[++offset] * 2 ** 8 + buf[++offset] * 2 ** 16 + buf[++offset] * 2 ** 24 +
+      (buf[++offset] + last * 2 ** 8) * 2 ** 32;
+  }
+  function readUInt40LE(buf, offset = 0) {
+    validateNumber(offset, 'offset');
+    const first = buf[offset];
+    const last = buf[offset + 4];
+    if (first === undefined || last === undefined) boundsError(offset, buf.length - 5);
+    return first + buf[++offset] * 2 ** 8 + buf[++offset] * 2 ** 16 + buf[++offset] * 2 ** 24 + last * 2 ** 32;
+  }
+  function readUInt32LE(offset = 0) {
+    validateNumber(offset, 'offset');
+    const first = this[offset];
+    const last = this[offset + 3];
+    if (first === undefined || last === undefined) boundsError(offset, this.length - 4);
+    return first + this[++offset] * 2 ** 8 + this[++offset] * 2 ** 16 + last * 2 ** 24;
+  }
+  function readUInt24LE(buf, offset = 0) {
+    validateNumber(offset, 'offset');
+    const first = buf[offset];
+    const last = buf[offset + 2];
+    if (first === undefined || last === undefined) boundsError(offset, buf.length - 3);
+    return first + buf[++offset] * 2 ** 8 + last * 2 ** 16;
+  }
+  function readUInt16LE(offset = 0) {
+    validateNumber(offset, 'offset');
+    const first = this[offset];
+    const last = this[offset + 1];
+    if (first === undefined || last === undefined) boundsError(offset, this.length - 2);
+    return first + last * 2 ** 8;
+  }
+  function readUInt8(offset = 0) {
+    validateNumber(offset, 'offset');
+    const val = this[offset];
+    if (val === undefined) boundsError(offset, this.length - 1);
+    return val;
+  }
+  function readUIntBE(offset, byteLength) {
+    if (offset === undefined) throw invalidArgType('offset', 'number', offset);
+    if (byteLength === 6) return readUInt48BE(this, offset);
+    if (byteLength === 5) return readUInt40BE(this, offset);
+    if (byteLength === 3) return readUInt24BE(this, offset);
+    if (byteLength === 4) return this.readUInt32BE(offset);
+    if (byteLength === 2) return this.readUInt16BE(offset);
+    if (byteLength === 1) return this.readUInt8(offset);
+    boundsError(byteLength, 6, 'byteLength');
+  }
+  function readUInt48BE(buf, offset = 0) {
+    validateNumber(offset, 'offset');
+    const first = buf[offset];
+    const last = buf[offset + 5];
+    if (first === undefined || last === undefined) boundsError(offset, buf.length - 6);
+    return (first * 2 ** 8 + buf[++offset]) * 2 ** 32 + buf[++offset] * 2 ** 24 + buf[++offset] * 2 ** 16 +
+      buf[++offset] * 2 ** 8 + last;
+  }
+  function readUInt40BE(buf, offset = 0) {
+    validateNumber(offset, 'offset');
+    const first = buf[offset];
+    const last = buf[offset + 4];
+    if (first === undefined || last === undefined) boundsError(offset, buf.length - 5);
+    return first * 2 ** 32 + buf[++offset] * 2 ** 24 + buf[++offset] * 2 ** 16 + buf[++offset] * 2 ** 8 + last;
+  }
+  function readUInt32BE(offset = 0) {
+    validateNumber(offset, 'offset');
+    const first = this[offset];
+    const last = this[offset + 3];
+    if (first === undefined || last === undefined) boundsError(offset, this.length - 4);
+    return first * 2 ** 24 + this[++offset] * 2 ** 16 + this[++offset] * 2 ** 8 + last;
+  }
+  function readUInt24BE(buf, offset = 0) {
+    validateNumber(offset, 'offset');
+    const first = buf[offset];
+    const last = buf[offset + 2];
+    if (first === undefined || last === undefined) boundsError(offset, buf.length - 3);
+    return first * 2 ** 16 + buf[++offset] * 2 ** 8 + last;
+  }
+  function readUInt16BE(offset = 0) {
+    validateNumber(offset, 'offset');
+    const first = this[offset];
+    const last = this[offset + 1];
+    if (first === undefined || last === undefined) boundsError(offset, this.length - 2);
+    return first * 2 ** 8 + last;
+  }
+  function readIntLE(offset, byteLength) {
+    if (offset === undefined) throw invalidArgType('offset', 'number', offset);
+    if (byteLength === 6) return readInt48LE(this, offset);
+    if (byteLength === 5) return readInt40LE(this, offset);
+    if (byteLength === 3) return readInt24LE(this, offset);
+    if (byteLength === 4) return this.readInt32LE(offset);
+    if (byteLength === 2) return this.readInt16LE(offset);
+    if (byteLength === 1) return this.readInt8(offset);
+    boundsError(byteLength, 6, 'byteLength');
+  }
+  function readInt48LE(buf, offset = 0) {
+    validateNumber(offset, 'offset');
+    const first = buf[offset];
+    const last = buf[offset + 5];
+    if (first === undefined || last === undefined) boundsError(offset, buf.length - 6);
+    const val = buf[offset + 4] + last * 2 ** 8;
+    return (val | (val & 2 ** 15) * 0x1fffe) * 2 ** 32 + first + buf[++offset] * 2 ** 8 + buf[++offset] * 2 ** 16 +
+      buf[++offset] * 2 ** 24;
+  }
+  function readInt40LE(buf, offset = 0) {
+    validateNumber(offset, 'offset');
+    const first = buf[offset];
+    const last = buf[offset + 4];
+    if (first === undefined || last === undefined) boundsError(offset, buf.length - 5);
+    return (last | (last & 2 ** 7) * 0x1fffffe) * 2 ** 32 + first + buf[++offset] * 2 ** 8 + buf[++offset] * 2 ** 16 +
+      buf[++offset] * 2 ** 24;
+  }
+  function readInt32LE(offset = 0) {
+    validateNumber(offset, 'offset');
+    const first = this[offset];
+    const last = this[offset + 3];
+    if (first === undefined || last === undefined) boundsError(offset, this.length - 4);
+    return first + this[++offset] * 2 ** 8 + this[++offset] * 2 ** 16 + (last << 24); // Overflow
+  }
+  function readInt24LE(buf, offset = 0) {
+    validateNumber(offset, 'offset');
+    const first = buf[offset];
+    const last = buf[offset + 2];
+    if (first === undefined || last === undefined) boundsError(offset, buf.length - 3);
+    const val = first + buf[++offset] * 2 ** 8 + last * 2 ** 16;
+    return val | (val & 2 ** 23) * 0x1fe;
+  }
+  function readInt16LE(offset = 0) {
+    validateNumber(offset, 'offset');
+    const first = this[offset];
+    const last = this[offset + 1];
+    if (first === undefined || last === undefined) boundsError(offset, this.length - 2);
+    const val = first + last * 2 ** 8;
+    return val | (val & 2 ** 15) * 0x1fffe;
+  }
+  function readInt8(offset = 0) {
+    validateNumber(offset, 'offset');
+    const val = this[offset];
+    if (val === undefined) boundsError(offset, this.length - 1);
+    return val | (val & 2 ** 7) * 0x1fffffe;
+  }
+  function readIntBE(offset, byteLength) {
+    if (offset === undefined) throw invalidArgType('offset', 'number', offset);
+    if (byteLength === 6) return readInt48BE(this, offset);
+    if (byteLength === 5) return readInt40BE(this, offset);
+    if (byteLength === 3) return readInt24BE(this, offset);
+    if (byteLength === 4) return this.readInt32BE(offset);
+    if (byteLength === 2) return this.readInt16BE(offset);
+    if (byteLength === 1) return this.readInt8(offset);
+    boundsError(byteLength, 6, 'byteLength');
+  }
+  function readInt48BE(buf, offset = 0) {
+    validateNumber(offset, 'offset');
+    const first = buf[offset];
+    const last = buf[offset + 5];
+    if (first === undefined || last === undefined) boundsError(offset, buf.length - 6);
+    const val = buf[++offset] + first * 2 ** 8;
+    return (val | (val & 2 ** 15) * 0x1fffe) * 2 ** 32 + buf[++offset] * 2 ** 24 + buf[++offset] * 2 ** 16 +
+      buf[++offset] * 2 ** 8 + last;
+  }
+  function readInt40BE(buf, offset = 0) {
+    validateNumber(offset, 'offset');
+    const first = buf[offset];
+    const last = buf[offset + 4];
+    if (first === undefined || last === undefined) boundsError(offset, buf.length - 5);
+    return (first | (first & 2 ** 7) * 0x1fffffe) * 2 ** 32 + buf[++offset] * 2 ** 24 + buf[++offset] * 2 ** 16 +
+      buf[++offset] * 2 ** 8 + last;
+  }
+  function readInt32BE(offset = 0) {
+    validateNumber(offset, 'offset');
+    const first = this[offset];
+    const last = this[offset + 3];
+    if (first === undefined || last === undefined) boundsError(offset, this.length - 4);
+    return (first << 24) + // Overflow
+      this[++offset] * 2 ** 16 + this[++offset] * 2 ** 8 + last;
+  }
+  function readInt24BE(buf, offset = 0) {
+    validateNumber(offset, 'offset');
+    const first = buf[offset];
+    const last = buf[offset + 2];
+    if (first === undefined || last === undefined) boundsError(offset, buf.length - 3);
+    const val = first * 2 ** 16 + buf[++offset] * 2 ** 8 + last;
+    return val | (val & 2 ** 23) * 0x1fe;
+  }
+  function readInt16BE(offset = 0) {
+    validateNumber(offset, 'offset');
+    const first = this[offset];
+    const last = this[offset + 1];
+    if (first === undefined || last === undefined) boundsError(offset, this.length - 2);
+    const val = first * 2 ** 8 + last;
+    return val | (val & 2 ** 15) * 0x1fffe;
+  }
+  function readFloatBackwards(offset = 0) {
+    validateNumber(offset, 'offset');
+    const first = this[offset];
+    const last = this[offset + 3];
+    if (first === undefined || last === undefined) boundsError(offset, this.length - 4);
+    uInt8Float32Array[3] = first;
+    uInt8Float32Array[2] = this[++offset];
+    uInt8Float32Array[1] = this[++offset];
+    uInt8Float32Array[0] = last;
+    return float32Array[0];
+  }
+  function readFloatForwards(offset = 0) {
+    validateNumber(offset, 'offset');
+    const first = this[offset];
+    const last = this[offset + 3];
+    if (first === undefined || last === undefined) boundsError(offset, this.length - 4);
+    uInt8Float32Array[0] = first;
+    uInt8Float32Array[1] = this[++offset];
+    uInt8Float32Array[2] = this[++offset];
+    uInt8Float32Array[3] = last;
+    return float32Array[0];
+  }
+  function readDoubleBackwards(offset = 0) {
+    validateNumber(offset, 'offset');
+    const first = this[offset];
+    const last = this[offset + 7];
+    if (first === undefined || last === undefined) boundsError(offset, this.length - 8);
+    uInt8Float64Array[7] = first;
+    uInt8Float64Array[6] = this[++offset];
+    uInt8Float64Array[5] = this[++offset];
+    uInt8Float64Array[4] = this[++offset];
+    uInt8Float64Array[3] = this[++offset];
+    uInt8Float64Array[2] = this[++offset];
+    uInt8Float64Array[1] = this[++offset];
+    uInt8Float64Array[0] = last;
+    return float64Array[0];
+  }
+  function readDoubleForwards(offset = 0) {
+    validateNumber(offset, 'offset');
+    const first = this[offset];
+    const last = this[offset + 7];
+    if (first === undefined || last === undefined) boundsError(offset, this.length - 8);
+    uInt8Float64Array[0] = first;
+    uInt8Float64Array[1] = this[++offset];
+    uInt8Float64Array[2] = this[++offset];
+    uInt8Float64Array[3] = this[++offset];
+    uInt8Float64Array[4] = this[++offset];
+    uInt8Float64Array[5] = this[++offset];
+    uInt8Float64Array[6] = this[++offset];
+    uInt8Float64Array[7] = last;
+    return float64Array[0];
+  }
+  function writeBigU_Int64LE(buf, value, offset, min, max) {
+    checkInt(value, min, max, buf, offset, 7);
+    let lo = NumberCtor(value & 0xffffffffn);
+    buf[offset++] = lo;
+    lo = lo >> 8;
+    buf[offset++] = lo;
+    lo = lo >> 8;
+    buf[offset++] = lo;
+    lo = lo >> 8;
+    buf[offset++] = lo;
+    let hi = NumberCtor(value >> 32n & 0xffffffffn);
+    buf[offset++] = hi;
+    hi = hi >> 8;
+    buf[offset++] = hi;
+    hi = hi >> 8;
+    buf[offset++] = hi;
+    hi = hi >> 8;
+    buf[offset++] = hi;
+    return offset;
+  }
+  function writeBigUInt64LE(value, offset = 0) {
+    return writeBigU_Int64LE(this, value, offset, 0n, 0xffffffffffffffffn);
+  }
+  function writeBigU_Int64BE(buf, value, offset, min, max) {
+    checkInt(value, min, max, buf, offset, 7);
+    let lo = NumberCtor(value & 0xffffffffn);
+    buf[offset + 7] = lo;
+    lo = lo >> 8;
+    buf[offset + 6] = lo;
+    lo = lo >> 8;
+    buf[offset + 5] = lo;
+    lo = lo >> 8;
+    buf[offset + 4] = lo;
+    let hi = NumberCtor(value >> 32n & 0xffffffffn);
+    buf[offset + 3] = hi;
+    hi = hi >> 8;
+    buf[offset + 2] = hi;
+    hi = hi >> 8;
+    buf[offset + 1] = hi;
+    hi = hi >> 8;
+    buf[offset] = hi;
+    return offset + 8;
+  }
+  function writeBigUInt64BE(value, offset = 0) {
+    return writeBigU_Int64BE(this, value, offset, 0n, 0xffffffffffffffffn);
+  }
+  function writeBigInt64LE(value, offset = 0) {
+    return writeBigU_Int64LE(this, value, offset, -0x8000000000000000n, 0x7fffffffffffffffn);
+  }
+  function writeBigInt64BE(value, offset = 0) {
+    return writeBigU_Int64BE(this, value, offset, -0x8000000000000000n, 0x7fffffffffffffffn);
+  }
+  function writeUIntLE(value, offset, byteLength) {
+    if (byteLength === 6) return writeU_Int48LE(this, value, offset, 0, 0xffffffffffff);
+    if (byteLength === 5) return writeU_Int40LE(this, value, offset, 0, 0xffffffffff);
+    if (byteLength === 3) return writeU_Int24LE(this, value, offset, 0, 0xffffff);
+    if (byteLength === 4) return writeU_Int32LE(this, value, offset, 0, 0xffffffff);
+    if (byteLength === 2) return writeU_Int16LE(this, value, offset, 0, 0xffff);
+    if (byteLength === 1) return writeU_Int8(this, value, offset, 0, 0xff);
+    boundsError(byteLength, 6, 'byteLength');
+  }
+  function writeU_Int48LE(buf, value, offset, min, max) {
+    value = +value;
+    checkInt(value, min, max, buf, offset, 5);
+    const newVal = MathFloor(value * 2 ** -32);
+    buf[offset++] = value;
+    value = value >>> 8;
+    buf[offset++] = value;
+    value = value >>> 8;
+    buf[offset++] = value;
+    value = value >>> 8;
+    buf[offset++] = value;
+    buf[offset++] = newVal;
+    buf[offset++] = (newVal >>> 8);
+    return offset;
+  }
+  function writeU_Int40LE(buf, value, offset, min, max) {
+    value = +value;
+    checkInt(value, min, max, buf, offset, 4);
+    const newVal = value;
+    buf[offset++] = value;
+    value = value >>> 8;
+    buf[offset++] = value;
+    value = value >>> 8;
+    buf[offset++] = value;
+    value = value >>> 8;
+    buf[offset++] = value;
+    buf[offset++] = MathFloor(newVal * 2 ** -32);
+    return offset;
+  }
+  function writeU_Int32LE(buf, value, offset, min, max) {
+    value = +value;
+    checkInt(value, min, max, buf, offset, 3);
+    buf[offset++] = value;
+    value = value >>> 8;
+    buf[offset++] = value;
+    value = value >>> 8;
+    buf[offset++] = value;
+    value = value >>> 8;
+    buf[offset++] = value;
+    return offset;
+  }
+  function writeUInt32LE(value, offset = 0) {
+    return writeU_Int32LE(this, value, offset, 0, 0xffffffff);
+  }
+  function writeU_Int24LE(buf, value, offset, min, max) {
+    value = +value;
+    checkInt(value, min, max, buf, offset, 2);
+    buf[offset++] = value;
+    value = value >>> 8;
+    buf[offset++] = value;
+    value = value >>> 8;
+    buf[offset++] = value;
+    return offset;
+  }
+  function writeU_Int16LE(buf, value, offset, min, max) {
+    value = +value;
+    checkInt(value, min, max, buf, offset, 1);
+    buf[offset++] = value;
+    buf[offset++] = (value >>> 8);
+    return offset;
+  }
+  function writeUInt16LE(value, offset = 0) {
+    return writeU_Int16LE(this, value, offset, 0, 0xffff);
+  }
+  function writeU_Int8(buf, value, offset, min, max) {
+    value = +value;
+    // `checkInt()` can not be used here because it checks two entries.
+    validateNumber(offset, 'offset');
+    if (value > max || value < min) throw outOfRange('value', `>= ${min} and <= ${max}`, value);
+    if (buf[offset] === undefined) boundsError(offset, buf.length - 1);
+    buf[offset] = value;
+    return offset + 1;
+  }
+  function writeUInt8(value, offset = 0) {
+    return writeU_Int8(this, value, offset, 0, 0xff);
+  }
+  function writeUIntBE(value, offset, byteLength) {
+    if (byteLength === 6) return writeU_Int48BE(this, value, offset, 0, 0xffffffffffff);
+    if (byteLength === 5) return writeU_Int40BE(this, value, offset, 0, 0xffffffffff);
+    if (byteLength === 3) return writeU_Int24BE(this, value, offset, 0, 0xffffff);
+    if (byteLength === 4) return writeU_Int32BE(this, value, offset, 0, 0xffffffff);
+    if (byteLength === 2) return writeU_Int16BE(this, value, offset, 0, 0xffff);
+    if (byteLength === 1) return writeU_Int8(this, value, offset, 0, 0xff);
+    boundsError(byteLength, 6, 'byteLength');
+  }
+  function writeU_Int48BE(buf, value, offset, min, max) {
+    value = +value;
+    checkInt(value, min, max, buf, offset, 5);
+    const newVal = MathFloor(value * 2 ** -32);
+    buf[offset++] = (newVal >>> 8);
+    buf[offset++] = newVal;
+    buf[offset + 3] = value;
+    value = value >>> 8;
+    buf[offset + 2] = value;
+    value = value >>> 8;
+    buf[offset + 1] = value;
+    value = value >>> 8;
+    buf[offset] = value;
+    return offset + 4;
+  }
+  function writeU_Int40BE(buf, value, offset, min, max) {
+    value = +value;
+    checkInt(value, min, max, buf, offset, 4);
+    buf[offset++] = MathFloor(value * 2 ** -32);
+    buf[offset + 3] = value;
+    value = value >>> 8;
+    buf[offset + 2] = value;
+    value = value >>> 8;
+    buf[offset + 1] = value;
+    value = value >>> 8;
+    buf[offset] = value;
+    return offset + 4;
+  }
+  function writeU_Int32BE(buf, value, offset, min, max) {
+    value = +value;
+    checkInt(value, min, max, buf, offset, 3);
+    buf[offset + 3] = value;
+    value = value >>> 8;
+    buf[offset + 2] = value;
+    value = value >>> 8;
+    buf[offset + 1] = value;
+    value = value >>> 8;
+    buf[offset] = value;
+    return offset + 4;
+  }
+  function writeUInt32BE(value, offset = 0) {
+    return writeU_Int32BE(this, value, offset, 0, 0xffffffff);
+  }
+  function writeU_Int24BE(buf, value, offset, min, max) {
+    value = +value;
+    checkInt(value, min, max, buf, offset, 2);
+    buf[offset + 2] = value;
+    value = value >>> 8;
+    buf[offset + 1] = value;
+    value = value >>> 8;
+    buf[offset] = value;
+    return offset + 3;
+  }
+  function writeU_Int16BE(buf, value, offset, min, max) {
+    value = +value;
+    checkInt(value, min, max, buf, offset, 1);
+    buf[offset++] = (value >>> 8);
+    buf[offset++] = value;
+    return offset;
+  }
+  function writeUInt16BE(value, offset = 0) {
+    return writeU_Int16BE(this, value, offset, 0, 0xffff);
+  }
+  function writeIntLE(value, offset, byteLength) {
+    if (byteLength === 6) return writeU_Int48LE(this, value, offset, -0x800000000000, 0x7fffffffffff);
+    if (byteLength === 5) return writeU_Int40LE(this, value, offset, -0x8000000000, 0x7fffffffff);
+    if (byteLength === 3) return writeU_Int24LE(this, value, offset, -0x800000, 0x7fffff);
+    if (byteLength === 4) return writeU_Int32LE(this, value, offset, -0x80000000, 0x7fffffff);
+    if (byteLength === 2) return writeU_Int16LE(this, value, offset, -0x8000, 0x7fff);
+    if (byteLength === 1) return writeU_Int8(this, value, offset, -0x80, 0x7f);
+    boundsError(byteLength, 6, 'byteLength');
+  }
+  function writeInt32LE(value, offset = 0) {
+    return writeU_Int32LE(this, value, offset, -0x80000000, 0x7fffffff);
+  }
+  function writeInt16LE(value, offset = 0) {
+    return writeU_Int16LE(this, value, offset, -0x8000, 0x7fff);
+  }
+  function writeInt8(value, offset = 0) {
+    return writeU_Int8(this, value, offset, -0x80, 0x7f);
+  }
+  function writeIntBE(value, offset, byteLength) {
+    if (byteLength === 6) return writeU_Int48BE(this, value, offset, -0x800000000000, 0x7fffffffffff);
+    if (byteLength === 5) return writeU_Int40BE(this, value, offset, -0x8000000000, 0x7fffffffff);
+    if (byteLength === 3) return writeU_Int24BE(this, value, offset, -0x800000, 0x7fffff);
+    if (byteLength === 4) return writeU_Int32BE(this, value, offset, -0x80000000, 0x7fffffff);
+    if (byteLength === 2) return writeU_Int16BE(this, value, offset, -0x8000, 0x7fff);
+    if (byteLength === 1) return writeU_Int8(this, value, offset, -0x80, 0x7f);
+    boundsError(byteLength, 6, 'byteLength');
+  }
+  function writeInt32BE(value, offset = 0) {
+    return writeU_Int32BE(this, value, offset, -0x80000000, 0x7fffffff);
+  }
+  function writeInt16BE(value, offset = 0) {
+    return writeU_Int16BE(this, value, offset, -0x8000, 0x7fff);
+  }
+  function writeDoubleForwards(val, offset = 0) {
+    val = +val;
+    checkBounds(this, offset, 7);
+    float64Array[0] = val;
+    this[offset++] = uInt8Float64Array[0];
+    this[offset++] = uInt8Float64Array[1];
+    this[offset++] = uInt8Float64Array[2];
+    this[offset++] = uInt8Float64Array[3];
+    this[offset++] = uInt8Float64Array[4];
+    this[offset++] = uInt8Float64Array[5];
+    this[offset++] = uInt8Float64Array[6];
+    this[offset++] = uInt8Float64Array[7];
+    return offset;
+  }
+  function writeDoubleBackwards(val, offset = 0) {
+    val = +val;
+    checkBounds(this, offset, 7);
+    float64Array[0] = val;
+    this[offset++] = uInt8Float64Array[7];
+    this[offset++] = uInt8Float64Array[6];
+    this[offset++] = uInt8Float64Array[5];
+    this[offset++] = uInt8Float64Array[4];
+    this[offset++] = uInt8Float64Array[3];
+    this[offset++] = uInt8Float64Array[2];
+    this[offset++] = uInt8Float64Array[1];
+    this[offset++] = uInt8Float64Array[0];
+    return offset;
+  }
+  function writeFloatForwards(val, offset = 0) {
+    val = +val;
+    checkBounds(this, offset, 3);
+    float32Array[0] = val;
+    this[offset++] = uInt8Float32Array[0];
+    this[offset++] = uInt8Float32Array[1];
+    this[offset++] = uInt8Float32Array[2];
+    this[offset++] = uInt8Float32Array[3];
+    return offset;
+  }
+  function writeFloatBackwards(val, offset = 0) {
+    val = +val;
+    checkBounds(this, offset, 3);
+    float32Array[0] = val;
+    this[offset++] = uInt8Float32Array[3];
+    this[offset++] = uInt8Float32Array[2];
+    this[offset++] = uInt8Float32Array[1];
+    this[offset++] = uInt8Float32Array[0];
+    return offset;
+  }
+  class FastBuffer extends Uint8Array {
+    // Using an explicit constructor here is necessary to avoid relying on
+    // `Array.prototype[Symbol.iterator]`, which can be mutated by users.
+    constructor(bufferOrLength, byteOffset, length) {
+      super(bufferOrLength, byteOffset, length);
+    }
+  }
+  function addBufferPrototypeMethods(proto) {
+    proto.readBigUInt64LE = readBigUInt64LE;
+    proto.readBigUInt64BE = readBigUInt64BE;
+    proto.readBigUint64LE = readBigUInt64LE;
+    proto.readBigUint64BE = readBigUInt64BE;
+    proto.readBigInt64LE = readBigInt64LE;
+    proto.readBigInt64BE = readBigInt64BE;
+    proto.writeBigUInt64LE = writeBigUInt64LE;
+    proto.writeBigUInt64BE = writeBigUInt64BE;
+    proto.writeBigUint64LE = writeBigUInt64LE;
+    proto.writeBigUint64BE = writeBigUInt64BE;
+    proto.writeBigInt64LE = writeBigInt64LE;
+    proto.writeBigInt64BE = writeBigInt64BE;
+
+    proto.readUIntLE = readUIntLE;
+    proto.readUInt32LE = readUInt32LE;
+    proto.readUInt16LE = readUInt16LE;
+    proto.readUInt8 = readUInt8;
+    proto.readUIntBE = readUIntBE;
+    proto.readUInt32BE = readUInt32BE;
+    proto.readUInt16BE = readUInt16BE;
+    proto.readUintLE = readUIntLE;
+    proto.readUint32LE = readUInt32LE;
+    proto.readUint16LE = readUInt16LE;
+    proto.readUint8 = readUInt8;
+    proto.readUintBE = readUIntBE;
+    proto.readUint32BE = readUInt32BE;
+    proto.readUint16BE = readUInt16BE;
+    proto.readIntLE = readIntLE;
+    proto.readInt32LE = readInt32LE;
+    proto.readInt16LE = readInt16LE;
+    proto.readInt8 = readInt8;
+    proto.readIntBE = readIntBE;
+    proto.readInt32BE = readInt32BE;
+    proto.readInt16BE = readInt16BE;
+
+    proto.writeUIntLE = writeUIntLE;
+    proto.writeUInt32LE = writeUInt32LE;
+    proto.writeUInt16LE = writeUInt16LE;
+    proto.writeUInt8 = writeUInt8;
+    proto.writeUIntBE = writeUIntBE;
+    proto.writeUInt32BE = writeUInt32BE;
+    proto.writeUInt16BE = writeUInt16BE;
+    proto.writeUintLE = writeUIntLE;
+    proto.writeUint32LE = writeUInt32LE;
+    proto.writeUint16LE = writeUInt16LE;
+    proto.writeUint8 = writeUInt8;
+    proto.writeUintBE = writeUIntBE;
+    proto.writeUint32BE = writeUInt32BE;
+    proto.writeUint16BE = writeUInt16BE;
+    proto.writeIntLE = writeIntLE;
+    proto.writeInt32LE = writeInt32LE;
+    proto.writeInt16LE = writeInt16LE;
+    proto.writeInt8 = writeInt8;
+    proto.writeIntBE = writeIntBE;
+    proto.writeInt32BE = writeInt32BE;
+    proto.writeInt16BE = writeInt16BE;
+
+    proto.readFloatLE = bigEndian ? readFloatBackwards : readFloatForwards;
+    proto.readFloatBE = bigEndian ? readFloatForwards : readFloatBackwards;
+    proto.readDoubleLE = bigEndian ? readDoubleBackwards : readDoubleForwards;
+    proto.readDoubleBE = bigEndian ? readDoubleForwards : readDoubleBackwards;
+    proto.writeFloatLE = bigEndian ? writeFloatBackwards : writeFloatForwards;
+    proto.writeFloatBE = bigEndian ? writeFloatForwards : writeFloatBackwards;
+    proto.writeDoubleLE = bigEndian ? writeDoubleBackwards : writeDoubleForwards;
+    proto.writeDoubleBE = bigEndian ? writeDoubleForwards : writeDoubleBackwards;
+
+    proto.asciiSlice = makeSlice('ascii', 'asciiSlice');
+    proto.base64Slice = makeSlice('base64', 'base64Slice');
+    proto.base64urlSlice = makeSlice('base64url', 'base64urlSlice');
+    proto.latin1Slice = makeSlice('latin1', 'latin1Slice');
+    proto.hexSlice = makeSlice('hex', 'hexSlice');
+    proto.ucs2Slice = makeSlice('utf16le', 'ucs2Slice');
+    proto.utf8Slice = makeSlice('utf8', 'utf8Slice');
+    proto.asciiWrite = makeWrite('ascii', 'asciiWrite');
+    proto.base64Write = makeWrite('base64', 'base64Write');
+    proto.base64urlWrite = makeWrite('base64url', 'base64urlWrite');
+    proto.latin1Write = makeWrite('latin1', 'latin1Write');
+    proto.hexWrite = makeWrite('hex', 'hexWrite');
+    proto.ucs2Write = makeWrite('utf16le', 'ucs2Write');
+    proto.utf8Write = makeWrite('utf8', 'utf8Write');
+  }
+  // Node's createUnsafeBuffer (its memory zeroed here, as no pool or
+  // uninitialized memory is kept).
+  const createUnsafeBuffer = (size) => new FastBuffer(size);
+
+  // --- lib/buffer.js ---
+  FastBuffer.prototype.constructor = Buffer;
+  Buffer.prototype = FastBuffer.prototype;
+  addBufferPrototypeMethods(Buffer.prototype);
+
+  const bufferConstants = ObjectDefineProperties({}, {
+    MAX_LENGTH: { __proto__: null, value: kMaxLength, writable: false, enumerable: true },
+    MAX_STRING_LENGTH: { __proto__: null, value: kStringMaxLength, writable: false, enumerable: true },
+  });
+  Buffer.poolSize = 8 * 1024;
+
+  let bufferWarningAlreadyEmitted = false;
+  const bufferWarning = 'Buffer() is deprecated due to security and usability ' +
+                        'issues. Please use the Buffer.alloc(), ' +
+                        'Buffer.allocUnsafe(), or Buffer.from() methods instead.';
+  // Node's: once, for a call from outside node_modules (here, any).
+  function showFlaggedDeprecation() {
+    if (bufferWarningAlreadyEmitted) return;
+    process.emitWarning(bufferWarning, 'DeprecationWarning', 'DEP0005');
+    bufferWarningAlreadyEmitted = true;
+  }
+  function toInteger(n, defaultVal) {
+    n = +n;
+    if (!NumberIsNaN(n) && n >= Number.MIN_SAFE_INTEGER && n <= Number.MAX_SAFE_INTEGER) {
+      return ((n % 1) === 0 ? n : MathFloor(n));
+    }
+    return defaultVal;
+  }
+  function _copy(source, target, targetStart, sourceStart, sourceEnd) {
+    if (!isUint8Array(source)) throw invalidArgType('source', ['Buffer', 'Uint8Array'], source);
+    if (!isUint8Array(target)) throw invalidArgType('target', ['Buffer', 'Uint8Array'], target);
+    if (targetStart === undefined) {
+      targetStart = 0;
+    } else {
+      targetStart = NumberIsInteger(targetStart) ? targetStart : toInteger(targetStart, 0);
+      if (targetStart < 0) throw outOfRange('targetStart', '>= 0', targetStart);
+    }
+    if (sourceStart === undefined) {
+      sourceStart = 0;
+    } else {
+      sourceStart = NumberIsInteger(sourceStart) ? sourceStart : toInteger(sourceStart, 0);
+      if (sourceStart < 0 || sourceStart > source.length) {
+        throw outOfRange('sourceStart', `>= 0 && <= ${source.length}`, sourceStart);
+      }
+    }
+    if (sourceEnd === undefined) {
+      sourceEnd = source.length;
+    } else {
+      sourceEnd = NumberIsInteger(sourceEnd) ? sourceEnd : toInteger(sourceEnd, 0);
+      if (sourceEnd < 0) throw outOfRange('sourceEnd', '>= 0', sourceEnd);
+    }
+    if (targetStart >= target.length || sourceStart >= sourceEnd) return 0;
+    return _copyActual(source, target, targetStart, sourceStart, sourceEnd);
+  }
+  function _copyActual(source, target, targetStart, sourceStart, sourceEnd) {
+    if (sourceEnd - sourceStart > target.length - targetStart) sourceEnd = sourceStart + target.length - targetStart;
+    let nb = sourceEnd - sourceStart;
+    const sourceLen = source.length - sourceStart;
+    if (nb > sourceLen) nb = sourceLen;
+    if (sourceStart !== 0 || sourceEnd < source.length) {
+      source = new Uint8ArrayCtor(source.buffer, source.byteOffset + sourceStart, nb);
+    }
+    TypedArrayPrototypeSet(target, source, targetStart);
+    return nb;
+  }
+  // The deprecated constructor (DEP0005): Buffer(arg) and new Buffer(arg)
+  // make a Buffer as Buffer.alloc or Buffer.from would.
+  function Buffer(arg, encodingOrOffset, length) {
+    showFlaggedDeprecation();
+    // Common case.
+    if (typeof arg === 'number') {
+      if (typeof encodingOrOffset === 'string') throw invalidArgType('string', 'string', arg);
+      return Buffer.alloc(arg);
+    }
+    return Buffer.from(arg, encodingOrOffset, length);
+  }
+  defineProperty(Buffer, Symbol.species, {
+    __proto__: null,
+    enumerable: false,
+    configurable: true,
+    get() { return FastBuffer; },
+  });
+  Buffer.from = function from(value, encodingOrOffset, length) {
+    if (typeof value === 'string') return fromString(value, encodingOrOffset);
+    if (typeof value === 'object' && value !== null) {
+      if (isAnyArrayBuffer(value)) return fromArrayBuffer(value, encodingOrOffset, length);
+      const valueOf = value.valueOf && value.valueOf();
+      if (valueOf != null && valueOf !== value && (typeof valueOf === 'string' || typeof valueOf === 'object')) {
+        return from(valueOf, encodingOrOffset, length);
+      }
+      const b = fromObject(value);
+      if (b) return b;
+      if (typeof value[Symbol.toPrimitive] === 'function') {
+        const primitive = value[Symbol.toPrimitive]('string');
+        if (typeof primitive === 'string') return fromString(primitive, encodingOrOffset);
+      }
+    }
+    throw invalidArgType('first argument', ['string', 'Buffer', 'ArrayBuffer', 'Array', 'Array-like Object'], value);
+  };
+  Buffer.copyBytesFrom = function copyBytesFrom(view, offset, length) {
+    if (!isTypedArray(view)) throw invalidArgType('view', ['TypedArray'], view);
+    const viewLength = TypedArrayPrototypeGetLength(view);
+    if (viewLength === 0) return Buffer.alloc(0);
+    if (offset !== undefined || length !== undefined) {
+      if (offset !== undefined) {
+        validateInteger(offset, 'offset', 0);
+        if (offset >= viewLength) return Buffer.alloc(0);
+      } else {
+        offset = 0;
+      }
+      let end;
+      if (length !== undefined) {
+        validateInteger(length, 'length', 0);
+        end = offset + length;
+      } else {
+        end = viewLength;
+      }
+      view = TypedArrayPrototypeSlice(view, offset, end);
+    }
+    return fromArrayLike(new Uint8ArrayCtor(TypedArrayPrototypeGetBuffer(view), TypedArrayPrototypeGetByteOffset(view),
+      TypedArrayPrototypeGetByteLength(view)));
+  };
+  // An arrow, as Node's: Buffer.of is no constructor.
+  const of = (...items) => {
+    const newObj = createUnsafeBuffer(items.length);
+    for (let k = 0; k < items.length; k++) newObj[k] = items[k];
+    return newObj;
+  };
+  Buffer.of = of;
+  ObjectSetPrototypeOf(Buffer, Uint8Array);
+  Buffer.alloc = function alloc(size, fill, encoding) {
+    validateNumber(size, 'size', 0, kMaxLength);
+    if (fill !== undefined && fill !== 0 && size > 0) {
+      const buf = createUnsafeBuffer(size);
+      return _fill(buf, fill, 0, buf.length, encoding);
+    }
+    return new FastBuffer(size);
+  };
+  Buffer.allocUnsafe = function allocUnsafe(size) {
+    validateNumber(size, 'size', 0, kMaxLength);
+    return allocate(size);
+  };
+  Buffer.allocUnsafeSlow = function allocUnsafeSlow(size) {
+    validateNumber(size, 'size', 0, kMaxLength);
+    return createUnsafeBuffer(size);
+  };
+  function SlowBuffer(size) {
+    validateNumber(size, 'size', 0, kMaxLength);
+    return createUnsafeBuffer(size);
+  }
+  ObjectSetPrototypeOf(SlowBuffer.prototype, Uint8Array.prototype);
+  ObjectSetPrototypeOf(SlowBuffer, Uint8Array);
+  function allocate(size) {
+    if (size <= 0) return new FastBuffer();
+    return createUnsafeBuffer(size);
+  }
+  // A buffer of exactly the first `actual` bytes of `b`.
+  function exactly(b, actual) {
+    if (actual === TypedArrayPrototypeGetLength(b)) return b;
+    const out = new FastBuffer(actual);
+    TypedArrayPrototypeSet(out, byteRange(b, 0, actual));
+    return out;
+  }
+  function fromStringFast(string, ops) {
+    const maxLength = Buffer.poolSize >>> 1;
+    let length = string.length; // Min length
+    if (length >= maxLength) return createFromString(string, ops);
+    length *= 4; // Max length (4 bytes per character)
+    if (length >= maxLength) length = ops.byteLength(string); // Actual length
+    if (length >= maxLength) return createFromString(string, ops, length);
+    // Node writes into its pool here; a buffer of the string's own.
+    const b = new FastBuffer(length);
+    return exactly(b, ops.write(b, string, 0, length));
+  }
+  function createFromString(string, ops, length = ops.byteLength(string)) {
+    const buf = Buffer.allocUnsafeSlow(length);
+    const actual = ops.write(buf, string, 0, length);
+    return actual < length ? new FastBuffer(buf.buffer, 0, actual) : buf;
+  }
+  function fromString(string, encoding) {
+    let ops;
+    if (!encoding || encoding === 'utf8' || typeof encoding !== 'string') {
+      ops = encodingOps.utf8;
+    } else {
+      ops = getEncodingOps(encoding);
+      if (ops === undefined) throw unknownEncoding(encoding);
+    }
+    return string.length === 0 ? new FastBuffer() : fromStringFast(string, ops);
+  }
+  function fromArrayBuffer(obj, byteOffset, length) {
+    // Convert byteOffset to integer
+    if (byteOffset === undefined) {
+      byteOffset = 0;
+    } else {
+      byteOffset = +byteOffset;
+      if (NumberIsNaN(byteOffset)) byteOffset = 0;
+    }
+    const maxLength = obj.byteLength - byteOffset;
+    if (maxLength < 0) throw bufferOutOfBounds('offset');
+    if (length === undefined) {
+      length = maxLength;
+    } else {
+      // Convert length to non-negative integer.
+      length = +length;
+      if (length > 0) {
+        if (length > maxLength) throw bufferOutOfBounds('length');
+      } else {
+        length = 0;
+      }
+    }
+    // V8's words where its typed array constructor refuses the offset.
+    if (byteOffset <= -1) throw new RangeError(`Start offset ${byteOffset} is outside the bounds of the buffer`);
+    return new FastBuffer(obj, byteOffset, length);
+  }
+  function fromArrayLike(obj) {
+    if (obj.length <= 0) return new FastBuffer();
+    if (obj.length < (Buffer.poolSize >>> 1)) {
+      const b = new FastBuffer(obj.length);
+      TypedArrayPrototypeSet(b, obj, 0);
+      return b;
+    }
+    return new FastBuffer(obj);
+  }
+  function fromObject(obj) {
+    if (obj.length !== undefined || isAnyArrayBuffer(obj.buffer)) {
+      if (typeof obj.length !== 'number') return new FastBuffer();
+      return fromArrayLike(obj);
+    }
+    if (obj.type === 'Buffer' && ArrayIsArray(obj.data)) return fromArrayLike(obj.data);
+  }
+  Buffer.isBuffer = function isBuffer(b) {
+    return b instanceof Buffer;
+  };
+  Buffer.compare = function compare(buf1, buf2) {
+    if (!isUint8Array(buf1)) throw invalidArgType('buf1', ['Buffer', 'Uint8Array'], buf1);
+    if (!isUint8Array(buf2)) throw invalidArgType('buf2', ['Buffer', 'Uint8Array'], buf2);
+    if (buf1 === buf2) return 0;
+    return _compare(buf1, buf2);
+  };
+  Buffer.isEncoding = function isEncoding(encoding) {
+    return typeof encoding === 'string' && encoding.length !== 0 && normalizeEncoding(encoding) !== undefined;
+  };
+  Buffer[Symbol('kIsEncodingSymbol')] = Buffer.isEncoding;
+  Buffer.concat = function concat(list, length) {
+    validateArray(list, 'list');
+    if (list.length === 0) return new FastBuffer();
+    if (length === undefined) {
+      length = 0;
+      for (let i = 0; i < list.length; i++) {
+        if (list[i].length) length += list[i].length;
+      }
+    } else {
+      validateOffset(length, 'length');
+    }
+    const buffer = Buffer.allocUnsafe(length);
+    let pos = 0;
+    for (let i = 0; i < list.length; i++) {
+      const buf = list[i];
+      if (!isUint8Array(buf)) throw invalidArgType(`list[${i}]`, ['Buffer', 'Uint8Array'], list[i]);
+      pos += _copyActual(buf, buffer, pos, 0, buf.length);
+    }
+    // Note: `length` is always equal to `buffer.length` at this point
+    if (pos < length) TypedArrayPrototypeFill(buffer, 0, pos, length);
+    return buffer;
+  };
+  const encodingOps = {
+    utf8: {
+      encoding: 'utf8',
+      encodingVal: 'utf8',
+      byteLength: byteLengthUtf8,
+      write: (buf, string, offset, len) => buf.utf8Write(string, offset, len),
+      slice: (buf, start, end) => buf.utf8Slice(start, end),
+      indexOf: (buf, val, byteOffset, dir) => indexOfString(buf, val, byteOffset, 'utf8', dir),
+    },
+    ucs2: {
+      encoding: 'ucs2',
+      encodingVal: 'utf16le',
+      byteLength: (string) => string.length * 2,
+      write: (buf, string, offset, len) => buf.ucs2Write(string, offset, len),
+      slice: (buf, start, end) => buf.ucs2Slice(start, end),
+      indexOf: (buf, val, byteOffset, dir) => indexOfString(buf, val, byteOffset, 'utf16le', dir),
+    },
+    utf16le: {
+      encoding: 'utf16le',
+      encodingVal: 'utf16le',
+      byteLength: (string) => string.length * 2,
+      write: (buf, string, offset, len) => buf.ucs2Write(string, offset, len),
+      slice: (buf, start, end) => buf.ucs2Slice(start, end),
+      indexOf: (buf, val, byteOffset, dir) => indexOfString(buf, val, byteOffset, 'utf16le', dir),
+    },
+    latin1: {
+      encoding: 'latin1',
+      encodingVal: 'latin1',
+      byteLength: (string) => string.length,
+      write: (buf, string, offset, len) => buf.latin1Write(string, offset, len),
+      slice: (buf, start, end) => buf.latin1Slice(start, end),
+      indexOf: (buf, val, byteOffset, dir) => indexOfString(buf, val, byteOffset, 'latin1', dir),
+    },
+    ascii: {
+      encoding: 'ascii',
+      encodingVal: 'ascii',
+      byteLength: (string) => string.length,
+      write: (buf, string, offset, len) => buf.asciiWrite(string, offset, len),
+      slice: (buf, start, end) => buf.asciiSlice(start, end),
+      indexOf: (buf, val, byteOffset, dir) =>
+        indexOfBuffer(buf, fromStringFast(val, encodingOps.ascii), byteOffset, 'ascii', dir),
+    },
+    base64: {
+      encoding: 'base64',
+      encodingVal: 'base64',
+      byteLength: (string) => base64ByteLength(string, string.length),
+      write: (buf, string, offset, len) => buf.base64Write(string, offset, len),
+      slice: (buf, start, end) => buf.base64Slice(start, end),
+      indexOf: (buf, val, byteOffset, dir) =>
+        indexOfBuffer(buf, fromStringFast(val, encodingOps.base64), byteOffset, 'base64', dir),
+    },
+    base64url: {
+      encoding: 'base64url',
+      encodingVal: 'base64url',
+      byteLength: (string) => base64ByteLength(string, string.length),
+      write: (buf, string, offset, len) => buf.base64urlWrite(string, offset, len),
+      slice: (buf, start, end) => buf.base64urlSlice(start, end),
+      indexOf: (buf, val, byteOffset, dir) =>
+        indexOfBuffer(buf, fromStringFast(val, encodingOps.base64url), byteOffset, 'base64url', dir),
+    },
+    hex: {
+      encoding: 'hex',
+      encodingVal: 'hex',
+      byteLength: (string) => string.length >>> 1,
+      write: (buf, string, offset, len) => buf.hexWrite(string, offset, len),
+      slice: (buf, start, end) => buf.hexSlice(start, end),
+      indexOf: (buf, val, byteOffset, dir) =>
+        indexOfBuffer(buf, fromStringFast(val, encodingOps.hex), byteOffset, 'hex', dir),
+    },
+  };
+  function getEncodingOps(encoding) {
+    encoding += '';
+    switch (encoding.length) {
+      case 4:
+        if (encoding === 'utf8') return encodingOps.utf8;
+        if (encoding === 'ucs2') return encodingOps.ucs2;
+        encoding = StringPrototypeToLowerCase(encoding);
+        if (encoding === 'utf8') return encodingOps.utf8;
+        if (encoding === 'ucs2') return encodingOps.ucs2;
+        break;
+      case 5:
+        if (encoding === 'utf-8') return encodingOps.utf8;
+        if (encoding === 'ascii') return encodingOps.ascii;
+        if (encoding === 'ucs-2') return encodingOps.ucs2;
+        encoding = StringPrototypeToLowerCase(encoding);
+        if (encoding === 'utf-8') return encodingOps.utf8;
+        if (encoding === 'ascii') return encodingOps.ascii;
+        if (encoding === 'ucs-2') return encodingOps.ucs2;
+        break;
+      case 7:
+        if (encoding === 'utf16le' || StringPrototypeToLowerCase(encoding) === 'utf16le') return encodingOps.utf16le;
+        break;
+      case 8:
+        if (encoding === 'utf-16le' || StringPrototypeToLowerCase(encoding) === 'utf-16le') return encodingOps.utf16le;
+        break;
+      case 6:
+        if (encoding === 'latin1' || encoding === 'binary') return encodingOps.latin1;
+        if (encoding === 'base64') return encodingOps.base64;
+        encoding = StringPrototypeToLowerCase(encoding);
+        if (encoding === 'latin1' || encoding === 'binary') return encodingOps.latin1;
+        if (encoding === 'base64') return encodingOps.base64;
+        break;
+      case 3:
+        if (encoding === 'hex' || StringPrototypeToLowerCase(encoding) === 'hex') return encodingOps.hex;
+        break;
+      case 9:
+        if (encoding === 'base64url' || StringPrototypeToLowerCase(encoding) === 'base64url') {
+          return encodingOps.base64url;
+        }
+        break;
+    }
+  }
+  function byteLength(string, encoding) {
+    if (typeof string !== 'string') {
+      if (isArrayBufferView(string) || isAnyArrayBuffer(string)) return string.byteLength;
+      throw invalidArgType('string', ['string', 'Buffer', 'ArrayBuffer'], string);
+    }
+    const len = string.length;
+    if (len === 0) return 0;
+    if (!encoding || encoding === 'utf8') return byteLengthUtf8(string);
+    if (encoding === 'ascii') return len;
+    const ops = getEncodingOps(encoding);
+    if (ops === undefined) {
+      // TODO (ronag): Makes more sense to throw here.
+      return byteLengthUtf8(string);
+    }
+    return ops.byteLength(string);
+  }
+  Buffer.byteLength = byteLength;
+  // For backwards compatibility.
+  defineProperty(Buffer.prototype, 'parent', {
+    __proto__: null,
+    enumerable: true,
+    get() {
+      if (!(this instanceof Buffer)) return undefined;
+      return this.buffer;
+    },
+  });
+  defineProperty(Buffer.prototype, 'offset', {
+    __proto__: null,
+    enumerable: true,
+    get() {
+      if (!(this instanceof Buffer)) return undefined;
+      return this.byteOffset;
+    },
+  });
+  Buffer.prototype.copy = function copy(target, targetStart, sourceStart, sourceEnd) {
+    return _copy(this, target, targetStart, sourceStart, sourceEnd);
+  };
+  // No need to verify that "buf.length <= MAX_UINT32" since it's a read-only
+  // property of a typed array.
+  // This behaves neither like String nor Uint8Array in that we set start/end
+  // to their upper/lower bounds if the value passed is out of range.
+  Buffer.prototype.toString = function toString(encoding, start, end) {
+    if (arguments.length === 0) return this.utf8Slice(0, this.length);
+    const len = this.length;
+    if (start <= 0) start = 0;
+    else if (start >= len) return '';
+    else start = MathTrunc(start) || 0;
+    if (end === undefined || end > len) end = len;
+    else end = MathTrunc(end) || 0;
+    if (end <= start) return '';
+    if (encoding === undefined) return this.utf8Slice(start, end);
+    const ops = getEncodingOps(encoding);
+    if (ops === undefined) throw unknownEncoding(encoding);
+    return ops.slice(this, start, end);
+  };
+  Buffer.prototype.equals = function equals(otherBuffer) {
+    if (!isUint8Array(otherBuffer)) throw invalidArgType('otherBuffer', ['Buffer', 'Uint8Array'], otherBuffer);
+    if (this === otherBuffer) return true;
+    const len = TypedArrayPrototypeGetByteLength(this);
+    if (len !== TypedArrayPrototypeGetByteLength(otherBuffer)) return false;
+    return len === 0 || _compare(this, otherBuffer) === 0;
+  };
+  let INSPECT_MAX_BYTES = 50;
+  // Override how buffers are presented by util.inspect().
+  Buffer.prototype[customInspectSymbol] = function inspect(recurseTimes, ctx) {
+    const max = INSPECT_MAX_BYTES;
+    const actualMax = MathMin(max, this.length);
+    const remaining = this.length - max;
+    let str = StringPrototypeTrim(RegExpPrototypeSymbolReplace(/(.{2})/g, this.hexSlice(0, actualMax), '$1 '));
+    if (remaining > 0) str += ` ... ${remaining} more byte${remaining > 1 ? 's' : ''}`;
+    // Inspect special properties as well, if possible.
+    if (ctx) {
+      let extras = false;
+      const obj = { __proto__: null };
+      const keys = typedArrayExtraKeys(this, !ctx.showHidden);
+      for (let i = 0; i < keys.length; i++) {
+        extras = true;
+        obj[keys[i]] = this[keys[i]];
+      }
+      if (extras) {
+        if (this.length !== 0) str += ', ';
+        // '[Object: null prototype] {'.length === 26
+        // This is guarded with a test.
+        str += StringPrototypeSlice(inspectValue(obj, { ...ctx, breakLength: Infinity, compact: true }), 27, -2);
+      }
+    }
+    return `<${this.constructor.name} ${str}>`;
+  };
+  Buffer.prototype.inspect = Buffer.prototype[customInspectSymbol];
+  Buffer.prototype.compare = function compare(target, targetStart, targetEnd, sourceStart, sourceEnd) {
+    if (!isUint8Array(target)) throw invalidArgType('target', ['Buffer', 'Uint8Array'], target);
+    if (arguments.length === 1) return _compare(this, target);
+    if (targetStart === undefined) targetStart = 0;
+    else validateOffset(targetStart, 'targetStart');
+    if (targetEnd === undefined) targetEnd = target.length;
+    else validateOffset(targetEnd, 'targetEnd', 0, target.length);
+    if (sourceStart === undefined) sourceStart = 0;
+    else validateOffset(sourceStart, 'sourceStart');
+    if (sourceEnd === undefined) sourceEnd = this.length;
+    else validateOffset(sourceEnd, 'sourceEnd', 0, this.length);
+    if (sourceStart >= sourceEnd) return (targetStart >= targetEnd ? 0 : -1);
+    if (targetStart >= targetEnd) return 1;
+    return compareOffset(this, target, targetStart, sourceStart, targetEnd, sourceEnd);
+  };
+  // Finds either the first index of `val` in `buffer` at offset >= `byteOffset`,
+  // OR the last index of `val` in `buffer` at offset <= `byteOffset`.
+  function bidirectionalIndexOf(buffer, val, byteOffset, encoding, dir) {
+    validateBuffer(buffer);
+    if (typeof byteOffset === 'string') {
+      encoding = byteOffset;
+      byteOffset = undefined;
+    } else if (byteOffset > 0x7fffffff) {
+      byteOffset = 0x7fffffff;
+    } else if (byteOffset < -0x80000000) {
+      byteOffset = -0x80000000;
+    }
+    // Coerce to Number. Values like null and [] become 0.
+    byteOffset = +byteOffset;
+    // If the offset is undefined, "foo", {}, coerces to NaN, search whole buffer.
+    if (NumberIsNaN(byteOffset)) byteOffset = dir ? 0 : (buffer.length || buffer.byteLength);
+    dir = !!dir; // Cast to bool.
+    if (typeof val === 'number') return indexOfNumber(buffer, val >>> 0, byteOffset, dir);
+    let ops;
+    if (encoding === undefined) ops = encodingOps.utf8;
+    else ops = getEncodingOps(encoding);
+    if (typeof val === 'string') {
+      if (ops === undefined) throw unknownEncoding(encoding);
+      return ops.indexOf(buffer, val, byteOffset, dir);
+    }
+    if (isUint8Array(val)) {
+      const encodingVal = (ops === undefined ? 'utf8' : ops.encodingVal);
+      return indexOfBuffer(buffer, val, byteOffset, encodingVal, dir);
+    }
+    throw invalidArgType('value', ['number', 'string', 'Buffer', 'Uint8Array'], val);
+  }
+  Buffer.prototype.indexOf = function indexOf(val, byteOffset, encoding) {
+    return bidirectionalIndexOf(this, val, byteOffset, encoding, true);
+  };
+  Buffer.prototype.lastIndexOf = function lastIndexOf(val, byteOffset, encoding) {
+    return bidirectionalIndexOf(this, val, byteOffset, encoding, false);
+  };
+  Buffer.prototype.includes = function includes(val, byteOffset, encoding) {
+    return this.indexOf(val, byteOffset, encoding) !== -1;
+  };
+  // Usage:
+  //    buffer.fill(number[, offset[, end]])
+  //    buffer.fill(buffer[, offset[, end]])
+  //    buffer.fill(string[, offset[, end]][, encoding])
+  Buffer.prototype.fill = function fill(value, offset, end, encoding) {
+    return _fill(this, value, offset, end, encoding);
+  };
+  function _fill(buf, value, offset, end, encoding) {
+    if (typeof value === 'string') {
+      if (offset === undefined || typeof offset === 'string') {
+        encoding = offset;
+        offset = 0;
+        end = buf.length;
+      } else if (typeof end === 'string') {
+        encoding = end;
+        end = buf.length;
+      }
+      const normalizedEncoding = normalizeEncoding(encoding);
+      if (normalizedEncoding === undefined) {
+        validateString(encoding, 'encoding');
+        throw unknownEncoding(encoding);
+      }
+      if (value.length === 0) {
+        // If value === '' default to zero.
+        value = 0;
+      } else if (value.length === 1) {
+        // Fast path: If `value` fits into a single byte, use that numeric value.
+        if (normalizedEncoding === 'utf8') {
+          const code = StringPrototypeCharCodeAt(value, 0);
+          if (code < 128) value = code;
+        } else if (normalizedEncoding === 'latin1') {
+          value = StringPrototypeCharCodeAt(value, 0);
+        }
+      }
+    } else {
+      encoding = undefined;
+    }
+    if (offset === undefined) {
+      offset = 0;
+      end = buf.length;
+    } else {
+      validateOffset(offset, 'offset');
+      // Invalid ranges are not set to a default, so can range check early.
+      if (end === undefined) {
+        end = buf.length;
+      } else {
+        validateOffset(end, 'end', 0, buf.length);
+      }
+      if (offset >= end) return buf;
+    }
+    if (typeof value === 'number') {
+      // OOB check
+      const byteLen = TypedArrayPrototypeGetByteLength(buf);
+      const fillLength = end - offset;
+      if (offset > end || fillLength + offset > byteLen) throw bufferOutOfBounds();
+      TypedArrayPrototypeFill(buf, value, offset, end);
+    } else {
+      const res = bindingFill(buf, value, offset, end, encoding);
+      if (res < 0) {
+        if (res === -1) throw invalidArgValue('value', value, 'is invalid');
+        throw bufferOutOfBounds();
+      }
+    }
+    return buf;
+  }
+  Buffer.prototype.write = function write(string, offset, length, encoding) {
+    // Buffer#write(string);
+    if (offset === undefined) return this.utf8Write(string, 0, this.length);
+    // Buffer#write(string, encoding)
+    if (length === undefined && typeof offset === 'string') {
+      encoding = offset;
+      length = this.length;
+      offset = 0;
+    // Buffer#write(string, offset[, length][, encoding])
+    } else {
+      validateOffset(offset, 'offset', 0, this.length);
+      const remaining = this.length - offset;
+      if (length === undefined) {
+        length = remaining;
+      } else if (typeof length === 'string') {
+        encoding = length;
+        length = remaining;
+      } else {
+        validateOffset(length, 'length', 0, this.length);
+        if (length > remaining) length = remaining;
+      }
+    }
+    if (!encoding || encoding === 'utf8') return this.utf8Write(string, offset, length);
+    if (encoding === 'ascii') return this.asciiWrite(string, offset, length);
+    const ops = getEncodingOps(encoding);
+    if (ops === undefined) throw unknownEncoding(encoding);
+    return ops.write(this, string, offset, length);
+  };
+  Buffer.prototype.toJSON = function toJSON() {
+    if (this.length > 0) {
+      const data = new Array(this.length);
+      for (let i = 0; i < this.length; ++i) data[i] = this[i];
+      return { type: 'Buffer', data };
+    }
+    return { type: 'Buffer', data: [] };
+  };
+  function adjustOffset(offset, length) {
+    // Use Math.trunc() to convert offset to an integer value that can be larger
+    // than an Int32. Hence, don't use offset | 0 or similar techniques.
+    offset = MathTrunc(offset);
+    if (offset === 0) return 0;
+    if (offset < 0) {
+      offset += length;
+      return offset > 0 ? offset : 0;
+    }
+    if (offset < length) return offset;
+    return NumberIsNaN(offset) ? 0 : length;
+  }
+  Buffer.prototype.subarray = function subarray(start, end) {
+    const srcLength = this.length;
+    start = adjustOffset(start, srcLength);
+    end = end !== undefined ? adjustOffset(end, srcLength) : srcLength;
+    const newLength = end > start ? end - start : 0;
+    return new FastBuffer(this.buffer, this.byteOffset + start, newLength);
+  };
+  Buffer.prototype.slice = function slice(start, end) {
+    return this.subarray(start, end);
+  };
+  function swap(b, n, m) {
+    const i = b[n];
+    b[n] = b[m];
+    b[m] = i;
+  }
+  Buffer.prototype.swap16 = function swap16() {
+    // For Buffer.length < 128, it's generally faster to
+    // do the swap in javascript. For larger buffers,
+    // dropping down to the native code is faster.
+    const len = this.length;
+    if (len % 2 !== 0) throw coded(new RangeError('Buffer size must be a multiple of 16-bits'), 'ERR_INVALID_BUFFER_SIZE');
+    if (len < 128) {
+      for (let i = 0; i < len; i += 2) swap(this, i, i + 1);
+      return this;
+    }
+    swapBytes(viewBytes(this), 2);
+    return this;
+  };
+  Buffer.prototype.swap32 = function swap32() {
+    const len = this.length;
+    if (len % 4 !== 0) throw coded(new RangeError('Buffer size must be a multiple of 32-bits'), 'ERR_INVALID_BUFFER_SIZE');
+    if (len < 192) {
+      for (let i = 0; i < len; i += 4) {
+        swap(this, i, i + 3);
+        swap(this, i + 1, i + 2);
+      }
+      return this;
+    }
+    swapBytes(viewBytes(this), 4);
+    return this;
+  };
+  Buffer.prototype.swap64 = function swap64() {
+    const len = this.length;
+    if (len % 8 !== 0) throw coded(new RangeError('Buffer size must be a multiple of 64-bits'), 'ERR_INVALID_BUFFER_SIZE');
+    if (len < 192) {
+      for (let i = 0; i < len; i += 8) {
+        swap(this, i, i + 7);
+        swap(this, i + 1, i + 6);
+        swap(this, i + 2, i + 5);
+        swap(this, i + 3, i + 4);
+      }
+      return this;
+    }
+    swapBytes(viewBytes(this), 8);
+    return this;
+  };
+  Buffer.prototype.toLocaleString = Buffer.prototype.toString;
+  // Node's buffer.isUtf8 and isAscii (simdutf's checks).
+  function isUtf8(input) {
+    if (isTypedArray(input) || isAnyArrayBuffer(input)) {
+      const b = isTypedArray(input) ? viewBytes(input) : new Uint8ArrayCtor(input);
+      decodeUtf8(b, 0, TypedArrayPrototypeGetLength(b));
+      return !utf8Replaced;
+    }
+    throw invalidArgType('input', ['ArrayBuffer', 'Buffer', 'TypedArray'], input);
+  }
+  function isAscii(input) {
+    if (isTypedArray(input) || isAnyArrayBuffer(input)) {
+      const b = isTypedArray(input) ? viewBytes(input) : new Uint8ArrayCtor(input);
+      return RegExpPrototypeExec(nonAsciiByte, latin1String(b, 0, TypedArrayPrototypeGetLength(b))) === null;
+    }
+    throw invalidArgType('input', ['ArrayBuffer', 'Buffer', 'TypedArray'], input);
+  }
+  // require('buffer'): Node's module, without transcode (ICU's
+  // converters and their substitutions), Blob, File and
+  // resolveObjectURL.
+  const bufferModule = {
+    Buffer,
+    SlowBuffer,
+    isUtf8,
+    isAscii,
+    // Legacy
+    kMaxLength,
+    kStringMaxLength,
+    btoa: engineBtoa,
+    atob: globalThis.atob,
+  };
+  ObjectDefineProperties(bufferModule, {
+    constants: { __proto__: null, configurable: false, enumerable: true, value: bufferConstants },
+    INSPECT_MAX_BYTES: {
+      __proto__: null,
+      configurable: true,
+      enumerable: true,
+      get() { return INSPECT_MAX_BYTES; },
+      set(val) {
+        validateNumber(val, 'INSPECT_MAX_BYTES', 0);
+        INSPECT_MAX_BYTES = val;
+      },
+    },
+  });
+
+  // --- TextDecoder (lib/internal/encoding.js, on ICU) ---
+  // The labels of the encodings decoded here (WHATWG's, as Node's table
+  // has them); Node's ICU knows the others too.
+  const encodingLabels = SafeMap();
+  for (const [enc, labels] of [
+    ['utf-8', ['unicode-1-1-utf-8', 'unicode11utf8', 'unicode20utf8', 'utf8', 'utf-8', 'x-unicode20utf8']],
+    ['windows-1252', ['ansi_x3.4-1968', 'ascii', 'cp1252', 'cp819', 'csisolatin1', 'ibm819', 'iso-8859-1',
+      'iso-ir-100', 'iso8859-1', 'iso88591', 'iso_8859-1', 'iso_8859-1:1987', 'l1', 'latin1', 'us-ascii',
+      'windows-1252', 'x-cp1252']],
+    ['utf-16be', ['unicodefffe', 'utf-16be']],
+    ['utf-16le', ['csunicode', 'iso-10646-ucs-2', 'ucs-2', 'unicode', 'unicodefeff', 'utf-16le', 'utf-16']],
+  ]) {
+    for (let i = 0; i < labels.length; i++) encodingLabels.set(labels[i], enc);
+  }
+  // Unfortunately, String.prototype.trim also removes non-ascii whitespace,
+  // so we have to do this manually
+  function trimAsciiWhitespace(label) {
+    let s = 0;
+    let e = label.length;
+    const ws = (c) => c === '\u0009' || c === '\u000a' || c === '\u000c' || c === '\u000d' || c === '\u0020';
+    while (s < e && ws(label[s])) s++;
+    while (e > s && ws(label[e - 1])) e--;
+    return StringPrototypeSlice(label, s, e);
+  }
+  function getEncodingFromLabel(label) {
+    const enc = encodingLabels.get(label);
+    if (enc !== undefined) return enc;
+    return encodingLabels.get(trimAsciiWhitespace(StringPrototypeToLowerCase(label)));
+  }
+  const kHandle = Symbol('handle');
+  const kFlags = Symbol('flags');
+  const kEncoding = Symbol('encoding');
+  const kDecoder = Symbol('decoder');
+  const kFatal = Symbol('kFatal');
+  const kUTF8FastPath = Symbol('kUTF8FastPath');
+  const kLatin1FastPath = Symbol('kLatin1FastPath');
+  const kIgnoreBOM = Symbol('kIgnoreBOM');
+  const CONVERTER_FLAGS_FLUSH = 0x1;
+  const CONVERTER_FLAGS_FATAL = 0x2;
+  const CONVERTER_FLAGS_IGNORE_BOM = 0x4;
+  const emptyBytes = new Uint8ArrayCtor(0);
+  const encodingNotSupported = (encoding) =>
+    coded(new RangeError(`The "${encoding}" encoding is not supported`), 'ERR_ENCODING_NOT_SUPPORTED');
+  const invalidEncodedData = (encoding) =>
+    coded(new TypeError(`The encoded data was not valid for encoding ${encoding}`), 'ERR_ENCODING_INVALID_ENCODED_DATA');
+  function validateDecoder(obj) {
+    if (obj == null || obj[kDecoder] !== true) throw invalidThis('TextDecoder');
+  }
+  // The bytes of a decoder's input, or undefined for an input of another
+  // kind.
+  function inputBytes(input) {
+    if (isAnyArrayBuffer(input)) return new Uint8ArrayCtor(input);
+    if (isArrayBufferView(input)) return viewBytes(input);
+    return undefined;
+  }
+  const listTypeError = (name) => coded(new TypeError(`The "${name}" argument must be an instance of ` +
+    'SharedArrayBuffer, ArrayBuffer or ArrayBufferView.'), 'ERR_INVALID_ARG_TYPE');
+  // Node's decodeUTF8 and decodeLatin1 (a decoder that never streamed).
+  function decodeUTF8(input, ignoreBOM, fatal) {
+    const b = inputBytes(input);
+    if (b === undefined) throw listTypeError('list');
+    const len = TypedArrayPrototypeGetLength(b);
+    const start = !ignoreBOM && len >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf ? 3 : 0;
+    const s = decodeUtf8(b, start, len);
+    if (fatal && utf8Replaced) throw invalidEncodedData('utf-8');
+    return s;
+  }
+  function decodeLatin1(input, ignoreBOM, fatal) {
+    const b = inputBytes(input);
+    if (b === undefined) {
+      throw coded(new TypeError('The "input" argument must be an instance of ArrayBuffer, SharedArrayBuffer, ' +
+        'or ArrayBufferView.'), 'ERR_INVALID_ARG_TYPE');
+    }
+    return latin1String(b, 0, TypedArrayPrototypeGetLength(b));
+  }
+  // windows-1252's 0x80-0x9f (WHATWG's index; ICU's converter).
+  const cp1252 = [0x20ac, 0x81, 0x201a, 0x192, 0x201e, 0x2026, 0x2020, 0x2021, 0x2c6, 0x2030, 0x160, 0x2039,
+    0x152, 0x8d, 0x17d, 0x8f, 0x90, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014, 0x2dc, 0x2122,
+    0x161, 0x203a, 0x153, 0x9d, 0x17e, 0x178];
+  // ICU's converter as Node's ConverterObject drives it: a streaming
+  // decoder that keeps an unfinished sequence for the next call, drops a
+  // BOM at the start of a stream of a Unicode encoding (unless
+  // ignoreBOM), and, fatal, throws on ill-formed input and starts over.
+  class Converter {
+    constructor(encoding, flags) {
+      this.encoding = encoding;
+      this.fatal = (flags & CONVERTER_FLAGS_FATAL) !== 0;
+      this.ignoreBOM = (flags & CONVERTER_FLAGS_IGNORE_BOM) !== 0;
+      this.bomSeen = false;
+      this.pending = emptyBytes;
+    }
+    reset() {
+      this.bomSeen = false;
+      this.pending = emptyBytes;
+    }
+    decode(b, flush) {
+      if (this.pending.length !== 0) {
+        const joined = new Uint8ArrayCtor(this.pending.length + TypedArrayPrototypeGetLength(b));
+        TypedArrayPrototypeSet(joined, this.pending);
+        TypedArrayPrototypeSet(joined, b, this.pending.length);
+        b = joined;
+        this.pending = emptyBytes;
+      }
+      const len = TypedArrayPrototypeGetLength(b);
+      let result;
+      let bad = false;
+      if (this.encoding === 'utf-8') {
+        const end = flush ? len : utf8Tail(b, 0, len);
+        result = decodeUtf8(b, 0, end);
+        bad = utf8Replaced;
+        if (end < len) this.pending = TypedArrayPrototypeSlice(b, end, len);
+      } else if (this.encoding === 'windows-1252') {
+        result = latin1String(b, 0, len);
+        if (RegExpPrototypeExec(nonAsciiByte, result) !== null) {
+          const units = new Uint16ArrayCtor(len);
+          for (let i = 0; i < len; i++) units[i] = b[i] >= 0x80 && b[i] < 0xa0 ? cp1252[b[i] - 0x80] : b[i];
+          result = sliceText(new Uint8ArrayCtor(units.buffer), 'utf16le', 0, 2 * len);
+        }
+      } else {
+        [result, bad] = this.decodeUtf16(b, len, flush, this.encoding === 'utf-16be');
+      }
+      if (bad && this.fatal) {
+        this.reset();
+        throw invalidEncodedData(this.encoding);
+      }
+      if (this.encoding !== 'windows-1252' && !this.ignoreBOM && !this.bomSeen && result.length > 0) {
+        if (StringPrototypeCharCodeAt(result, 0) === 0xfeff) result = StringPrototypeSlice(result, 1);
+        this.bomSeen = true;
+      }
+      if (flush) this.reset();
+      return result;
+    }
+    // UTF-16: a lone surrogate, or an odd byte at the end of the stream,
+    // is U+FFFD; an unfinished unit or a high surrogate at the end of a
+    // chunk waits for the next.
+    decodeUtf16(b, len, flush, be) {
+      const units = new Uint16ArrayCtor(len + 1);
+      let n = 0;
+      let bad = false;
+      let i = 0;
+      for (; i + 1 < len; i += 2) {
+        const u = be ? b[i] << 8 | b[i + 1] : b[i] | b[i + 1] << 8;
+        if (u >= 0xd800 && u <= 0xdbff) {
+          if (i + 3 >= len) {
+            if (!flush) break;
+            units[n++] = 0xfffd;
+            bad = true;
+            continue;
+          }
+          const v = be ? b[i + 2] << 8 | b[i + 3] : b[i + 2] | b[i + 3] << 8;
+          if (v >= 0xdc00 && v <= 0xdfff) {
+            units[n++] = u;
+            units[n++] = v;
+            i += 2;
+          } else {
+            units[n++] = 0xfffd;
+            bad = true;
+          }
+        } else if (u >= 0xdc00 && u <= 0xdfff) {
+          units[n++] = 0xfffd;
+          bad = true;
+        } else {
+          units[n++] = u;
+        }
+      }
+      if (i < len) {
+        if (flush) {
+          units[n++] = 0xfffd;
+          bad = true;
+        } else {
+          this.pending = TypedArrayPrototypeSlice(b, i, len);
+        }
+      }
+      return [sliceText(new Uint8ArrayCtor(units.buffer), 'utf16le', 0, 2 * n), bad];
+    }
+  }
+  // Node's `_decode` (the ICU binding).
+  function converterDecode(handle, input, flags, encoding) {
+    const b = inputBytes(input);
+    if (b === undefined) throw listTypeError('input');
+    return handle.decode(b, (flags & CONVERTER_FLAGS_FLUSH) !== 0);
+  }
+  class TextDecoder {
+    constructor(encoding = 'utf-8', options = kEmptyObject) {
+      encoding = `${encoding}`;
+      if (options !== null) validateObject(options, 'options', true);
+      const enc = getEncodingFromLabel(encoding);
+      if (enc === undefined) throw encodingNotSupported(encoding);
+      let flags = 0;
+      if (options !== null) {
+        flags |= options.fatal ? CONVERTER_FLAGS_FATAL : 0;
+        flags |= options.ignoreBOM ? CONVERTER_FLAGS_IGNORE_BOM : 0;
+      }
+      this[kDecoder] = true;
+      this[kFlags] = flags;
+      this[kEncoding] = enc;
+      this[kIgnoreBOM] = Boolean(options?.ignoreBOM);
+      this[kFatal] = Boolean(options?.fatal);
+      // Only support fast path for UTF-8.
+      this[kUTF8FastPath] = enc === 'utf-8';
+      this[kLatin1FastPath] = enc === 'windows-1252';
+      this[kHandle] = undefined;
+      if (!this[kUTF8FastPath] && !this[kLatin1FastPath]) this.#prepareConverter();
+    }
+    #prepareConverter() {
+      if (this[kHandle] !== undefined) return;
+      this[kHandle] = new Converter(this[kEncoding], this[kFlags]);
+    }
+    decode(input = emptyBytes, options = kEmptyObject) {
+      validateDecoder(this);
+      this[kUTF8FastPath] &&= !(options?.stream);
+      this[kLatin1FastPath] &&= !(options?.stream);
+      if (this[kUTF8FastPath]) return decodeUTF8(input, this[kIgnoreBOM], this[kFatal]);
+      if (this[kLatin1FastPath]) return decodeLatin1(input, this[kIgnoreBOM], this[kFatal]);
+      this.#prepareConverter();
+      if (options !== null) validateObject(options, 'options', true);
+      let flags = 0;
+      if (options !== null) flags |= options.stream ? 0 : CONVERTER_FLAGS_FLUSH;
+      return converterDecode(this[kHandle], input, flags, this.encoding);
+    }
+  }
+  const getConstructorOf = (obj) => {
+    while (obj) {
+      const descriptor = getOwnDescriptor(obj, 'constructor');
+      if (descriptor !== undefined && typeof descriptor.value === 'function' && descriptor.value.name !== '') {
+        return descriptor.value;
+      }
+      obj = ObjectGetPrototypeOf(obj);
+    }
+    return null;
+  };
+  // Mix in some shared properties.
+  const textDecoderShared = Object.getOwnPropertyDescriptors({
+    get encoding() {
+      validateDecoder(this);
+      return this[kEncoding];
+    },
+    get fatal() {
+      validateDecoder(this);
+      return (this[kFlags] & CONVERTER_FLAGS_FATAL) === CONVERTER_FLAGS_FATAL;
+    },
+    get ignoreBOM() {
+      validateDecoder(this);
+      return (this[kFlags] & CONVERTER_FLAGS_IGNORE_BOM) === CONVERTER_FLAGS_IGNORE_BOM;
+    },
+    [customInspectSymbol](depth, opts) {
+      validateDecoder(this);
+      if (typeof depth === 'number' && depth < 0) return this;
+      const constructor = getConstructorOf(this) || TextDecoder;
+      const obj = { __proto__: { constructor } };
+      obj.encoding = this.encoding;
+      obj.fatal = this.fatal;
+      obj.ignoreBOM = this.ignoreBOM;
+      if (opts.showHidden) {
+        obj[kFlags] = this[kFlags];
+        obj[kHandle] = this[kHandle];
+      }
+      return `${constructor.name} ${inspectValue(obj)}`;
+    },
+  });
+  for (const key of ReflectOwnKeys(textDecoderShared)) ObjectSetPrototypeOf(textDecoderShared[key], null);
+  textDecoderShared[customInspectSymbol].enumerable = false;
+  const kEnumerableProperty = { __proto__: null, enumerable: true };
+  ObjectDefineProperties(TextDecoder.prototype, {
+    decode: kEnumerableProperty,
+    ...textDecoderShared,
+    [Symbol.toStringTag]: { __proto__: null, configurable: true, value: 'TextDecoder' },
+  });
 
   // fs: readFileSync, writeSync, and stat, whose callback runs as an I/O
   // completion in the loop's poll phase.
@@ -1221,10 +3416,11 @@
     if (path !== undefined) e.path = path;
     return e;
   }
-  // Node's validatePath (a string; Buffers and URLs as their text).
+  // Node's validatePath (a string; a Uint8Array's bytes and a URL's
+  // path as text).
   function checkPath(path) {
     if (typeof path === 'string') return path;
-    if (path instanceof Buffer) return path.toString();
+    if (isUint8Array(path)) return decodeUtf8(path, 0, TypedArrayPrototypeGetLength(path));
     if (typeof URL === 'function' && path instanceof URL) return path.pathname;
     throw argTypeError('path', 'of type string or an instance of Buffer or URL', path);
   }
@@ -1250,39 +3446,117 @@
     isBlockDevice() { return (this.mode & 0o170000) === 0o060000; }
   }
   const stats = (r) => new Stats(r);
+  // Node's getValidatedFd.
+  function getValidatedFd(fd, propName = 'fd') {
+    if (Object.is(fd, -0)) return 0;
+    validateInt32(fd, propName, 0);
+    return fd;
+  }
+  // Node's validateOffsetLengthWrite (lib/internal/fs/utils.js).
+  function validateOffsetLengthWrite(offset, length, byteLength) {
+    if (offset > byteLength) throw outOfRange('offset', `<= ${byteLength}`, offset);
+    if (length > byteLength - offset) throw outOfRange('length', `<= ${byteLength - offset}`, length);
+    if (length < 0) throw outOfRange('length', '>= 0', length);
+    validateInt32(length, 'length', 0);
+  }
+  // Node's validateEncoding (lib/internal/validators.js).
+  function validateDataEncoding(data, encoding) {
+    const normalizedEncoding = normalizeEncoding(encoding);
+    const length = data.length;
+    if (normalizedEncoding === 'hex' && length % 2 !== 0) {
+      throw invalidArgValue('encoding', encoding, `is invalid for data of length ${length}`);
+    }
+  }
+  // Node's getOptions and assertEncoding (lib/internal/fs/utils.js).
+  function getOptions(options, defaultOptions = kEmptyObject) {
+    if (options == null || typeof options === 'function') return defaultOptions;
+    if (typeof options === 'string') {
+      defaultOptions = { ...defaultOptions };
+      defaultOptions.encoding = options;
+      options = defaultOptions;
+    } else if (typeof options !== 'object') {
+      throw invalidArgType('options', ['string', 'Object'], options);
+    }
+    if (options.encoding !== 'buffer' && options.encoding && !Buffer.isEncoding(options.encoding)) {
+      throw invalidArgValue('encoding', options.encoding, 'is invalid encoding');
+    }
+    if (options.signal !== undefined) validateAbortSignal(options.signal, 'options.signal');
+    return options;
+  }
+  // A file's bytes as a Buffer (the host's read), or its error.
+  function readFileBytes(path, fd, syscall) {
+    const r = host.readFile(path);
+    if (ArrayIsArray(r)) {
+      if (fd && r[0] === 'ENOENT') throw fsError(['EBADF', 'bad file descriptor', '-9'], syscall);
+      // A directory opens, and its read fails (Node's EISDIR, no path).
+      if (fd || r[0] === 'EISDIR') throw fsError(r, 'read');
+      throw fsError(r, 'open', path);
+    }
+    return new FastBuffer(r);
+  }
   const fs = {
-    writeSync(fd, buf, off = 0, len) {
+    // Node's writeSync: a view's bytes, or a string in an encoding (its
+    // `position`, and a string's, are not taken: the host writes on at
+    // the stream's end).
+    writeSync(fd, buffer, offsetOrOptions, length, position) {
+      fd = getValidatedFd(fd);
       // As Node's, a write to a pipe whose reader is gone throws.
       const check = (errno) => { if (errno !== 0) throw pipeError(true); };
-      if (typeof buf === 'string') {
-        check(writeText(fd, buf));
-        return encodeUtf8(buf).length;
+      let offset = offsetOrOptions;
+      if (isArrayBufferView(buffer)) {
+        if (typeof offset === 'object') {
+          ({
+            offset = 0,
+            length = buffer.byteLength - offset,
+            position = null,
+          } = offsetOrOptions ?? kEmptyObject);
+        }
+        if (offset == null) {
+          offset = 0;
+        } else {
+          validateInteger(offset, 'offset', 0);
+        }
+        if (typeof length !== 'number') length = buffer.byteLength - offset;
+        validateOffsetLengthWrite(offset, length, buffer.byteLength);
+        check(writeBytes(fd, byteRange(viewBytes(buffer), offset, offset + length)));
+        return length;
       }
-      if (len === undefined) len = buf.length - off;
-      check(writeText(fd, decodeUtf8(buf, off, off + len)));
-      return len;
+      if (typeof buffer !== 'string') {
+        throw invalidArgType('buffer', ['string', 'Buffer', 'TypedArray', 'DataView'], buffer);
+      }
+      validateDataEncoding(buffer, length);
+      // The C++ side's ParseEncoding: UTF-8 for a name it does not know.
+      const enc = normalizeEncoding(length) ?? 'utf8';
+      if (enc === 'utf8') {
+        check(writeText(fd, buffer));
+        return byteLengthUtf8(buffer);
+      }
+      const b = new FastBuffer(enc === 'utf16le' ? buffer.length * 2 : buffer.length);
+      const n = writeString(b, 0, b.length, buffer, enc);
+      check(writeBytes(fd, byteRange(b, 0, n)));
+      return n;
     },
-    readFileSync(path, opts) {
-      const enc = typeof opts === 'string' ? opts : opts && opts.encoding;
-      if (Number.isInteger(path) && path <= 2147483647) {
+    // Node's readFileSync: the file's bytes, as text in an encoding.
+    readFileSync(path, options) {
+      options = getOptions(options, { flag: 'r' });
+      const utf8 = options.encoding === 'utf8' || options.encoding === 'utf-8';
+      let buffer;
+      if (path === (path | 0)) {
         // A file descriptor (0: standard input), read through its
         // /proc/self/fd link, so from the file's start (Node reads on
         // from the descriptor's position). Node's errors: EBADF for one
-        // not open (its syscall `read` with an encoding, `fstat`
-        // without), a negative one out of range without an encoding.
-        const syscall = enc ? 'read' : 'fstat';
-        if (path < 0 && !enc) throw outOfRange('fd', '>= 0 && <= 2147483647', path);
-        const r = path < 0 ? ['ENOENT'] : host.readFile('/proc/self/fd/' + path);
-        if (r[0] === 'ENOENT') throw fsError(['EBADF', 'bad file descriptor', '-9'], syscall);
-        if (r[0] !== 'ok') throw fsError(r, 'read');
-        return enc ? r[1] : Buffer.from(r[1]);
+        // not open (its syscall `read` for UTF-8, `fstat` otherwise), a
+        // negative one out of range but for UTF-8.
+        if (path < 0 && !utf8) throw outOfRange('fd', '>= 0 && <= 2147483647', path);
+        const syscall = utf8 ? 'read' : 'fstat';
+        if (path < 0) throw fsError(['EBADF', 'bad file descriptor', '-9'], syscall);
+        buffer = readFileBytes('/proc/self/fd/' + path, true, syscall);
+      } else {
+        buffer = readFileBytes(checkPath(path), false);
       }
-      path = checkPath(path);
-      const r = host.readFile(path);
-      // A directory opens, and its read fails (Node's EISDIR, no path).
-      if (r[0] === 'EISDIR') throw fsError(r, 'read');
-      if (r[0] !== 'ok') throw fsError(r, 'open', path);
-      return enc ? r[1] : Buffer.from(r[1]);
+      if (utf8) return decodeUtf8(buffer, 0, buffer.length);
+      if (options.encoding) buffer = buffer.toString(options.encoding);
+      return buffer;
     },
     stat(path, options, cb) {
       if (typeof options === 'function') cb = options;
@@ -1340,7 +3614,6 @@
   const brand = (v, f) => { try { ReflectApply(f, v, []); return true; } catch { return false; } };
   const isSet = (v) => brand(v, SetSize);
   const isMap = (v) => brand(v, MapSize);
-  const isTypedArray = (v) => TypedArrayTag.call(v) !== undefined;
   const isDate = (v) => brand(v, DateGetTime);
   const isRegExp = (v) => ObjectToString.call(v) === '[object RegExp]' && brand(v, getOwnDescriptor(RegExp.prototype, 'source').get);
   const isError = (v) => v instanceof ErrorCtor || ObjectToString.call(v) === '[object Error]';
@@ -1397,7 +3670,9 @@
   }
   const tooDeep = (ctx, recurseTimes) => ctx.depth !== null && recurseTimes > ctx.depth;
 
-  function formatValue(ctx, value, recurseTimes) {
+  // `typedArray`: the value is a typed array's `buffer`, shown among
+  // its hidden fields.
+  function formatValue(ctx, value, recurseTimes, typedArray) {
     if (typeof value !== 'object' && typeof value !== 'function') return formatPrimitive(value, ctx);
     if (value === null) return 'null';
     if (ctx.customInspect) {
@@ -1423,7 +3698,7 @@
       }
       return '[Circular *' + index + ']';
     }
-    return formatRaw(ctx, value, recurseTimes);
+    return formatRaw(ctx, value, recurseTimes, typedArray);
   }
 
   function getConstructorName(obj) {
@@ -1481,7 +3756,7 @@
     return getKeys(value, showHidden).filter((k) => typeof k !== 'string' || !indexKey.test(k) || +k > 2 ** 32 - 2);
   }
 
-  function formatRaw(ctx, value, recurseTimes) {
+  function formatRaw(ctx, value, recurseTimes, typedArray) {
     let keys;
     const constructor = getConstructorName(value);
     let tag = value[Symbol.toStringTag];
@@ -1519,7 +3794,7 @@
         if (size === 0 && keys.length === 0) return prefix + '{}';
         braces = [prefix + '{', '}'];
       } else if (isTypedArray(value)) {
-        keys = nonIndexKeys(value, ctx.showHidden);
+        keys = typedArrayExtraKeys(value, !ctx.showHidden);
         const fallback = constructor === null ? TypedArrayTag.call(value) : '';
         const prefix = getPrefix(constructor, tag, fallback, '(' + value.length + ')');
         braces = [prefix + '[', ']'];
@@ -1555,6 +3830,19 @@
       } else if (isError(value)) {
         base = formatError(value, constructor, tag, ctx, keys);
         if (keys.length === 0) return base;
+      } else if (isAnyArrayBuffer(value)) {
+        const prefix = getPrefix(constructor, tag, isArrayBuffer(value) ? 'ArrayBuffer' : 'SharedArrayBuffer');
+        if (typedArray === undefined) {
+          formatter = formatArrayBuffer;
+        } else if (keys.length === 0) {
+          return prefix + '{ byteLength: ' + formatPrimitive(value.byteLength, ctx) + ' }';
+        }
+        braces[0] = prefix + '{';
+        keys.unshift('byteLength');
+      } else if (isDataView(value)) {
+        braces[0] = getPrefix(constructor, tag, 'DataView') + '{';
+        // .buffer goes last, it's not a primitive like the others.
+        keys.unshift('byteLength', 'byteOffset', 'buffer');
       } else if (isPromise(value)) {
         braces[0] = getPrefix(constructor, tag, 'Promise') + '{';
         formatter = formatPromise;
@@ -1775,12 +4063,34 @@
     }
     return output;
   }
-  function formatTypedArray(ctx, value) {
+  function formatTypedArray(ctx, value, recurseTimes) {
     const max = Math.min(Math.max(0, ctx.maxArrayLength), value.length);
     const output = [];
     for (let i = 0; i < max; i++) output.push(formatPrimitive(value[i], ctx));
     if (value.length > max) output.push(remainingText(value.length - max));
+    if (ctx.showHidden) {
+      // .buffer goes last, it's not a primitive like the others.
+      ctx.indentationLvl += 2;
+      for (const key of ['BYTES_PER_ELEMENT', 'length', 'byteLength', 'byteOffset', 'buffer']) {
+        output.push('[' + key + ']: ' + formatValue(ctx, value[key], recurseTimes, true));
+      }
+      ctx.indentationLvl -= 2;
+    }
     return output;
+  }
+  // An ArrayBuffer's bytes, in hex as a Buffer shows them.
+  function formatArrayBuffer(ctx, value) {
+    let buffer;
+    try {
+      buffer = new Uint8ArrayCtor(value);
+    } catch {
+      return ['(detached)'];
+    }
+    const n = Math.min(ctx.maxArrayLength, buffer.length);
+    let str = StringPrototypeTrim(RegExpPrototypeSymbolReplace(/(.{2})/g, sliceText(buffer, 'hex', 0, n), '$1 '));
+    const remaining = buffer.length - ctx.maxArrayLength;
+    if (remaining > 0) str += ` ... ${remaining} more byte${remaining > 1 ? 's' : ''}`;
+    return ['[Uint8Contents]: <' + str + '>'];
   }
   function formatEntries(ctx, iterator, recurseTimes, pairs) {
     const output = [];
@@ -2469,22 +4779,28 @@
   function exitCode() {
     return exitCodeSet ? exitCodeInt : 0;
   }
-  function validateInteger(value, name) {
+  // Node's validateInteger.
+  function validateInteger(value, name, min = Number.MIN_SAFE_INTEGER, max = Number.MAX_SAFE_INTEGER) {
     if (typeof value !== 'number') throw argTypeError(name, 'of type number', value);
     if (!Number.isInteger(value)) throw outOfRange(name, 'an integer', value);
-    if (value < Number.MIN_SAFE_INTEGER || value > Number.MAX_SAFE_INTEGER) {
-      throw outOfRange(name, '>= ' + Number.MIN_SAFE_INTEGER + ' && <= ' + Number.MAX_SAFE_INTEGER, value);
-    }
+    if (value < min || value > max) throw outOfRange(name, `>= ${min} && <= ${max}`, value);
   }
-  // Node's ERR_OUT_OF_RANGE (for numbers).
+  // Node's addNumericalSeparator.
+  function addNumericalSeparator(s) {
+    const start = s[0] === '-' ? 1 : 0;
+    let i = s.length, res = '';
+    for (; i >= start + 4; i -= 3) res = '_' + s.slice(i - 3, i) + res;
+    return s.slice(0, i) + res;
+  }
+  // Node's ERR_OUT_OF_RANGE.
   function outOfRange(name, range, v) {
     let received;
     if (Number.isInteger(v) && Math.abs(v) > 2 ** 32) {
-      const s = String(v);
-      const start = s[0] === '-' ? 1 : 0;
-      let i = s.length, res = '';
-      for (; i >= start + 4; i -= 3) res = '_' + s.slice(i - 3, i) + res;
-      received = s.slice(0, i) + res;
+      received = addNumericalSeparator(String(v));
+    } else if (typeof v === 'bigint') {
+      received = String(v);
+      if (v > 2n ** 32n || v < -(2n ** 32n)) received = addNumericalSeparator(received);
+      received += 'n';
     } else {
       received = inspect(v, 0);
     }
@@ -2523,13 +4839,6 @@
       unwritten: 0,
     };
     state.console = consoleHandler(state);
-  }
-  const encodings = /^(utf-?8|ucs-?2|utf-?16le|latin1|binary|base64|base64url|hex|ascii)$/i;
-  // A string in a Buffer encoding, as the text its bytes are in UTF-8
-  // (exact when they are valid UTF-8; the host writes text).
-  function encodeString(str, enc) {
-    const e = normalizeEncoding(enc);
-    return e === undefined || e === 'utf8' ? str : decodeUtf8(stringBytes(str, e));
   }
   // Node's error for a write to a pipe whose reader is gone: the
   // stream's (`write EPIPE`) or, from fs.writeSync, the system call's.
@@ -2571,7 +4880,8 @@
       state.unwritten += size;
       if (state.stuck) return false;
     } else {
-      if (writeText(state.fd, text) === 0) return true;
+      // Text, or bytes (a Uint8Array).
+      if ((typeof text === 'string' ? writeText(state.fd, text) : writeBytes(state.fd, text)) === 0) return true;
       // An embedder's bare `ctx.with`: no loop to queue the period's tick
       // on; the failure is dropped, as the write.
       if (!host.engaged()) return false;
@@ -2704,18 +5014,17 @@
       if (typeof encoding === 'function') {
         cb = encoding;
       } else {
-        if (encoding && encoding !== 'buffer' && !(typeof encoding === 'string' && encodings.test(encoding))) {
-          const e = new TypeError('Unknown encoding: ' + encoding);
-          coded(e, 'ERR_UNKNOWN_ENCODING');
-          throw e;
-        }
+        if (encoding && encoding !== 'buffer' && !Buffer.isEncoding(encoding)) throw unknownEncoding(encoding);
         if (typeof cb !== 'function') cb = null;
       }
+      // A string in UTF-8 goes out as text, in another encoding and any
+      // view as its bytes.
       let text;
       if (typeof chunk === 'string') {
-        text = typeof encoding === 'string' ? encodeString(chunk, encoding.toLowerCase()) : chunk;
-      } else if (ArrayBuffer.isView(chunk)) {
-        text = decodeUtf8(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+        const e = typeof encoding === 'string' ? normalizeEncoding(encoding) : 'utf8';
+        text = e === undefined || e === 'utf8' ? chunk : Buffer.from(chunk, e);
+      } else if (isArrayBufferView(chunk)) {
+        text = viewBytes(chunk);
       } else {
         throw argTypeError('chunk', 'of type string or an instance of Buffer, TypedArray, or DataView', chunk);
       }
@@ -3069,19 +5378,6 @@
   // them. Option bags made here have a null prototype, and defaults are
   // Node's `kEmptyObject`, so a property a program puts on
   // `Object.prototype` is not read as an option.
-  const kEmptyObject = Object.freeze({ __proto__: null });
-  const ObjectFreeze = Object.freeze;
-  const ObjectSetPrototypeOf = Object.setPrototypeOf;
-  const ObjectAssign = Object.assign;
-  const ObjectDefineProperties = Object.defineProperties;
-  const ObjectGetOwnPropertyDescriptors = Object.getOwnPropertyDescriptors;
-  const ObjectValues = Object.values;
-  const ArrayIsArray = Array.isArray;
-  const ArrayPush = Array.prototype.push;
-  const ArrayShift = Array.prototype.shift;
-  const ArrayPop = Array.prototype.pop;
-  const NumberIsInteger = Number.isInteger;
-  const NumberMAX_SAFE_INTEGER = Number.MAX_SAFE_INTEGER;
   const TimeoutUnref = Timeout.prototype.unref;
   const SymbolDispose = Symbol.dispose;
   const SymbolAsyncIterator = Symbol.asyncIterator;
@@ -3852,30 +6148,71 @@
   toStringTag(AbortController.prototype, 'AbortController');
 
   // --- TextEncoder, structuredClone ----------------------------------
-  // TextEncoder: UTF-8, a lone surrogate as U+FFFD (as the WHATWG
-  // encoder, Node's).
-  const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+  // Node's TextEncoder (lib/internal/encoding.js): UTF-8, a lone
+  // surrogate as U+FFFD (as the WHATWG encoder).
+  const kEncoder = Symbol('encoder');
+  function validateEncoder(obj) {
+    if (obj == null || obj[kEncoder] !== true) throw invalidThis('TextEncoder');
+  }
+  // Node's encodeUtf8String: a Uint8Array of the string's UTF-8.
+  function encodeUtf8String(s) {
+    const u = utf8Units(s);
+    const out = new Uint8ArrayCtor(u.length);
+    writeLatin1Units(out, 0, u);
+    return out;
+  }
+  // Node's encodeInto (V8's WriteUtf8: whole characters only): how many
+  // UTF-16 units were read and bytes written.
+  function encodeInto(src, dest) {
+    const room = TypedArrayPrototypeGetLength(dest);
+    let u = utf8Units(src);
+    let read = src.length;
+    if (u.length > room) {
+      let n = room;
+      while (n > 0 && (StringPrototypeCharCodeAt(u, n) & 0xc0) === 0x80) n--;
+      u = StringPrototypeSlice(u, 0, n);
+      read = 0;
+      for (let i = 0; i < n; i++) {
+        const c = StringPrototypeCharCodeAt(u, i);
+        if ((c & 0xc0) !== 0x80) read += c >= 0xf0 ? 2 : 1;
+      }
+    }
+    writeLatin1Units(dest, 0, u);
+    return { read, written: u.length };
+  }
   class TextEncoder {
-    get encoding() { return 'utf-8'; }
+    constructor() {
+      this[kEncoder] = true;
+    }
+    get encoding() {
+      validateEncoder(this);
+      return 'utf-8';
+    }
     encode(input = '') {
-      return new Uint8Array(encodeUtf8(`${input}`.replace(loneSurrogate, '\uFFFD')));
+      validateEncoder(this);
+      return encodeUtf8String(`${input}`);
     }
     encodeInto(src, dest) {
-      let read = 0, written = 0;
-      for (const ch of `${src}`.replace(loneSurrogate, '\uFFFD')) {
-        const bytes = encodeUtf8(ch);
-        if (written + bytes.length > dest.length) break;
-        dest.set(bytes, written);
-        written += bytes.length;
-        read += ch.length;
-      }
-      return { read, written };
+      validateEncoder(this);
+      validateString(src, 'src');
+      if (!dest || !isUint8Array(dest)) throw invalidArgType('dest', 'Uint8Array', dest);
+      return encodeInto(src, dest);
     }
-    get [Symbol.toStringTag]() { return 'TextEncoder'; }
-    [customInspectSymbol](depth, options) {
-      return inspectValue({ encoding: 'utf-8' }, options);
+    [customInspectSymbol](depth, opts) {
+      validateEncoder(this);
+      if (typeof depth === 'number' && depth < 0) return this;
+      const ctor = getConstructorOf(this);
+      const obj = { __proto__: { constructor: ctor === null ? TextEncoder : ctor } };
+      obj.encoding = this.encoding;
+      return inspectValue(obj, opts);
     }
   }
+  ObjectDefineProperties(TextEncoder.prototype, {
+    encode: kEnumerableProperty,
+    encodeInto: kEnumerableProperty,
+    encoding: kEnumerableProperty,
+    [Symbol.toStringTag]: { __proto__: null, configurable: true, value: 'TextEncoder' },
+  });
   // structuredClone as V8's serializer clones within one realm: plain
   // data (objects as plain objects, own enumerable keys; arrays with
   // their holes), Date, RegExp, Map, Set, boxed primitives, BigInt,
@@ -4191,6 +6528,8 @@
       Object.defineProperty(ctor, 'super_', { __proto__: null, value: superCtor, writable: true, configurable: true });
       Object.setPrototypeOf(ctor.prototype, superCtor.prototype);
     },
+    TextDecoder,
+    TextEncoder,
   };
 
   // --- assert: Node 20's AssertionError and its messages -----------------
@@ -4487,18 +6826,16 @@
   // loose primitives in loose mode, symbol keys (strict), sparse arrays,
   // and cycles through Node's memos.
   const ObjectKeys = Object.keys;
-  const ObjectGetOwnPropertySymbols = Object.getOwnPropertySymbols;
   const kNoIterator = 0;
   const kIsArray = 1;
   const kIsSet = 2;
   const kIsMap = 3;
-  const isAnyArrayBuffer = (v) => v instanceof ArrayBuffer ||
-    (typeof SharedArrayBuffer === 'function' && v instanceof SharedArrayBuffer);
   const isFloatArray = (v) => v instanceof Float32Array || v instanceof Float64Array;
   const arrayIndex = (k) => typeof k === 'string' && indexKey.test(k) && +k < 4294967295;
   // Node's getOwnNonIndexProperties(v, ONLY_ENUMERABLE [| SKIP_SYMBOLS]).
   function ownNonIndexKeys(v, skipSymbols) {
-    const keys = ReflectOwnKeys(v);
+    // A typed array's indices are not made into strings to be skipped.
+    const keys = isTypedArray(v) ? typedArrayExtraKeys(v, false) : ReflectOwnKeys(v);
     const out = [];
     for (let i = 0; i < keys.length; i++) {
       const k = keys[i];
@@ -4509,9 +6846,7 @@
     return out;
   }
   function sameBytes(a, b) {
-    if (a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-    return true;
+    return a.length === b.length && _compare(a, b) === 0;
   }
   function isEqualBoxedPrimitive(val1, val2) {
     const a = boxedKind(val1), b = boxedKind(val2);
@@ -5848,6 +8183,7 @@
 
   const modules = {
     timers: timersModule, 'timers/promises': timersPromises, fs, util, assert, events: EventEmitter, path,
+    buffer: bufferModule,
     // Node's `performance` (the global's), for `const { performance } =
     // require('perf_hooks')`; no observers, marks or measures.
     perf_hooks: { performance: g.performance },
@@ -6012,13 +8348,14 @@
       const jsonPath = path.resolve(dir, 'package.json');
       const known = packages.get(jsonPath);
       if (known !== undefined) return known;
+      // The file's bytes (an ArrayBuffer), or its error as an array.
       const r = host.readFile(jsonPath);
       const pkg = { __proto__: null, exists: false, pjsonPath: jsonPath, main: undefined, name: undefined,
         exports: undefined };
-      if (r[0] === 'ok') {
+      if (!ArrayIsArray(r)) {
         let parsed;
         try {
-          parsed = JSONParse(stripBOM(r[1]));
+          parsed = JSONParse(stripBOM(new FastBuffer(r).toString('utf8')));
         } catch (error) {
           error.message = 'Error parsing ' + jsonPath + ': ' + error.message;
           error.path = jsonPath;

@@ -29,8 +29,11 @@ use std::time::{Duration, Instant};
 
 use rquickjs::context::EvalOptions;
 use rquickjs::function::This;
+use rquickjs::object::Filter;
 use rquickjs::promise::PromiseState;
-use rquickjs::{Context, Ctx, Function, Object, Persistent, Runtime, Value};
+use rquickjs::{
+    Array, ArrayBuffer, Atom, Context, Ctx, Function, IntoJs, Object, Persistent, Runtime, Value,
+};
 use timerloop::{BoxError, EventLoop};
 
 use crate::engine::{Engine, Kind, Stream, write_std};
@@ -295,6 +298,16 @@ fn on_id<'js>(
     })
 }
 
+/// The stream a program's write to `fd` goes to: fd 2 is stderr, any
+/// other stdout (`fs.writeSync(fd)` takes any).
+fn stdio_stream(fd: i32) -> Stream {
+    if fd == 2 {
+        Stream::Stderr
+    } else {
+        Stream::Stdout
+    }
+}
+
 /// What Node's `process.stdout` (fd 1) or `stderr` (fd 2) would be, by
 /// what libuv's `uv_guess_handle` finds there: 0 a file or a character
 /// device (`SyncWriteStream`, no handle), 1 a pipe or a socket
@@ -458,9 +471,47 @@ fn install_prelude<'js>(
         up(&h).map_or(0, |h| h.async_id())
     })?;
     native(ctx, &o, "statSync", |path: String| fs_result(stat(&path)))?;
-    native(ctx, &o, "readFile", |path: String| {
-        fs_result(std::fs::read_to_string(&path).map(|s| vec![s]))
-    })?;
+    // A file's bytes (an ArrayBuffer), or `[code, message, errno]`.
+    native(
+        ctx,
+        &o,
+        "readFile",
+        |c: Ctx<'js>, path: String| -> rquickjs::Result<Value<'js>> {
+            match std::fs::read(&path) {
+                Ok(bytes) => Ok(ArrayBuffer::new(c, bytes)?.into_value()),
+                Err(e) => fs_result(Err(e)).into_js(&c),
+            }
+        },
+    )?;
+    // An object's own string keys (only enumerable ones if `enum_only`)
+    // after its first `skip`: a typed array's indices come first, as many
+    // as its length, and are skipped without being made into strings
+    // (for Node's getOwnNonIndexProperties).
+    native(
+        ctx,
+        &o,
+        "ownNames",
+        |c: Ctx<'js>,
+         obj: Object<'js>,
+         skip: usize,
+         enum_only: bool|
+         -> rquickjs::Result<Array<'js>> {
+            let mut filter = Filter::new().string();
+            if enum_only {
+                filter = filter.enum_only();
+            }
+            let out = Array::new(c)?;
+            let mut n = 0;
+            for (i, key) in obj.own_keys::<Atom>(filter).enumerate() {
+                let key = key?;
+                if i >= skip {
+                    out.set(n, key.to_value()?)?;
+                    n += 1;
+                }
+            }
+            Ok(out)
+        },
+    )?;
     // The CommonJS loader's: compiling a module in its wrapper (the
     // function; a syntax error is thrown), what a path is, and a file's
     // real path (symbolic links followed; as given if it has none).
@@ -504,7 +555,7 @@ fn install_prelude<'js>(
             None => Value::new_undefined(c),
         },
     )?;
-    // fd 2 is stderr, any other stdout (`fs.writeSync(fd)` takes any).
+    // Text to a program's stream (`stdio_stream`).
     let h = w.clone();
     // Once the program has ended (a `Host::terminate` from a native the
     // program called, until the engine's next check stops its script),
@@ -513,12 +564,23 @@ fn install_prelude<'js>(
         if let Some(h) = up(&h)
             && h.exited().is_none()
         {
-            let stream = if fd == 2 {
-                Stream::Stderr
-            } else {
-                Stream::Stdout
-            };
-            h.engine().write_checked(stream, &s)
+            h.engine().write_checked(stdio_stream(fd), s.as_bytes())
+        } else {
+            0
+        }
+    })?;
+    // Bytes as they are (Buffers, TypedArrays, strings in an encoding),
+    // given as a string of one unit a byte.
+    let h = w.clone();
+    native(ctx, &o, "writeBytes", move |fd: i32, s: String| {
+        if let Some(h) = up(&h)
+            && h.exited().is_none()
+        {
+            let bytes: Vec<u8> = s
+                .chars()
+                .map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?'))
+                .collect();
+            h.engine().write_checked(stdio_stream(fd), &bytes)
         } else {
             0
         }
@@ -1188,13 +1250,15 @@ impl QuickJs {
     /// gone (`EPIPE`), and 0 for a write made, given to the sink, or
     /// failed otherwise (ignored, as before: a socket's `ECONNRESET`
     /// too, where Node would raise it).
-    fn write_checked(&self, stream: Stream, text: &str) -> i32 {
+    /// The bytes need not be UTF-8: the sink, which takes text, gets
+    /// them decoded with U+FFFD for what is not.
+    fn write_checked(&self, stream: Stream, bytes: &[u8]) -> i32 {
         match &self.console {
             Some(sink) => {
-                sink(stream, text);
+                sink(stream, &String::from_utf8_lossy(bytes));
                 0
             }
-            None => match write_std(stream, text) {
+            None => match write_std(stream, bytes) {
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => EPIPE,
                 _ => 0,
             },
@@ -1444,7 +1508,7 @@ impl Engine for QuickJs {
     }
 
     fn write(&self, stream: Stream, text: &str) {
-        self.write_checked(stream, text);
+        self.write_checked(stream, text.as_bytes());
     }
 
     fn exit_code(&self) -> Option<i32> {

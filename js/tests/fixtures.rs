@@ -1,7 +1,8 @@
 //! Every `fixtures/js/X.js` run by `tljs` prints exactly Node's stdout
-//! (`X.out`, made by `fixtures/js/regen` from node 20) and exits with
-//! Node's status (`X.status`, absent for 0). Stderr is not compared: Node
-//! prints the source line of an uncaught exception, tljs does not.
+//! (`X.out`, made by `fixtures/js/regen` from node 20), byte for byte (a
+//! program may write bytes that are no UTF-8), and exits with Node's
+//! status (`X.status`, absent for 0). Stderr is not compared: Node prints
+//! the source line of an uncaught exception, tljs does not.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -26,7 +27,7 @@ fn fixtures_match_node() {
     assert!(scripts.len() >= 20, "only {} fixtures", scripts.len());
     let mut failures = Vec::new();
     for js in &scripts {
-        let golden = std::fs::read_to_string(js.with_extension("out"))
+        let golden = std::fs::read(js.with_extension("out"))
             .unwrap_or_else(|e| panic!("{}: no golden: {e}", js.display()));
         let status: i32 = std::fs::read_to_string(js.with_extension("status"))
             .map_or(0, |s| s.trim().parse().expect("status file holds a number"));
@@ -37,16 +38,16 @@ fn fixtures_match_node() {
                 .output()
                 .expect("run tljs")
         };
-        let same = |out: &std::process::Output| {
-            out.status.code() == Some(status) && String::from_utf8_lossy(&out.stdout) == golden
-        };
+        let same =
+            |out: &std::process::Output| out.status.code() == Some(status) && out.stdout == golden;
         let out = common::run_on_real_clock(run, same);
         let stdout = String::from_utf8_lossy(&out.stdout);
         let code = out.status.code().unwrap_or(-1);
         if !same(&out) {
             failures.push(format!(
-                "{}: status {code} (node {status})\n--- tljs\n{stdout}--- node\n{golden}--- tljs stderr\n{}",
+                "{}: status {code} (node {status})\n--- tljs\n{stdout}--- node\n{}--- tljs stderr\n{}",
                 js.display(),
+                String::from_utf8_lossy(&golden),
                 String::from_utf8_lossy(&out.stderr)
             ));
         }
@@ -73,7 +74,7 @@ fn fixtures_with_stdout_a_file_match_node() {
     for golden_path in &goldens {
         let name = golden_path.file_name().expect("a name").to_string_lossy();
         let js = dir.join(name.replace(".file.out", ".js"));
-        let golden = std::fs::read_to_string(golden_path).expect("golden");
+        let golden = std::fs::read(golden_path).expect("golden");
         let target = out_dir.join(name.as_ref());
         let run = || {
             let file = std::fs::File::create(&target).expect("the output file");
@@ -84,14 +85,17 @@ fn fixtures_with_stdout_a_file_match_node() {
                 .stderr(std::process::Stdio::null())
                 .status()
                 .expect("run tljs");
-            (
-                status,
-                std::fs::read_to_string(&target).expect("the output"),
-            )
+            (status, std::fs::read(&target).expect("the output"))
         };
         let (status, printed) = run();
         assert!(status.success(), "{}: {status}", js.display());
-        assert_eq!(printed, golden, "{} with stdout a file", js.display());
+        assert!(
+            printed == golden,
+            "{} with stdout a file\n--- tljs\n{}--- node\n{}",
+            js.display(),
+            String::from_utf8_lossy(&printed),
+            String::from_utf8_lossy(&golden)
+        );
     }
     let _ = std::fs::remove_dir_all(&out_dir);
 }
