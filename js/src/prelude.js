@@ -9093,5 +9093,9 @@
              w.name = 'PromiseRejectionHandledWarning';
              process.emitWarning(w);
            },
-           setExitCode: (code) => { process.exitCode = code; }, inspect: (v) => inspect(v, 0, true) };
+           setExitCode: (code) => { process.exitCode = code; },
+           // How a fatal exception is shown: Node's afterInspector, its
+           // own inspectors not called and 5 levels deep (a string as it is).
+           inspect: (v) => (typeof v === 'string' ? v :
+             inspectValue(v, { customInspect: false, depth: Math.max(inspectDefaults.depth, 5) })) };
 })

@@ -98,6 +98,30 @@ fn an_uncaught_error_shows_its_properties_and_cause() {
     );
 }
 
+/// Node's fatal report inspects the error as its `afterInspector` does:
+/// the error's own inspector is not called (an AssertionError's, which
+/// shows `actual` and `expected` one level deep, would print `[Object]`)
+/// and properties go 5 levels deep, not `util.inspect`'s 2.
+#[test]
+fn the_fatal_report_skips_custom_inspectors_and_goes_five_deep() {
+    check_error(
+        "const e = new Error('deep');\n\
+         e.d = { a: { b: { c: { d: { e: { f: 1 } } } } } };\n\
+         e[Symbol.for('nodejs.util.inspect.custom')] = () => 'CUSTOM';\n\
+         throw e;",
+        "Error: deep",
+        "Error: deep\n    at … {\n  d: {\n    a: {\n      b: { c: { d: { e: [Object] } } }\n    }\n  },\n  \
+         [Symbol(nodejs.util.inspect.custom)]: [Function (anonymous)]\n}",
+    );
+    check_error(
+        "const { AssertionError } = require('assert');\n\
+         throw new AssertionError({ message: 'm', actual: { a: [1] }, expected: 3, operator: 'x' });",
+        "AssertionError [ERR_ASSERTION]: m",
+        "AssertionError [ERR_ASSERTION]: m\n    at … {\n  generatedMessage: false,\n  code: 'ERR_ASSERTION',\n  \
+         actual: { a: [ 1 ] },\n  expected: 3,\n  operator: 'x'\n}",
+    );
+}
+
 /// Warnings are the same text as Node's, but for the pid.
 fn check_warnings(program: &str, expected: &str) {
     let pid = regex_free_pid(&run(env!("CARGO_BIN_EXE_tljs"), &[], program).stderr);
