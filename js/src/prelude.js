@@ -3502,6 +3502,14 @@
       fd = getValidatedFd(fd);
       // As Node's, a write to a pipe whose reader is gone throws.
       const check = (errno) => { if (errno !== 0) throw pipeError(true); };
+      // Another descriptor than stdout's and stderr's: written as it is
+      // (tljs), or EBADF (an embedded program has none of its own).
+      const stdio = fd === 1 || fd === 2;
+      const put = (bytes) => {
+        if (stdio) return check(writeBytes(fd, bytes));
+        const r = host.writeFd(fd, latin1String(bytes, 0, TypedArrayPrototypeGetLength(bytes)));
+        if (r[0] !== 'ok') throw fsError(r, 'write');
+      };
       let offset = offsetOrOptions;
       if (isArrayBufferView(buffer)) {
         if (typeof offset === 'object') {
@@ -3518,7 +3526,7 @@
         }
         if (typeof length !== 'number') length = buffer.byteLength - offset;
         validateOffsetLengthWrite(offset, length, buffer.byteLength);
-        check(writeBytes(fd, byteRange(viewBytes(buffer), offset, offset + length)));
+        put(byteRange(viewBytes(buffer), offset, offset + length));
         return length;
       }
       if (typeof buffer !== 'string') {
@@ -3527,13 +3535,14 @@
       validateDataEncoding(buffer, length);
       // The C++ side's ParseEncoding: UTF-8 for a name it does not know.
       const enc = normalizeEncoding(length) ?? 'utf8';
-      if (enc === 'utf8') {
+      if (enc === 'utf8' && stdio) {
         check(writeText(fd, buffer));
         return byteLengthUtf8(buffer);
       }
-      const b = new FastBuffer(enc === 'utf16le' ? buffer.length * 2 : buffer.length);
+      const b = new FastBuffer(enc === 'utf8' ? byteLengthUtf8(buffer) : enc === 'utf16le' ? buffer.length * 2 :
+        buffer.length);
       const n = writeString(b, 0, b.length, buffer, enc);
-      check(writeBytes(fd, byteRange(b, 0, n)));
+      put(byteRange(b, 0, n));
       return n;
     },
     // Node's readFileSync: the file's bytes, as text in an encoding.

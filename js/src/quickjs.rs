@@ -585,6 +585,36 @@ fn install_prelude<'js>(
             0
         }
     })?;
+    // fs.writeSync to a descriptor other than 1 and 2 (one the shell
+    // opened for tljs: `3>out.txt`): its bytes, one unit a byte, written
+    // through the descriptor's /proc/self/fd link (opened to append, so a
+    // file's bytes go at its end; an fd not open is EBADF, as Node's).
+    // An embedded program's descriptors are the application's (its
+    // sockets, its files): refused as not open.
+    let h = w.clone();
+    native(
+        ctx,
+        &o,
+        "writeFd",
+        move |fd: i32, s: String| -> Vec<String> {
+            let ebadf = || vec!["EBADF".into(), "bad file descriptor".into(), "-9".into()];
+            if fd < 0 || !up(&h).is_some_and(|h| h.exits_process() && h.exited().is_none()) {
+                return ebadf();
+            }
+            let bytes: Vec<u8> = s
+                .chars()
+                .map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?'))
+                .collect();
+            let r = std::fs::OpenOptions::new()
+                .append(true)
+                .open(format!("/proc/self/fd/{fd}"))
+                .and_then(|mut f| std::io::Write::write_all(&mut f, &bytes));
+            match r {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => ebadf(),
+                r => fs_result(r.map(|()| Vec::new())),
+            }
+        },
+    )?;
     let h = w.clone();
     native(ctx, &o, "exit", move |code: i32| {
         if let Some(h) = up(&h) {

@@ -622,3 +622,20 @@ fn a_virtual_main_requires_files_beside_its_name() {
     assert_eq!(got, r#"["main.js",".",true,true]"#);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// An embedded program has no descriptors of its own: `fs.writeSync` to
+/// one other than 1 and 2 (the application's sockets and files share the
+/// numbers) is refused as not open (`EBADF`), where tljs writes there.
+#[test]
+fn an_embedded_program_cannot_write_to_other_descriptors() {
+    let host = QuickJsHost::create_with(Default::default()).unwrap();
+    let mut lp = EventLoop::new();
+    let src = "const fs = require('fs');
+        globalThis.out = [0, 3, 4].map((fd) => {
+          try { fs.writeSync(fd, 'x'); return 'wrote'; } catch (e) { return e.code; }
+        }).join(' ');";
+    host.eval_main(&mut lp, "main.js", src).unwrap();
+    let out: String = host.context().with(|c| c.globals().get("out")).unwrap();
+    assert_eq!(out, "EBADF EBADF EBADF");
+    assert_eq!(host.run(&mut lp), 0);
+}

@@ -442,3 +442,42 @@ fn tljs_passes_the_environment_and_the_working_directory() {
     );
     let _ = std::fs::remove_file(&file);
 }
+
+/// `fs.writeSync` to a descriptor the shell opened (`3>file`) writes there,
+/// bytes as they are (a character split across two writes arrives whole),
+/// and one not open is Node's `EBADF`; tljs wrote both to stdout.
+#[test]
+fn write_sync_reaches_other_descriptors() {
+    let program = "const fs = require('fs');\n\
+        console.log(fs.writeSync(3, 'to three\\n'), fs.writeSync(3, Buffer.from([0xe2, 0x82])),\n\
+          fs.writeSync(3, Buffer.from([0xac, 0x0a])), fs.writeSync(3, '6869', null, 'hex'));\n\
+        try { fs.writeSync(99, 'lost'); } catch (e) { console.log(e.code, e.message, e.syscall, e.errno); }\n";
+    let file = program_file("fd3", program);
+    let dir = file.parent().unwrap().to_owned();
+    for cmd in commands() {
+        let out = dir.join("three.txt");
+        let r = Command::new("sh")
+            .arg("-c")
+            .arg("exec 3>\"$2\"; exec \"$0\" \"$1\"")
+            .args([cmd, file.to_str().unwrap(), out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(
+            r.status.code(),
+            Some(0),
+            "{cmd}: {}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&r.stdout),
+            "9 2 2 2\nEBADF EBADF: bad file descriptor, write write -9\n",
+            "{cmd}"
+        );
+        assert_eq!(
+            std::fs::read(&out).unwrap(),
+            "to three\n€\nhi".as_bytes(),
+            "{cmd}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
