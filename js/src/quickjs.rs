@@ -147,6 +147,15 @@ fn must_stop(h: &QuickJsHost) -> bool {
 }
 
 /// `["ok", fields...]`, or `[code, message]` as Node's fs errors have.
+/// The bytes the prelude hands a byte write (`writeBytes`, `writeFd`) as
+/// a string of one unit a byte: each char's value, `?` for one above 0xff
+/// (the prelude never makes one).
+fn unit_bytes(s: &str) -> Vec<u8> {
+    s.chars()
+        .map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?'))
+        .collect()
+}
+
 fn fs_result(r: std::io::Result<Vec<String>>) -> Vec<String> {
     match r {
         Ok(mut v) => {
@@ -576,10 +585,7 @@ fn install_prelude<'js>(
         if let Some(h) = up(&h)
             && h.exited().is_none()
         {
-            let bytes: Vec<u8> = s
-                .chars()
-                .map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?'))
-                .collect();
+            let bytes = unit_bytes(&s);
             h.engine().write_checked(stdio_stream(fd), &bytes)
         } else {
             0
@@ -601,10 +607,7 @@ fn install_prelude<'js>(
             if fd < 0 || !up(&h).is_some_and(|h| h.exits_process() && h.exited().is_none()) {
                 return ebadf();
             }
-            let bytes: Vec<u8> = s
-                .chars()
-                .map(|c| u8::try_from(u32::from(c)).unwrap_or(b'?'))
-                .collect();
+            let bytes = unit_bytes(&s);
             let r = std::fs::OpenOptions::new()
                 .append(true)
                 .open(format!("/proc/self/fd/{fd}"))

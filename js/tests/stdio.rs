@@ -21,10 +21,19 @@ fn wait(child: &mut Child, what: &str) -> ExitStatus {
     common::wait_for(child, what, Duration::from_secs(30))
 }
 
-/// Runs `cmd` with `args` and `stdin` as its standard input; returns the
-/// status and both streams.
-fn run_stdin(cmd: &str, args: &[&str], stdin: &str) -> (i32, String, String) {
-    let mut child = Command::new(cmd)
+/// Runs `cmd` with `args` and `stdin` as its standard input, in `dir`
+/// if given; returns the status and both streams.
+fn run_stdin(
+    cmd: &str,
+    args: &[&str],
+    stdin: &str,
+    dir: Option<&std::path::Path>,
+) -> (i32, String, String) {
+    let mut command = Command::new(cmd);
+    if let Some(dir) = dir {
+        command.current_dir(dir);
+    }
+    let mut child = command
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -50,18 +59,23 @@ fn a_dash_runs_the_program_on_standard_input() {
     let program = "console.log(__filename, JSON.stringify(__dirname), process.argv.slice(1));
         setTimeout(() => { console.log('timer'); process.exitCode = 3 }, 1)";
     let want = "[stdin] \".\" [ '-', 'a', 'b' ]\ntimer\n";
-    let (status, out, err) = run_stdin(TLJS, &["-", "a", "b"], program);
+    let (status, out, err) = run_stdin(TLJS, &["-", "a", "b"], program, None);
     assert_eq!((status, out.as_str()), (3, want), "{err}");
     if node_available() {
-        let (status, out, _) = run_stdin("node", &["-", "a", "b"], program);
+        let (status, out, _) = run_stdin("node", &["-", "a", "b"], program, None);
         assert_eq!((status, out.as_str()), (3, want), "node");
     }
     // An error's frames name the file `[stdin]`, as node's do.
-    let (status, _, err) = run_stdin(TLJS, &["-"], "function f() { null.x }\nf()");
+    let (status, _, err) = run_stdin(TLJS, &["-"], "function f() { null.x }\nf()", None);
     assert_eq!(status, 1);
     assert!(err.contains("    at f ([stdin]:1:"), "{err}");
     // Options come first; `-` after `--` is the same.
-    let (status, out, err) = run_stdin(TLJS, &["--max-run", "5000", "--", "-"], "console.log(1)");
+    let (status, out, err) = run_stdin(
+        TLJS,
+        &["--max-run", "5000", "--", "-"],
+        "console.log(1)",
+        None,
+    );
     assert_eq!((status, out.as_str()), (0, "1\n"), "{err}");
 }
 
@@ -84,34 +98,12 @@ fn a_program_on_standard_input_requires_from_the_working_directory() {
         }";
     let want = "x from [stdin] true [stdin] true undefined true\n\
         Cannot find module './absent'\nRequire stack:\n- ./[stdin] 1\n";
-    let run = |cmd: &str| {
-        let mut child = Command::new(cmd)
-            .arg("-")
-            .current_dir(&dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("run {cmd}: {e}"));
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(program.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr).into_owned();
-        (
-            out.status.code(),
-            String::from_utf8(out.stdout).unwrap(),
-            err,
-        )
-    };
+    let run = |cmd: &str| run_stdin(cmd, &["-"], program, Some(&dir));
     let (status, out, err) = run(TLJS);
-    assert_eq!((status, out.as_str()), (Some(0), want), "{err}");
+    assert_eq!((status, out.as_str()), (0, want), "{err}");
     if node_available() {
         let (status, out, err) = run("node");
-        assert_eq!((status, out.as_str()), (Some(0), want), "node: {err}");
+        assert_eq!((status, out.as_str()), (0, want), "node: {err}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
